@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what Skald needs on a Debian or Ubuntu machine, skipping what is already there.
+#   ./deps.sh build   toolchain and libraries to build Skald
+#   ./deps.sh test    the same, plus Debian's Chromium for the browser tests
+set -euo pipefail
+
+purpose=${1:-build}
+packages=(build-essential pkg-config perl make curl ca-certificates)
+if [[ $purpose == test ]]; then
+  packages+=(chromium)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo=()
+  [[ $(id -u) == 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "deps: Rust is missing. Install it with rustup (https://rustup.rs), then run this again." >&2
+  exit 1
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if ((node_major < 20)); then
+  echo "deps: Node.js 20 or newer is needed to build the web UI (found: $(node --version 2>/dev/null || echo none))." >&2
+  exit 1
+fi

@@ -1,0 +1,116 @@
+//! The `skald` binary: parse the command line, start the core, wait for a signal.
+//! Thin on purpose — everything it does is a call into the `skald` library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use skald::app::{self, App};
+use skald::config::{self, DATA_DIR_ENV};
+use skald::error::StartError;
+use skald::store::DataDir;
+
+#[derive(Parser)]
+#[command(
+    name = "skald",
+    version,
+    about = "A private AI assistant for the few people who share one computer"
+)]
+struct Cli {
+    /// Where Skald keeps its data (default: the OS's per-user data directory).
+    #[arg(long, global = true, env = DATA_DIR_ENV, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the backend headless on 127.0.0.1 and print its address and launch token.
+    Serve {
+        /// Port on 127.0.0.1; 0 takes any free port.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => {
+            // --help and --version: clap prints them to stdout and they are not errors.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            // One line, not clap's usage block: the contract promises a one-line error.
+            let rendered = err.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("skald: {first} (see skald --help)");
+            return ExitCode::from(2);
+        }
+    };
+    let port = match cli.command {
+        Some(Command::Serve { port }) => port,
+        None => 0,
+    };
+    match serve(cli.data_dir, port) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("skald: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
+    // Bind before touching the data directory, so a port in use writes nothing.
+    let listener = app::bind(port)?;
+    let root = config::resolve_data_dir(data_dir).ok_or(StartError::NoDataDir)?;
+    let data_dir = DataDir::open_locked(&root)?;
+    let _log = skald::logging::init(&data_dir.logs_dir()).map_err(|source| StartError::DataDir {
+        path: data_dir.logs_dir(),
+        source,
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("skald")
+        .build()
+        .map_err(StartError::Serve)?;
+    runtime.block_on(async {
+        let app = App::start(listener, data_dir).await?;
+        // Handlers go in before the ready line: a script may signal the moment it reads it.
+        let stop = termination().map_err(StartError::Serve)?;
+        ready_line(&app);
+        app.run(stop).await
+    })
+}
+
+/// The contract's one line on stdout; scripts wait for it.
+#[allow(clippy::print_stdout, reason = "the ready line is the contract's stdout")]
+fn ready_line(app: &App) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "skald listening on {} token={}",
+        app.url(),
+        app.launch_token().expose()
+    );
+    let _ = out.flush();
+}
+
+/// Installs the SIGTERM and SIGINT handlers now; the future resolves on the first of them.
+fn termination() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}

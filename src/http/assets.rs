@@ -1,0 +1,53 @@
+//! The web UI, embedded in the binary (debug builds too, so what is tested is what ships).
+//! Served without a token: the assets hold no secrets, and the page asks for the token.
+
+use axum::body::Body;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use rust_embed::RustEmbed;
+
+use super::error::ApiError;
+
+#[derive(RustEmbed)]
+#[folder = "web/dist"]
+struct WebAssets;
+
+/// Everything the route table does not name: unknown `/api` paths get a JSON 404,
+/// other GETs get a file or, for client-side routes, `index.html`.
+pub async fn fallback(method: Method, uri: Uri) -> Response {
+    let path = uri.path();
+    if path == "/api" || path.starts_with("/api/") {
+        return ApiError::NotFound.into_response();
+    }
+    if method != Method::GET && method != Method::HEAD {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let wanted = path.trim_start_matches('/');
+    if let Some(response) = file(wanted) {
+        return response;
+    }
+    // A path with an extension names a file that is not there; anything else is a
+    // client-side route the page resolves itself.
+    let last = wanted.rsplit('/').next().unwrap_or("");
+    if last.contains('.') {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    file("index.html").unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
+}
+
+fn file(path: &str) -> Option<Response> {
+    let path = if path.is_empty() { "index.html" } else { path };
+    let asset = WebAssets::get(path)?;
+    let mime = HeaderValue::from_str(asset.metadata.mimetype())
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    // Bundled files carry a content hash in their names; the page itself must be fresh.
+    let cache = if path.starts_with("assets/") {
+        HeaderValue::from_static("public, max-age=31536000, immutable")
+    } else {
+        HeaderValue::from_static("no-cache")
+    };
+    let mut response = Response::new(Body::from(asset.data.into_owned()));
+    response.headers_mut().insert(header::CONTENT_TYPE, mime);
+    response.headers_mut().insert(header::CACHE_CONTROL, cache);
+    Some(response)
+}

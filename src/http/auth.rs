@@ -1,0 +1,147 @@
+//! Who may call a route. Every `/api` route names its [`Access`] in the route table and
+//! this layer enforces it before the handler runs. Bearers arrive only in the
+//! `Authorization` header — or, for the WebSocket, which a browser cannot give headers, in
+//! the subprotocol list (`skald.bearer.<base64url>`). A token in a URL is refused: URLs
+//! end up in histories, logs and `Referer`s.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use zeroize::Zeroizing;
+
+use super::AppState;
+use super::error::ApiError;
+
+/// The subprotocol the server answers a WebSocket handshake with.
+pub const WS_PROTOCOL: &str = "skald.v1";
+/// The prefix of the subprotocol entry that carries the bearer.
+pub const WS_BEARER_PREFIX: &str = "skald.bearer.";
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Whoever holds this run's launch token: the webview, or a script that read the
+    /// ready line or `run/api-token`.
+    Launch,
+}
+
+/// Where the bearer travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    AuthorizationHeader,
+    WebSocketProtocol,
+}
+
+/// Query parameter names that look like a bearer; present at all, the request is refused.
+const URL_TOKEN_PARAMS: [&str; 5] = ["token", "access_token", "bearer", "auth", "authorization"];
+
+/// The route layer: checks the caller against the route's access, then runs the handler.
+pub async fn require(state: &AppState, access: Access, credential: Credential, req: Request, next: Next) -> Response {
+    if carries_token_in_query(req.uri().query()) {
+        return ApiError::Unauthorized {
+            code: "token_in_url",
+            message: "tokens in the URL are refused; send the bearer in the Authorization header (or the WebSocket subprotocol)",
+        }
+        .into_response();
+    }
+    let presented = match credential {
+        Credential::AuthorizationHeader => bearer_from_header(req.headers()),
+        Credential::WebSocketProtocol => bearer_from_ws_protocols(req.headers()),
+    };
+    let allowed = match (access, presented) {
+        (Access::Launch, Some(token)) => state.launch_token.matches(&token),
+        (_, None) => false,
+    };
+    if !allowed {
+        return ApiError::unauthorized().into_response();
+    }
+    next.run(req).await
+}
+
+fn carries_token_in_query(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&')
+            .map(|pair| pair.split('=').next().unwrap_or(""))
+            .any(|name| URL_TOKEN_PARAMS.iter().any(|t| t.eq_ignore_ascii_case(name)))
+    })
+}
+
+/// `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235).
+pub fn bearer_from_header(headers: &HeaderMap) -> Option<Zeroizing<Vec<u8>>> {
+    let value = headers.get(header::AUTHORIZATION)?.as_bytes();
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then(|| Zeroizing::new(token.to_vec()))
+}
+
+/// Every subprotocol the client offered, across repeated headers.
+pub fn offered_protocols(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+}
+
+/// The bearer carried as `skald.bearer.<token in base64url, no padding>`.
+pub fn bearer_from_ws_protocols(headers: &HeaderMap) -> Option<Zeroizing<Vec<u8>>> {
+    let encoded = offered_protocols(headers).find_map(|p| p.strip_prefix(WS_BEARER_PREFIX))?;
+    URL_SAFE_NO_PAD.decode(encoded).ok().map(Zeroizing::new)
+}
+
+/// How a client puts a bearer into the subprotocol list.
+pub fn ws_bearer_protocol(token: &str) -> String {
+    format!("{WS_BEARER_PREFIX}{}", URL_SAFE_NO_PAD.encode(token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn a_bearer_header_is_read_whatever_the_scheme_case() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("bEaReR abc"));
+        assert_eq!(
+            bearer_from_header(&headers).as_deref().map(Vec::as_slice),
+            Some(&b"abc"[..])
+        );
+    }
+
+    #[test]
+    fn basic_auth_or_an_empty_bearer_is_no_bearer() {
+        for value in ["Basic abc", "Bearer ", "Bearer", "abc"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_static(value));
+            assert!(bearer_from_header(&headers).is_none(), "{value}");
+        }
+    }
+
+    #[test]
+    fn the_ws_bearer_round_trips_through_the_subprotocol_list() {
+        let mut headers = HeaderMap::new();
+        let offered = format!("skald.v1, {}", ws_bearer_protocol("tok"));
+        headers.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_str(&offered).unwrap());
+        assert_eq!(
+            bearer_from_ws_protocols(&headers).as_deref().map(Vec::as_slice),
+            Some(&b"tok"[..])
+        );
+        assert!(offered_protocols(&headers).any(|p| p == WS_PROTOCOL));
+    }
+
+    #[test]
+    fn token_like_query_parameters_are_spotted() {
+        assert!(carries_token_in_query(Some("token=abc")));
+        assert!(carries_token_in_query(Some("a=1&Access_Token=x")));
+        assert!(!carries_token_in_query(Some("tokens=1&page=2")));
+        assert!(!carries_token_in_query(None));
+    }
+}

@@ -1,0 +1,17 @@
+//! The one `Clone` bundle of handles every handler receives.
+
+use tokio_util::sync::CancellationToken;
+
+use super::boundary::Boundary;
+use crate::secret::LaunchToken;
+use crate::store::SystemStore;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub launch_token: LaunchToken,
+    pub system: SystemStore,
+    pub boundary: Boundary,
+    /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
+    /// watch it so they close cleanly instead of being cut off.
+    pub shutdown: CancellationToken,
+}

@@ -1,0 +1,25 @@
+//! Skald's core: everything except the desktop window.
+//!
+//! A map of the crate, outermost first:
+//! - [`app`] is the composition root: it binds the loopback port, opens the data
+//!   directory and the shared database, and runs the HTTP server until shutdown.
+//! - [`config`] resolves where the data lives and which port to take.
+//! - [`http`] is the only door: the loopback boundary (§7), the declarative route
+//!   table, the live-event WebSocket and the embedded web assets.
+//! - [`store`] owns every file on disk: the locked data directory and the databases
+//!   with their embedded migrations. SQL lives there and nowhere else.
+//! - [`logging`] writes diagnostics to stderr and a rotating file; never a secret.
+//! - [`secret`] holds the process's bearer secrets in zeroizing buffers.
+//!
+//! The core knows nothing of windows or Tauri; the shell in `src-tauri/` drives it.
+
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod logging;
+pub mod secret;
+pub mod store;
+
+/// The version the binary reports on `--version` and `GET /api/health`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,24 @@
+//! Everything Skald keeps on disk: the locked data directory and the databases in it.
+//! SQL lives in this module tree and nowhere else; callers get typed functions.
+//!
+//! ```text
+//! <data dir>/skald.lock               flock held by the running process
+//! <data dir>/run/api-token            this run's launch token (0600), removed at exit
+//! <data dir>/logs/                    rotating diagnostics, never private content
+//! <data dir>/database/system.db       the shared database (plain SQLite)
+//! <data dir>/database/users/<id>.db   one encrypted file per person (SQLCipher)
+//! ```
+
+pub mod data_dir;
+pub mod instance;
+pub mod system;
+
+pub use data_dir::DataDir;
+pub use system::SystemStore;
+
+/// Failures of the storage layer that a caller may want to tell apart.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+}

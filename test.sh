@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test from a fresh clone: installs what is missing, builds the web assets,
+# then formatting, lints, the Rust tests and the browser tests. Prints a timestamp per
+# stage so build and test costs can be read off a CI log.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Outside the clone, so a machine that built once builds incrementally.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/skald/target}
+export CARGO_TERM_COLOR=never
+start=$(date +%s)
+stage() { printf '\n== [%s +%ss] %s\n' "$(date -u +%H:%M:%S)" "$(($(date +%s) - start))" "$*"; }
+
+stage "dependencies"
+./deps.sh test
+
+stage "web: npm ci"
+npm --prefix web ci --no-audit --no-fund --loglevel=error
+stage "web: build"
+npm --prefix web run build --silent
+
+stage "cargo fmt --check"
+cargo fmt --all --check
+
+stage "cargo clippy"
+cargo clippy --locked --all-targets -- -D warnings
+
+stage "cargo test"
+cargo test --locked
+
+stage "browser tests (Chromium)"
+cargo build --locked --bin skald
+SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web run test:e2e --silent
+
+stage "all tests passed"

@@ -1,0 +1,8 @@
+//! The integration suite: one binary, so the real `skald` is built once and every test
+//! spawns it on 127.0.0.1 with a temporary data directory.
+
+mod boundary;
+mod neutrality;
+mod serve;
+mod support;
+mod ws;

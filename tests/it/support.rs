@@ -1,0 +1,245 @@
+//! Spawning the real `skald serve` and talking to it over a real socket.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_skald");
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A home for one test: HOME and the XDG folders point inside it, so the spawned process
+/// never touches the real user's files.
+pub struct Sandbox {
+    pub dir: TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::Builder::new()
+                .prefix("skald-test-")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// A `skald` command with the sandboxed environment and no inherited data dir.
+    pub fn command(&self) -> Command {
+        let home = self.dir.path().join("home");
+        let mut cmd = Command::new(BIN);
+        cmd.env_remove("SKALD_DATA_DIR")
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("TMPDIR", self.dir.path().join("tmp"))
+            .stdin(Stdio::null());
+        std::fs::create_dir_all(self.dir.path().join("tmp")).unwrap();
+        cmd
+    }
+
+    /// Runs `skald args…` to completion and returns (status, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (ExitStatus, String, String) {
+        let out = self.command().args(args).output().expect("run skald");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+}
+
+/// A running `skald serve`, killed when dropped.
+pub struct Server {
+    pub sandbox: Sandbox,
+    child: Child,
+    pub port: u16,
+    pub token: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    pub fn start() -> Self {
+        Self::start_in(Sandbox::new())
+    }
+
+    pub fn start_in(sandbox: Sandbox) -> Self {
+        let data = sandbox.data_dir();
+        let mut child = sandbox
+            .command()
+            .args(["serve", "--port", "0", "--data-dir"])
+            .arg(&data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn skald serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            // Keep draining so a later write can never block the server.
+            for _ in lines {}
+        });
+        let line = match rx.recv_timeout(READY_TIMEOUT) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no ready line; stderr:\n{}", stderr.lock().unwrap());
+            }
+        };
+        let (port, token) = parse_ready_line(&line).unwrap_or_else(|| panic!("malformed ready line: {line:?}"));
+        Self {
+            sandbox,
+            child,
+            port,
+            token,
+            stderr,
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.sandbox.data_dir()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// GET with the launch token.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        reqwest::Client::new()
+            .get(self.url(path))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// Sends a signal and waits for the exit.
+    pub fn signal(&mut self, name: &str) -> ExitStatus {
+        let ok = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "kill -{name} failed");
+        self.wait(Duration::from_secs(20))
+    }
+
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("skald did not exit in {limit:?}; stderr:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `skald listening on http://127.0.0.1:PORT token=TOKEN` → (PORT, TOKEN)
+pub fn parse_ready_line(line: &str) -> Option<(u16, String)> {
+    let rest = line.strip_prefix("skald listening on http://127.0.0.1:")?;
+    let (port, token) = rest.split_once(" token=")?;
+    let token_ok = token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit());
+    token_ok.then(|| (port.parse().ok()).map(|p| (p, token.to_owned())))?
+}
+
+/// A response read off a raw socket: for requests a normal client would not send.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Writes `request_head` (request line and headers, without the blank line) verbatim.
+pub async fn raw(port: u16, request_head: &str) -> RawResponse {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let request = format!("{}\r\nConnection: close\r\n\r\n", request_head.trim_end());
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut bytes = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes))
+        .await
+        .expect("response in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    RawResponse {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+/// The Unix permission bits of a path.
+pub fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
