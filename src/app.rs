@@ -14,7 +14,12 @@ use crate::error::StartError;
 use crate::http::boundary::Boundary;
 use crate::http::{self, AppState};
 use crate::secret::LaunchToken;
-use crate::store::{DataDir, SystemStore};
+use crate::store::{DataDir, SystemStore, roles};
+use crate::users::sessions::Sessions;
+use crate::users::{Accounts, KdfPolicy};
+
+/// How often idle sessions are looked for; the timeout itself is per role.
+const IDLE_SWEEP: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Binds 127.0.0.1 only — never 0.0.0.0 or `::` (§7). Port 0 takes any free port.
 pub fn bind(port: u16) -> Result<std::net::TcpListener, StartError> {
@@ -42,6 +47,15 @@ impl App {
             .port();
         let listener = TcpListener::from_std(listener).map_err(|source| StartError::Bind { port, source })?;
         let system = SystemStore::open(&data_dir.system_db()).await?;
+        roles::seed_presets(&system).await.map_err(|err| StartError::Seed {
+            path: data_dir.system_db(),
+            reason: err.to_string(),
+        })?;
+        let policy = KdfPolicy::from_env();
+        if policy == KdfPolicy::Floor {
+            tracing::warn!("SKALD_INSECURE_FAST_KDF: new keys use the minimum argon2id cost (a test setting)");
+        }
+        let accounts = Accounts::new(system.clone(), data_dir.users_dir(), policy);
         let launch_token = LaunchToken::generate();
         data_dir
             .write_token(launch_token.expose())
@@ -52,6 +66,7 @@ impl App {
         let state = AppState {
             launch_token,
             system,
+            accounts,
             boundary: Boundary::new(port),
             shutdown: CancellationToken::new(),
         };
@@ -92,6 +107,8 @@ impl App {
             trigger.cancel();
         });
         let system = state.system.clone();
+        let sessions = state.accounts.sessions().clone();
+        tokio::spawn(end_idle_sessions(sessions.clone(), state.shutdown.clone()));
         // Without TCP_NODELAY, Nagle's algorithm holds small streamed writes for ~40 ms.
         let listener = listener.tap_io(|tcp| {
             if let Err(err) = tcp.set_nodelay(true) {
@@ -102,8 +119,37 @@ impl App {
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await;
         tracing::info!("shutting down");
+        // Every key is forgotten before the process goes.
+        sessions.end_all().await;
         system.close().await;
         data_dir.remove_token();
         served.map_err(StartError::Serve)
+    }
+}
+
+/// Ends idle sessions in the background, so a key nobody uses does not stay in memory
+/// until the next request happens to notice.
+async fn end_idle_sessions(sessions: Sessions, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(IDLE_SWEEP);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {
+                let ended = sessions.end_idle().await;
+                if ended > 0 {
+                    tracing::info!(ended, "idle sessions locked");
+                }
+            }
+        }
+    }
+}
+
+/// Keeps key material out of core dumps in release builds (§7). Debug builds keep core
+/// dumps for debugging; they never hold real people's keys.
+pub fn harden_process() {
+    if cfg!(not(debug_assertions))
+        && let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0)
+    {
+        tracing::warn!(%err, "could not disable core dumps");
     }
 }

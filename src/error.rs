@@ -20,6 +20,8 @@ pub enum StartError {
         path: PathBuf,
         source: sqlx::migrate::MigrateError,
     },
+    #[error("cannot seed the preset roles into {path}: {reason}")]
+    Seed { path: PathBuf, reason: String },
     #[error("cannot write the launch token to {path}: {source}")]
     Token { path: PathBuf, source: std::io::Error },
     #[error("server failed: {0}")]

@@ -8,6 +8,8 @@
 //!   table, the live-event WebSocket and the embedded web assets.
 //! - [`store`] owns every file on disk: the locked data directory and the databases
 //!   with their embedded migrations. SQL lives there and nowhere else.
+//! - [`users`] is people and their keys: setup, enrolment, login, recovery, sessions.
+//! - [`crypto`] is the only module that touches key material.
 //! - [`logging`] writes diagnostics to stderr and a rotating file; never a secret.
 //! - [`secret`] holds the process's bearer secrets in zeroizing buffers.
 //!
@@ -15,11 +17,14 @@
 
 pub mod app;
 pub mod config;
+pub mod crypto;
 pub mod error;
 pub mod http;
+pub mod ids;
 pub mod logging;
 pub mod secret;
 pub mod store;
+pub mod users;
 
 /// The version the binary reports on `--version` and `GET /api/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,7 +4,10 @@
 //! the subprotocol list (`skald.bearer.<base64url>`). A token in a URL is refused: URLs
 //! end up in histories, logs and `Referer`s.
 
-use axum::extract::Request;
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -14,6 +17,8 @@ use zeroize::Zeroizing;
 
 use super::AppState;
 use super::error::ApiError;
+use crate::store::{roles, users};
+use crate::users::sessions::Session;
 
 /// The subprotocol the server answers a WebSocket handshake with.
 pub const WS_PROTOCOL: &str = "skald.v1";
@@ -26,6 +31,31 @@ pub enum Access {
     /// Whoever holds this run's launch token: the webview, or a script that read the
     /// ready line or `run/api-token`.
     Launch,
+    /// A person with an unlocked session.
+    Session,
+    /// A person with an unlocked session whose role manages the instance, checked on
+    /// every request against the stored role (roles are data and can change).
+    Admin,
+}
+
+/// The unlocked caller of a session route, put in the request by [`require`].
+#[derive(Clone)]
+pub struct Caller {
+    pub session: Arc<Session>,
+    /// The bearer this request came with, so logout can end exactly this session.
+    pub token: Arc<Zeroizing<Vec<u8>>>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::Internal("a session route is missing its access check in the route table".into()))
+    }
 }
 
 /// Where the bearer travels.
@@ -39,7 +69,13 @@ pub enum Credential {
 const URL_TOKEN_PARAMS: [&str; 5] = ["token", "access_token", "bearer", "auth", "authorization"];
 
 /// The route layer: checks the caller against the route's access, then runs the handler.
-pub async fn require(state: &AppState, access: Access, credential: Credential, req: Request, next: Next) -> Response {
+pub async fn require(
+    state: &AppState,
+    access: Access,
+    credential: Credential,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if carries_token_in_query(req.uri().query()) {
         return ApiError::Unauthorized {
             code: "token_in_url",
@@ -51,14 +87,50 @@ pub async fn require(state: &AppState, access: Access, credential: Credential, r
         Credential::AuthorizationHeader => bearer_from_header(req.headers()),
         Credential::WebSocketProtocol => bearer_from_ws_protocols(req.headers()),
     };
-    let allowed = match (access, presented) {
-        (Access::Launch, Some(token)) => state.launch_token.matches(&token),
-        (_, None) => false,
-    };
-    if !allowed {
+    let Some(token) = presented else {
         return ApiError::unauthorized().into_response();
+    };
+    match access {
+        Access::Launch if state.launch_token.matches(&token) => {}
+        Access::Launch => return ApiError::unauthorized().into_response(),
+        Access::Session | Access::Admin => {
+            let Some(session) = state.accounts.sessions().resolve(&token).await else {
+                return ApiError::unauthorized().into_response();
+            };
+            if access == Access::Admin {
+                match manages_instance(state, &session).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return ApiError::Forbidden {
+                            code: "admin_only",
+                            message: "only an administrator can do this",
+                        }
+                        .into_response();
+                    }
+                    Err(err) => return err.into_response(),
+                }
+            }
+            req.extensions_mut().insert(Caller {
+                session,
+                token: Arc::new(token),
+            });
+        }
     }
     next.run(req).await
+}
+
+/// Reads the caller's role now, not from the session: a demotion takes effect at once.
+async fn manages_instance(state: &AppState, session: &Session) -> Result<bool, ApiError> {
+    let system = state.accounts.system();
+    let Some(user) = users::find(system, &session.user_id).await? else {
+        return Ok(false);
+    };
+    if user.status != "active" {
+        return Ok(false);
+    }
+    Ok(roles::get(system, &user.role_id)
+        .await?
+        .is_some_and(|r| r.manage_instance))
 }
 
 fn carries_token_in_query(query: Option<&str>) -> bool {

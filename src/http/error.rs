@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::store::StoreError;
+use crate::users::AccountError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -17,6 +18,13 @@ pub enum ApiError {
     Forbidden { code: &'static str, message: &'static str },
     #[error("{message}")]
     BadRequest { code: &'static str, message: String },
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    #[error("{message}")]
+    TooManyRequests {
+        retry_after: std::time::Duration,
+        message: String,
+    },
     #[error("no such route")]
     NotFound,
     #[error("internal error")]
@@ -36,6 +44,8 @@ impl ApiError {
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -43,7 +53,11 @@ impl ApiError {
 
     fn code(&self) -> &'static str {
         match self {
-            Self::Unauthorized { code, .. } | Self::Forbidden { code, .. } | Self::BadRequest { code, .. } => code,
+            Self::Unauthorized { code, .. }
+            | Self::Forbidden { code, .. }
+            | Self::BadRequest { code, .. }
+            | Self::Conflict { code, .. } => code,
+            Self::TooManyRequests { .. } => "rate_limited",
             Self::NotFound => "not_found",
             Self::Internal(_) => "internal",
         }
@@ -53,6 +67,56 @@ impl ApiError {
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         Self::Internal(Box::new(err))
+    }
+}
+
+impl From<AccountError> for ApiError {
+    fn from(err: AccountError) -> Self {
+        let message = err.to_string();
+        match err {
+            AccountError::AlreadySetUp => Self::Conflict {
+                code: "already_set_up",
+                message,
+            },
+            AccountError::NameTaken => Self::Conflict {
+                code: "name_taken",
+                message,
+            },
+            AccountError::InvalidName(_) => Self::BadRequest {
+                code: "invalid_name",
+                message,
+            },
+            AccountError::WeakPassword(_) => Self::BadRequest {
+                code: "weak_password",
+                message,
+            },
+            AccountError::UnknownRole(_) => Self::BadRequest {
+                code: "unknown_role",
+                message,
+            },
+            AccountError::BadCredentials => Self::Unauthorized {
+                code: "invalid_credentials",
+                message: "the name or password is wrong",
+            },
+            AccountError::BadEnrolment => Self::Unauthorized {
+                code: "invalid_enrolment",
+                message: "the name or enrolment code is wrong, or the code was used or has expired; ask an administrator for a new one",
+            },
+            AccountError::BadRecovery => Self::Unauthorized {
+                code: "invalid_recovery",
+                message: "the name or recovery code is wrong",
+            },
+            AccountError::RateLimited(retry_after) => Self::TooManyRequests { retry_after, message },
+            AccountError::KeyRecord(_) => Self::Conflict {
+                code: "key_record_invalid",
+                message,
+            },
+            AccountError::PrivateFile(_) => Self::Conflict {
+                code: "private_file_invalid",
+                message,
+            },
+            AccountError::Store(store) => Self::Internal(Box::new(store)),
+        }
     }
 }
 
@@ -73,6 +137,12 @@ impl IntoResponse for ApiError {
             Json(json!({ "error": { "code": self.code(), "message": message } })),
         )
             .into_response();
+        if let Self::TooManyRequests { retry_after, .. } = &self {
+            let seconds = retry_after.as_secs().max(1).to_string();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_str(&seconds).expect("digits"));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

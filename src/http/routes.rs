@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, meta, ws};
+use super::{AppState, me, meta, people, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -22,12 +22,29 @@ pub struct Route {
 
 /// All `/api` routes.
 pub fn table() -> Vec<Route> {
-    use Access::Launch;
+    use Access::{Admin, Launch, Session};
     use Credential::{AuthorizationHeader as Header, WebSocketProtocol};
+    use Method as M;
     vec![
-        route(Method::GET, "/api/health", Launch, Header, meta::health),
-        route(Method::GET, "/api/instance", Launch, Header, meta::instance),
-        route(Method::GET, "/api/ws", Launch, WebSocketProtocol, ws::upgrade),
+        route(M::GET, "/api/health", Launch, Header, meta::health),
+        route(M::GET, "/api/instance", Launch, Header, meta::instance),
+        route(M::GET, "/api/ws", Launch, WebSocketProtocol, ws::upgrade),
+        // people and keys
+        route(M::POST, "/api/setup", Launch, Header, people::setup),
+        route(M::GET, "/api/users", Launch, Header, people::directory),
+        route(M::POST, "/api/users", Admin, Header, people::add),
+        route(M::POST, "/api/enrol", Launch, Header, people::enrol),
+        route(M::POST, "/api/login", Launch, Header, people::login),
+        route(M::POST, "/api/recover", Launch, Header, people::recover),
+        route(M::POST, "/api/logout", Session, Header, people::logout),
+        route(M::POST, "/api/lock", Session, Header, people::lock),
+        route(M::POST, "/api/lock-all", Launch, Header, people::lock_all),
+        // the caller's own account and space
+        route(M::GET, "/api/me", Session, Header, me::me),
+        route(M::POST, "/api/me/password", Session, Header, me::change_password),
+        route(M::GET, "/api/me/settings", Session, Header, me::settings),
+        route(M::PUT, "/api/me/settings/{key}", Session, Header, me::put_setting),
+        route(M::DELETE, "/api/me/settings/{key}", Session, Header, me::delete_setting),
     ]
 }
 

@@ -5,11 +5,13 @@ use tokio_util::sync::CancellationToken;
 use super::boundary::Boundary;
 use crate::secret::LaunchToken;
 use crate::store::SystemStore;
+use crate::users::Accounts;
 
 #[derive(Clone)]
 pub struct AppState {
     pub launch_token: LaunchToken,
     pub system: SystemStore,
+    pub accounts: Accounts,
     pub boundary: Boundary,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.

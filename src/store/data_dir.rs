@@ -89,6 +89,11 @@ impl DataDir {
         system_db_path(&self.root)
     }
 
+    /// Where the private files live: `database/users/`.
+    pub fn users_dir(&self) -> PathBuf {
+        self.root.join("database").join("users")
+    }
+
     pub fn logs_dir(&self) -> PathBuf {
         Self::logs_dir_of(&self.root)
     }

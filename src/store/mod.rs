@@ -11,7 +11,10 @@
 
 pub mod data_dir;
 pub mod instance;
+pub mod private;
+pub mod roles;
 pub mod system;
+pub mod users;
 
 pub use data_dir::DataDir;
 pub use system::SystemStore;
@@ -21,4 +24,17 @@ pub use system::SystemStore;
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("that name is already taken")]
+    NameTaken,
+    #[error("{0}")]
+    WrongFile(&'static str),
+}
+
+/// Now, as stored everywhere: RFC 3339 in UTC with milliseconds.
+pub(crate) fn timestamp() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.format(&time::format_description::well_known::Rfc3339)
+        .expect("UTC timestamps format")
 }

@@ -1,6 +1,7 @@
 //! The loopback boundary (§7), probed over a real socket: tokens on every route in the
 //! table, foreign hosts and origins, and the security headers.
 
+use skald::http::auth::{Access, Credential};
 use skald::http::routes;
 
 use crate::support::{Server, raw};
@@ -28,6 +29,11 @@ async fn every_api_route_refuses_a_missing_or_wrong_token() {
             format!("Authorization: Basic {}", server.token),
             "Sec-WebSocket-Protocol: skald.v1, skald.bearer.d3Jvbmc".to_owned(),
         ];
+        // The launch token is no session: it opens only the routes marked Launch.
+        let launch_token = format!("Authorization: Bearer {}", server.token);
+        let bad_headers = bad_headers
+            .into_iter()
+            .chain((route.access != Access::Launch).then_some(launch_token));
         for bad in bad_headers {
             let head = format!(
                 "{} {path} HTTP/1.1\r\n{host}\r\nContent-Length: 0\r\n{bad}",
@@ -49,10 +55,12 @@ async fn every_api_route_refuses_a_missing_or_wrong_token() {
 #[tokio::test]
 async fn the_launch_token_opens_the_launch_routes() {
     let server = Server::start();
-    for route in routes::table()
-        .iter()
-        .filter(|r| r.credential == skald::http::auth::Credential::AuthorizationHeader)
-    {
+    let launch_reads = routes::table().into_iter().filter(|r| {
+        r.method == reqwest::Method::GET
+            && r.access == Access::Launch
+            && r.credential == Credential::AuthorizationHeader
+    });
+    for route in launch_reads {
         let response = server.get(route.path).await;
         assert_eq!(response.status(), 200, "{}", route.path);
     }

@@ -2,7 +2,11 @@
 //! spawns it on 127.0.0.1 with a temporary data directory.
 
 mod boundary;
+mod canary;
+mod crash;
 mod neutrality;
+mod people;
 mod serve;
 mod support;
+mod tamper;
 mod ws;

@@ -17,6 +17,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// never touches the real user's files.
 pub struct Sandbox {
     pub dir: TempDir,
+    /// New keys use the argon2id floor (a debug-only setting) so tests stay fast.
+    pub fast_kdf: bool,
 }
 
 impl Sandbox {
@@ -26,6 +28,15 @@ impl Sandbox {
                 .prefix("skald-test-")
                 .tempdir()
                 .expect("temp dir"),
+            fast_kdf: true,
+        }
+    }
+
+    /// The machine's real calibration, as people get it.
+    pub fn calibrated() -> Self {
+        Self {
+            fast_kdf: false,
+            ..Self::new()
         }
     }
 
@@ -44,7 +55,11 @@ impl Sandbox {
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("XDG_STATE_HOME", home.join(".local/state"))
             .env("TMPDIR", self.dir.path().join("tmp"))
+            .env_remove("SKALD_INSECURE_FAST_KDF")
             .stdin(Stdio::null());
+        if self.fast_kdf {
+            cmd.env("SKALD_INSECURE_FAST_KDF", "1");
+        }
         std::fs::create_dir_all(self.dir.path().join("tmp")).unwrap();
         cmd
     }
@@ -147,6 +162,48 @@ impl Server {
             .send()
             .await
             .expect("request")
+    }
+
+    /// A call with `bearer` (the launch token when `None`) and an optional JSON body;
+    /// returns the status and the body as JSON (`Null` when empty).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut request = reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(bearer.unwrap_or(&self.token));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let json = if text.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+        };
+        (status, json)
+    }
+
+    pub async fn post(&self, path: &str, bearer: Option<&str>, body: serde_json::Value) -> (u16, serde_json::Value) {
+        self.call(reqwest::Method::POST, path, bearer, Some(body)).await
+    }
+
+    /// Stops the server with `signal` (`KILL` for a crash) and hands back its sandbox.
+    pub fn stop(mut self, signal: &str) -> Sandbox {
+        if signal == "KILL" {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        } else {
+            let status = self.signal(signal);
+            assert!(status.success(), "clean exit; stderr:\n{}", self.stderr());
+        }
+        std::mem::replace(&mut self.sandbox, Sandbox::new())
     }
 
     /// Sends a signal and waits for the exit.

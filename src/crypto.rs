@@ -1,0 +1,535 @@
+//! Key derivation, wrapping and sealing: the only module that touches key material (§4).
+//!
+//! - A person's password (or recovery code) becomes a KEK through argon2id with a random
+//!   16-byte salt and parameters that are bound, with the salt, into the wrap.
+//! - Each person's random 256-bit DEK is wrapped with AES-256-GCM under that KEK. The
+//!   wrap is self-describing — a header naming format version, user, purpose, KDF
+//!   parameters, salt and key version, then nonce and ciphertext — and the whole header is
+//!   the associated data. A wrap moved to another person or purpose is refused before any
+//!   KDF runs, and if its header is edited to match, the tag fails. The tag is the only
+//!   password verifier: there is no password hash anywhere.
+//!
+//! Keys live in `Zeroizing` buffers and have no `Debug`. Pure functions: no IO, no SQL.
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use argon2::{Algorithm, Argon2, Params, Version};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+/// The wrap layout's version; a change of layout bumps it.
+const WRAP_FORMAT: u8 = 1;
+const WRAP_MAGIC: &[u8; 4] = b"SKW1";
+const SALT_LEN: usize = 16;
+const NONCE_LEN: usize = 12;
+const KEY_LEN: usize = 32;
+
+/// Why a key operation failed. None of these carry key material.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CryptoError {
+    #[error("the password or code does not open this key")]
+    WrongSecret,
+    #[error("the key record names another account or purpose ({found}); it may have been moved or tampered with")]
+    Misbound { found: String },
+    #[error("the key record's KDF parameters ({0}) are outside the allowed range; it may have been tampered with")]
+    KdfOutOfRange(KdfParams),
+    #[error("the key record is malformed: {0}")]
+    Malformed(&'static str),
+}
+
+/// argon2id cost parameters: memory in KiB, passes, lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdfParams {
+    pub m_kib: u32,
+    pub t: u32,
+    pub p: u32,
+}
+
+impl std::fmt::Display for KdfParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "m={} KiB, t={}, p={}", self.m_kib, self.t, self.p)
+    }
+}
+
+impl KdfParams {
+    /// Never below this, whatever calibration says (§4).
+    pub const FLOOR: Self = Self {
+        m_kib: 47_104,
+        t: 1,
+        p: 1,
+    };
+    /// Never above this: a tampered record must not be able to exhaust memory or time.
+    pub const CEILING: Self = Self {
+        m_kib: 1_048_576,
+        t: 16,
+        p: 16,
+    };
+    /// The starting point calibration adjusts from.
+    pub const DEFAULT: Self = Self {
+        m_kib: 65_536,
+        t: 3,
+        p: 4,
+    };
+
+    pub fn in_range(&self) -> bool {
+        (Self::FLOOR.m_kib..=Self::CEILING.m_kib).contains(&self.m_kib)
+            && (Self::FLOOR.t..=Self::CEILING.t).contains(&self.t)
+            && (Self::FLOOR.p..=Self::CEILING.p).contains(&self.p)
+            // argon2 needs at least 8 KiB per lane.
+            && self.m_kib >= 8 * self.p
+    }
+
+    /// Whether `self` costs strictly more than `other` and less in no dimension, so that
+    /// re-wrapping from `other` to `self` is an upgrade, never a downgrade.
+    pub fn strictly_stronger_than(&self, other: &Self) -> bool {
+        self.m_kib >= other.m_kib && self.t >= other.t && (self.m_kib > other.m_kib || self.t > other.t)
+    }
+
+    fn argon2(&self) -> Result<Argon2<'static>, CryptoError> {
+        if !self.in_range() {
+            return Err(CryptoError::KdfOutOfRange(*self));
+        }
+        let params =
+            Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).map_err(|_| CryptoError::KdfOutOfRange(*self))?;
+        Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params))
+    }
+}
+
+/// Picks parameters so one derivation takes about `target` on this machine: memory from
+/// the default down to the floor if even one pass is too slow, then as many passes as fit.
+pub fn calibrate(target: std::time::Duration) -> KdfParams {
+    // The fastest of three runs: other work on a busy machine only ever adds time, and
+    // counting it would leave the key weaker than the machine can afford.
+    let probe = |params: KdfParams| {
+        (0..3)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let _ = derive_kek(b"calibration", &[0u8; SALT_LEN], &params);
+                started.elapsed()
+            })
+            .min()
+            .expect("three runs")
+    };
+    let mut params = KdfParams {
+        t: 1,
+        ..KdfParams::DEFAULT
+    };
+    let mut one_pass = probe(params);
+    while one_pass > target && params.m_kib > KdfParams::FLOOR.m_kib {
+        params.m_kib = (params.m_kib / 2).max(KdfParams::FLOOR.m_kib);
+        one_pass = probe(params);
+    }
+    let passes = (target.as_secs_f64() / one_pass.as_secs_f64().max(1e-3)).floor() as u32;
+    params.t = passes.clamp(KdfParams::FLOOR.t, KdfParams::CEILING.t);
+    params
+}
+
+/// A data-encryption key: the one key that opens a person's private file.
+pub struct Dek(Zeroizing<[u8; KEY_LEN]>);
+
+impl Dek {
+    pub fn generate() -> Self {
+        Self(random_array())
+    }
+
+    pub fn as_bytes(&self) -> &[u8; KEY_LEN] {
+        &self.0
+    }
+
+    /// A second handle on the same key, to move into a blocking task; zeroized on drop too.
+    pub fn duplicate(&self) -> Self {
+        Self(Zeroizing::new(*self.0))
+    }
+
+    /// The SQLCipher raw-key literal with an explicit salt, `"x'<key><salt>'"`, so no
+    /// second KDF runs and the file's salt is the one recorded for its owner.
+    pub fn sqlcipher_key(&self, file_salt: &[u8; SALT_LEN]) -> Zeroizing<String> {
+        let mut hex_key = Zeroizing::new(String::with_capacity(100));
+        hex_key.push_str("\"x'");
+        hex_key.push_str(&hex::encode_upper(self.0.as_ref()));
+        hex_key.push_str(&hex::encode_upper(file_salt));
+        hex_key.push_str("'\"");
+        hex_key
+    }
+}
+
+/// A key-encryption key derived from a password or recovery code.
+struct Kek(Zeroizing<[u8; KEY_LEN]>);
+
+fn derive_kek(secret: &[u8], salt: &[u8; SALT_LEN], params: &KdfParams) -> Result<Kek, CryptoError> {
+    let mut out = Zeroizing::new([0u8; KEY_LEN]);
+    params
+        .argon2()?
+        .hash_password_into(secret, salt, out.as_mut())
+        .map_err(|_| CryptoError::KdfOutOfRange(*params))?;
+    Ok(Kek(out))
+}
+
+/// What a wrap is for; bound into it, so a wrap cannot be reused for another purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Password,
+    Recovery,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Password => "password",
+            Self::Recovery => "recovery",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "password" => Some(Self::Password),
+            "recovery" => Some(Self::Recovery),
+            _ => None,
+        }
+    }
+}
+
+/// The header of a wrap: everything bound into its associated data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrapHeader {
+    pub user_id: String,
+    pub purpose: Purpose,
+    pub kdf: KdfParams,
+    pub salt: [u8; SALT_LEN],
+    pub key_version: u32,
+}
+
+impl WrapHeader {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.user_id.len());
+        out.extend_from_slice(WRAP_MAGIC);
+        out.push(WRAP_FORMAT);
+        push_field(&mut out, self.user_id.as_bytes());
+        push_field(&mut out, self.purpose.as_str().as_bytes());
+        for n in [self.kdf.m_kib, self.kdf.t, self.kdf.p, self.key_version] {
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        out.extend_from_slice(&self.salt);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<(Self, usize), CryptoError> {
+        let mut r = Reader(bytes);
+        if r.take(4)? != WRAP_MAGIC || r.take(1)? != [WRAP_FORMAT] {
+            return Err(CryptoError::Malformed("unknown key record format"));
+        }
+        let user_id = String::from_utf8(r.field()?.to_vec()).map_err(|_| CryptoError::Malformed("user id"))?;
+        let purpose = std::str::from_utf8(r.field()?)
+            .ok()
+            .and_then(Purpose::parse)
+            .ok_or(CryptoError::Malformed("purpose"))?;
+        let kdf = KdfParams {
+            m_kib: r.u32()?,
+            t: r.u32()?,
+            p: r.u32()?,
+        };
+        let key_version = r.u32()?;
+        let salt = r.take(SALT_LEN)?.try_into().expect("length checked");
+        let used = bytes.len() - r.0.len();
+        Ok((
+            Self {
+                user_id,
+                purpose,
+                kdf,
+                salt,
+                key_version,
+            },
+            used,
+        ))
+    }
+}
+
+/// A wrapped DEK as stored: header ‖ nonce ‖ ciphertext-with-tag.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WrappedKey(pub Vec<u8>);
+
+impl WrappedKey {
+    /// The header, readable without any secret (for `skald verify` and checks before a KDF).
+    pub fn header(&self) -> Result<WrapHeader, CryptoError> {
+        WrapHeader::decode(&self.0).map(|(h, _)| h)
+    }
+}
+
+/// Wraps `dek` under a KEK derived from `secret` with a fresh salt and nonce.
+pub fn wrap(
+    dek: &Dek,
+    secret: &[u8],
+    user_id: &str,
+    purpose: Purpose,
+    kdf: KdfParams,
+    key_version: u32,
+) -> Result<WrappedKey, CryptoError> {
+    let header = WrapHeader {
+        user_id: user_id.to_owned(),
+        purpose,
+        kdf,
+        salt: *random_array::<SALT_LEN>(),
+        key_version,
+    };
+    let kek = derive_kek(secret, &header.salt, &kdf)?;
+    let aad = header.encode();
+    let nonce: [u8; NONCE_LEN] = *random_array::<NONCE_LEN>();
+    let cipher = Aes256Gcm::new_from_slice(kek.0.as_ref()).expect("32-byte key");
+    let sealed = cipher
+        .encrypt(
+            Nonce::from_slice(&nonce),
+            Payload {
+                msg: dek.as_bytes(),
+                aad: &aad,
+            },
+        )
+        .map_err(|_| CryptoError::Malformed("encryption failed"))?;
+    let mut out = aad;
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&sealed);
+    Ok(WrappedKey(out))
+}
+
+/// Opens a wrap that must belong to `user_id` for `purpose`. The binding and the KDF
+/// range are checked before the (expensive) derivation runs.
+pub fn unwrap(wrapped: &WrappedKey, secret: &[u8], user_id: &str, purpose: Purpose) -> Result<Dek, CryptoError> {
+    let (header, used) = WrapHeader::decode(&wrapped.0)?;
+    if header.user_id != user_id || header.purpose != purpose {
+        return Err(CryptoError::Misbound {
+            found: format!("{} / {}", header.user_id, header.purpose.as_str()),
+        });
+    }
+    if !header.kdf.in_range() {
+        return Err(CryptoError::KdfOutOfRange(header.kdf));
+    }
+    let rest = &wrapped.0[used..];
+    if rest.len() != NONCE_LEN + KEY_LEN + 16 {
+        return Err(CryptoError::Malformed("ciphertext length"));
+    }
+    let (nonce, sealed) = rest.split_at(NONCE_LEN);
+    let kek = derive_kek(secret, &header.salt, &header.kdf)?;
+    let cipher = Aes256Gcm::new_from_slice(kek.0.as_ref()).expect("32-byte key");
+    let plain = Zeroizing::new(
+        cipher
+            .decrypt(
+                Nonce::from_slice(nonce),
+                Payload {
+                    msg: sealed,
+                    aad: &wrapped.0[..used],
+                },
+            )
+            .map_err(|_| CryptoError::WrongSecret)?,
+    );
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    key.copy_from_slice(&plain);
+    Ok(Dek(key))
+}
+
+/// Runs one derivation and throws it away, so that a login for an unknown person costs
+/// the same time as one for a known person with a wrong password.
+pub fn burn_kdf(secret: &[u8], params: &KdfParams) {
+    let _ = derive_kek(secret, &[0u8; SALT_LEN], params);
+}
+
+/// An X25519 key pair; the secret half is kept only inside its owner's encrypted file.
+pub struct KeyPair {
+    pub secret: Zeroizing<[u8; 32]>,
+    pub public: [u8; 32],
+}
+
+impl KeyPair {
+    pub fn generate() -> Self {
+        let secret = x25519_dalek::StaticSecret::from(*random_array::<32>());
+        let public = x25519_dalek::PublicKey::from(&secret).to_bytes();
+        Self {
+            secret: Zeroizing::new(secret.to_bytes()),
+            public,
+        }
+    }
+}
+
+/// A random 16-byte salt for a new private file.
+pub fn file_salt() -> [u8; SALT_LEN] {
+    *random_array::<SALT_LEN>()
+}
+
+/// A one-time code of `bytes` random bytes, as groups of four base32 characters.
+pub fn human_code(bytes: usize) -> Zeroizing<String> {
+    let raw = Zeroizing::new(random_vec(bytes));
+    let plain = Zeroizing::new(data_encoding::BASE32_NOPAD.encode(&raw));
+    let mut grouped = Zeroizing::new(String::with_capacity(plain.len() * 5 / 4));
+    for (i, c) in plain.chars().enumerate() {
+        if i > 0 && i % 4 == 0 {
+            grouped.push('-');
+        }
+        grouped.push(c);
+    }
+    grouped
+}
+
+/// Codes are typed by people: case, spaces and dashes do not matter.
+pub fn normalize_code(code: &str) -> Zeroizing<String> {
+    Zeroizing::new(
+        code.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_uppercase())
+            .collect(),
+    )
+}
+
+/// A fast digest for high-entropy one-time codes (enrolment codes), never for passwords.
+pub fn code_digest(code: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(b"skald/code/v1\0");
+    hasher.update(normalize_code(code).as_bytes());
+    hasher.finalize().into()
+}
+
+/// A random bearer: 256 bits as 64 hex characters.
+pub fn bearer_token() -> Zeroizing<String> {
+    Zeroizing::new(hex::encode(*random_array::<32>()))
+}
+
+/// A digest of a bearer, so sessions are looked up without comparing secrets directly.
+pub fn token_digest(token: &[u8]) -> [u8; 32] {
+    Sha256::digest(token).into()
+}
+
+fn random_array<const N: usize>() -> Zeroizing<[u8; N]> {
+    let mut out = Zeroizing::new([0u8; N]);
+    getrandom::fill(out.as_mut()).expect("the OS random source is unavailable");
+    out
+}
+
+fn random_vec(n: usize) -> Vec<u8> {
+    let mut out = vec![0u8; n];
+    getrandom::fill(&mut out).expect("the OS random source is unavailable");
+    out
+}
+
+fn push_field(out: &mut Vec<u8>, field: &[u8]) {
+    out.extend_from_slice(&(field.len() as u16).to_be_bytes());
+    out.extend_from_slice(field);
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CryptoError> {
+        if self.0.len() < n {
+            return Err(CryptoError::Malformed("truncated"));
+        }
+        let (head, tail) = self.0.split_at(n);
+        self.0 = tail;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, CryptoError> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+
+    fn field(&mut self) -> Result<&'a [u8], CryptoError> {
+        let len = u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        self.take(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAST: KdfParams = KdfParams::FLOOR;
+
+    #[test]
+    fn the_right_password_opens_the_wrap_and_a_wrong_one_does_not() {
+        let dek = Dek::generate();
+        let w = wrap(&dek, b"correct horse", "u1", Purpose::Password, FAST, 1).unwrap();
+        assert_eq!(
+            unwrap(&w, b"correct horse", "u1", Purpose::Password)
+                .unwrap()
+                .as_bytes(),
+            dek.as_bytes()
+        );
+        assert_eq!(
+            unwrap(&w, b"wrong", "u1", Purpose::Password).err(),
+            Some(CryptoError::WrongSecret)
+        );
+    }
+
+    #[test]
+    fn a_wrap_moved_to_another_person_or_purpose_is_refused_before_the_kdf() {
+        let w = wrap(&Dek::generate(), b"pw", "alice", Purpose::Password, FAST, 1).unwrap();
+        assert!(matches!(
+            unwrap(&w, b"pw", "bob", Purpose::Password),
+            Err(CryptoError::Misbound { .. })
+        ));
+        assert!(matches!(
+            unwrap(&w, b"pw", "alice", Purpose::Recovery),
+            Err(CryptoError::Misbound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_header_edited_to_claim_another_owner_fails_the_tag() {
+        let w = wrap(&Dek::generate(), b"pw", "alice", Purpose::Password, FAST, 1).unwrap();
+        // Same length, so only the bound owner changes: magic (4) + format (1) + length (2).
+        let mut bytes = w.0.clone();
+        bytes[7..12].copy_from_slice(b"bobby");
+        let edited = WrappedKey(bytes);
+        assert_eq!(edited.header().unwrap().user_id, "bobby");
+        assert_eq!(
+            unwrap(&edited, b"pw", "bobby", Purpose::Password).err(),
+            Some(CryptoError::WrongSecret)
+        );
+    }
+
+    #[test]
+    fn kdf_parameters_outside_the_range_are_refused_without_deriving() {
+        for (m, t, p) in [
+            (1024, 1, 1),
+            (47_104, 0, 1),
+            (4_000_000, 1, 1),
+            (65_536, 1000, 1),
+            (65_536, 1, 64),
+        ] {
+            let kdf = KdfParams { m_kib: m, t, p };
+            assert!(matches!(
+                wrap(&Dek::generate(), b"pw", "u", Purpose::Password, kdf, 1),
+                Err(CryptoError::KdfOutOfRange(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn upgrades_are_only_ever_upward() {
+        let base = KdfParams {
+            m_kib: 65_536,
+            t: 3,
+            p: 4,
+        };
+        assert!(KdfParams { t: 4, ..base }.strictly_stronger_than(&base));
+        assert!(!base.strictly_stronger_than(&base));
+        assert!(
+            !KdfParams {
+                m_kib: 131_072,
+                t: 2,
+                p: 4
+            }
+            .strictly_stronger_than(&base)
+        );
+    }
+
+    #[test]
+    fn codes_are_grouped_and_typed_forgivingly() {
+        let code = human_code(20);
+        assert_eq!(normalize_code(&code).len(), 32, "160 bits in 32 base32 characters");
+        assert_eq!(code_digest(&code.to_lowercase().replace('-', " ")), code_digest(&code));
+    }
+
+    #[test]
+    fn the_sqlcipher_key_is_the_raw_blob_form_with_the_salt() {
+        let key = Dek::generate().sqlcipher_key(&[0xAB; 16]);
+        assert!(key.starts_with("\"x'") && key.ends_with("AB'\""));
+        assert_eq!(key.len(), 3 + 64 + 32 + 2);
+    }
+}

@@ -1,0 +1,133 @@
+//! Routes for people and their keys: setup, the login picker, adding a person, enrolment,
+//! login, recovery, logout and locking (§1, §7). The administrator's answers never carry
+//! anything that opens another person's space: only names, roles and one-time enrolment
+//! codes, which open nothing.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use zeroize::Zeroizing;
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::ApiError;
+use super::json::Body;
+use crate::ids::RoleId;
+use crate::users::{PublicUser, Unlocked};
+
+#[derive(Deserialize)]
+pub struct Credentials {
+    name: String,
+    password: String,
+}
+
+#[derive(Serialize)]
+pub struct UnlockedBody {
+    token: String,
+    user: PublicUser,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovery_code: Option<String>,
+}
+
+impl From<Unlocked> for UnlockedBody {
+    fn from(u: Unlocked) -> Self {
+        Self {
+            token: u.token.as_str().to_owned(),
+            user: u.user,
+            recovery_code: u.recovery_code.map(|c| c.as_str().to_owned()),
+        }
+    }
+}
+
+/// `POST /api/setup`: the first administrator, with their own password.
+pub async fn setup(
+    State(state): State<AppState>,
+    Body(req): Body<Credentials>,
+) -> Result<(StatusCode, Json<UnlockedBody>), ApiError> {
+    let password = Zeroizing::new(req.password);
+    let unlocked = state.accounts.setup(&req.name, &password).await?;
+    Ok((StatusCode::CREATED, Json(unlocked.into())))
+}
+
+/// `GET /api/users`: the login picker.
+pub async fn directory(State(state): State<AppState>) -> Result<Json<Vec<PublicUser>>, ApiError> {
+    Ok(Json(state.accounts.directory().await?))
+}
+
+#[derive(Deserialize)]
+pub struct NewPerson {
+    name: String,
+    role: String,
+}
+
+/// `POST /api/users` (administrators): a person who will choose their own password.
+pub async fn add(
+    State(state): State<AppState>,
+    Body(req): Body<NewPerson>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let (user, code) = state.accounts.add_person(&req.name, &RoleId::new(req.role)).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "user": user, "enrolment_code": code.as_str() })),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct Enrolment {
+    name: String,
+    enrolment_code: String,
+    password: String,
+}
+
+/// `POST /api/enrol`: the person spends the code and chooses their password.
+pub async fn enrol(
+    State(state): State<AppState>,
+    Body(req): Body<Enrolment>,
+) -> Result<(StatusCode, Json<UnlockedBody>), ApiError> {
+    let (code, password) = (Zeroizing::new(req.enrolment_code), Zeroizing::new(req.password));
+    let unlocked = state.accounts.enrol(&req.name, &code, &password).await?;
+    Ok((StatusCode::CREATED, Json(unlocked.into())))
+}
+
+/// `POST /api/login`
+pub async fn login(
+    State(state): State<AppState>,
+    Body(req): Body<Credentials>,
+) -> Result<Json<UnlockedBody>, ApiError> {
+    let password = Zeroizing::new(req.password);
+    Ok(Json(state.accounts.login(&req.name, &password).await?.into()))
+}
+
+#[derive(Deserialize)]
+pub struct Recovery {
+    name: String,
+    recovery_code: String,
+    new_password: String,
+}
+
+/// `POST /api/recover`: a forgotten password, reset with the recovery code; a new code
+/// replaces the spent one.
+pub async fn recover(State(state): State<AppState>, Body(req): Body<Recovery>) -> Result<Json<UnlockedBody>, ApiError> {
+    let (code, password) = (Zeroizing::new(req.recovery_code), Zeroizing::new(req.new_password));
+    Ok(Json(state.accounts.recover(&req.name, &code, &password).await?.into()))
+}
+
+/// `POST /api/logout`: ends this session and forgets its key.
+pub async fn logout(State(state): State<AppState>, caller: Caller) -> StatusCode {
+    state.accounts.sessions().end(&caller.token).await;
+    StatusCode::NO_CONTENT
+}
+
+/// `POST /api/lock`: locks every window of the caller.
+pub async fn lock(State(state): State<AppState>, caller: Caller) -> StatusCode {
+    state.accounts.sessions().end_user(&caller.session.user_id).await;
+    StatusCode::NO_CONTENT
+}
+
+/// `POST /api/lock-all`: locks everyone (what the tray's Lock does).
+pub async fn lock_all(State(state): State<AppState>) -> Json<Value> {
+    let locked = state.accounts.sessions().end_all().await;
+    Json(json!({ "locked": locked }))
+}

@@ -1,0 +1,167 @@
+//! A person's private file `database/users/<id>.db`: a whole-file SQLCipher database keyed
+//! with their raw DEK (§4). The key pragma is the first statement on every connection
+//! (sqlx orders `key` first); statement logging is off and the connect options — which
+//! hold the key — are never formatted with `Debug`. WAL, full fsync, secure delete, and
+//! temp tables in memory, so no temp file ever holds a decrypted page.
+//!
+//! Opened only through an unlocked session; later features read and write a person's
+//! space through this type.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::ConnectOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+use super::{StoreError, timestamp};
+use crate::crypto::{Dek, KeyPair};
+use crate::ids::UserId;
+
+static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("database/migrations/user");
+
+/// An open private space. Dropping it (after [`PrivateStore::close`]) forgets the key.
+#[derive(Clone)]
+pub struct PrivateStore {
+    pool: SqlitePool,
+}
+
+/// Where a person's private file lives under the data directory.
+pub fn path_for(users_dir: &Path, id: &UserId) -> PathBuf {
+    users_dir.join(format!("{id}.db"))
+}
+
+impl PrivateStore {
+    /// Makes a new private file for `owner` and stores the secret half of their key pair
+    /// inside it. Refuses to overwrite an existing file.
+    pub async fn create(
+        path: &Path,
+        dek: &Dek,
+        file_salt: &[u8; 16],
+        owner: &UserId,
+        keys: &KeyPair,
+    ) -> Result<Self, StoreError> {
+        if path.exists() {
+            return Err(StoreError::WrongFile("a private file already exists for this account"));
+        }
+        let store = Self::connect(path, dek, file_salt, true).await?;
+        MIGRATIONS.run(&store.pool).await?;
+        let now = timestamp();
+        let mut tx = store.pool.begin().await?;
+        sqlx::query("INSERT INTO space (id, user_id, created_at) VALUES (1, ?, ?)")
+            .bind(owner)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO space_keys (name, secret, public, created_at) VALUES ('x25519', ?, ?, ?)")
+            .bind(&keys.secret[..])
+            .bind(&keys.public[..])
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // Write page 1 (which carries the salt) into the main file now, so the file on
+        // disk can be matched against its owner's row from the first moment.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&store.pool)
+            .await?;
+        Ok(store)
+    }
+
+    /// Opens `owner`'s file with their DEK. The file must carry the salt recorded for
+    /// them and name them inside; a swapped or foreign file is refused.
+    pub async fn open(path: &Path, dek: &Dek, file_salt: &[u8; 16], owner: &UserId) -> Result<Self, StoreError> {
+        match read_salt(path) {
+            Ok(found) if &found == file_salt => {}
+            Ok(_) => {
+                return Err(StoreError::WrongFile(
+                    "the private file is not the one recorded for this account",
+                ));
+            }
+            Err(_) => return Err(StoreError::WrongFile("the private file is missing or unreadable")),
+        }
+        let store = Self::connect(path, dek, file_salt, false).await?;
+        MIGRATIONS.run(&store.pool).await?;
+        let named: Option<String> = sqlx::query_scalar("SELECT user_id FROM space WHERE id = 1")
+            .fetch_optional(&store.pool)
+            .await?;
+        if named.as_deref() != Some(owner.as_str()) {
+            store.close().await;
+            return Err(StoreError::WrongFile("the private file belongs to another account"));
+        }
+        Ok(store)
+    }
+
+    async fn connect(path: &Path, dek: &Dek, file_salt: &[u8; 16], create: bool) -> Result<Self, StoreError> {
+        let key = dek.sqlcipher_key(file_salt);
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(path)
+            .pragma("key", key.as_str().to_owned())
+            .create_if_missing(create)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5))
+            .pragma("secure_delete", "ON")
+            .pragma("temp_store", "MEMORY")
+            .log_statements(log::LevelFilter::Off)
+            .log_slow_statements(log::LevelFilter::Off, Duration::from_secs(3600));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .min_connections(0)
+            .connect_with(options)
+            .await
+            .map_err(|err| match &err {
+                // SQLCipher says "file is not a database" when the key does not fit.
+                sqlx::Error::Database(db) if db.message().contains("not a database") => {
+                    StoreError::WrongFile("the private file does not open with this account's key")
+                }
+                _ => StoreError::Sqlx(err),
+            })?;
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Closes every connection; pending writes are committed first.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub async fn settings(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as("SELECT key, value FROM settings ORDER BY key")
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    pub async fn put_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(key)
+        .bind(value)
+        .bind(timestamp())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn delete_setting(&self, key: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM settings WHERE key = ?")
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
+
+/// The first 16 bytes of a SQLCipher file are its salt.
+pub fn read_salt(path: &Path) -> std::io::Result<[u8; 16]> {
+    let mut salt = [0u8; 16];
+    std::fs::File::open(path)?.read_exact(&mut salt)?;
+    Ok(salt)
+}

@@ -1,0 +1,146 @@
+//! Unlocked sessions (§7): a bearer's digest maps to the person, their open private space
+//! and their DEK. Ending a session — logout, lock, idle timeout, process exit — removes
+//! it, closes the space, and drops the key, which zeroizes it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zeroize::Zeroizing;
+
+use crate::crypto::{self, Dek};
+use crate::ids::UserId;
+use crate::store::private::PrivateStore;
+
+/// One unlocked session. Has no `Debug`: it holds a key.
+pub struct Session {
+    pub user_id: UserId,
+    pub space: PrivateStore,
+    #[allow(dead_code, reason = "held for sealing key copies to supervisors (§6.2)")]
+    dek: Dek,
+    idle_timeout: Duration,
+    last_active: Mutex<Instant>,
+}
+
+impl Session {
+    pub fn new(user_id: UserId, space: PrivateStore, dek: Dek, idle_timeout: Duration) -> Self {
+        Self {
+            user_id,
+            space,
+            dek,
+            idle_timeout,
+            last_active: Mutex::new(Instant::now()),
+        }
+    }
+
+    fn idle_at(&self, now: Instant) -> bool {
+        is_idle(*self.last_active.lock().expect("session clock"), now, self.idle_timeout)
+    }
+
+    fn touch(&self, now: Instant) {
+        *self.last_active.lock().expect("session clock") = now;
+    }
+}
+
+/// Whether a session last used at `last_active` has gone idle by `now`. Pure.
+pub fn is_idle(last_active: Instant, now: Instant, timeout: Duration) -> bool {
+    now.saturating_duration_since(last_active) >= timeout
+}
+
+/// The registry of unlocked sessions; cheap to clone.
+#[derive(Clone, Default)]
+pub struct Sessions {
+    // Keyed by the SHA-256 of the bearer, so lookups never compare the secret itself.
+    map: Arc<Mutex<HashMap<[u8; 32], Arc<Session>>>>,
+}
+
+impl Sessions {
+    /// Registers a session and returns its new bearer token.
+    pub fn insert(&self, session: Session) -> Zeroizing<String> {
+        let token = crypto::bearer_token();
+        let digest = crypto::token_digest(token.as_bytes());
+        self.map
+            .lock()
+            .expect("sessions lock")
+            .insert(digest, Arc::new(session));
+        token
+    }
+
+    /// The live session a bearer names, refreshed as active; an idle one is ended instead.
+    pub async fn resolve(&self, token: &[u8]) -> Option<Arc<Session>> {
+        let digest = crypto::token_digest(token);
+        let now = Instant::now();
+        let expired = {
+            let mut map = self.map.lock().expect("sessions lock");
+            let session = map.get(&digest)?.clone();
+            if !session.idle_at(now) {
+                session.touch(now);
+                return Some(session);
+            }
+            map.remove(&digest)
+        };
+        if let Some(session) = expired {
+            tracing::info!(user = %session.user_id, "session ended: idle");
+            session.space.close().await;
+        }
+        None
+    }
+
+    /// Ends the session a bearer names; false if there was none.
+    pub async fn end(&self, token: &[u8]) -> bool {
+        let removed = self
+            .map
+            .lock()
+            .expect("sessions lock")
+            .remove(&crypto::token_digest(token));
+        match removed {
+            Some(session) => {
+                session.space.close().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends every session matching `which`; returns how many.
+    async fn end_where(&self, which: impl Fn(&Session) -> bool) -> usize {
+        let ended: Vec<Arc<Session>> = {
+            let mut map = self.map.lock().expect("sessions lock");
+            let keys: Vec<[u8; 32]> = map.iter().filter(|(_, s)| which(s)).map(|(k, _)| *k).collect();
+            keys.iter().filter_map(|k| map.remove(k)).collect()
+        };
+        for session in &ended {
+            session.space.close().await;
+        }
+        ended.len()
+    }
+
+    /// Locks every window of one person.
+    pub async fn end_user(&self, user_id: &UserId) -> usize {
+        self.end_where(|s| &s.user_id == user_id).await
+    }
+
+    /// Locks everyone (tray → Lock, process exit).
+    pub async fn end_all(&self) -> usize {
+        self.end_where(|_| true).await
+    }
+
+    /// Ends sessions that went idle; run periodically so an unused key does not linger.
+    pub async fn end_idle(&self) -> usize {
+        let now = Instant::now();
+        self.end_where(|s| s.idle_at(now)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_idle_once_the_timeout_has_passed_since_its_last_use() {
+        let start = Instant::now();
+        let timeout = Duration::from_secs(60);
+        assert!(!is_idle(start, start + Duration::from_secs(59), timeout));
+        assert!(is_idle(start, start + Duration::from_secs(60), timeout));
+    }
+}

@@ -1,0 +1,104 @@
+//! The canary test (§4): words planted in a person's space through the store API must not
+//! appear anywhere on disk in the clear — not in the private file, its WAL, the shared
+//! database, the logs, run/, or the temp directory — raw, as UTF-16 or as base64. Nor may
+//! the password or the recovery code.
+
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::Method;
+use serde_json::json;
+
+use crate::support::Server;
+
+const PASSWORD: &str = "otter lantern quietly";
+
+fn random_hex(bytes: usize) -> String {
+    let mut raw = vec![0u8; bytes];
+    getrandom::fill(&mut raw).unwrap();
+    hex::encode(raw)
+}
+
+/// The forms a secret could be written in: raw, UTF-16 (both orders) and base64 at each of
+/// the three alignments (the middle of the encoding, which does not depend on neighbours).
+fn forms(secret: &str) -> Vec<Vec<u8>> {
+    let mut out = vec![secret.as_bytes().to_vec()];
+    out.push(secret.encode_utf16().flat_map(u16::to_le_bytes).collect());
+    out.push(secret.encode_utf16().flat_map(u16::to_be_bytes).collect());
+    for shift in 0..3 {
+        let mut shifted = vec![b'~'; shift];
+        shifted.extend_from_slice(secret.as_bytes());
+        let encoded = STANDARD.encode(&shifted);
+        let stable = &encoded[4..encoded.len() - 4];
+        out.push(stable.as_bytes().to_vec());
+    }
+    out
+}
+
+fn scan(dir: &Path, needles: &[(String, Vec<u8>)], hits: &mut Vec<String>, files: &mut usize) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            scan(&path, needles, hits, files);
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        *files += 1;
+        for (name, needle) in needles {
+            if bytes.windows(needle.len()).any(|w| w == needle.as_slice()) {
+                hits.push(format!("{name} in {}", path.display()));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn no_canary_password_or_recovery_code_reaches_the_disk_in_the_clear() {
+    let server = Server::start();
+    let (status, setup) = server
+        .post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD }))
+        .await;
+    assert_eq!(status, 201);
+    let token = setup["token"].as_str().unwrap().to_owned();
+    let recovery = setup["recovery_code"].as_str().unwrap().to_owned();
+    let canaries: Vec<String> = (0..20).map(|_| format!("canary{}", random_hex(12))).collect();
+    for (i, canary) in canaries.iter().enumerate() {
+        let path = format!("/api/me/settings/c{i}");
+        let (status, _) = server
+            .call(Method::PUT, &path, Some(&token), Some(json!({ "value": canary })))
+            .await;
+        assert_eq!(status, 204);
+    }
+    // They are really there, readable through the API.
+    let (_, stored) = server.call(Method::GET, "/api/me/settings", Some(&token), None).await;
+    assert_eq!(stored["c7"], canaries[7]);
+
+    let sandbox = server.stop("TERM");
+    let mut needles = Vec::new();
+    for canary in &canaries {
+        needles.extend(forms(canary).into_iter().map(|f| (format!("canary {canary}"), f)));
+    }
+    needles.extend(forms(PASSWORD).into_iter().map(|f| ("the password".to_owned(), f)));
+    let compact: String = recovery.chars().filter(char::is_ascii_alphanumeric).collect();
+    for form in [recovery.clone(), compact] {
+        needles.extend(forms(&form).into_iter().map(|f| ("the recovery code".to_owned(), f)));
+    }
+    let (mut hits, mut files) = (Vec::new(), 0);
+    scan(sandbox.dir.path(), &needles, &mut hits, &mut files);
+    assert!(files >= 4, "the scan saw the data directory ({files} files)");
+    assert!(hits.is_empty(), "found in the clear:\n{}", hits.join("\n"));
+
+    // The planted words are still in the private file, encrypted: a plain open fails.
+    let users = sandbox.data_dir().join("database/users");
+    let file = std::fs::read_dir(&users)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "db"))
+        .unwrap();
+    let header = std::fs::read(file.path()).unwrap();
+    assert!(
+        !header.starts_with(b"SQLite format 3"),
+        "the private file is not plain SQLite"
+    );
+}
