@@ -5,9 +5,13 @@
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(build-essential pkg-config perl make curl ca-certificates)
+# perl and make build SQLCipher's vendored OpenSSL; libdbus-1-dev lets Skald reach the OS
+# keyring (Secret Service) that holds the instance key.
+packages=(build-essential pkg-config perl make curl ca-certificates libdbus-1-dev)
 if [[ $purpose == test ]]; then
-  packages+=(chromium)
+  # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
+  # keyring tests.
+  packages+=(chromium dbus-daemon gnome-keyring)
 fi
 
 missing=()

@@ -11,11 +11,7 @@ use skald::error::StartError;
 use skald::store::DataDir;
 
 #[derive(Parser)]
-#[command(
-    name = "skald",
-    version,
-    about = "A private AI assistant for the few people who share one computer"
-)]
+#[command(name = "skald", version, about = "A private AI assistant for the few people who share one computer")]
 struct Cli {
     /// Where Skald keeps its data (default: the OS's per-user data directory).
     #[arg(long, global = true, env = DATA_DIR_ENV, value_name = "DIR")]
@@ -33,6 +29,9 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
+    /// Check who can open each private space; exit 1 if anything is off. Read-only: runs
+    /// beside a running Skald.
+    Verify,
 }
 
 fn main() -> ExitCode {
@@ -54,6 +53,7 @@ fn main() -> ExitCode {
     };
     let port = match cli.command {
         Some(Command::Serve { port }) => port,
+        Some(Command::Verify) => return verify(cli.data_dir),
         None => 0,
     };
     match serve(cli.data_dir, port) {
@@ -70,10 +70,8 @@ fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
     let listener = app::bind(port)?;
     let root = config::resolve_data_dir(data_dir).ok_or(StartError::NoDataDir)?;
     let data_dir = DataDir::open_locked(&root)?;
-    let _log = skald::logging::init(&data_dir.logs_dir()).map_err(|source| StartError::DataDir {
-        path: data_dir.logs_dir(),
-        source,
-    })?;
+    let _log = skald::logging::init(&data_dir.logs_dir())
+        .map_err(|source| StartError::DataDir { path: data_dir.logs_dir(), source })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("skald")
@@ -88,17 +86,38 @@ fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
     })
 }
 
+/// `skald verify`: the report on stdout; exit 1 when anything is off or unreadable.
+#[allow(clippy::print_stdout, reason = "the report is the command's output")]
+fn verify(data_dir: Option<PathBuf>) -> ExitCode {
+    let Some(root) = config::resolve_data_dir(data_dir) else {
+        eprintln!("skald: {}", StartError::NoDataDir);
+        return ExitCode::FAILURE;
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("skald: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(skald::verify::verify(&root)) {
+        Ok(report) => {
+            print!("{}", report.render());
+            if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        Err(err) => {
+            eprintln!("skald: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// The contract's one line on stdout; scripts wait for it.
 #[allow(clippy::print_stdout, reason = "the ready line is the contract's stdout")]
 fn ready_line(app: &App) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "skald listening on {} token={}",
-        app.url(),
-        app.launch_token().expose()
-    );
+    let _ = writeln!(out, "skald listening on {} token={}", app.url(), app.launch_token().expose());
     let _ = out.flush();
 }
 

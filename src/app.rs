@@ -14,6 +14,7 @@ use crate::error::StartError;
 use crate::http::boundary::Boundary;
 use crate::http::{self, AppState};
 use crate::secret::LaunchToken;
+use crate::secrets::InstanceSecrets;
 use crate::store::{DataDir, SystemStore, roles};
 use crate::users::sessions::Sessions;
 use crate::users::{Accounts, KdfPolicy};
@@ -41,42 +42,34 @@ pub struct App {
 impl App {
     /// Must run inside a Tokio runtime.
     pub async fn start(listener: std::net::TcpListener, data_dir: DataDir) -> Result<Self, StartError> {
-        let port = listener
-            .local_addr()
-            .map_err(|source| StartError::Bind { port: 0, source })?
-            .port();
+        let port = listener.local_addr().map_err(|source| StartError::Bind { port: 0, source })?.port();
         let listener = TcpListener::from_std(listener).map_err(|source| StartError::Bind { port, source })?;
         let system = SystemStore::open(&data_dir.system_db()).await?;
-        roles::seed_presets(&system).await.map_err(|err| StartError::Seed {
-            path: data_dir.system_db(),
-            reason: err.to_string(),
-        })?;
+        roles::seed_presets(&system)
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
         let policy = KdfPolicy::from_env();
         if policy == KdfPolicy::Floor {
             tracing::warn!("SKALD_INSECURE_FAST_KDF: new keys use the minimum argon2id cost (a test setting)");
         }
         let accounts = Accounts::new(system.clone(), data_dir.users_dir(), policy);
+        let secrets = InstanceSecrets::load(&system, data_dir.root())
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.root().to_path_buf(), reason: err.to_string() })?;
         let launch_token = LaunchToken::generate();
         data_dir
             .write_token(launch_token.expose())
-            .map_err(|source| StartError::Token {
-                path: data_dir.token_file(),
-                source,
-            })?;
+            .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
         let state = AppState {
             launch_token,
             system,
             accounts,
+            secrets,
             boundary: Boundary::new(port),
             shutdown: CancellationToken::new(),
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");
-        Ok(Self {
-            listener,
-            data_dir,
-            state,
-            port,
-        })
+        Ok(Self { listener, data_dir, state, port })
     }
 
     pub fn port(&self) -> u16 {
@@ -94,12 +87,7 @@ impl App {
     /// Serves until `stop` completes, then lets in-flight requests finish, closes live
     /// sockets, closes the database and removes the token file.
     pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), StartError> {
-        let Self {
-            listener,
-            data_dir,
-            state,
-            ..
-        } = self;
+        let Self { listener, data_dir, state, .. } = self;
         let shutdown = state.shutdown.clone();
         let trigger = shutdown.clone();
         tokio::spawn(async move {

@@ -53,23 +53,11 @@ impl std::fmt::Display for KdfParams {
 
 impl KdfParams {
     /// Never below this, whatever calibration says (§4).
-    pub const FLOOR: Self = Self {
-        m_kib: 47_104,
-        t: 1,
-        p: 1,
-    };
+    pub const FLOOR: Self = Self { m_kib: 47_104, t: 1, p: 1 };
     /// Never above this: a tampered record must not be able to exhaust memory or time.
-    pub const CEILING: Self = Self {
-        m_kib: 1_048_576,
-        t: 16,
-        p: 16,
-    };
+    pub const CEILING: Self = Self { m_kib: 1_048_576, t: 16, p: 16 };
     /// The starting point calibration adjusts from.
-    pub const DEFAULT: Self = Self {
-        m_kib: 65_536,
-        t: 3,
-        p: 4,
-    };
+    pub const DEFAULT: Self = Self { m_kib: 65_536, t: 3, p: 4 };
 
     pub fn in_range(&self) -> bool {
         (Self::FLOOR.m_kib..=Self::CEILING.m_kib).contains(&self.m_kib)
@@ -110,10 +98,7 @@ pub fn calibrate(target: std::time::Duration) -> KdfParams {
             .min()
             .expect("three runs")
     };
-    let mut params = KdfParams {
-        t: 1,
-        ..KdfParams::DEFAULT
-    };
+    let mut params = KdfParams { t: 1, ..KdfParams::DEFAULT };
     let mut one_pass = probe(params);
     while one_pass > target && params.m_kib > KdfParams::FLOOR.m_kib {
         params.m_kib = (params.m_kib / 2).max(KdfParams::FLOOR.m_kib);
@@ -158,10 +143,7 @@ struct Kek(Zeroizing<[u8; KEY_LEN]>);
 
 fn derive_kek(secret: &[u8], salt: &[u8; SALT_LEN], params: &KdfParams) -> Result<Kek, CryptoError> {
     let mut out = Zeroizing::new([0u8; KEY_LEN]);
-    params
-        .argon2()?
-        .hash_password_into(secret, salt, out.as_mut())
-        .map_err(|_| CryptoError::KdfOutOfRange(*params))?;
+    params.argon2()?.hash_password_into(secret, salt, out.as_mut()).map_err(|_| CryptoError::KdfOutOfRange(*params))?;
     Ok(Kek(out))
 }
 
@@ -219,28 +201,13 @@ impl WrapHeader {
             return Err(CryptoError::Malformed("unknown key record format"));
         }
         let user_id = String::from_utf8(r.field()?.to_vec()).map_err(|_| CryptoError::Malformed("user id"))?;
-        let purpose = std::str::from_utf8(r.field()?)
-            .ok()
-            .and_then(Purpose::parse)
-            .ok_or(CryptoError::Malformed("purpose"))?;
-        let kdf = KdfParams {
-            m_kib: r.u32()?,
-            t: r.u32()?,
-            p: r.u32()?,
-        };
+        let purpose =
+            std::str::from_utf8(r.field()?).ok().and_then(Purpose::parse).ok_or(CryptoError::Malformed("purpose"))?;
+        let kdf = KdfParams { m_kib: r.u32()?, t: r.u32()?, p: r.u32()? };
         let key_version = r.u32()?;
         let salt = r.take(SALT_LEN)?.try_into().expect("length checked");
         let used = bytes.len() - r.0.len();
-        Ok((
-            Self {
-                user_id,
-                purpose,
-                kdf,
-                salt,
-                key_version,
-            },
-            used,
-        ))
+        Ok((Self { user_id, purpose, kdf, salt, key_version }, used))
     }
 }
 
@@ -264,25 +231,14 @@ pub fn wrap(
     kdf: KdfParams,
     key_version: u32,
 ) -> Result<WrappedKey, CryptoError> {
-    let header = WrapHeader {
-        user_id: user_id.to_owned(),
-        purpose,
-        kdf,
-        salt: *random_array::<SALT_LEN>(),
-        key_version,
-    };
+    let header =
+        WrapHeader { user_id: user_id.to_owned(), purpose, kdf, salt: *random_array::<SALT_LEN>(), key_version };
     let kek = derive_kek(secret, &header.salt, &kdf)?;
     let aad = header.encode();
     let nonce: [u8; NONCE_LEN] = *random_array::<NONCE_LEN>();
     let cipher = Aes256Gcm::new_from_slice(kek.0.as_ref()).expect("32-byte key");
     let sealed = cipher
-        .encrypt(
-            Nonce::from_slice(&nonce),
-            Payload {
-                msg: dek.as_bytes(),
-                aad: &aad,
-            },
-        )
+        .encrypt(Nonce::from_slice(&nonce), Payload { msg: dek.as_bytes(), aad: &aad })
         .map_err(|_| CryptoError::Malformed("encryption failed"))?;
     let mut out = aad;
     out.extend_from_slice(&nonce);
@@ -295,9 +251,7 @@ pub fn wrap(
 pub fn unwrap(wrapped: &WrappedKey, secret: &[u8], user_id: &str, purpose: Purpose) -> Result<Dek, CryptoError> {
     let (header, used) = WrapHeader::decode(&wrapped.0)?;
     if header.user_id != user_id || header.purpose != purpose {
-        return Err(CryptoError::Misbound {
-            found: format!("{} / {}", header.user_id, header.purpose.as_str()),
-        });
+        return Err(CryptoError::Misbound { found: format!("{} / {}", header.user_id, header.purpose.as_str()) });
     }
     if !header.kdf.in_range() {
         return Err(CryptoError::KdfOutOfRange(header.kdf));
@@ -311,13 +265,7 @@ pub fn unwrap(wrapped: &WrappedKey, secret: &[u8], user_id: &str, purpose: Purpo
     let cipher = Aes256Gcm::new_from_slice(kek.0.as_ref()).expect("32-byte key");
     let plain = Zeroizing::new(
         cipher
-            .decrypt(
-                Nonce::from_slice(nonce),
-                Payload {
-                    msg: sealed,
-                    aad: &wrapped.0[..used],
-                },
-            )
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: &wrapped.0[..used] })
             .map_err(|_| CryptoError::WrongSecret)?,
     );
     let mut key = Zeroizing::new([0u8; KEY_LEN]);
@@ -341,10 +289,51 @@ impl KeyPair {
     pub fn generate() -> Self {
         let secret = x25519_dalek::StaticSecret::from(*random_array::<32>());
         let public = x25519_dalek::PublicKey::from(&secret).to_bytes();
-        Self {
-            secret: Zeroizing::new(secret.to_bytes()),
-            public,
+        Self { secret: Zeroizing::new(secret.to_bytes()), public }
+    }
+}
+
+/// The instance key: encrypts instance-wide secrets (shared provider API keys) in the
+/// shared database. Kept in the OS keyring or a 0600 file, never in the database.
+pub struct InstanceKey(Zeroizing<[u8; KEY_LEN]>);
+
+impl InstanceKey {
+    pub fn generate() -> Self {
+        Self(random_array())
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let bytes: [u8; KEY_LEN] = bytes.try_into().ok()?;
+        Some(Self(Zeroizing::new(bytes)))
+    }
+
+    pub fn as_bytes(&self) -> &[u8; KEY_LEN] {
+        &self.0
+    }
+
+    /// Seals `plain` with a fresh nonce; `context` (what it is, for which instance) is bound
+    /// as associated data, so a blob moved to another purpose fails to open.
+    pub fn seal(&self, plain: &[u8], context: &[u8]) -> Vec<u8> {
+        let nonce: [u8; NONCE_LEN] = *random_array::<NONCE_LEN>();
+        let cipher = Aes256Gcm::new_from_slice(self.0.as_ref()).expect("32-byte key");
+        let sealed = cipher
+            .encrypt(Nonce::from_slice(&nonce), Payload { msg: plain, aad: context })
+            .expect("AES-GCM encryption of a small value cannot fail");
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        out
+    }
+
+    pub fn open(&self, blob: &[u8], context: &[u8]) -> Result<Zeroizing<Vec<u8>>, CryptoError> {
+        if blob.len() < NONCE_LEN + 16 {
+            return Err(CryptoError::Malformed("sealed value too short"));
         }
+        let (nonce, sealed) = blob.split_at(NONCE_LEN);
+        let cipher = Aes256Gcm::new_from_slice(self.0.as_ref()).expect("32-byte key");
+        cipher
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: context })
+            .map(Zeroizing::new)
+            .map_err(|_| CryptoError::WrongSecret)
     }
 }
 
@@ -369,12 +358,7 @@ pub fn human_code(bytes: usize) -> Zeroizing<String> {
 
 /// Codes are typed by people: case, spaces and dashes do not matter.
 pub fn normalize_code(code: &str) -> Zeroizing<String> {
-    Zeroizing::new(
-        code.chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .map(|c| c.to_ascii_uppercase())
-            .collect(),
-    )
+    Zeroizing::new(code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect())
 }
 
 /// A fast digest for high-entropy one-time codes (enrolment codes), never for passwords.
@@ -444,29 +428,15 @@ mod tests {
     fn the_right_password_opens_the_wrap_and_a_wrong_one_does_not() {
         let dek = Dek::generate();
         let w = wrap(&dek, b"correct horse", "u1", Purpose::Password, FAST, 1).unwrap();
-        assert_eq!(
-            unwrap(&w, b"correct horse", "u1", Purpose::Password)
-                .unwrap()
-                .as_bytes(),
-            dek.as_bytes()
-        );
-        assert_eq!(
-            unwrap(&w, b"wrong", "u1", Purpose::Password).err(),
-            Some(CryptoError::WrongSecret)
-        );
+        assert_eq!(unwrap(&w, b"correct horse", "u1", Purpose::Password).unwrap().as_bytes(), dek.as_bytes());
+        assert_eq!(unwrap(&w, b"wrong", "u1", Purpose::Password).err(), Some(CryptoError::WrongSecret));
     }
 
     #[test]
     fn a_wrap_moved_to_another_person_or_purpose_is_refused_before_the_kdf() {
         let w = wrap(&Dek::generate(), b"pw", "alice", Purpose::Password, FAST, 1).unwrap();
-        assert!(matches!(
-            unwrap(&w, b"pw", "bob", Purpose::Password),
-            Err(CryptoError::Misbound { .. })
-        ));
-        assert!(matches!(
-            unwrap(&w, b"pw", "alice", Purpose::Recovery),
-            Err(CryptoError::Misbound { .. })
-        ));
+        assert!(matches!(unwrap(&w, b"pw", "bob", Purpose::Password), Err(CryptoError::Misbound { .. })));
+        assert!(matches!(unwrap(&w, b"pw", "alice", Purpose::Recovery), Err(CryptoError::Misbound { .. })));
     }
 
     #[test]
@@ -477,21 +447,12 @@ mod tests {
         bytes[7..12].copy_from_slice(b"bobby");
         let edited = WrappedKey(bytes);
         assert_eq!(edited.header().unwrap().user_id, "bobby");
-        assert_eq!(
-            unwrap(&edited, b"pw", "bobby", Purpose::Password).err(),
-            Some(CryptoError::WrongSecret)
-        );
+        assert_eq!(unwrap(&edited, b"pw", "bobby", Purpose::Password).err(), Some(CryptoError::WrongSecret));
     }
 
     #[test]
     fn kdf_parameters_outside_the_range_are_refused_without_deriving() {
-        for (m, t, p) in [
-            (1024, 1, 1),
-            (47_104, 0, 1),
-            (4_000_000, 1, 1),
-            (65_536, 1000, 1),
-            (65_536, 1, 64),
-        ] {
+        for (m, t, p) in [(1024, 1, 1), (47_104, 0, 1), (4_000_000, 1, 1), (65_536, 1000, 1), (65_536, 1, 64)] {
             let kdf = KdfParams { m_kib: m, t, p };
             assert!(matches!(
                 wrap(&Dek::generate(), b"pw", "u", Purpose::Password, kdf, 1),
@@ -502,21 +463,10 @@ mod tests {
 
     #[test]
     fn upgrades_are_only_ever_upward() {
-        let base = KdfParams {
-            m_kib: 65_536,
-            t: 3,
-            p: 4,
-        };
+        let base = KdfParams { m_kib: 65_536, t: 3, p: 4 };
         assert!(KdfParams { t: 4, ..base }.strictly_stronger_than(&base));
         assert!(!base.strictly_stronger_than(&base));
-        assert!(
-            !KdfParams {
-                m_kib: 131_072,
-                t: 2,
-                p: 4
-            }
-            .strictly_stronger_than(&base)
-        );
+        assert!(!KdfParams { m_kib: 131_072, t: 2, p: 4 }.strictly_stronger_than(&base));
     }
 
     #[test]
@@ -524,6 +474,15 @@ mod tests {
         let code = human_code(20);
         assert_eq!(normalize_code(&code).len(), 32, "160 bits in 32 base32 characters");
         assert_eq!(code_digest(&code.to_lowercase().replace('-', " ")), code_digest(&code));
+    }
+
+    #[test]
+    fn an_instance_secret_opens_only_in_its_own_context_and_with_its_own_key() {
+        let key = InstanceKey::generate();
+        let blob = key.seal(b"sk-provider-key", b"provider:1");
+        assert_eq!(key.open(&blob, b"provider:1").unwrap().as_slice(), b"sk-provider-key");
+        assert_eq!(key.open(&blob, b"provider:2").err(), Some(CryptoError::WrongSecret));
+        assert_eq!(InstanceKey::generate().open(&blob, b"provider:1").err(), Some(CryptoError::WrongSecret));
     }
 
     #[test]

@@ -16,12 +16,9 @@ pub enum StartError {
     #[error("cannot open the shared database {path}: {source}")]
     Database { path: PathBuf, source: sqlx::Error },
     #[error("cannot migrate the shared database {path}: {source}; the file may come from a newer Skald")]
-    Migrate {
-        path: PathBuf,
-        source: sqlx::migrate::MigrateError,
-    },
-    #[error("cannot seed the preset roles into {path}: {reason}")]
-    Seed { path: PathBuf, reason: String },
+    Migrate { path: PathBuf, source: sqlx::migrate::MigrateError },
+    #[error("cannot prepare {path}: {reason}")]
+    Prepare { path: PathBuf, reason: String },
     #[error("cannot write the launch token to {path}: {source}")]
     Token { path: PathBuf, source: std::io::Error },
     #[error("server failed: {0}")]

@@ -10,6 +10,8 @@
 //!   with their embedded migrations. SQL lives there and nowhere else.
 //! - [`users`] is people and their keys: setup, enrolment, login, recovery, sessions.
 //! - [`crypto`] is the only module that touches key material.
+//! - [`secrets`] keeps the instance key in the OS keyring (or a 0600 file).
+//! - [`verify`] checks, from the files alone, who can open each private space.
 //! - [`logging`] writes diagnostics to stderr and a rotating file; never a secret.
 //! - [`secret`] holds the process's bearer secrets in zeroizing buffers.
 //!
@@ -23,8 +25,10 @@ pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod secret;
+pub mod secrets;
 pub mod store;
 pub mod users;
+pub mod verify;
 
 /// The version the binary reports on `--version` and `GET /api/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -39,12 +39,7 @@ pub fn init(logs_dir: &Path) -> std::io::Result<LogGuard> {
                 .with_target(false)
                 .with_filter(filter()),
         )
-        .with(
-            fmt::layer()
-                .with_writer(file_writer)
-                .with_ansi(false)
-                .with_filter(filter()),
-        )
+        .with(fmt::layer().with_writer(file_writer).with_ansi(false).with_filter(filter()))
         .try_init()
         .map_err(std::io::Error::other)?;
     Ok(LogGuard(guard))

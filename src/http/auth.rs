@@ -110,10 +110,7 @@ pub async fn require(
                     Err(err) => return err.into_response(),
                 }
             }
-            req.extensions_mut().insert(Caller {
-                session,
-                token: Arc::new(token),
-            });
+            req.extensions_mut().insert(Caller { session, token: Arc::new(token) });
         }
     }
     next.run(req).await
@@ -128,9 +125,7 @@ async fn manages_instance(state: &AppState, session: &Session) -> Result<bool, A
     if user.status != "active" {
         return Ok(false);
     }
-    Ok(roles::get(system, &user.role_id)
-        .await?
-        .is_some_and(|r| r.manage_instance))
+    Ok(roles::get(system, &user.role_id).await?.is_some_and(|r| r.manage_instance))
 }
 
 fn carries_token_in_query(query: Option<&str>) -> bool {
@@ -182,10 +177,7 @@ mod tests {
     fn a_bearer_header_is_read_whatever_the_scheme_case() {
         let mut headers = HeaderMap::new();
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("bEaReR abc"));
-        assert_eq!(
-            bearer_from_header(&headers).as_deref().map(Vec::as_slice),
-            Some(&b"abc"[..])
-        );
+        assert_eq!(bearer_from_header(&headers).as_deref().map(Vec::as_slice), Some(&b"abc"[..]));
     }
 
     #[test]
@@ -202,10 +194,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         let offered = format!("skald.v1, {}", ws_bearer_protocol("tok"));
         headers.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_str(&offered).unwrap());
-        assert_eq!(
-            bearer_from_ws_protocols(&headers).as_deref().map(Vec::as_slice),
-            Some(&b"tok"[..])
-        );
+        assert_eq!(bearer_from_ws_protocols(&headers).as_deref().map(Vec::as_slice), Some(&b"tok"[..]));
         assert!(offered_protocols(&headers).any(|p| p == WS_PROTOCOL));
     }
 

@@ -62,9 +62,7 @@ impl Boundary {
             return Err(Refusal::ForeignHost);
         }
         for origin in headers.get_all(header::ORIGIN) {
-            let own = origin
-                .to_str()
-                .is_ok_and(|o| self.0.origins.iter().any(|own| own.eq_ignore_ascii_case(o)));
+            let own = origin.to_str().is_ok_and(|o| self.0.origins.iter().any(|own| own.eq_ignore_ascii_case(o)));
             if !own {
                 return Err(Refusal::ForeignOrigin);
             }
@@ -88,14 +86,8 @@ impl Boundary {
             (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
             (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
             (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
-            (
-                HeaderName::from_static("cross-origin-opener-policy"),
-                HeaderValue::from_static("same-origin"),
-            ),
-            (
-                HeaderName::from_static("cross-origin-resource-policy"),
-                HeaderValue::from_static("same-origin"),
-            ),
+            (HeaderName::from_static("cross-origin-opener-policy"), HeaderValue::from_static("same-origin")),
+            (HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin")),
             (
                 HeaderName::from_static("permissions-policy"),
                 HeaderValue::from_static("camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
@@ -117,10 +109,9 @@ impl Boundary {
 impl Refusal {
     fn into_error(self) -> ApiError {
         let (code, message) = match self {
-            Self::ForeignHost => (
-                "forbidden_host",
-                "this server answers only to 127.0.0.1 and localhost on its own port",
-            ),
+            Self::ForeignHost => {
+                ("forbidden_host", "this server answers only to 127.0.0.1 and localhost on its own port")
+            }
             Self::ForeignOrigin => ("forbidden_origin", "requests from other origins are refused"),
             Self::CrossSite => ("forbidden_origin", "cross-site requests are refused"),
         };
@@ -166,23 +157,13 @@ mod tests {
 
     #[test]
     fn a_rebinding_name_or_another_port_is_a_foreign_host() {
-        for host in [
-            "evil.example",
-            "127.0.0.1.nip.io:4242",
-            "127.0.0.1:4243",
-            "127.0.0.1",
-            "[::1]:4242",
-        ] {
+        for host in ["evil.example", "127.0.0.1.nip.io:4242", "127.0.0.1:4243", "127.0.0.1", "[::1]:4242"] {
             let map = {
                 let mut m = HeaderMap::new();
                 m.insert(header::HOST, HeaderValue::from_str(host).unwrap());
                 m
             };
-            assert_eq!(
-                Boundary::new(4242).check(&Uri::from_static("/"), &map),
-                Err(Refusal::ForeignHost),
-                "{host}"
-            );
+            assert_eq!(Boundary::new(4242).check(&Uri::from_static("/"), &map), Err(Refusal::ForeignHost), "{host}");
         }
     }
 
@@ -204,39 +185,24 @@ mod tests {
             check(&[("host", "127.0.0.1:4242"), ("origin", "https://evil.example")]),
             Err(Refusal::ForeignOrigin)
         );
-        assert_eq!(
-            check(&[("host", "127.0.0.1:4242"), ("origin", "null")]),
-            Err(Refusal::ForeignOrigin)
-        );
+        assert_eq!(check(&[("host", "127.0.0.1:4242"), ("origin", "null")]), Err(Refusal::ForeignOrigin));
         assert_eq!(
             check(&[("host", "127.0.0.1:4242"), ("origin", "http://127.0.0.1:4243")]),
             Err(Refusal::ForeignOrigin)
         );
-        assert_eq!(
-            check(&[("host", "127.0.0.1:4242"), ("origin", "http://localhost:4242")]),
-            Ok(())
-        );
+        assert_eq!(check(&[("host", "127.0.0.1:4242"), ("origin", "http://localhost:4242")]), Ok(()));
     }
 
     #[test]
     fn a_second_origin_header_cannot_hide_behind_a_good_first_one() {
-        let pairs = [
-            ("host", "127.0.0.1:4242"),
-            ("origin", "http://127.0.0.1:4242"),
-            ("origin", "https://evil.example"),
-        ];
+        let pairs =
+            [("host", "127.0.0.1:4242"), ("origin", "http://127.0.0.1:4242"), ("origin", "https://evil.example")];
         assert_eq!(check(&pairs), Err(Refusal::ForeignOrigin));
     }
 
     #[test]
     fn cross_site_fetches_of_the_api_are_refused() {
-        assert_eq!(
-            check(&[("host", "127.0.0.1:4242"), ("sec-fetch-site", "cross-site")]),
-            Err(Refusal::CrossSite)
-        );
-        assert_eq!(
-            check(&[("host", "127.0.0.1:4242"), ("sec-fetch-site", "same-origin")]),
-            Ok(())
-        );
+        assert_eq!(check(&[("host", "127.0.0.1:4242"), ("sec-fetch-site", "cross-site")]), Err(Refusal::CrossSite));
+        assert_eq!(check(&[("host", "127.0.0.1:4242"), ("sec-fetch-site", "same-origin")]), Ok(()));
     }
 }

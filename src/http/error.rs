@@ -21,10 +21,7 @@ pub enum ApiError {
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
     #[error("{message}")]
-    TooManyRequests {
-        retry_after: std::time::Duration,
-        message: String,
-    },
+    TooManyRequests { retry_after: std::time::Duration, message: String },
     #[error("no such route")]
     NotFound,
     #[error("internal error")]
@@ -33,10 +30,7 @@ pub enum ApiError {
 
 impl ApiError {
     pub fn unauthorized() -> Self {
-        Self::Unauthorized {
-            code: "unauthorized",
-            message: "missing or invalid bearer token",
-        }
+        Self::Unauthorized { code: "unauthorized", message: "missing or invalid bearer token" }
     }
 
     fn status(&self) -> StatusCode {
@@ -74,47 +68,31 @@ impl From<AccountError> for ApiError {
     fn from(err: AccountError) -> Self {
         let message = err.to_string();
         match err {
-            AccountError::AlreadySetUp => Self::Conflict {
-                code: "already_set_up",
-                message,
-            },
-            AccountError::NameTaken => Self::Conflict {
-                code: "name_taken",
-                message,
-            },
-            AccountError::InvalidName(_) => Self::BadRequest {
-                code: "invalid_name",
-                message,
-            },
-            AccountError::WeakPassword(_) => Self::BadRequest {
-                code: "weak_password",
-                message,
-            },
-            AccountError::UnknownRole(_) => Self::BadRequest {
-                code: "unknown_role",
-                message,
-            },
-            AccountError::BadCredentials => Self::Unauthorized {
-                code: "invalid_credentials",
-                message: "the name or password is wrong",
-            },
+            AccountError::AlreadySetUp => Self::Conflict { code: "already_set_up", message },
+            AccountError::NameTaken => Self::Conflict { code: "name_taken", message },
+            AccountError::NotFound => Self::NotFound,
+            AccountError::Exists => Self::Conflict { code: "exists", message },
+            AccountError::LastAdmin(_) => Self::Conflict { code: "last_admin", message },
+            AccountError::RoleInUse(_) => Self::Conflict { code: "role_in_use", message },
+            AccountError::WrongState(_) => Self::Conflict { code: "wrong_state", message },
+            AccountError::InvalidRole(_) => Self::BadRequest { code: "invalid_role", message },
+            AccountError::ConfirmationMismatch => Self::BadRequest { code: "confirmation_mismatch", message },
+            AccountError::InvalidName(_) => Self::BadRequest { code: "invalid_name", message },
+            AccountError::WeakPassword(_) => Self::BadRequest { code: "weak_password", message },
+            AccountError::UnknownRole(_) => Self::BadRequest { code: "unknown_role", message },
+            AccountError::BadCredentials => {
+                Self::Unauthorized { code: "invalid_credentials", message: "the name or password is wrong" }
+            }
             AccountError::BadEnrolment => Self::Unauthorized {
                 code: "invalid_enrolment",
                 message: "the name or enrolment code is wrong, or the code was used or has expired; ask an administrator for a new one",
             },
-            AccountError::BadRecovery => Self::Unauthorized {
-                code: "invalid_recovery",
-                message: "the name or recovery code is wrong",
-            },
+            AccountError::BadRecovery => {
+                Self::Unauthorized { code: "invalid_recovery", message: "the name or recovery code is wrong" }
+            }
             AccountError::RateLimited(retry_after) => Self::TooManyRequests { retry_after, message },
-            AccountError::KeyRecord(_) => Self::Conflict {
-                code: "key_record_invalid",
-                message,
-            },
-            AccountError::PrivateFile(_) => Self::Conflict {
-                code: "private_file_invalid",
-                message,
-            },
+            AccountError::KeyRecord(_) => Self::Conflict { code: "key_record_invalid", message },
+            AccountError::PrivateFile(_) => Self::Conflict { code: "private_file_invalid", message },
             AccountError::Store(store) => Self::Internal(Box::new(store)),
         }
     }
@@ -132,22 +110,14 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let mut response = (
-            status,
-            Json(json!({ "error": { "code": self.code(), "message": message } })),
-        )
-            .into_response();
+        let mut response =
+            (status, Json(json!({ "error": { "code": self.code(), "message": message } }))).into_response();
         if let Self::TooManyRequests { retry_after, .. } = &self {
             let seconds = retry_after.as_secs().max(1).to_string();
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_str(&seconds).expect("digits"));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_str(&seconds).expect("digits"));
         }
         if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"skald\""),
-            );
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"skald\""));
         }
         response
     }

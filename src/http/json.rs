@@ -19,10 +19,7 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(value)) => Ok(Self(value)),
-            Err(rejection) => Err(ApiError::BadRequest {
-                code: "bad_json",
-                message: describe(&rejection),
-            }),
+            Err(rejection) => Err(ApiError::BadRequest { code: "bad_json", message: describe(&rejection) }),
         }
     }
 }

@@ -13,7 +13,7 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
-use crate::store::{roles, users};
+use crate::store::{audit, roles, users};
 use crate::users::PublicUser;
 
 const MAX_SETTING_KEY: usize = 64;
@@ -22,9 +22,7 @@ const MAX_SETTING_VALUE: usize = 64 * 1024;
 /// `GET /api/me`: who I am and what my role allows.
 pub async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
     let system = state.accounts.system();
-    let row = users::find(system, &caller.session.user_id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let row = users::find(system, &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
     let role = roles::get(system, &row.role_id).await?;
     Ok(Json(json!({ "user": PublicUser::from(&row), "role": role })))
 }
@@ -42,11 +40,13 @@ pub async fn change_password(
     Body(req): Body<PasswordChange>,
 ) -> Result<StatusCode, ApiError> {
     let (current, new) = (Zeroizing::new(req.current_password), Zeroizing::new(req.new_password));
-    state
-        .accounts
-        .change_password(&caller.session.user_id, &current, &new)
-        .await?;
+    state.accounts.change_password(&caller.session.user_id, &current, &new).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /api/me/audit`: what administrators did that affects me (§3).
+pub async fn audit(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<audit::Entry>>, ApiError> {
+    Ok(Json(audit::about(state.accounts.system(), &caller.session.user_id).await?))
 }
 
 /// `GET /api/me/settings`: my settings, from my private file.
@@ -88,9 +88,7 @@ pub async fn delete_setting(caller: Caller, Path(key): Path<String>) -> Result<S
 fn check_key(key: &str) -> Result<(), ApiError> {
     let ok = !key.is_empty()
         && key.len() <= MAX_SETTING_KEY
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if ok {
         Ok(())
     } else {

@@ -16,10 +16,7 @@ pub struct Health {
 
 /// `GET /api/health`
 pub async fn health() -> Json<Health> {
-    Json(Health {
-        status: "ok",
-        version: crate::VERSION,
-    })
+    Json(Health { status: "ok", version: crate::VERSION })
 }
 
 #[derive(Serialize)]

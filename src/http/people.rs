@@ -65,13 +65,12 @@ pub struct NewPerson {
 /// `POST /api/users` (administrators): a person who will choose their own password.
 pub async fn add(
     State(state): State<AppState>,
+    caller: Caller,
     Body(req): Body<NewPerson>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let (user, code) = state.accounts.add_person(&req.name, &RoleId::new(req.role)).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "user": user, "enrolment_code": code.as_str() })),
-    ))
+    let actor = state.accounts.actor(&caller.session.user_id).await?;
+    let (user, code) = state.accounts.add_person(&actor, &req.name, &RoleId::new(req.role)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "user": user, "enrolment_code": code.as_str() }))))
 }
 
 #[derive(Deserialize)]

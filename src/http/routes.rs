@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, me, meta, people, ws};
+use super::{AppState, admin, me, meta, people, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -39,9 +39,22 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/logout", Session, Header, people::logout),
         route(M::POST, "/api/lock", Session, Header, people::lock),
         route(M::POST, "/api/lock-all", Launch, Header, people::lock_all),
+        // administration
+        route(M::PATCH, "/api/users/{id}", Admin, Header, admin::update_person),
+        route(M::DELETE, "/api/users/{id}", Admin, Header, admin::delete_person),
+        route(M::POST, "/api/users/{id}/deactivate", Admin, Header, admin::deactivate),
+        route(M::POST, "/api/users/{id}/reactivate", Admin, Header, admin::reactivate),
+        route(M::POST, "/api/users/{id}/enrolment-code", Admin, Header, admin::reissue_enrolment),
+        route(M::GET, "/api/roles", Admin, Header, admin::list_roles),
+        route(M::POST, "/api/roles", Admin, Header, admin::create_role),
+        route(M::PATCH, "/api/roles/{id}", Admin, Header, admin::update_role),
+        route(M::DELETE, "/api/roles/{id}", Admin, Header, admin::delete_role),
+        route(M::GET, "/api/audit", Admin, Header, admin::audit_trail),
+        route(M::GET, "/api/instance/secrets", Admin, Header, admin::secrets_status),
         // the caller's own account and space
         route(M::GET, "/api/me", Session, Header, me::me),
         route(M::POST, "/api/me/password", Session, Header, me::change_password),
+        route(M::GET, "/api/me/audit", Session, Header, me::audit),
         route(M::GET, "/api/me/settings", Session, Header, me::settings),
         route(M::PUT, "/api/me/settings/{key}", Session, Header, me::put_setting),
         route(M::DELETE, "/api/me/settings/{key}", Session, Header, me::delete_setting),
@@ -54,23 +67,16 @@ where
     T: 'static,
 {
     let filter = MethodFilter::try_from(method.clone()).expect("the table uses standard methods");
-    Route {
-        method,
-        path,
-        access,
-        credential,
-        handler: on(filter, handler),
-    }
+    Route { method, path, access, credential, handler: on(filter, handler) }
 }
 
 impl Route {
     /// The handler behind this row's access check.
     pub(super) fn into_method_router(self, state: &AppState) -> MethodRouter<AppState> {
         let (access, credential, state) = (self.access, self.credential, state.clone());
-        self.handler
-            .route_layer(middleware::from_fn(move |req: Request, next: Next| {
-                let state = state.clone();
-                async move { auth::require(&state, access, credential, req, next).await }
-            }))
+        self.handler.route_layer(middleware::from_fn(move |req: Request, next: Next| {
+            let state = state.clone();
+            async move { auth::require(&state, access, credential, req, next).await }
+        }))
     }
 }

@@ -4,6 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::boundary::Boundary;
 use crate::secret::LaunchToken;
+use crate::secrets::InstanceSecrets;
 use crate::store::SystemStore;
 use crate::users::Accounts;
 
@@ -12,6 +13,7 @@ pub struct AppState {
     pub launch_token: LaunchToken,
     pub system: SystemStore,
     pub accounts: Accounts,
+    pub secrets: InstanceSecrets,
     pub boundary: Boundary,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.

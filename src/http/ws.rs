@@ -29,9 +29,7 @@ pub async fn upgrade(State(state): State<AppState>, headers: HeaderMap, upgrade:
         }
         .into_response();
     }
-    upgrade
-        .protocols([WS_PROTOCOL])
-        .on_upgrade(move |socket| run(socket, state))
+    upgrade.protocols([WS_PROTOCOL]).on_upgrade(move |socket| run(socket, state))
 }
 
 async fn run(mut socket: WebSocket, state: AppState) {

@@ -24,10 +24,7 @@ impl DataDir {
     /// Creates (0700) or tightens the directory, then takes its lock. Writes nothing
     /// but the lock file unless the lock is ours.
     pub fn open_locked(root: &Path) -> Result<Self, StartError> {
-        let fail = |source| StartError::DataDir {
-            path: root.to_path_buf(),
-            source,
-        };
+        let fail = |source| StartError::DataDir { path: root.to_path_buf(), source };
         create_private_dir(root).map_err(fail)?;
         let root = root.canonicalize().map_err(fail)?;
 
@@ -38,10 +35,7 @@ impl DataDir {
             .truncate(false)
             .mode(0o600)
             .open(root.join(LOCK_FILE))
-            .map_err(|source| StartError::DataDir {
-                path: root.clone(),
-                source,
-            })?;
+            .map_err(|source| StartError::DataDir { path: root.clone(), source })?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -62,21 +56,12 @@ impl DataDir {
         // Record who holds it, so a refused second process can say which one to stop.
         lock.set_len(0)
             .and_then(|()| lock.write_all(std::process::id().to_string().as_bytes()))
-            .map_err(|source| StartError::DataDir {
-                path: root.clone(),
-                source,
-            })?;
+            .map_err(|source| StartError::DataDir { path: root.clone(), source })?;
 
-        for sub in [
-            Self::run_dir_of(&root),
-            Self::logs_dir_of(&root),
-            root.join("database"),
-            root.join("database/users"),
-        ] {
-            create_private_dir(&sub).map_err(|source| StartError::DataDir {
-                path: sub.clone(),
-                source,
-            })?;
+        for sub in
+            [Self::run_dir_of(&root), Self::logs_dir_of(&root), root.join("database"), root.join("database/users")]
+        {
+            create_private_dir(&sub).map_err(|source| StartError::DataDir { path: sub.clone(), source })?;
         }
         Ok(Self { root, _lock: lock })
     }
@@ -107,12 +92,7 @@ impl DataDir {
     pub fn write_token(&self, token: &str) -> std::io::Result<()> {
         let path = self.token_file();
         let tmp = path.with_extension("tmp");
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
         // `mode` only applies on creation; a stale temp file from a crash keeps its bits.
         file.set_permissions(fs::Permissions::from_mode(0o600))?;
         file.write_all(token.as_bytes())?;
@@ -147,10 +127,7 @@ fn create_private_dir(path: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(path)?;
     let meta = fs::metadata(path)?;
     if !meta.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            "not a directory",
-        ));
+        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"));
     }
     if meta.permissions().mode() & 0o777 != 0o700 {
         fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;

@@ -9,6 +9,7 @@
 //! <data dir>/database/users/<id>.db   one encrypted file per person (SQLCipher)
 //! ```
 
+pub mod audit;
 pub mod data_dir;
 pub mod instance;
 pub mod private;
@@ -29,12 +30,21 @@ pub enum StoreError {
     #[error("that name is already taken")]
     NameTaken,
     #[error("{0}")]
+    WrongState(&'static str),
+    #[error("that already exists")]
+    Exists,
+    #[error("not found")]
+    NotFound,
+    #[error("this would leave nobody able to manage Skald; make someone else an administrator first")]
+    LastAdmin,
+    #[error("people still have this role; give them another role first")]
+    RoleInUse,
+    #[error("{0}")]
     WrongFile(&'static str),
 }
 
 /// Now, as stored everywhere: RFC 3339 in UTC with milliseconds.
 pub(crate) fn timestamp() -> String {
     let now = time::OffsetDateTime::now_utc();
-    now.format(&time::format_description::well_known::Rfc3339)
-        .expect("UTC timestamps format")
+    now.format(&time::format_description::well_known::Rfc3339).expect("UTC timestamps format")
 }

@@ -63,9 +63,7 @@ impl PrivateStore {
         tx.commit().await?;
         // Write page 1 (which carries the salt) into the main file now, so the file on
         // disk can be matched against its owner's row from the first moment.
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-            .execute(&store.pool)
-            .await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&store.pool).await?;
         Ok(store)
     }
 
@@ -75,17 +73,14 @@ impl PrivateStore {
         match read_salt(path) {
             Ok(found) if &found == file_salt => {}
             Ok(_) => {
-                return Err(StoreError::WrongFile(
-                    "the private file is not the one recorded for this account",
-                ));
+                return Err(StoreError::WrongFile("the private file is not the one recorded for this account"));
             }
             Err(_) => return Err(StoreError::WrongFile("the private file is missing or unreadable")),
         }
         let store = Self::connect(path, dek, file_salt, false).await?;
         MIGRATIONS.run(&store.pool).await?;
-        let named: Option<String> = sqlx::query_scalar("SELECT user_id FROM space WHERE id = 1")
-            .fetch_optional(&store.pool)
-            .await?;
+        let named: Option<String> =
+            sqlx::query_scalar("SELECT user_id FROM space WHERE id = 1").fetch_optional(&store.pool).await?;
         if named.as_deref() != Some(owner.as_str()) {
             store.close().await;
             return Err(StoreError::WrongFile("the private file belongs to another account"));
@@ -98,6 +93,9 @@ impl PrivateStore {
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
             .pragma("key", key.as_str().to_owned())
+            // SQLCipher would print each failed page decryption to stderr; we report
+            // wrong keys ourselves.
+            .pragma("cipher_log_level", "NONE")
             .create_if_missing(create)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
@@ -107,18 +105,15 @@ impl PrivateStore {
             .pragma("temp_store", "MEMORY")
             .log_statements(log::LevelFilter::Off)
             .log_slow_statements(log::LevelFilter::Off, Duration::from_secs(3600));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(2)
-            .min_connections(0)
-            .connect_with(options)
-            .await
-            .map_err(|err| match &err {
+        let pool = SqlitePoolOptions::new().max_connections(2).min_connections(0).connect_with(options).await.map_err(
+            |err| match &err {
                 // SQLCipher says "file is not a database" when the key does not fit.
                 sqlx::Error::Database(db) if db.message().contains("not a database") => {
                     StoreError::WrongFile("the private file does not open with this account's key")
                 }
                 _ => StoreError::Sqlx(err),
-            })?;
+            },
+        )?;
         Ok(Self { pool })
     }
 
@@ -132,9 +127,7 @@ impl PrivateStore {
     }
 
     pub async fn settings(&self) -> Result<Vec<(String, String)>, StoreError> {
-        Ok(sqlx::query_as("SELECT key, value FROM settings ORDER BY key")
-            .fetch_all(&self.pool)
-            .await?)
+        Ok(sqlx::query_as("SELECT key, value FROM settings ORDER BY key").fetch_all(&self.pool).await?)
     }
 
     pub async fn put_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -151,10 +144,7 @@ impl PrivateStore {
     }
 
     pub async fn delete_setting(&self, key: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query("DELETE FROM settings WHERE key = ?")
-            .bind(key)
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -1,103 +1,190 @@
 //! Roles (§6.1): rows, not code. The presets in `database/presets/roles.json` are seeded
-//! once, into an empty table; after that the rows belong to the administrators.
+//! once, into an empty table; after that the rows belong to the administrators. Every
+//! attribute is stored and returned, including those no feature reads yet.
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
+use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
 use crate::ids::RoleId;
 
 const PRESETS: &str = include_str!("../../database/presets/roles.json");
 
-/// A role as stored. List-valued attributes are JSON arrays.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+/// A role as stored. List-valued attributes are JSON arrays in the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Role {
     pub id: RoleId,
     pub label: String,
+    #[serde(default)]
     pub description: String,
     pub manage_instance: bool,
+    /// Tool name patterns this role may use (`*` for all).
+    #[serde(default = "everything")]
+    #[sqlx(json)]
+    pub tools: Vec<String>,
     pub may_approve: bool,
     pub may_schedule: bool,
     pub may_use_subagents: bool,
     pub max_turns: i64,
     pub idle_timeout_minutes: i64,
     pub lock_on_close: bool,
+    /// `provider/model` patterns this role may use (`*` for all).
+    #[serde(default = "everything")]
+    #[sqlx(json)]
+    pub allowed_models: Vec<String>,
     pub preferred_strength: String,
+    /// Tokens per month; none means no cap.
+    #[serde(default)]
+    pub usage_cap_tokens: Option<i64>,
     pub privacy_tier: String,
     pub memory_retention_days: i64,
 }
 
-#[derive(Deserialize)]
-struct Preset {
-    id: String,
-    label: String,
-    description: String,
-    manage_instance: bool,
-    may_approve: bool,
-    may_schedule: bool,
-    may_use_subagents: bool,
-    max_turns: i64,
-    idle_timeout_minutes: i64,
-    lock_on_close: bool,
-    preferred_strength: String,
-    privacy_tier: String,
-    memory_retention_days: i64,
+fn everything() -> Vec<String> {
+    vec!["*".to_owned()]
 }
+
+const SELECT: &str = "SELECT id, label, description, manage_instance, tools, may_approve, may_schedule, \
+     may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models, preferred_strength, \
+     usage_cap_tokens, privacy_tier, memory_retention_days FROM roles";
 
 /// Seeds the preset roles if the table is empty (a new instance).
 pub async fn seed_presets(store: &SystemStore) -> Result<(), StoreError> {
-    let presets: Vec<Preset> = serde_json::from_str(PRESETS).expect("database/presets/roles.json is valid");
-    let mut tx = store.pool().begin().await?;
-    let existing: i64 = sqlx::query_scalar("SELECT count(*) FROM roles")
-        .fetch_one(&mut *tx)
-        .await?;
+    let presets: Vec<Role> = serde_json::from_str(PRESETS).expect("database/presets/roles.json is valid");
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let existing: i64 = sqlx::query_scalar("SELECT count(*) FROM roles").fetch_one(&mut *tx).await?;
     if existing > 0 {
         return Ok(());
     }
-    let now = timestamp();
-    for p in presets {
-        sqlx::query(
-            "INSERT INTO roles (id, label, description, manage_instance, may_approve, may_schedule, may_use_subagents,
-                                max_turns, idle_timeout_minutes, lock_on_close, preferred_strength, privacy_tier,
-                                memory_retention_days, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(p.id)
-        .bind(p.label)
-        .bind(p.description)
-        .bind(p.manage_instance)
-        .bind(p.may_approve)
-        .bind(p.may_schedule)
-        .bind(p.may_use_subagents)
-        .bind(p.max_turns)
-        .bind(p.idle_timeout_minutes)
-        .bind(p.lock_on_close)
-        .bind(p.preferred_strength)
-        .bind(p.privacy_tier)
-        .bind(p.memory_retention_days)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
+    for role in &presets {
+        insert_row(&mut tx, role).await?;
     }
     tx.commit().await?;
     Ok(())
 }
 
+pub async fn list(store: &SystemStore) -> Result<Vec<Role>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY created_at, id"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
 pub async fn get(store: &SystemStore, id: &RoleId) -> Result<Option<Role>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, label, description, manage_instance, may_approve, may_schedule, may_use_subagents, max_turns,
-                idle_timeout_minutes, lock_on_close, preferred_strength, privacy_tier, memory_retention_days
-         FROM roles WHERE id = ?",
-    )
-    .bind(id)
-    .fetch_optional(store.pool())
-    .await?)
+    let sql = sqlx::AssertSqlSafe(format!("{SELECT} WHERE id = ?"));
+    Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
 /// The first role that manages the instance; setup gives it to the first person.
 pub async fn first_managing(store: &SystemStore) -> Result<Option<RoleId>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT id FROM roles WHERE manage_instance = 1 ORDER BY created_at, id LIMIT 1")
-            .fetch_optional(store.pool())
-            .await?,
+    Ok(sqlx::query_scalar("SELECT id FROM roles WHERE manage_instance = 1 ORDER BY created_at, id LIMIT 1")
+        .fetch_optional(store.pool())
+        .await?)
+}
+
+/// Adds a role an administrator defined (already validated).
+pub async fn create(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_row(&mut tx, role).await.map_err(|err| match err {
+        StoreError::Sqlx(sqlx::Error::Database(db)) if db.is_unique_violation() => StoreError::Exists,
+        other => other,
+    })?;
+    audit::record(&mut tx, actor, None, "role.created", json!({ "role": role.id })).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Replaces a role's attributes (already validated). Refused when it would leave no
+/// active person able to manage the instance.
+pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    if !role.manage_instance {
+        let others: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM users u JOIN roles r ON r.id = u.role_id
+             WHERE u.status = 'active' AND r.manage_instance = 1 AND r.id <> ?",
+        )
+        .bind(&role.id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if others == 0 {
+            return Err(StoreError::LastAdmin);
+        }
+    }
+    let updated = sqlx::query(
+        "UPDATE roles SET label = ?, description = ?, manage_instance = ?, tools = ?, may_approve = ?,
+                may_schedule = ?, may_use_subagents = ?, max_turns = ?, idle_timeout_minutes = ?, lock_on_close = ?,
+                allowed_models = ?, preferred_strength = ?, usage_cap_tokens = ?, privacy_tier = ?,
+                memory_retention_days = ?
+         WHERE id = ?",
     )
+    .bind(&role.label)
+    .bind(&role.description)
+    .bind(role.manage_instance)
+    .bind(json!(role.tools).to_string())
+    .bind(role.may_approve)
+    .bind(role.may_schedule)
+    .bind(role.may_use_subagents)
+    .bind(role.max_turns)
+    .bind(role.idle_timeout_minutes)
+    .bind(role.lock_on_close)
+    .bind(json!(role.allowed_models).to_string())
+    .bind(&role.preferred_strength)
+    .bind(role.usage_cap_tokens)
+    .bind(&role.privacy_tier)
+    .bind(role.memory_retention_days)
+    .bind(&role.id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    audit::record(&mut tx, actor, None, "role.updated", json!({ "role": role.id })).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Removes a role nobody has.
+pub async fn delete(store: &SystemStore, actor: &Actor, id: &RoleId) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let users: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM users WHERE role_id = ?").bind(id).fetch_one(&mut *tx).await?;
+    if users > 0 {
+        return Err(StoreError::RoleInUse);
+    }
+    let deleted = sqlx::query("DELETE FROM roles WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
+    if deleted == 0 {
+        return Err(StoreError::NotFound);
+    }
+    audit::record(&mut tx, actor, None, "role.deleted", json!({ "role": id })).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn insert_row(tx: &mut sqlx::SqliteConnection, role: &Role) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO roles (id, label, description, manage_instance, tools, may_approve, may_schedule,
+                            may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models,
+                            preferred_strength, usage_cap_tokens, privacy_tier, memory_retention_days, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&role.id)
+    .bind(&role.label)
+    .bind(&role.description)
+    .bind(role.manage_instance)
+    .bind(json!(role.tools).to_string())
+    .bind(role.may_approve)
+    .bind(role.may_schedule)
+    .bind(role.may_use_subagents)
+    .bind(role.max_turns)
+    .bind(role.idle_timeout_minutes)
+    .bind(role.lock_on_close)
+    .bind(json!(role.allowed_models).to_string())
+    .bind(&role.preferred_strength)
+    .bind(role.usage_cap_tokens)
+    .bind(&role.privacy_tier)
+    .bind(role.memory_retention_days)
+    .bind(timestamp())
+    .execute(tx)
+    .await?;
+    Ok(())
 }

@@ -21,10 +21,7 @@ pub struct SystemStore {
 impl SystemStore {
     /// Opens (creating if needed) and migrates the shared database.
     pub async fn open(path: &Path) -> Result<Self, StartError> {
-        let fail = |source| StartError::Database {
-            path: path.to_path_buf(),
-            source,
-        };
+        let fail = |source| StartError::Database { path: path.to_path_buf(), source };
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(fail)?
             .filename(path)
@@ -35,15 +32,8 @@ impl SystemStore {
             .busy_timeout(Duration::from_secs(5))
             .pragma("temp_store", "MEMORY")
             .log_statements(log::LevelFilter::Off);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(fail)?;
-        MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
+        MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
         Ok(Self { pool })
     }
 

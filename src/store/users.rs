@@ -1,8 +1,10 @@
 //! The people of the instance and the wraps of their keys, in the shared database.
 //! Nothing stored here opens a private space on its own (§2, §4).
 
+use serde_json::json;
 use sqlx::Row;
 
+use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
 use crate::crypto::{KdfParams, Purpose, WrappedKey};
 use crate::ids::{RoleId, UserId};
@@ -42,34 +44,28 @@ pub struct Activation<'a> {
 }
 
 pub async fn list(store: &SystemStore) -> Result<Vec<UserRow>, StoreError> {
-    Ok(sqlx::query_as(select_users!("ORDER BY name COLLATE NOCASE"))
-        .fetch_all(store.pool())
-        .await?)
+    Ok(sqlx::query_as(select_users!("ORDER BY name COLLATE NOCASE")).fetch_all(store.pool()).await?)
 }
 
 pub async fn find(store: &SystemStore, id: &UserId) -> Result<Option<UserRow>, StoreError> {
-    Ok(sqlx::query_as(select_users!("WHERE id = ?"))
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await?)
+    Ok(sqlx::query_as(select_users!("WHERE id = ?")).bind(id).fetch_optional(store.pool()).await?)
 }
 
 pub async fn find_by_name(store: &SystemStore, name: &str) -> Result<Option<UserRow>, StoreError> {
-    Ok(sqlx::query_as(select_users!("WHERE name = ?"))
-        .bind(name)
-        .fetch_optional(store.pool())
-        .await?)
+    Ok(sqlx::query_as(select_users!("WHERE name = ?")).bind(name).fetch_optional(store.pool()).await?)
 }
 
 /// Adds a person who has yet to choose a password.
 pub async fn insert_pending(
     store: &SystemStore,
+    actor: &Actor,
     id: &UserId,
     name: &str,
     role: &RoleId,
     enrolment_digest: &[u8; 32],
     expires: &str,
 ) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
         "INSERT INTO users (id, name, role_id, status, enrolment_digest, enrolment_expires, created_at)
          VALUES (?, ?, ?, 'pending', ?, ?, ?)",
@@ -80,9 +76,11 @@ pub async fn insert_pending(
     .bind(&enrolment_digest[..])
     .bind(expires)
     .bind(timestamp())
-    .execute(store.pool())
+    .execute(&mut *tx)
     .await
     .map_err(name_taken)?;
+    audit::record(&mut tx, actor, Some((id, name)), "person.added", json!({ "role": role })).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -116,16 +114,10 @@ pub async fn insert_first(
     put_wraps(
         &mut tx,
         activation.id,
-        &[
-            (Purpose::Password, activation.password_wrap),
-            (Purpose::Recovery, activation.recovery_wrap),
-        ],
+        &[(Purpose::Password, activation.password_wrap), (Purpose::Recovery, activation.recovery_wrap)],
     )
     .await?;
-    sqlx::query("UPDATE instance SET setup_completed_at = ? WHERE id = 1")
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query("UPDATE instance SET setup_completed_at = ? WHERE id = 1").bind(&now).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -153,10 +145,7 @@ pub async fn activate(store: &SystemStore, digest: &[u8; 32], activation: &Activ
     put_wraps(
         &mut tx,
         activation.id,
-        &[
-            (Purpose::Password, activation.password_wrap),
-            (Purpose::Recovery, activation.recovery_wrap),
-        ],
+        &[(Purpose::Password, activation.password_wrap), (Purpose::Recovery, activation.recovery_wrap)],
     )
     .await?;
     tx.commit().await?;
@@ -208,15 +197,9 @@ async fn put_wraps(
 /// The argon2id target calibrated on this machine, if calibration has run.
 pub async fn kdf_target(store: &SystemStore) -> Result<Option<KdfParams>, StoreError> {
     let row: (Option<i64>, Option<i64>, Option<i64>) =
-        sqlx::query_as("SELECT kdf_m_kib, kdf_t, kdf_p FROM instance WHERE id = 1")
-            .fetch_one(store.pool())
-            .await?;
+        sqlx::query_as("SELECT kdf_m_kib, kdf_t, kdf_p FROM instance WHERE id = 1").fetch_one(store.pool()).await?;
     Ok(match row {
-        (Some(m), Some(t), Some(p)) => Some(KdfParams {
-            m_kib: m as u32,
-            t: t as u32,
-            p: p as u32,
-        }),
+        (Some(m), Some(t), Some(p)) => Some(KdfParams { m_kib: m as u32, t: t as u32, p: p as u32 }),
         _ => None,
     })
 }
@@ -236,4 +219,121 @@ fn name_taken(err: sqlx::Error) -> StoreError {
         sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::NameTaken,
         _ => StoreError::Sqlx(err),
     }
+}
+
+/// How many other active people could still manage the instance if `id` could not.
+async fn other_admins(tx: &mut sqlx::SqliteConnection, id: &UserId) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM users u JOIN roles r ON r.id = u.role_id
+         WHERE u.status = 'active' AND r.manage_instance = 1 AND u.id <> ?",
+    )
+    .bind(id)
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+async fn locked_row(tx: &mut sqlx::SqliteConnection, id: &UserId) -> Result<UserRow, StoreError> {
+    sqlx::query_as(select_users!("WHERE id = ?")).bind(id).fetch_optional(&mut *tx).await?.ok_or(StoreError::NotFound)
+}
+
+async fn manages(tx: &mut sqlx::SqliteConnection, role: &RoleId) -> Result<bool, StoreError> {
+    let managing: Option<bool> = sqlx::query_scalar("SELECT manage_instance FROM roles WHERE id = ?")
+        .bind(role)
+        .fetch_optional(&mut *tx)
+        .await?;
+    managing.ok_or(StoreError::NotFound)
+}
+
+/// Renames a person; audited.
+pub async fn rename(store: &SystemStore, actor: &Actor, id: &UserId, name: &str) -> Result<UserRow, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let before = locked_row(&mut tx, id).await?;
+    sqlx::query("UPDATE users SET name = ? WHERE id = ?")
+        .bind(name)
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .map_err(name_taken)?;
+    audit::record(&mut tx, actor, Some((id, name)), "person.renamed", json!({ "from": before.name, "to": name }))
+        .await?;
+    let after = locked_row(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// Gives a person another role; refused when it would leave nobody managing the instance.
+pub async fn set_role(store: &SystemStore, actor: &Actor, id: &UserId, role: &RoleId) -> Result<UserRow, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let before = locked_row(&mut tx, id).await?;
+    let demotes =
+        before.status == "active" && manages(&mut tx, &before.role_id).await? && !manages(&mut tx, role).await?;
+    if demotes && other_admins(&mut tx, id).await? == 0 {
+        return Err(StoreError::LastAdmin);
+    }
+    sqlx::query("UPDATE users SET role_id = ? WHERE id = ?").bind(role).bind(id).execute(&mut *tx).await?;
+    let detail = json!({ "from": before.role_id, "to": role });
+    audit::record(&mut tx, actor, Some((id, &before.name)), "person.role_changed", detail).await?;
+    let after = locked_row(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// Deactivates or reactivates an enrolled person; the last administrator stays active.
+pub async fn set_active(store: &SystemStore, actor: &Actor, id: &UserId, active: bool) -> Result<UserRow, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let before = locked_row(&mut tx, id).await?;
+    let (from, to) = if active { ("deactivated", "active") } else { ("active", "deactivated") };
+    if before.status != from {
+        return Err(StoreError::WrongState(if active {
+            "only a deactivated person can be reactivated"
+        } else {
+            "only an active person can be deactivated"
+        }));
+    }
+    if !active && manages(&mut tx, &before.role_id).await? && other_admins(&mut tx, id).await? == 0 {
+        return Err(StoreError::LastAdmin);
+    }
+    sqlx::query("UPDATE users SET status = ? WHERE id = ?").bind(to).bind(id).execute(&mut *tx).await?;
+    let action = if active { "person.reactivated" } else { "person.deactivated" };
+    audit::record(&mut tx, actor, Some((id, &before.name)), action, json!({})).await?;
+    let after = locked_row(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// Removes a person's row and key wraps; the caller removes their private file after.
+pub async fn delete(store: &SystemStore, actor: &Actor, id: &UserId) -> Result<UserRow, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let before = locked_row(&mut tx, id).await?;
+    if before.status == "active" && manages(&mut tx, &before.role_id).await? && other_admins(&mut tx, id).await? == 0 {
+        return Err(StoreError::LastAdmin);
+    }
+    sqlx::query("DELETE FROM users WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    audit::record(&mut tx, actor, Some((id, &before.name)), "person.deleted", json!({})).await?;
+    tx.commit().await?;
+    Ok(before)
+}
+
+/// A fresh enrolment code for someone who has not enrolled yet; the old one stops working.
+pub async fn reissue_enrolment(
+    store: &SystemStore,
+    actor: &Actor,
+    id: &UserId,
+    digest: &[u8; 32],
+    expires: &str,
+) -> Result<UserRow, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let before = locked_row(&mut tx, id).await?;
+    if before.status != "pending" {
+        return Err(StoreError::WrongState("this person has already enrolled"));
+    }
+    sqlx::query("UPDATE users SET enrolment_digest = ?, enrolment_expires = ? WHERE id = ?")
+        .bind(&digest[..])
+        .bind(expires)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    audit::record(&mut tx, actor, Some((id, &before.name)), "person.enrolment_reissued", json!({})).await?;
+    tx.commit().await?;
+    Ok(before)
 }

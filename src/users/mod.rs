@@ -6,8 +6,10 @@
 //! recovery code made — and the recovery code goes to them alone. Key derivation runs on
 //! blocking threads behind a small semaphore, so a burst of logins cannot exhaust memory.
 
+mod manage;
 pub mod password;
 pub mod rate_limit;
+pub mod role_rules;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -20,6 +22,7 @@ use zeroize::Zeroizing;
 
 use crate::crypto::{self, CryptoError, Dek, KdfParams, KeyPair, Purpose, WrappedKey};
 use crate::ids::{RoleId, UserId};
+use crate::store::audit::Actor;
 use crate::store::private::{self, PrivateStore};
 use crate::store::users::{self as user_rows, Activation, UserRow};
 use crate::store::{StoreError, SystemStore, roles};
@@ -51,11 +54,7 @@ impl KdfPolicy {
     /// release builds ignore it.
     pub fn from_env() -> Self {
         let asked = std::env::var_os("SKALD_INSECURE_FAST_KDF").is_some_and(|v| v == "1");
-        if cfg!(debug_assertions) && asked {
-            Self::Floor
-        } else {
-            Self::Calibrated
-        }
+        if cfg!(debug_assertions) && asked { Self::Floor } else { Self::Calibrated }
     }
 }
 
@@ -70,12 +69,7 @@ pub struct PublicUser {
 
 impl From<&UserRow> for PublicUser {
     fn from(row: &UserRow) -> Self {
-        Self {
-            id: row.id.clone(),
-            name: row.name.clone(),
-            role: row.role_id.clone(),
-            status: row.status.clone(),
-        }
+        Self { id: row.id.clone(), name: row.name.clone(), role: row.role_id.clone(), status: row.status.clone() }
     }
 }
 
@@ -97,6 +91,20 @@ pub enum AccountError {
     WeakPassword(String),
     #[error("someone here already has that name")]
     NameTaken,
+    #[error("no such person or role")]
+    NotFound,
+    #[error("that already exists")]
+    Exists,
+    #[error("{0}")]
+    LastAdmin(String),
+    #[error("{0}")]
+    RoleInUse(String),
+    #[error("{0}")]
+    WrongState(&'static str),
+    #[error("{0}")]
+    InvalidRole(String),
+    #[error("type the person's exact name to confirm; deleting destroys their private space for good")]
+    ConfirmationMismatch,
     #[error("there is no role {0}")]
     UnknownRole(String),
     #[error("the name or password is wrong")]
@@ -121,6 +129,11 @@ impl From<StoreError> for AccountError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::NameTaken => Self::NameTaken,
+            StoreError::NotFound => Self::NotFound,
+            StoreError::Exists => Self::Exists,
+            StoreError::WrongState(why) => Self::WrongState(why),
+            err @ StoreError::LastAdmin => Self::LastAdmin(err.to_string()),
+            err @ StoreError::RoleInUse => Self::RoleInUse(err.to_string()),
             StoreError::WrongFile(why) => Self::PrivateFile(why),
             other => Self::Store(other),
         }
@@ -165,14 +178,14 @@ impl Accounts {
         &self.inner.system
     }
 
+    fn users_dir(&self) -> &std::path::Path {
+        &self.inner.users_dir
+    }
+
     /// The login picker: everyone but the deactivated.
     pub async fn directory(&self) -> Result<Vec<PublicUser>, AccountError> {
         let rows = user_rows::list(&self.inner.system).await?;
-        Ok(rows
-            .iter()
-            .filter(|r| r.status != "deactivated")
-            .map(PublicUser::from)
-            .collect())
+        Ok(rows.iter().filter(|r| r.status != "deactivated").map(PublicUser::from).collect())
     }
 
     /// Creates the first administrator with their own password, and unlocks them.
@@ -182,9 +195,7 @@ impl Accounts {
         if !user_rows::list(&self.inner.system).await?.is_empty() {
             return Err(AccountError::AlreadySetUp);
         }
-        let role = roles::first_managing(&self.inner.system)
-            .await?
-            .ok_or(AccountError::UnknownRole("admin".into()))?;
+        let role = roles::first_managing(&self.inner.system).await?.ok_or(AccountError::UnknownRole("admin".into()))?;
         let id = UserId::generate();
         let made = self.make_keys(&id, password).await?;
         let inserted = user_rows::insert_first(&self.inner.system, &name, &role, &made.activation(&id)).await;
@@ -194,45 +205,27 @@ impl Accounts {
             return Err(AccountError::AlreadySetUp);
         }
         tracing::info!(user = %id, "first administrator created");
-        let user = PublicUser {
-            id: id.clone(),
-            name,
-            role: role.clone(),
-            status: "active".into(),
-        };
+        let user = PublicUser { id: id.clone(), name, role: role.clone(), status: "active".into() };
         self.unlock_made(user, made, &role).await
     }
 
     /// Adds a person who will choose their own password; returns the one-time code.
-    pub async fn add_person(&self, name: &str, role: &RoleId) -> Result<(PublicUser, Zeroizing<String>), AccountError> {
+    pub async fn add_person(
+        &self,
+        actor: &Actor,
+        name: &str,
+        role: &RoleId,
+    ) -> Result<(PublicUser, Zeroizing<String>), AccountError> {
         let name = valid_name(name)?;
         if roles::get(&self.inner.system, role).await?.is_none() {
             return Err(AccountError::UnknownRole(role.to_string()));
         }
         let id = UserId::generate();
         let code = crypto::human_code(ENROLMENT_CODE_BYTES);
-        let expires = (time::OffsetDateTime::now_utc() + ENROLMENT_VALIDITY)
-            .format(&time::format_description::well_known::Rfc3339)
-            .expect("UTC timestamps format");
-        user_rows::insert_pending(
-            &self.inner.system,
-            &id,
-            &name,
-            role,
-            &crypto::code_digest(&code),
-            &expires,
-        )
-        .await?;
+        let (digest, expires) = (crypto::code_digest(&code), enrolment_expiry());
+        user_rows::insert_pending(&self.inner.system, actor, &id, &name, role, &digest, &expires).await?;
         tracing::info!(user = %id, "person added, awaiting enrolment");
-        Ok((
-            PublicUser {
-                id,
-                name,
-                role: role.clone(),
-                status: "pending".into(),
-            },
-            code,
-        ))
+        Ok((PublicUser { id, name, role: role.clone(), status: "pending".into() }, code))
     }
 
     /// The person spends their enrolment code and chooses their password; only now are
@@ -244,9 +237,7 @@ impl Accounts {
         let digest = crypto::code_digest(code);
         let valid = row.as_ref().is_some_and(|r| {
             r.status == "pending"
-                && r.enrolment_digest
-                    .as_deref()
-                    .is_some_and(|d| subtle::ConstantTimeEq::ct_eq(d, &digest[..]).into())
+                && r.enrolment_digest.as_deref().is_some_and(|d| subtle::ConstantTimeEq::ct_eq(d, &digest[..]).into())
                 && r.enrolment_expires.as_deref().is_some_and(not_expired)
         });
         let Some(row) = row.filter(|_| valid) else {
@@ -265,10 +256,7 @@ impl Accounts {
         }
         self.inner.limiter.succeeded(&limit_key);
         tracing::info!(user = %row.id, "enrolled");
-        let user = PublicUser {
-            status: "active".into(),
-            ..PublicUser::from(&row)
-        };
+        let user = PublicUser { status: "active".into(), ..PublicUser::from(&row) };
         self.unlock_made(user, made, &row.role_id).await
     }
 
@@ -277,9 +265,7 @@ impl Accounts {
         let limit_key = format!("login/{}", name.trim().to_lowercase());
         self.check_limit(&limit_key)?;
         let target = self.kdf_target().await?;
-        let row = user_rows::find_by_name(&self.inner.system, name.trim())
-            .await?
-            .filter(|r| r.status == "active");
+        let row = user_rows::find_by_name(&self.inner.system, name.trim()).await?.filter(|r| r.status == "active");
         let Some(row) = row else {
             // Cost the same as a wrong password, so timing does not tell who exists.
             let secret = Zeroizing::new(password.as_bytes().to_vec());
@@ -305,14 +291,11 @@ impl Accounts {
         // upward now that the password is at hand; never downward.
         let header = wrapped.header().map_err(AccountError::KeyRecord)?;
         if target.strictly_stronger_than(&header.kdf) {
-            let rewrapped = self
-                .wrap(&dek, password.as_bytes(), &row.id, Purpose::Password, target)
-                .await?;
+            let rewrapped = self.wrap(&dek, password.as_bytes(), &row.id, Purpose::Password, target).await?;
             user_rows::replace_wraps(&self.inner.system, &row.id, &[(Purpose::Password, &rewrapped)]).await?;
             tracing::info!(user = %row.id, from = %header.kdf, to = %target, "key re-wrapped with stronger parameters");
         }
-        self.start_session(PublicUser::from(&row), space, dek, &row.role_id, None)
-            .await
+        self.start_session(PublicUser::from(&row), space, dek, &row.role_id, None).await
     }
 
     /// Opens a space with the recovery code, sets a new password, and replaces the
@@ -320,14 +303,11 @@ impl Accounts {
     pub async fn recover(&self, name: &str, code: &str, new_password: &str) -> Result<Unlocked, AccountError> {
         let limit_key = format!("recover/{}", name.trim().to_lowercase());
         self.check_limit(&limit_key)?;
-        let row = user_rows::find_by_name(&self.inner.system, name.trim())
-            .await?
-            .filter(|r| r.status == "active");
+        let row = user_rows::find_by_name(&self.inner.system, name.trim()).await?.filter(|r| r.status == "active");
         let Some(row) = row else {
             // Recovery wraps use the floor cost; spend it so timing does not tell who exists.
             let secret = Zeroizing::new(code.as_bytes().to_vec());
-            self.blocking(move || crypto::burn_kdf(&secret, &KdfParams::FLOOR))
-                .await;
+            self.blocking(move || crypto::burn_kdf(&secret, &KdfParams::FLOOR)).await;
             self.inner.limiter.failed(&limit_key);
             return Err(AccountError::BadRecovery);
         };
@@ -346,17 +326,9 @@ impl Accounts {
         let space = self.open_space(&row, &dek).await?;
         let target = self.kdf_target().await?;
         let new_code = crypto::human_code(RECOVERY_CODE_BYTES);
-        let password_wrap = self
-            .wrap(&dek, new_password.as_bytes(), &row.id, Purpose::Password, target)
-            .await?;
+        let password_wrap = self.wrap(&dek, new_password.as_bytes(), &row.id, Purpose::Password, target).await?;
         let recovery_wrap = self
-            .wrap(
-                &dek,
-                crypto::normalize_code(&new_code).as_bytes(),
-                &row.id,
-                Purpose::Recovery,
-                KdfParams::FLOOR,
-            )
+            .wrap(&dek, crypto::normalize_code(&new_code).as_bytes(), &row.id, Purpose::Recovery, KdfParams::FLOOR)
             .await?;
         user_rows::replace_wraps(
             &self.inner.system,
@@ -365,15 +337,12 @@ impl Accounts {
         )
         .await?;
         tracing::info!(user = %row.id, "password reset with the recovery code; a new code was issued");
-        self.start_session(PublicUser::from(&row), space, dek, &row.role_id, Some(new_code))
-            .await
+        self.start_session(PublicUser::from(&row), space, dek, &row.role_id, Some(new_code)).await
     }
 
     /// Re-wraps the DEK under a new password, in one transaction; nothing else changes.
     pub async fn change_password(&self, user_id: &UserId, current: &str, new: &str) -> Result<(), AccountError> {
-        let row = user_rows::find(&self.inner.system, user_id)
-            .await?
-            .ok_or(AccountError::BadCredentials)?;
+        let row = user_rows::find(&self.inner.system, user_id).await?.ok_or(AccountError::BadCredentials)?;
         let limit_key = format!("login/{}", row.name.to_lowercase());
         self.check_limit(&limit_key)?;
         check_password(new, &row.name)?;
@@ -388,9 +357,7 @@ impl Accounts {
         };
         self.inner.limiter.succeeded(&limit_key);
         let target = self.kdf_target().await?;
-        let rewrapped = self
-            .wrap(&dek, new.as_bytes(), &row.id, Purpose::Password, target)
-            .await?;
+        let rewrapped = self.wrap(&dek, new.as_bytes(), &row.id, Purpose::Password, target).await?;
         user_rows::replace_wraps(&self.inner.system, &row.id, &[(Purpose::Password, &rewrapped)]).await?;
         tracing::info!(user = %row.id, "password changed");
         Ok(())
@@ -427,15 +394,8 @@ impl Accounts {
 
     /// Runs key derivation off the async threads, at most a few at a time.
     async fn blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> T {
-        let _permit = self
-            .inner
-            .unlocks
-            .acquire()
-            .await
-            .expect("the unlock semaphore is never closed");
-        tokio::task::spawn_blocking(work)
-            .await
-            .expect("key derivation does not panic")
+        let _permit = self.inner.unlocks.acquire().await.expect("the unlock semaphore is never closed");
+        tokio::task::spawn_blocking(work).await.expect("key derivation does not panic")
     }
 
     async fn unwrap(
@@ -446,8 +406,7 @@ impl Accounts {
         purpose: Purpose,
     ) -> Result<Dek, CryptoError> {
         let (wrapped, secret, id) = (wrapped.clone(), Zeroizing::new(secret.as_bytes().to_vec()), id.clone());
-        self.blocking(move || crypto::unwrap(&wrapped, &secret, id.as_str(), purpose))
-            .await
+        self.blocking(move || crypto::unwrap(&wrapped, &secret, id.as_str(), purpose)).await
     }
 
     async fn wrap(
@@ -468,19 +427,15 @@ impl Accounts {
     async fn wrap_of(&self, row: &UserRow, purpose: Purpose) -> Result<WrappedKey, AccountError> {
         user_rows::wrap(&self.inner.system, &row.id, purpose)
             .await?
-            .ok_or(AccountError::KeyRecord(CryptoError::Malformed(
-                "the key record is missing",
-            )))
+            .ok_or(AccountError::KeyRecord(CryptoError::Malformed("the key record is missing")))
     }
 
     async fn open_space(&self, row: &UserRow, dek: &Dek) -> Result<PrivateStore, AccountError> {
-        let salt: [u8; 16] =
-            row.file_salt
-                .as_deref()
-                .and_then(|s| s.try_into().ok())
-                .ok_or(AccountError::PrivateFile(
-                    "no private file is recorded for this account",
-                ))?;
+        let salt: [u8; 16] = row
+            .file_salt
+            .as_deref()
+            .and_then(|s| s.try_into().ok())
+            .ok_or(AccountError::PrivateFile("no private file is recorded for this account"))?;
         let path = private::path_for(&self.inner.users_dir, &row.id);
         PrivateStore::open(&path, dek, &salt, &row.id).await.map_err(|err| {
             tracing::warn!(user = %row.id, error = %err, "private file refused");
@@ -494,40 +449,19 @@ impl Accounts {
         let target = self.kdf_target().await?;
         let dek = Dek::generate();
         let recovery_code = crypto::human_code(RECOVERY_CODE_BYTES);
-        let password_wrap = self
-            .wrap(&dek, password.as_bytes(), id, Purpose::Password, target)
-            .await?;
+        let password_wrap = self.wrap(&dek, password.as_bytes(), id, Purpose::Password, target).await?;
         let recovery_wrap = self
-            .wrap(
-                &dek,
-                crypto::normalize_code(&recovery_code).as_bytes(),
-                id,
-                Purpose::Recovery,
-                KdfParams::FLOOR,
-            )
+            .wrap(&dek, crypto::normalize_code(&recovery_code).as_bytes(), id, Purpose::Recovery, KdfParams::FLOOR)
             .await?;
         let keys = KeyPair::generate();
         let file_salt = crypto::file_salt();
         let path = private::path_for(&self.inner.users_dir, id);
         let space = PrivateStore::create(&path, &dek, &file_salt, id, &keys).await?;
-        Ok(MadeKeys {
-            dek,
-            recovery_code,
-            password_wrap,
-            recovery_wrap,
-            public_key: keys.public,
-            file_salt,
-            space,
-        })
+        Ok(MadeKeys { dek, recovery_code, password_wrap, recovery_wrap, public_key: keys.public, file_salt, space })
     }
 
     async fn unlock_made(&self, user: PublicUser, made: MadeKeys, role: &RoleId) -> Result<Unlocked, AccountError> {
-        let MadeKeys {
-            dek,
-            recovery_code,
-            space,
-            ..
-        } = made;
+        let MadeKeys { dek, recovery_code, space, .. } = made;
         self.start_session(user, space, dek, role, Some(recovery_code)).await
     }
 
@@ -539,19 +473,10 @@ impl Accounts {
         role: &RoleId,
         recovery_code: Option<Zeroizing<String>>,
     ) -> Result<Unlocked, AccountError> {
-        let minutes = roles::get(&self.inner.system, role)
-            .await?
-            .map_or(30, |r| r.idle_timeout_minutes);
+        let minutes = roles::get(&self.inner.system, role).await?.map_or(30, |r| r.idle_timeout_minutes);
         let idle = Duration::from_secs(60 * minutes.clamp(1, 1440) as u64);
-        let token = self
-            .inner
-            .sessions
-            .insert(Session::new(user.id.clone(), space, dek, idle));
-        Ok(Unlocked {
-            user,
-            token,
-            recovery_code,
-        })
+        let token = self.inner.sessions.insert(Session::new(user.id.clone(), space, dek, idle));
+        Ok(Unlocked { user, token, recovery_code })
     }
 }
 
@@ -584,6 +509,13 @@ impl MadeKeys {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
     }
+}
+
+/// When an enrolment code made now stops working.
+fn enrolment_expiry() -> String {
+    (time::OffsetDateTime::now_utc() + ENROLMENT_VALIDITY)
+        .format(&time::format_description::well_known::Rfc3339)
+        .expect("UTC timestamps format")
 }
 
 fn valid_name(name: &str) -> Result<String, AccountError> {

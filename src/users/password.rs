@@ -67,11 +67,7 @@ mod tests {
     #[test]
     fn short_repetitive_common_or_self_naming_passwords_are_refused_with_a_reason() {
         assert!(weakness("short", "Ada").unwrap().contains("at least 12"));
-        assert!(
-            weakness("aaaaaaaaaaaaaaaa", "Ada")
-                .unwrap()
-                .contains("different characters")
-        );
+        assert!(weakness("aaaaaaaaaaaaaaaa", "Ada").unwrap().contains("different characters"));
         assert!(weakness("Password-1234", "Ada").unwrap().contains("first ones guessed"));
         assert!(weakness("margaret is here now", "Margaret").unwrap().contains("name"));
     }

@@ -47,10 +47,7 @@ impl RateLimiter {
 
     pub fn failed(&self, key: &str) {
         let mut entries = self.entries.lock().expect("rate limiter lock");
-        let entry = entries.entry(key.to_owned()).or_insert(Entry {
-            failures: 0,
-            blocked_until: None,
-        });
+        let entry = entries.entry(key.to_owned()).or_insert(Entry { failures: 0, blocked_until: None });
         entry.failures = entry.failures.saturating_add(1);
         let wait = wait_after(entry.failures);
         entry.blocked_until = (!wait.is_zero()).then(|| Instant::now() + wait);

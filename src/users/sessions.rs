@@ -24,13 +24,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(user_id: UserId, space: PrivateStore, dek: Dek, idle_timeout: Duration) -> Self {
-        Self {
-            user_id,
-            space,
-            dek,
-            idle_timeout,
-            last_active: Mutex::new(Instant::now()),
-        }
+        Self { user_id, space, dek, idle_timeout, last_active: Mutex::new(Instant::now()) }
     }
 
     fn idle_at(&self, now: Instant) -> bool {
@@ -59,10 +53,7 @@ impl Sessions {
     pub fn insert(&self, session: Session) -> Zeroizing<String> {
         let token = crypto::bearer_token();
         let digest = crypto::token_digest(token.as_bytes());
-        self.map
-            .lock()
-            .expect("sessions lock")
-            .insert(digest, Arc::new(session));
+        self.map.lock().expect("sessions lock").insert(digest, Arc::new(session));
         token
     }
 
@@ -88,11 +79,7 @@ impl Sessions {
 
     /// Ends the session a bearer names; false if there was none.
     pub async fn end(&self, token: &[u8]) -> bool {
-        let removed = self
-            .map
-            .lock()
-            .expect("sessions lock")
-            .remove(&crypto::token_digest(token));
+        let removed = self.map.lock().expect("sessions lock").remove(&crypto::token_digest(token));
         match removed {
             Some(session) => {
                 session.space.close().await;

@@ -8,10 +8,7 @@ use crate::support::{Server, raw};
 
 /// The table's path with any `{param}` filled in, so the request reaches the route.
 fn concrete(path: &str) -> String {
-    path.split('/')
-        .map(|seg| if seg.starts_with('{') { "x" } else { seg })
-        .collect::<Vec<_>>()
-        .join("/")
+    path.split('/').map(|seg| if seg.starts_with('{') { "x" } else { seg }).collect::<Vec<_>>().join("/")
 }
 
 #[tokio::test]
@@ -31,23 +28,14 @@ async fn every_api_route_refuses_a_missing_or_wrong_token() {
         ];
         // The launch token is no session: it opens only the routes marked Launch.
         let launch_token = format!("Authorization: Bearer {}", server.token);
-        let bad_headers = bad_headers
-            .into_iter()
-            .chain((route.access != Access::Launch).then_some(launch_token));
+        let bad_headers = bad_headers.into_iter().chain((route.access != Access::Launch).then_some(launch_token));
         for bad in bad_headers {
-            let head = format!(
-                "{} {path} HTTP/1.1\r\n{host}\r\nContent-Length: 0\r\n{bad}",
-                route.method
-            );
+            let head = format!("{} {path} HTTP/1.1\r\n{host}\r\nContent-Length: 0\r\n{bad}", route.method);
             let response = raw(server.port, &head).await;
             assert_eq!(response.status, 401, "{} {path} with {bad:?}", route.method);
             let body: serde_json::Value = serde_json::from_str(&response.body).expect("JSON error body");
             assert_eq!(body["error"]["code"], "unauthorized");
-            assert!(
-                response
-                    .header("www-authenticate")
-                    .is_some_and(|v| v.starts_with("Bearer"))
-            );
+            assert!(response.header("www-authenticate").is_some_and(|v| v.starts_with("Bearer")));
         }
     }
 }
@@ -79,17 +67,11 @@ async fn foreign_hosts_are_refused_even_with_the_right_token() {
         "0.0.0.0",
     ] {
         for path in ["/api/health", "/"] {
-            let head = format!(
-                "GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}",
-                server.token
-            );
+            let head = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}", server.token);
             let response = raw(server.port, &head).await;
             assert_eq!(response.status, 403, "Host: {host} {path}");
             assert!(response.body.contains("forbidden_host"), "{}", response.body);
-            assert!(
-                response.header("content-security-policy").is_some(),
-                "headers on refusals too"
-            );
+            assert!(response.header("content-security-policy").is_some(), "headers on refusals too");
         }
     }
 }
@@ -120,26 +102,14 @@ async fn a_foreign_origin_is_refused_on_get_post_and_websocket_upgrade() {
         ),
     ];
     for request in &requests {
-        for origin in [
-            "https://evil.example",
-            "null",
-            &format!("http://127.0.0.1:{}", server.port + 1),
-        ] {
+        for origin in ["https://evil.example", "null", &format!("http://127.0.0.1:{}", server.port + 1)] {
             let response = raw(server.port, &format!("{request}\r\nOrigin: {origin}")).await;
-            assert_eq!(
-                response.status,
-                403,
-                "Origin {origin} on {}",
-                request.lines().next().unwrap()
-            );
+            assert_eq!(response.status, 403, "Origin {origin} on {}", request.lines().next().unwrap());
             assert!(response.body.contains("forbidden_origin"), "{}", response.body);
         }
     }
     // Our own origin passes.
-    let own = format!(
-        "GET /api/health HTTP/1.1\r\n{host}\r\n{auth}\r\nOrigin: http://127.0.0.1:{}",
-        server.port
-    );
+    let own = format!("GET /api/health HTTP/1.1\r\n{host}\r\n{auth}\r\nOrigin: http://127.0.0.1:{}", server.port);
     assert_eq!(raw(server.port, &own).await.status, 200);
 }
 
@@ -159,15 +129,9 @@ async fn security_headers_are_on_every_response_and_no_cors_is_granted() {
     let host = format!("Host: 127.0.0.1:{}", server.port);
     let probes = [
         format!("GET / HTTP/1.1\r\n{host}"),
-        format!(
-            "GET /api/health HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {}",
-            server.token
-        ),
+        format!("GET /api/health HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {}", server.token),
         format!("GET /api/health HTTP/1.1\r\n{host}"),
-        format!(
-            "GET /api/no-such-route HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {}",
-            server.token
-        ),
+        format!("GET /api/no-such-route HTTP/1.1\r\n{host}\r\nAuthorization: Bearer {}", server.token),
         format!(
             "OPTIONS /api/health HTTP/1.1\r\n{host}\r\nOrigin: http://127.0.0.1:{}\r\nAccess-Control-Request-Method: POST",
             server.port
@@ -176,13 +140,8 @@ async fn security_headers_are_on_every_response_and_no_cors_is_granted() {
     for probe in &probes {
         let response = raw(server.port, probe).await;
         let what = probe.lines().next().unwrap();
-        let csp = response
-            .header("content-security-policy")
-            .unwrap_or_else(|| panic!("CSP on {what}"));
-        assert!(
-            csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
-            "{csp}"
-        );
+        let csp = response.header("content-security-policy").unwrap_or_else(|| panic!("CSP on {what}"));
+        assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
         assert!(!csp.contains("unsafe-eval") && !csp.contains("unsafe-inline"), "{csp}");
         assert!(
             csp.contains(&format!(
@@ -214,28 +173,18 @@ async fn the_page_is_served_without_a_token() {
     let server = Server::start();
     let page = reqwest::get(server.url("/")).await.unwrap();
     assert_eq!(page.status(), 200);
-    assert!(
-        page.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/html")
-    );
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
     let html = page.text().await.unwrap();
     assert!(html.contains("<skald-app"), "the page mounts the app element");
     // A client-side route gets the page; a missing asset does not.
     assert_eq!(reqwest::get(server.url("/settings")).await.unwrap().status(), 200);
-    assert_eq!(
-        reqwest::get(server.url("/assets/missing.js")).await.unwrap().status(),
-        404
-    );
+    assert_eq!(reqwest::get(server.url("/assets/missing.js")).await.unwrap().status(), 404);
 }
 
 #[tokio::test]
 async fn a_token_in_the_query_string_is_refused() {
     let server = Server::start();
-    let response = reqwest::get(server.url(&format!("/api/health?token={}", server.token)))
-        .await
-        .unwrap();
+    let response = reqwest::get(server.url(&format!("/api/health?token={}", server.token))).await.unwrap();
     assert_eq!(response.status(), 401);
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "token_in_url");

@@ -56,18 +56,14 @@ fn scan(dir: &Path, needles: &[(String, Vec<u8>)], hits: &mut Vec<String>, files
 #[tokio::test]
 async fn no_canary_password_or_recovery_code_reaches_the_disk_in_the_clear() {
     let server = Server::start();
-    let (status, setup) = server
-        .post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD }))
-        .await;
+    let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
     assert_eq!(status, 201);
     let token = setup["token"].as_str().unwrap().to_owned();
     let recovery = setup["recovery_code"].as_str().unwrap().to_owned();
     let canaries: Vec<String> = (0..20).map(|_| format!("canary{}", random_hex(12))).collect();
     for (i, canary) in canaries.iter().enumerate() {
         let path = format!("/api/me/settings/c{i}");
-        let (status, _) = server
-            .call(Method::PUT, &path, Some(&token), Some(json!({ "value": canary })))
-            .await;
+        let (status, _) = server.call(Method::PUT, &path, Some(&token), Some(json!({ "value": canary }))).await;
         assert_eq!(status, 204);
     }
     // They are really there, readable through the API.
@@ -91,14 +87,8 @@ async fn no_canary_password_or_recovery_code_reaches_the_disk_in_the_clear() {
 
     // The planted words are still in the private file, encrypted: a plain open fails.
     let users = sandbox.data_dir().join("database/users");
-    let file = std::fs::read_dir(&users)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().extension().is_some_and(|x| x == "db"))
-        .unwrap();
+    let file =
+        std::fs::read_dir(&users).unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "db")).unwrap();
     let header = std::fs::read(file.path()).unwrap();
-    assert!(
-        !header.starts_with(b"SQLite format 3"),
-        "the private file is not plain SQLite"
-    );
+    assert!(!header.starts_with(b"SQLite format 3"), "the private file is not plain SQLite");
 }

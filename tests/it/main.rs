@@ -1,12 +1,15 @@
 //! The integration suite: one binary, so the real `skald` is built once and every test
 //! spawns it on 127.0.0.1 with a temporary data directory.
 
+mod admin;
 mod boundary;
 mod canary;
 mod crash;
+mod keyring;
 mod neutrality;
 mod people;
 mod serve;
 mod support;
 mod tamper;
+mod verify;
 mod ws;

@@ -21,15 +21,8 @@ const FORBIDDEN: [&str; 13] = [
 ];
 
 /// Library names we call but did not choose; removed from a line before it is checked.
-const LIBRARY_NAMES: [&str; 7] = [
-    ".parent()",
-    "child_token",
-    "process::Child",
-    "ChildStdin",
-    "ChildStdout",
-    "ChildStderr",
-    "::Child",
-];
+const LIBRARY_NAMES: [&str; 7] =
+    [".parent()", "child_token", "process::Child", "ChildStdin", "ChildStdout", "ChildStderr", "::Child"];
 
 /// The forbidden words a line uses, after splitting identifiers at `_` and case changes.
 fn domain_words(line: &str) -> Vec<String> {
@@ -114,9 +107,5 @@ fn code_schema_and_comments_never_use_domain_words() {
             }
         }
     }
-    assert!(
-        hits.is_empty(),
-        "domain words in code (blueprint §0.1):\n{}",
-        hits.join("\n")
-    );
+    assert!(hits.is_empty(), "domain words in code (blueprint §0.1):\n{}", hits.join("\n"));
 }

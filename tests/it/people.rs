@@ -13,9 +13,7 @@ const MEMBER_PW: &str = "maple harbour seventeen";
 /// A server with an administrator; returns (server, admin token, admin recovery code).
 async fn with_admin() -> (Server, String, String) {
     let server = Server::start();
-    let (status, body) = server
-        .post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW }))
-        .await;
+    let (status, body) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
     assert_eq!(status, 201, "{body}");
     let token = body["token"].as_str().unwrap().to_owned();
     let recovery = body["recovery_code"].as_str().unwrap().to_owned();
@@ -24,39 +22,22 @@ async fn with_admin() -> (Server, String, String) {
 
 /// The administrator adds Bo; Bo enrols. Returns (Bo's token, Bo's recovery code).
 async fn with_member(server: &Server, admin: &str) -> (String, String) {
-    let (status, added) = server
-        .post("/api/users", Some(admin), json!({ "name": "Bo", "role": "member" }))
-        .await;
+    let (status, added) = server.post("/api/users", Some(admin), json!({ "name": "Bo", "role": "member" })).await;
     assert_eq!(status, 201, "{added}");
     let code = added["enrolment_code"].as_str().unwrap();
-    let (status, enrolled) = server
-        .post(
-            "/api/enrol",
-            None,
-            json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW }),
-        )
-        .await;
+    let (status, enrolled) =
+        server.post("/api/enrol", None, json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW })).await;
     assert_eq!(status, 201, "{enrolled}");
-    (
-        enrolled["token"].as_str().unwrap().to_owned(),
-        enrolled["recovery_code"].as_str().unwrap().to_owned(),
-    )
+    (enrolled["token"].as_str().unwrap().to_owned(), enrolled["recovery_code"].as_str().unwrap().to_owned())
 }
 
 async fn login(server: &Server, name: &str, password: &str) -> (u16, Value) {
-    server
-        .post("/api/login", None, json!({ "name": name, "password": password }))
-        .await
+    server.post("/api/login", None, json!({ "name": name, "password": password })).await
 }
 
 async fn put_setting(server: &Server, token: &str, key: &str, value: &str) {
     let (status, body) = server
-        .call(
-            Method::PUT,
-            &format!("/api/me/settings/{key}"),
-            Some(token),
-            Some(json!({ "value": value })),
-        )
+        .call(Method::PUT, &format!("/api/me/settings/{key}"), Some(token), Some(json!({ "value": value })))
         .await;
     assert_eq!(status, 204, "{body}");
 }
@@ -70,46 +51,27 @@ async fn settings(server: &Server, token: &str) -> Value {
 #[tokio::test]
 async fn setup_makes_the_first_administrator_once() {
     let (server, token, recovery) = with_admin().await;
-    assert_eq!(
-        recovery.chars().filter(|c| c.is_ascii_alphanumeric()).count(),
-        32,
-        "160-bit recovery code"
-    );
+    assert_eq!(recovery.chars().filter(|c| c.is_ascii_alphanumeric()).count(), 32, "160-bit recovery code");
     let (_, instance) = server.call(Method::GET, "/api/instance", None, None).await;
     assert_eq!(instance["setup_required"], false);
-    let (status, body) = server
-        .post(
-            "/api/setup",
-            None,
-            json!({ "name": "Eve", "password": "another long phrase" }),
-        )
-        .await;
+    let (status, body) =
+        server.post("/api/setup", None, json!({ "name": "Eve", "password": "another long phrase" })).await;
     assert_eq!(status, 409);
     assert_eq!(body["error"]["code"], "already_set_up");
     let (_, me) = server.call(Method::GET, "/api/me", Some(&token), None).await;
     assert_eq!(me["user"]["name"], "Ada");
     assert_eq!(me["role"]["manage_instance"], true);
     let (_, picker) = server.call(Method::GET, "/api/users", None, None).await;
-    assert_eq!(
-        picker,
-        json!([{ "id": me["user"]["id"], "name": "Ada", "role": "admin", "status": "active" }])
-    );
+    assert_eq!(picker, json!([{ "id": me["user"]["id"], "name": "Ada", "role": "admin", "status": "active" }]));
 }
 
 #[tokio::test]
 async fn a_weak_password_is_refused_with_the_reason() {
     let server = Server::start();
-    let (status, body) = server
-        .post("/api/setup", None, json!({ "name": "Ada", "password": "short" }))
-        .await;
+    let (status, body) = server.post("/api/setup", None, json!({ "name": "Ada", "password": "short" })).await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["code"], "weak_password");
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("at least 12 characters")
-    );
+    assert!(body["error"]["message"].as_str().unwrap().contains("at least 12 characters"));
 }
 
 #[tokio::test]
@@ -131,19 +93,13 @@ async fn bad_json_gets_a_json_error() {
 #[tokio::test]
 async fn an_enrolment_code_opens_nothing_and_is_spent_once() {
     let (server, admin, _) = with_admin().await;
-    let (_, added) = server
-        .post("/api/users", Some(&admin), json!({ "name": "Bo", "role": "member" }))
-        .await;
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Bo", "role": "member" })).await;
     assert_eq!(added["user"]["status"], "pending");
     let code = added["enrolment_code"].as_str().unwrap();
     // The code is no password and no recovery code.
     assert_eq!(login(&server, "Bo", code).await.0, 401);
     let (status, _) = server
-        .post(
-            "/api/recover",
-            None,
-            json!({ "name": "Bo", "recovery_code": code, "new_password": MEMBER_PW }),
-        )
+        .post("/api/recover", None, json!({ "name": "Bo", "recovery_code": code, "new_password": MEMBER_PW }))
         .await;
     assert_eq!(status, 401);
     let enrol = json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW });
@@ -158,22 +114,12 @@ async fn an_enrolment_code_opens_nothing_and_is_spent_once() {
 async fn only_administrators_add_people() {
     let (server, admin, _) = with_admin().await;
     let (member, _) = with_member(&server, &admin).await;
-    let (status, body) = server
-        .post("/api/users", Some(&member), json!({ "name": "Cy", "role": "member" }))
-        .await;
+    let (status, body) = server.post("/api/users", Some(&member), json!({ "name": "Cy", "role": "member" })).await;
     assert_eq!(status, 403);
     assert_eq!(body["error"]["code"], "admin_only");
-    let (status, _) = server
-        .post(
-            "/api/users",
-            Some(&admin),
-            json!({ "name": "Cy", "role": "no-such-role" }),
-        )
-        .await;
+    let (status, _) = server.post("/api/users", Some(&admin), json!({ "name": "Cy", "role": "no-such-role" })).await;
     assert_eq!(status, 400);
-    let (status, _) = server
-        .post("/api/users", Some(&admin), json!({ "name": "bo", "role": "member" }))
-        .await;
+    let (status, _) = server.post("/api/users", Some(&admin), json!({ "name": "bo", "role": "member" })).await;
     assert_eq!(status, 409, "names are unique regardless of case");
 }
 
@@ -181,18 +127,11 @@ async fn only_administrators_add_people() {
 async fn the_administrators_answers_never_carry_what_opens_another_space() {
     let (server, admin, _) = with_admin().await;
     let mut seen_by_admin: Vec<String> = Vec::new();
-    let (_, added) = server
-        .post("/api/users", Some(&admin), json!({ "name": "Bo", "role": "member" }))
-        .await;
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Bo", "role": "member" })).await;
     seen_by_admin.push(added.to_string());
     let code = added["enrolment_code"].as_str().unwrap().to_owned();
-    let (status, enrolled) = server
-        .post(
-            "/api/enrol",
-            None,
-            json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW }),
-        )
-        .await;
+    let (status, enrolled) =
+        server.post("/api/enrol", None, json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW })).await;
     assert_eq!(status, 201);
     let bo_token = enrolled["token"].as_str().unwrap();
     let bo_recovery = enrolled["recovery_code"].as_str().unwrap();
@@ -203,21 +142,14 @@ async fn the_administrators_answers_never_carry_what_opens_another_space() {
         (Method::GET, "/api/me", None),
         (Method::GET, "/api/me/settings", None),
         (Method::GET, "/api/instance", None),
-        (
-            Method::POST,
-            "/api/users",
-            Some(json!({ "name": "Cy", "role": "restricted" })),
-        ),
+        (Method::POST, "/api/users", Some(json!({ "name": "Cy", "role": "restricted" }))),
     ] {
         let (_, answer) = server.call(method, path, Some(&admin), body).await;
         seen_by_admin.push(answer.to_string());
     }
     for answer in &seen_by_admin {
         for secret in [MEMBER_PW, bo_token, bo_recovery, "Bo's private words"] {
-            assert!(
-                !answer.contains(secret),
-                "an administrator's answer carries a secret of Bo's: {answer}"
-            );
+            assert!(!answer.contains(secret), "an administrator's answer carries a secret of Bo's: {answer}");
         }
     }
     // The admin's own settings are theirs alone.
@@ -256,20 +188,12 @@ async fn repeated_failures_are_rate_limited_with_retry_after() {
     assert_eq!(login(&server, "Nobody", "wrong wrong wrong").await.0, 429);
     for _ in 0..5 {
         let (status, _) = server
-            .post(
-                "/api/recover",
-                None,
-                json!({ "name": "Ada", "recovery_code": "AAAA", "new_password": MEMBER_PW }),
-            )
+            .post("/api/recover", None, json!({ "name": "Ada", "recovery_code": "AAAA", "new_password": MEMBER_PW }))
             .await;
         assert_eq!(status, 401);
     }
     let (status, _) = server
-        .post(
-            "/api/recover",
-            None,
-            json!({ "name": "Ada", "recovery_code": "AAAA", "new_password": MEMBER_PW }),
-        )
+        .post("/api/recover", None, json!({ "name": "Ada", "recovery_code": "AAAA", "new_password": MEMBER_PW }))
         .await;
     assert_eq!(status, 429);
 }
@@ -280,20 +204,13 @@ async fn a_password_change_swaps_which_password_opens_the_space_and_keeps_the_da
     put_setting(&server, &admin, "theme", "dark").await;
     let new_pw = "copper meadow whistle";
     let change = json!({ "current_password": "wrong wrong wrong", "new_password": new_pw });
-    assert_eq!(
-        server.post("/api/me/password", Some(&admin), change).await.0,
-        401,
-        "the current password is checked"
-    );
+    assert_eq!(server.post("/api/me/password", Some(&admin), change).await.0, 401, "the current password is checked");
     let change = json!({ "current_password": ADMIN_PW, "new_password": new_pw });
     assert_eq!(server.post("/api/me/password", Some(&admin), change).await.0, 204);
     assert_eq!(login(&server, "Ada", ADMIN_PW).await.0, 401);
     let (status, body) = login(&server, "Ada", new_pw).await;
     assert_eq!(status, 200);
-    assert_eq!(
-        settings(&server, body["token"].as_str().unwrap()).await,
-        json!({ "theme": "dark" })
-    );
+    assert_eq!(settings(&server, body["token"].as_str().unwrap()).await, json!({ "theme": "dark" }));
 }
 
 #[tokio::test]
@@ -304,27 +221,16 @@ async fn the_recovery_code_resets_the_password_keeps_the_data_and_is_replaced() 
     // Typed loosely: lower case, spaces for dashes.
     let typed = recovery.to_lowercase().replace('-', " ");
     let (status, body) = server
-        .post(
-            "/api/recover",
-            None,
-            json!({ "name": "Ada", "recovery_code": typed, "new_password": new_pw }),
-        )
+        .post("/api/recover", None, json!({ "name": "Ada", "recovery_code": typed, "new_password": new_pw }))
         .await;
     assert_eq!(status, 200, "{body}");
     let fresh_code = body["recovery_code"].as_str().unwrap();
     assert_ne!(fresh_code, recovery);
-    assert_eq!(
-        settings(&server, body["token"].as_str().unwrap()).await,
-        json!({ "theme": "dark" })
-    );
+    assert_eq!(settings(&server, body["token"].as_str().unwrap()).await, json!({ "theme": "dark" }));
     assert_eq!(login(&server, "Ada", ADMIN_PW).await.0, 401);
     assert_eq!(login(&server, "Ada", new_pw).await.0, 200);
     let (status, _) = server
-        .post(
-            "/api/recover",
-            None,
-            json!({ "name": "Ada", "recovery_code": recovery, "new_password": ADMIN_PW }),
-        )
+        .post("/api/recover", None, json!({ "name": "Ada", "recovery_code": recovery, "new_password": ADMIN_PW }))
         .await;
     assert_eq!(status, 401, "the spent code no longer works");
 }
@@ -337,21 +243,12 @@ async fn logout_lock_and_lock_all_make_old_tokens_fail() {
         async move { server.call(Method::GET, "/api/me", Some(&token), None).await.0 }
     };
     // Logout ends this session only.
-    let second = login(&server, "Ada", ADMIN_PW).await.1["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(
-        server.call(Method::POST, "/api/logout", Some(&second), None).await.0,
-        204
-    );
+    let second = login(&server, "Ada", ADMIN_PW).await.1["token"].as_str().unwrap().to_owned();
+    assert_eq!(server.call(Method::POST, "/api/logout", Some(&second), None).await.0, 204);
     assert_eq!(me(second).await, 401);
     assert_eq!(me(admin.clone()).await, 200);
     // Lock ends every window of the caller.
-    let other = login(&server, "Ada", ADMIN_PW).await.1["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let other = login(&server, "Ada", ADMIN_PW).await.1["token"].as_str().unwrap().to_owned();
     assert_eq!(server.call(Method::POST, "/api/lock", Some(&admin), None).await.0, 204);
     assert_eq!(me(admin).await, 401);
     assert_eq!(me(other).await, 401);
@@ -367,9 +264,7 @@ async fn logout_lock_and_lock_all_make_old_tokens_fail() {
 #[tokio::test]
 async fn a_real_calibration_makes_keys_within_the_range_and_logs_in() {
     let server = Server::start_in(Sandbox::calibrated());
-    let (status, _) = server
-        .post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW }))
-        .await;
+    let (status, _) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
     assert_eq!(status, 201);
     let started = std::time::Instant::now();
     let (status, _) = login(&server, "Ada", ADMIN_PW).await;
@@ -378,8 +273,5 @@ async fn a_real_calibration_makes_keys_within_the_range_and_logs_in() {
     let sandbox = server.stop("TERM");
     let db = sandbox.data_dir().join("database/system.db");
     let (m, t, p) = crate::tamper::kdf_target(&db).await;
-    assert!(
-        (47_104..=1_048_576).contains(&m) && (1..=16).contains(&t) && (1..=16).contains(&p),
-        "{m} {t} {p}"
-    );
+    assert!((47_104..=1_048_576).contains(&m) && (1..=16).contains(&t) && (1..=16).contains(&p), "{m} {t} {p}");
 }

@@ -36,12 +36,7 @@ async fn each_start_makes_a_fresh_token() {
     assert!(first.signal("TERM").success());
     let second = Server::start_in(std::mem::replace(&mut first.sandbox, Sandbox::new()));
     assert_ne!(second.token, old);
-    let stale = reqwest::Client::new()
-        .get(second.url("/api/health"))
-        .bearer_auth(&old)
-        .send()
-        .await
-        .unwrap();
+    let stale = reqwest::Client::new().get(second.url("/api/health")).bearer_auth(&old).send().await.unwrap();
     assert_eq!(stale.status(), 401);
 }
 
@@ -69,26 +64,15 @@ fn the_listener_is_bound_to_127_0_0_1_only() {
 #[test]
 fn a_second_serve_on_the_same_directory_is_refused() {
     let server = Server::start();
-    let (status, stdout, stderr) = server.sandbox.run(&[
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        server.data_dir().to_str().unwrap(),
-    ]);
+    let (status, stdout, stderr) =
+        server.sandbox.run(&["serve", "--port", "0", "--data-dir", server.data_dir().to_str().unwrap()]);
     assert!(!status.success());
     assert!(stdout.is_empty(), "no ready line: {stdout}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.contains("in use by another Skald process"), "{stderr}");
-    assert!(
-        stderr.contains(&format!("pid {}", server.pid())),
-        "names the holder: {stderr}"
-    );
+    assert!(stderr.contains(&format!("pid {}", server.pid())), "names the holder: {stderr}");
     // The first server's token file is untouched.
-    assert_eq!(
-        std::fs::read_to_string(server.data_dir().join("run/api-token")).unwrap(),
-        server.token
-    );
+    assert_eq!(std::fs::read_to_string(server.data_dir().join("run/api-token")).unwrap(), server.token);
 }
 
 #[test]
@@ -159,10 +143,7 @@ fn a_port_in_use_is_one_line_on_stderr_and_writes_nothing() {
     assert!(!status.success());
     assert!(stdout.is_empty());
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("in use"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("in use"), "{stderr}");
     assert!(!data.exists(), "nothing written");
 }
 

@@ -19,25 +19,19 @@ pub struct Sandbox {
     pub dir: TempDir,
     /// New keys use the argon2id floor (a debug-only setting) so tests stay fast.
     pub fast_kdf: bool,
+    /// Run inside a private D-Bus session with an unlocked GNOME Keyring.
+    pub keyring: bool,
 }
 
 impl Sandbox {
     pub fn new() -> Self {
-        Self {
-            dir: tempfile::Builder::new()
-                .prefix("skald-test-")
-                .tempdir()
-                .expect("temp dir"),
-            fast_kdf: true,
-        }
+        let dir = tempfile::Builder::new().prefix("skald-test-").tempdir().expect("temp dir");
+        Self { dir, fast_kdf: true, keyring: false }
     }
 
     /// The machine's real calibration, as people get it.
     pub fn calibrated() -> Self {
-        Self {
-            fast_kdf: false,
-            ..Self::new()
-        }
+        Self { fast_kdf: false, ..Self::new() }
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -47,15 +41,35 @@ impl Sandbox {
     /// A `skald` command with the sandboxed environment and no inherited data dir.
     pub fn command(&self) -> Command {
         let home = self.dir.path().join("home");
-        let mut cmd = Command::new(BIN);
+        let runtime = self.dir.path().join("run");
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let mut cmd = if self.keyring {
+            // A bus of its own and an unlocked login keyring, then exec skald in it.
+            let mut cmd = Command::new("dbus-run-session");
+            cmd.args([
+                "--",
+                "sh",
+                "-c",
+                "printf skald-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec \"$0\" \"$@\"",
+                BIN,
+            ]);
+            cmd
+        } else {
+            Command::new(BIN)
+        };
         cmd.env_remove("SKALD_DATA_DIR")
             .env("HOME", &home)
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_RUNTIME_DIR", &runtime)
             .env("TMPDIR", self.dir.path().join("tmp"))
             .env_remove("SKALD_INSECURE_FAST_KDF")
+            // Never the developer's own keyring; the keyring tests bring their own bus.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("DISPLAY")
             .stdin(Stdio::null());
         if self.fast_kdf {
             cmd.env("SKALD_INSECURE_FAST_KDF", "1");
@@ -67,11 +81,7 @@ impl Sandbox {
     /// Runs `skald args…` to completion and returns (status, stdout, stderr).
     pub fn run(&self, args: &[&str]) -> (ExitStatus, String, String) {
         let out = self.command().args(args).output().expect("run skald");
-        (
-            out.status,
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
+        (out.status, String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
     }
 }
 
@@ -129,20 +139,20 @@ impl Server {
             }
         };
         let (port, token) = parse_ready_line(&line).unwrap_or_else(|| panic!("malformed ready line: {line:?}"));
-        Self {
-            sandbox,
-            child,
-            port,
-            token,
-            stderr,
-        }
+        Self { sandbox, child, port, token, stderr }
     }
 
     pub fn data_dir(&self) -> PathBuf {
         self.sandbox.data_dir()
     }
 
+    /// The skald process itself (under a D-Bus session, the child of `dbus-run-session`,
+    /// which records its pid in the lock file).
     pub fn pid(&self) -> u32 {
+        if self.sandbox.keyring {
+            let lock = std::fs::read_to_string(self.data_dir().join("skald.lock")).unwrap();
+            return lock.trim().parse().unwrap();
+        }
         self.child.id()
     }
 
@@ -156,12 +166,7 @@ impl Server {
 
     /// GET with the launch token.
     pub async fn get(&self, path: &str) -> reqwest::Response {
-        reqwest::Client::new()
-            .get(self.url(path))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .expect("request")
+        reqwest::Client::new().get(self.url(path)).bearer_auth(&self.token).send().await.expect("request")
     }
 
     /// A call with `bearer` (the launch token when `None`) and an optional JSON body;
@@ -173,9 +178,8 @@ impl Server {
         bearer: Option<&str>,
         body: Option<serde_json::Value>,
     ) -> (u16, serde_json::Value) {
-        let mut request = reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(bearer.unwrap_or(&self.token));
+        let mut request =
+            reqwest::Client::new().request(method, self.url(path)).bearer_auth(bearer.unwrap_or(&self.token));
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -208,11 +212,7 @@ impl Server {
 
     /// Sends a signal and waits for the exit.
     pub fn signal(&mut self, name: &str) -> ExitStatus {
-        let ok = Command::new("kill")
-            .arg(format!("-{name}"))
-            .arg(self.pid().to_string())
-            .status()
-            .unwrap();
+        let ok = Command::new("kill").arg(format!("-{name}")).arg(self.pid().to_string()).status().unwrap();
         assert!(ok.success(), "kill -{name} failed");
         self.wait(Duration::from_secs(20))
     }
@@ -257,18 +257,13 @@ pub struct RawResponse {
 
 impl RawResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// Writes `request_head` (request line and headers, without the blank line) verbatim.
 pub async fn raw(port: u16, request_head: &str) -> RawResponse {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
     let request = format!("{}\r\nConnection: close\r\n\r\n", request_head.trim_end());
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut bytes = Vec::new();
@@ -279,20 +274,10 @@ pub async fn raw(port: u16, request_head: &str) -> RawResponse {
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status line");
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    RawResponse {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
+    let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status line");
+    let headers =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
+    RawResponse { status, headers, body: body.to_owned() }
 }
 
 /// The Unix permission bits of a path.

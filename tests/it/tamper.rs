@@ -14,17 +14,13 @@ const ADMIN_PW: &str = "otter lantern quietly";
 const MEMBER_PW: &str = "maple harbour seventeen";
 
 async fn open(db: &Path) -> SqlitePool {
-    SqlitePool::connect_with(SqliteConnectOptions::new().filename(db))
-        .await
-        .unwrap()
+    SqlitePool::connect_with(SqliteConnectOptions::new().filename(db)).await.unwrap()
 }
 
 pub async fn kdf_target(db: &Path) -> (i64, i64, i64) {
     let pool = open(db).await;
-    let row: (i64, i64, i64) = sqlx::query_as("SELECT kdf_m_kib, kdf_t, kdf_p FROM instance WHERE id = 1")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let row: (i64, i64, i64) =
+        sqlx::query_as("SELECT kdf_m_kib, kdf_t, kdf_p FROM instance WHERE id = 1").fetch_one(&pool).await.unwrap();
     pool.close().await;
     row
 }
@@ -32,31 +28,18 @@ pub async fn kdf_target(db: &Path) -> (i64, i64, i64) {
 /// An instance with Ada (administrator) and Bo (member), stopped; returns the sandbox.
 async fn two_people() -> Sandbox {
     let server = Server::start();
-    let (_, setup) = server
-        .post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW }))
-        .await;
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
     let admin = setup["token"].as_str().unwrap();
-    let (_, added) = server
-        .post("/api/users", Some(admin), json!({ "name": "Bo", "role": "member" }))
-        .await;
+    let (_, added) = server.post("/api/users", Some(admin), json!({ "name": "Bo", "role": "member" })).await;
     let code = added["enrolment_code"].as_str().unwrap();
-    let (status, _) = server
-        .post(
-            "/api/enrol",
-            None,
-            json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW }),
-        )
-        .await;
+    let (status, _) =
+        server.post("/api/enrol", None, json!({ "name": "Bo", "enrolment_code": code, "password": MEMBER_PW })).await;
     assert_eq!(status, 201);
     server.stop("TERM")
 }
 
 async fn user_id(pool: &SqlitePool, name: &str) -> String {
-    sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
-        .bind(name)
-        .fetch_one(pool)
-        .await
-        .unwrap()
+    sqlx::query_scalar("SELECT id FROM users WHERE name = ?").bind(name).fetch_one(pool).await.unwrap()
 }
 
 async fn password_wrap(pool: &SqlitePool, id: &str) -> Vec<u8> {
@@ -79,9 +62,7 @@ async fn set_password_wrap(pool: &SqlitePool, id: &str, wrapped: &[u8]) {
 /// Logs in on a restarted server; returns (status, error code) and checks the server lives.
 async fn try_login(sandbox: Sandbox, name: &str, password: &str) -> (u16, String, Sandbox) {
     let server = Server::start_in(sandbox);
-    let (status, body) = server
-        .post("/api/login", None, json!({ "name": name, "password": password }))
-        .await;
+    let (status, body) = server.post("/api/login", None, json!({ "name": name, "password": password })).await;
     let code = body["error"]["code"].as_str().unwrap_or("").to_owned();
     assert_eq!(server.get("/api/health").await.status(), 200, "the server survives");
     (status, code, server.stop("TERM"))
@@ -96,6 +77,8 @@ async fn a_wrap_copied_onto_another_persons_row_is_refused() {
     let bos_wrap = password_wrap(&pool, &bo).await;
     set_password_wrap(&pool, &ada, &bos_wrap).await;
     pool.close().await;
+    let (passed, report) = crate::verify::verify(&sandbox);
+    assert!(!passed && report.contains("Ada: the password key wrap names another account or purpose"), "{report}");
     // Neither Bo's password nor Ada's opens Ada's row now, and the reason is named.
     let (status, code, sandbox) = try_login(sandbox, "Ada", MEMBER_PW).await;
     assert_eq!((status, code.as_str()), (409, "key_record_invalid"));
@@ -125,6 +108,8 @@ async fn kdf_parameters_lowered_or_absurdly_raised_are_refused() {
         let pool = open(&db).await;
         set_password_wrap(&pool, &ada, &edited).await;
         pool.close().await;
+        let (passed, report) = crate::verify::verify(&sandbox);
+        assert!(!passed && report.contains("KDF parameters outside the allowed range"), "{what}: {report}");
         let (status, code, back) = try_login(sandbox, "Ada", ADMIN_PW).await;
         assert_eq!((status, code.as_str()), (409, "key_record_invalid"), "{what}");
         sandbox = back;
@@ -133,6 +118,7 @@ async fn kdf_parameters_lowered_or_absurdly_raised_are_refused() {
     let pool = open(&db).await;
     set_password_wrap(&pool, &ada, &original).await;
     pool.close().await;
+    assert!(crate::verify::verify(&sandbox).0, "verify passes again once restored");
     assert_eq!(try_login(sandbox, "Ada", ADMIN_PW).await.0, 200);
 }
 
@@ -144,14 +130,18 @@ async fn two_swapped_private_files_are_refused() {
     let (ada, bo) = (user_id(&pool, "Ada").await, user_id(&pool, "Bo").await);
     pool.close().await;
     let users = sandbox.data_dir().join("database/users");
-    let (a, b, tmp) = (
-        users.join(format!("{ada}.db")),
-        users.join(format!("{bo}.db")),
-        users.join("swap.tmp"),
-    );
+    let (a, b, tmp) = (users.join(format!("{ada}.db")), users.join(format!("{bo}.db")), users.join("swap.tmp"));
     std::fs::rename(&a, &tmp).unwrap();
     std::fs::rename(&b, &a).unwrap();
     std::fs::rename(&tmp, &b).unwrap();
+    let (passed, report) = crate::verify::verify(&sandbox);
+    assert!(!passed, "{report}");
+    for who in ["Ada", "Bo"] {
+        assert!(
+            report.contains(&format!("{who}: the private file is not the one recorded for this person")),
+            "{report}"
+        );
+    }
     let (status, code, sandbox) = try_login(sandbox, "Ada", ADMIN_PW).await;
     assert_eq!((status, code.as_str()), (409, "private_file_invalid"));
     let (status, code, _) = try_login(sandbox, "Bo", MEMBER_PW).await;

@@ -1,0 +1,163 @@
+//! Administrator routes: managing people and roles, reading the audit trail and the
+//! instance-secret status. Every route here is `Admin` in the route table, so the caller's
+//! role is checked on the server, against the stored role, before any handler runs.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::ApiError;
+use super::json::Body;
+use crate::ids::{RoleId, UserId};
+use crate::store::audit::{self, Actor, Entry};
+use crate::store::roles::{self, Role};
+use crate::users::PublicUser;
+use crate::users::role_rules::RolePatch;
+
+async fn actor(state: &AppState, caller: &Caller) -> Result<Actor, ApiError> {
+    Ok(state.accounts.actor(&caller.session.user_id).await?)
+}
+
+fn user_id(raw: &str) -> Result<UserId, ApiError> {
+    UserId::parse(raw).ok_or(ApiError::NotFound)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonPatch {
+    name: Option<String>,
+    role: Option<String>,
+}
+
+/// `PATCH /api/users/{id}` `{"name"?, "role"?}`
+pub async fn update_person(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(patch): Body<PersonPatch>,
+) -> Result<Json<PublicUser>, ApiError> {
+    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    if patch.name.is_none() && patch.role.is_none() {
+        return Err(ApiError::BadRequest { code: "empty_patch", message: "send a name, a role, or both".into() });
+    }
+    let mut user = None;
+    if let Some(name) = patch.name {
+        user = Some(state.accounts.rename_person(&actor, &id, &name).await?);
+    }
+    if let Some(role) = patch.role {
+        user = Some(state.accounts.change_role(&actor, &id, &RoleId::new(role)).await?);
+    }
+    Ok(Json(user.expect("one of the two was sent")))
+}
+
+/// `POST /api/users/{id}/deactivate`: their sessions end at once.
+pub async fn deactivate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<PublicUser>, ApiError> {
+    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    Ok(Json(state.accounts.deactivate(&actor, &id).await?))
+}
+
+/// `POST /api/users/{id}/reactivate`
+pub async fn reactivate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<PublicUser>, ApiError> {
+    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    Ok(Json(state.accounts.reactivate(&actor, &id).await?))
+}
+
+#[derive(Deserialize)]
+pub struct Confirmation {
+    /// The person's exact name.
+    confirm: String,
+}
+
+/// `DELETE /api/users/{id}` `{"confirm": "<their name>"}`: removes them and destroys
+/// their private file.
+pub async fn delete_person(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(body): Body<Confirmation>,
+) -> Result<StatusCode, ApiError> {
+    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    state.accounts.delete_person(&actor, &id, &body.confirm).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/users/{id}/enrolment-code`: a new code for someone not yet enrolled.
+pub async fn reissue_enrolment(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let (user, code) = state.accounts.reissue_enrolment(&actor, &id).await?;
+    Ok(Json(json!({ "user": user, "enrolment_code": code.as_str() })))
+}
+
+/// `GET /api/roles`
+pub async fn list_roles(State(state): State<AppState>) -> Result<Json<Vec<Role>>, ApiError> {
+    Ok(Json(roles::list(state.accounts.system()).await?))
+}
+
+#[derive(Deserialize)]
+pub struct NewRole {
+    id: String,
+    label: String,
+    #[serde(flatten)]
+    attributes: Value,
+}
+
+/// `POST /api/roles` `{"id","label", …attributes}`
+pub async fn create_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<NewRole>,
+) -> Result<(StatusCode, Json<Role>), ApiError> {
+    let actor = actor(&state, &caller).await?;
+    let patch: RolePatch = serde_json::from_value(req.attributes)
+        .map_err(|err| ApiError::BadRequest { code: "invalid_role", message: err.to_string() })?;
+    let role = state.accounts.create_role(&actor, RoleId::new(req.id), req.label, patch).await?;
+    Ok((StatusCode::CREATED, Json(role)))
+}
+
+/// `PATCH /api/roles/{id}` with any attributes; the rest stay.
+pub async fn update_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(patch): Body<RolePatch>,
+) -> Result<Json<Role>, ApiError> {
+    let actor = actor(&state, &caller).await?;
+    Ok(Json(state.accounts.update_role(&actor, &RoleId::new(id), patch).await?))
+}
+
+/// `DELETE /api/roles/{id}`: only a role nobody has.
+pub async fn delete_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let actor = actor(&state, &caller).await?;
+    state.accounts.delete_role(&actor, &RoleId::new(id)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /api/instance/secrets`: where the instance key is kept, and whether it loaded.
+pub async fn secrets_status(State(state): State<AppState>) -> Json<crate::secrets::Status> {
+    Json(state.secrets.status())
+}
+
+/// `GET /api/audit`: the whole trail, newest first.
+pub async fn audit_trail(State(state): State<AppState>) -> Result<Json<Vec<Entry>>, ApiError> {
+    Ok(Json(audit::all(state.accounts.system()).await?))
+}
