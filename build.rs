@@ -19,6 +19,10 @@ fn main() {
         // Tauri does not notice changes to its capabilities and icons by itself.
         println!("cargo:rerun-if-changed=src-tauri");
         println!("cargo:rerun-if-changed=tauri.conf.json");
-        tauri_build::build();
+        let attributes = tauri_build::Attributes::new().capabilities_path_pattern("./src-tauri/capabilities/**/*");
+        if let Err(err) = tauri_build::try_build(attributes) {
+            eprintln!("tauri-build failed: {err:#}");
+            std::process::exit(1);
+        }
     }
 }

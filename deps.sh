@@ -8,10 +8,12 @@ purpose=${1:-build}
 # perl and make build SQLCipher's vendored OpenSSL; libdbus-1-dev lets Skald reach the OS
 # keyring (Secret Service) that holds the instance key.
 packages=(build-essential pkg-config perl make curl ca-certificates libdbus-1-dev)
+# The desktop window and tray (Tauri 2 on WebKitGTK).
+packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
 if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
-  # keyring tests.
-  packages+=(chromium dbus-daemon gnome-keyring)
+  # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test.
+  packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux)
 fi
 
 missing=()

@@ -22,14 +22,21 @@ npm --prefix web run build --silent
 stage "cargo fmt --check"
 cargo fmt --all --check
 
-stage "cargo clippy"
+stage "cargo clippy (headless)"
 cargo clippy --locked --all-targets -- -D warnings
+stage "cargo clippy (desktop)"
+cargo clippy --locked --all-targets --features desktop -- -D warnings
 
+# One build with the desktop feature serves every test: `skald serve` is the same code in
+# both builds, and the shell's own tests need the feature.
 stage "cargo test"
-cargo test --locked
+cargo test --locked --features desktop
 
 stage "browser tests (Chromium)"
-cargo build --locked --bin skald
+cargo build --locked --features desktop --bin skald
 SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web run test:e2e --silent
+
+stage "desktop smoke test (Xvfb)"
+tests/desktop/smoke.sh "$CARGO_TARGET_DIR/debug/skald" "${SKALD_ARTIFACTS:-$CARGO_TARGET_DIR/desktop-smoke}"
 
 stage "all tests passed"

@@ -1,11 +1,15 @@
-//! The `skald` binary: parse the command line, start the core, wait for a signal.
-//! Thin on purpose — everything it does is a call into the `skald` library.
+//! The `skald` binary: parse the command line, start the core, then open the window
+//! (feature `desktop`) or wait for a signal. Thin on purpose — everything it does is a
+//! call into the `skald` library.
+
+#[cfg(feature = "desktop")]
+mod shell;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use skald::app::{self, App};
+use skald::app::{self, App, StartOptions};
 use skald::config::{self, DATA_DIR_ENV};
 use skald::error::StartError;
 use skald::store::DataDir;
@@ -54,6 +58,9 @@ fn main() -> ExitCode {
     let port = match cli.command {
         Some(Command::Serve { port }) => port,
         Some(Command::Verify) => return verify(cli.data_dir),
+        #[cfg(feature = "desktop")]
+        None => return shell::run(cli.data_dir),
+        #[cfg(not(feature = "desktop"))]
         None => 0,
     };
     match serve(cli.data_dir, port) {
@@ -65,20 +72,34 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
-    // Bind before touching the data directory, so a port in use writes nothing.
+/// What every way of running the core does first: bind the port (before touching the
+/// data directory, so a port in use writes nothing), lock the data directory, start the
+/// log, harden the process.
+struct Prepared {
+    listener: std::net::TcpListener,
+    data_dir: DataDir,
+    _log: skald::logging::LogGuard,
+}
+
+fn prepare(data_dir: Option<PathBuf>, port: u16) -> Result<Prepared, StartError> {
     let listener = app::bind(port)?;
     let root = config::resolve_data_dir(data_dir).ok_or(StartError::NoDataDir)?;
     let data_dir = DataDir::open_locked(&root)?;
     let _log = skald::logging::init(&data_dir.logs_dir())
         .map_err(|source| StartError::DataDir { path: data_dir.logs_dir(), source })?;
+    app::harden_process();
+    Ok(Prepared { listener, data_dir, _log })
+}
+
+fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
+    let Prepared { listener, data_dir, _log } = prepare(data_dir, port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("skald")
         .build()
         .map_err(StartError::Serve)?;
     runtime.block_on(async {
-        let app = App::start(listener, data_dir).await?;
+        let app = App::start(listener, data_dir, StartOptions { write_token_file: true }).await?;
         // Handlers go in before the ready line: a script may signal the moment it reads it.
         let stop = termination().map_err(StartError::Serve)?;
         ready_line(&app);

@@ -10,10 +10,11 @@ use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::crypto::LaunchToken;
 use crate::error::StartError;
 use crate::http::boundary::Boundary;
 use crate::http::{self, AppState};
-use crate::secret::LaunchToken;
+use crate::notify::{Notification, Notifier};
 use crate::secrets::InstanceSecrets;
 use crate::store::{DataDir, SystemStore, roles};
 use crate::users::sessions::Sessions;
@@ -30,6 +31,58 @@ pub fn bind(port: u16) -> Result<std::net::TcpListener, StartError> {
     Ok(listener)
 }
 
+/// How the process that hosts the core wants it started.
+#[derive(Debug, Clone, Copy)]
+pub struct StartOptions {
+    /// `skald serve` writes the launch token to `run/api-token` for scripts; the desktop
+    /// shell hands it to its window in memory and writes no file.
+    pub write_token_file: bool,
+}
+
+/// What the shell may do to a running core, and nothing more.
+#[derive(Clone)]
+pub struct CoreHandle {
+    state: AppState,
+}
+
+impl CoreHandle {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.state.boundary.port())
+    }
+
+    pub fn launch_token(&self) -> &LaunchToken {
+        &self.state.launch_token
+    }
+
+    pub fn handle(&self) -> CoreHandle {
+        CoreHandle { state: self.state.clone() }
+    }
+
+    /// Whether a URL belongs to this server's own loopback origin.
+    pub fn is_own_origin(&self, origin: &str) -> bool {
+        self.state.boundary.is_own_origin(origin)
+    }
+
+    /// The tray's Lock: every session, everyone.
+    pub async fn lock_all(&self) -> usize {
+        self.state.accounts.sessions().end_all().await
+    }
+
+    /// The window was closed: lock the sessions whose role asks for it.
+    pub async fn lock_for_closed_window(&self) -> usize {
+        self.state.accounts.sessions().end_on_window_close().await
+    }
+
+    /// Begins a clean shutdown; [`App::run`] returns once in-flight work is done.
+    pub fn shut_down(&self) {
+        self.state.shutdown.cancel();
+    }
+
+    pub fn notifications(&self) -> tokio::sync::broadcast::Receiver<Notification> {
+        self.state.notifier.subscribe()
+    }
+}
+
 /// A server that is ready to accept: its port is bound, its data directory locked, its
 /// database migrated and its token written.
 pub struct App {
@@ -41,7 +94,11 @@ pub struct App {
 
 impl App {
     /// Must run inside a Tokio runtime.
-    pub async fn start(listener: std::net::TcpListener, data_dir: DataDir) -> Result<Self, StartError> {
+    pub async fn start(
+        listener: std::net::TcpListener,
+        data_dir: DataDir,
+        options: StartOptions,
+    ) -> Result<Self, StartError> {
         let port = listener.local_addr().map_err(|source| StartError::Bind { port: 0, source })?.port();
         let listener = TcpListener::from_std(listener).map_err(|source| StartError::Bind { port, source })?;
         let system = SystemStore::open(&data_dir.system_db()).await?;
@@ -57,15 +114,18 @@ impl App {
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.root().to_path_buf(), reason: err.to_string() })?;
         let launch_token = LaunchToken::generate();
-        data_dir
-            .write_token(launch_token.expose())
-            .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
+        if options.write_token_file {
+            data_dir
+                .write_token(launch_token.expose())
+                .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
+        }
         let state = AppState {
             launch_token,
             system,
             accounts,
             secrets,
             boundary: Boundary::new(port),
+            notifier: Notifier::default(),
             shutdown: CancellationToken::new(),
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");
@@ -82,6 +142,10 @@ impl App {
 
     pub fn launch_token(&self) -> &LaunchToken {
         &self.state.launch_token
+    }
+
+    pub fn handle(&self) -> CoreHandle {
+        CoreHandle { state: self.state.clone() }
     }
 
     /// Serves until `stop` completes, then lets in-flight requests finish, closes live

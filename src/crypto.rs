@@ -369,6 +369,26 @@ pub fn code_digest(code: &str) -> [u8; 32] {
     hasher.finalize().into()
 }
 
+/// This run's launch token (§7): made fresh at each start, kept in a zeroizing buffer with
+/// no `Debug`, and compared in constant time so a caller cannot learn it from timing.
+#[derive(Clone)]
+pub struct LaunchToken(std::sync::Arc<Zeroizing<String>>);
+
+impl LaunchToken {
+    pub fn generate() -> Self {
+        Self(std::sync::Arc::new(bearer_token()))
+    }
+
+    /// The token's text, for the ready line, the token file and the desktop shell.
+    pub fn expose(&self) -> &str {
+        self.0.as_str()
+    }
+
+    pub fn matches(&self, presented: &[u8]) -> bool {
+        subtle::ConstantTimeEq::ct_eq(self.0.as_bytes(), presented).into()
+    }
+}
+
 /// A random bearer: 256 bits as 64 hex characters.
 pub fn bearer_token() -> Zeroizing<String> {
     Zeroizing::new(hex::encode(*random_array::<32>()))

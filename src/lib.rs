@@ -12,8 +12,8 @@
 //! - [`crypto`] is the only module that touches key material.
 //! - [`secrets`] keeps the instance key in the OS keyring (or a 0600 file).
 //! - [`verify`] checks, from the files alone, who can open each private space.
+//! - [`notify`] carries desktop notifications from features to the shell.
 //! - [`logging`] writes diagnostics to stderr and a rotating file; never a secret.
-//! - [`secret`] holds the process's bearer secrets in zeroizing buffers.
 //!
 //! The core knows nothing of windows or Tauri; the shell in `src-tauri/` drives it.
 
@@ -24,7 +24,7 @@ pub mod error;
 pub mod http;
 pub mod ids;
 pub mod logging;
-pub mod secret;
+pub mod notify;
 pub mod secrets;
 pub mod store;
 pub mod users;

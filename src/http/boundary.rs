@@ -23,6 +23,7 @@ use super::error::ApiError;
 pub struct Boundary(Arc<Inner>);
 
 struct Inner {
+    port: u16,
     hosts: [String; 2],
     origins: [String; 2],
     csp: HeaderValue,
@@ -47,7 +48,16 @@ impl Boundary {
              base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
         );
         let csp = HeaderValue::from_str(&csp).expect("the CSP is ASCII");
-        Self(Arc::new(Inner { hosts, origins, csp }))
+        Self(Arc::new(Inner { port, hosts, origins, csp }))
+    }
+
+    pub fn port(&self) -> u16 {
+        self.0.port
+    }
+
+    /// Whether `origin` (as a browser serialises it, `http://host:port`) is ours.
+    pub fn is_own_origin(&self, origin: &str) -> bool {
+        self.0.origins.iter().any(|own| own.eq_ignore_ascii_case(origin))
     }
 
     /// Decides whether a request may pass. Pure: reads only the URI and headers.
@@ -62,7 +72,7 @@ impl Boundary {
             return Err(Refusal::ForeignHost);
         }
         for origin in headers.get_all(header::ORIGIN) {
-            let own = origin.to_str().is_ok_and(|o| self.0.origins.iter().any(|own| own.eq_ignore_ascii_case(o)));
+            let own = origin.to_str().is_ok_and(|o| self.is_own_origin(o));
             if !own {
                 return Err(Refusal::ForeignOrigin);
             }

@@ -2,10 +2,12 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::ApiError;
+use super::json::Body;
 use crate::store::instance;
 
 #[derive(Serialize)]
@@ -17,6 +19,25 @@ pub struct Health {
 /// `GET /api/health`
 pub async fn health() -> Json<Health> {
     Json(Health { status: "ok", version: crate::VERSION })
+}
+
+/// Milestones the page may report; anything else is refused, so the log never holds
+/// text a page made up.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientEvent {
+    Rendered,
+}
+
+#[derive(Deserialize)]
+pub struct ClientReport {
+    event: ClientEvent,
+}
+
+/// `POST /api/client/events` `{"event":"rendered"}`: the page tells the log it got this far.
+pub async fn client_event(Body(report): Body<ClientReport>) -> StatusCode {
+    tracing::info!(event = ?report.event, "page reported");
+    StatusCode::NO_CONTENT
 }
 
 #[derive(Serialize)]

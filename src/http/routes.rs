@@ -29,6 +29,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/health", Launch, Header, meta::health),
         route(M::GET, "/api/instance", Launch, Header, meta::instance),
         route(M::GET, "/api/ws", Launch, WebSocketProtocol, ws::upgrade),
+        route(M::POST, "/api/client/events", Launch, Header, meta::client_event),
         // people and keys
         route(M::POST, "/api/setup", Launch, Header, people::setup),
         route(M::GET, "/api/users", Launch, Header, people::directory),

@@ -3,7 +3,8 @@
 use tokio_util::sync::CancellationToken;
 
 use super::boundary::Boundary;
-use crate::secret::LaunchToken;
+use crate::crypto::LaunchToken;
+use crate::notify::Notifier;
 use crate::secrets::InstanceSecrets;
 use crate::store::SystemStore;
 use crate::users::Accounts;
@@ -15,6 +16,7 @@ pub struct AppState {
     pub accounts: Accounts,
     pub secrets: InstanceSecrets,
     pub boundary: Boundary,
+    pub notifier: Notifier,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,

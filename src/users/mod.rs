@@ -274,18 +274,7 @@ impl Accounts {
             return Err(AccountError::BadCredentials);
         };
         let wrapped = self.wrap_of(&row, Purpose::Password).await?;
-        let dek = match self.unwrap(&wrapped, password, &row.id, Purpose::Password).await {
-            Ok(dek) => dek,
-            Err(CryptoError::WrongSecret) => {
-                self.inner.limiter.failed(&limit_key);
-                return Err(AccountError::BadCredentials);
-            }
-            Err(other) => {
-                tracing::warn!(user = %row.id, error = %other, "key record refused");
-                return Err(AccountError::KeyRecord(other));
-            }
-        };
-        self.inner.limiter.succeeded(&limit_key);
+        let dek = self.unwrap_typed(&limit_key, &wrapped, password, &row.id, Purpose::Password).await?;
         let space = self.open_space(&row, &dek).await?;
         // A record made with weaker parameters than this machine's target is re-wrapped
         // upward now that the password is at hand; never downward.
@@ -314,15 +303,7 @@ impl Accounts {
         check_password(new_password, &row.name)?;
         let wrapped = self.wrap_of(&row, Purpose::Recovery).await?;
         let normalized = crypto::normalize_code(code);
-        let dek = match self.unwrap(&wrapped, &normalized, &row.id, Purpose::Recovery).await {
-            Ok(dek) => dek,
-            Err(CryptoError::WrongSecret) => {
-                self.inner.limiter.failed(&limit_key);
-                return Err(AccountError::BadRecovery);
-            }
-            Err(other) => return Err(AccountError::KeyRecord(other)),
-        };
-        self.inner.limiter.succeeded(&limit_key);
+        let dek = self.unwrap_typed(&limit_key, &wrapped, &normalized, &row.id, Purpose::Recovery).await?;
         let space = self.open_space(&row, &dek).await?;
         let target = self.kdf_target().await?;
         let new_code = crypto::human_code(RECOVERY_CODE_BYTES);
@@ -347,15 +328,7 @@ impl Accounts {
         self.check_limit(&limit_key)?;
         check_password(new, &row.name)?;
         let wrapped = self.wrap_of(&row, Purpose::Password).await?;
-        let dek = match self.unwrap(&wrapped, current, &row.id, Purpose::Password).await {
-            Ok(dek) => dek,
-            Err(CryptoError::WrongSecret) => {
-                self.inner.limiter.failed(&limit_key);
-                return Err(AccountError::BadCredentials);
-            }
-            Err(other) => return Err(AccountError::KeyRecord(other)),
-        };
-        self.inner.limiter.succeeded(&limit_key);
+        let dek = self.unwrap_typed(&limit_key, &wrapped, current, &row.id, Purpose::Password).await?;
         let target = self.kdf_target().await?;
         let rewrapped = self.wrap(&dek, new.as_bytes(), &row.id, Purpose::Password, target).await?;
         user_rows::replace_wraps(&self.inner.system, &row.id, &[(Purpose::Password, &rewrapped)]).await?;
@@ -396,6 +369,35 @@ impl Accounts {
     async fn blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> T {
         let _permit = self.inner.unlocks.acquire().await.expect("the unlock semaphore is never closed");
         tokio::task::spawn_blocking(work).await.expect("key derivation does not panic")
+    }
+
+    /// Opens a wrap with a secret a person typed: a wrong one counts against `limit_key`
+    /// and reads as wrong credentials; a broken record is reported as such.
+    async fn unwrap_typed(
+        &self,
+        limit_key: &str,
+        wrapped: &WrappedKey,
+        secret: &str,
+        id: &UserId,
+        purpose: Purpose,
+    ) -> Result<Dek, AccountError> {
+        match self.unwrap(wrapped, secret, id, purpose).await {
+            Ok(dek) => {
+                self.inner.limiter.succeeded(limit_key);
+                Ok(dek)
+            }
+            Err(CryptoError::WrongSecret) => {
+                self.inner.limiter.failed(limit_key);
+                Err(match purpose {
+                    Purpose::Password => AccountError::BadCredentials,
+                    Purpose::Recovery => AccountError::BadRecovery,
+                })
+            }
+            Err(other) => {
+                tracing::warn!(user = %id, error = %other, "key record refused");
+                Err(AccountError::KeyRecord(other))
+            }
+        }
     }
 
     async fn unwrap(
@@ -473,9 +475,11 @@ impl Accounts {
         role: &RoleId,
         recovery_code: Option<Zeroizing<String>>,
     ) -> Result<Unlocked, AccountError> {
-        let minutes = roles::get(&self.inner.system, role).await?.map_or(30, |r| r.idle_timeout_minutes);
+        let role = roles::get(&self.inner.system, role).await?;
+        let minutes = role.as_ref().map_or(30, |r| r.idle_timeout_minutes);
+        let lock_on_close = role.as_ref().is_none_or(|r| r.lock_on_close);
         let idle = Duration::from_secs(60 * minutes.clamp(1, 1440) as u64);
-        let token = self.inner.sessions.insert(Session::new(user.id.clone(), space, dek, idle));
+        let token = self.inner.sessions.insert(Session::new(user.id.clone(), space, dek, idle, lock_on_close));
         Ok(Unlocked { user, token, recovery_code })
     }
 }

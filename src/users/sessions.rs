@@ -19,12 +19,14 @@ pub struct Session {
     #[allow(dead_code, reason = "held for sealing key copies to supervisors (§6.2)")]
     dek: Dek,
     idle_timeout: Duration,
+    /// The role's choice: closing the window locks this session (§1).
+    lock_on_close: bool,
     last_active: Mutex<Instant>,
 }
 
 impl Session {
-    pub fn new(user_id: UserId, space: PrivateStore, dek: Dek, idle_timeout: Duration) -> Self {
-        Self { user_id, space, dek, idle_timeout, last_active: Mutex::new(Instant::now()) }
+    pub fn new(user_id: UserId, space: PrivateStore, dek: Dek, idle_timeout: Duration, lock_on_close: bool) -> Self {
+        Self { user_id, space, dek, idle_timeout, lock_on_close, last_active: Mutex::new(Instant::now()) }
     }
 
     fn idle_at(&self, now: Instant) -> bool {
@@ -110,6 +112,11 @@ impl Sessions {
     /// Locks everyone (tray → Lock, process exit).
     pub async fn end_all(&self) -> usize {
         self.end_where(|_| true).await
+    }
+
+    /// The window was closed: locks the sessions whose role asks for it (on by default).
+    pub async fn end_on_window_close(&self) -> usize {
+        self.end_where(|s| s.lock_on_close).await
     }
 
     /// Ends sessions that went idle; run periodically so an unused key does not linger.

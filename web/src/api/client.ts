@@ -42,6 +42,9 @@ export interface ApiClientOptions {
   readonly fetch?: typeof fetch;
 }
 
+/** Milestones the page reports to the server's log. */
+export type ClientEvent = 'rendered';
+
 /** Talks to one Skald server with one bearer token. */
 export class ApiClient {
   // An ES private field: not enumerable, not reachable from outside, not
@@ -66,12 +69,23 @@ export class ApiClient {
     return body;
   }
 
-  async #request(method: string, path: string, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * `POST /api/client/events`: tells the server's log that the page reached a
+   * milestone. Only fixed event names; never anything a person typed.
+   */
+  async report(event: ClientEvent): Promise<void> {
+    await this.#request('POST', '/api/client/events', undefined, { event });
+  }
+
+  async #request(method: string, path: string, signal?: AbortSignal, json?: unknown): Promise<unknown> {
     let response: Response;
+    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${this.#token}` };
+    if (json !== undefined) headers['Content-Type'] = 'application/json';
     try {
       response = await this.#fetch(new URL(path, this.#baseUrl), {
         method,
-        headers: { Accept: 'application/json', Authorization: `Bearer ${this.#token}` },
+        headers,
+        ...(json === undefined ? {} : { body: JSON.stringify(json) }),
         // The token is the only credential; never send or store cookies.
         credentials: 'omit',
         cache: 'no-store',
@@ -85,6 +99,7 @@ export class ApiClient {
     }
 
     const body = await readJson(response);
+    if (response.status === 204) return undefined;
     if (response.ok) {
       if (body === undefined) {
         throw new ApiError('bad_response', 'The server sent an answer that is not JSON.', response.status);

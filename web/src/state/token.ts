@@ -59,11 +59,28 @@ export function takeLaunchToken(
   location: Location = window.location,
   history: History = window.history,
 ): string | null {
+  const handed = takeHandedToken();
   const { token, rest, hadToken } = splitLaunchFragment(location.hash);
   if (hadToken) {
     // replaceState, not assignment to location.hash: it leaves no history
     // entry that still carries the token and does not reload the page.
     history.replaceState(history.state, '', `${location.pathname}${location.search}${rest}`);
   }
-  return token;
+  return handed ?? token;
+}
+
+/** Where the desktop shell's initialization script leaves the token. */
+interface HandedToken {
+  __skaldLaunchToken?: unknown;
+}
+
+/**
+ * The token the desktop shell handed over in memory (its initialization
+ * script sets it only on Skald's own origin), taken once: the property is
+ * deleted so no later script finds it.
+ */
+export function takeHandedToken(scope: HandedToken = window as unknown as HandedToken): string | null {
+  const value = scope.__skaldLaunchToken;
+  delete scope.__skaldLaunchToken;
+  return typeof value === 'string' && value !== '' ? value : null;
 }

@@ -7,6 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -130,7 +131,40 @@ describe('the page served by skald serve', () => {
       await close();
     }
   });
+
+  // The desktop shell hands the token over with src-tauri/init.js, which runs on every
+  // navigation: it must give the token to Skald's own loopback origin and nobody else.
+  test('the desktop init script hands the token to the loopback origin, which takes it once', async () => {
+    const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/`, initScript(server));
+    try {
+      assert.equal(await settledHealth(page), 'ok', `server stderr:\n${server.stderr()}`);
+      assert.equal(await page.evaluate(() => '__skaldLaunchToken' in window), false, 'the page took and deleted it');
+      assert.deepEqual(consoleMessages.filter((m) => CSP_VIOLATION.test(m)), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('the desktop init script gives another origin nothing', async () => {
+    // Same server, other origin: localhost is not 127.0.0.1 to a browser.
+    const other = server.origin.replace('127.0.0.1', 'localhost');
+    const { page, close } = await openPage(browser, `${other}/`, initScript(server));
+    try {
+      assert.equal(await page.evaluate(() => '__skaldLaunchToken' in window), false);
+      assert.equal(await settledHealth(page), 'no-token');
+    } finally {
+      await close();
+    }
+  });
 });
+
+/** src-tauri/init.js with this server's origin and token filled in, as the shell does. */
+function initScript(server) {
+  const template = readFileSync(new URL('../../../src-tauri/init.js', import.meta.url), 'utf8');
+  return template
+    .replaceAll('__SKALD_ORIGIN__', JSON.stringify(server.origin))
+    .replaceAll('__SKALD_TOKEN__', JSON.stringify(server.token));
+}
 
 /**
  * Spawns `bin serve` with a fresh data dir and fresh HOME / XDG dirs under
@@ -207,8 +241,9 @@ async function stopServer(child) {
 }
 
 /** A fresh context and page, with every console message and page error collected. */
-async function openPage(browser, url) {
+async function openPage(browser, url, initScript) {
   const context = await browser.newContext();
+  if (initScript !== undefined) await context.addInitScript({ content: initScript });
   const page = await context.newPage();
   /** @type {string[]} */
   const consoleMessages = [];

@@ -87,6 +87,10 @@ export class SkaldApp extends LitElement {
           answer.status === 'ok'
             ? { kind: 'ok', version: answer.version }
             : { kind: 'error', message: answer.status };
+        if (answer.status === 'ok') {
+          // Once painted, say so in the server's log (the desktop smoke test reads it).
+          void this.updateComplete.then(() => client.report('rendered').catch(() => undefined));
+        }
       },
       (error: unknown) => {
         if (controller.signal.aborted) return;

@@ -1,0 +1,316 @@
+//! The desktop shell (§13): one window on the core's loopback page, a tray icon, a single
+//! instance, lock on close, and OS notifications. Thin: the page talks to the core over
+//! HTTP exactly as in serve mode, and the window gets no IPC permissions; everything the
+//! shell does to the core goes through `CoreHandle`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use skald::app::{App, CoreHandle, StartOptions};
+use tauri::menu::{Menu, MenuItem};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
+use tauri::webview::PageLoadEvent;
+use tauri::{AppHandle, Manager, RunEvent, Url, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent};
+use tauri_plugin_notification::NotificationExt;
+use tauri_plugin_opener::OpenerExt;
+
+const WINDOW: &str = "main";
+/// The initialization script; placeholders are filled with JSON string literals.
+const INIT_SCRIPT: &str = include_str!("init.js");
+
+/// Debug-build hooks for the desktop smoke test; release builds never have them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct TestHooks {
+    /// After the first page load, navigate the window here (to test the navigation guard).
+    navigate_to: Option<String>,
+}
+
+/// `SKALD_TEST_HOOKS=1` turns the hooks on — in a debug build only. With them the app also
+/// writes `run/api-token` and the ready line as `serve` does, and SIGUSR2 acts as the
+/// tray's Lock.
+fn test_hooks(var: impl Fn(&str) -> Option<String>, debug_build: bool) -> Option<TestHooks> {
+    if !debug_build || var("SKALD_TEST_HOOKS").as_deref() != Some("1") {
+        return None;
+    }
+    Some(TestHooks { navigate_to: var("SKALD_TEST_NAVIGATE_TO") })
+}
+
+/// The initialization script for a window on `origin`, carrying `token`.
+fn init_script(origin: &str, token: &str) -> String {
+    let quote = |s: &str| serde_json::to_string(s).expect("strings serialise");
+    INIT_SCRIPT.replace("__SKALD_ORIGIN__", &quote(origin)).replace("__SKALD_TOKEN__", &quote(token))
+}
+
+/// The serialised origin of a URL, as `location.origin` would give it.
+fn origin_of(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Opens the window and the tray, with the core on Tauri's runtime. Returns when the app quits.
+pub fn run(data_dir: Option<PathBuf>) -> ExitCode {
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        eprintln!(
+            "skald: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); run `skald serve` for the headless server"
+        );
+        return ExitCode::FAILURE;
+    }
+    let hooks = test_hooks(|name| std::env::var(name).ok(), cfg!(debug_assertions));
+    let quitting = Arc::new(AtomicBool::new(false));
+    let app = tauri::Builder::default()
+        // First: a second launch hands over to this one and exits before touching anything.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tracing::info!("a second launch: focusing this window");
+            show(app);
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
+        .setup({
+            let quitting = quitting.clone();
+            move |app| {
+                if let Err(err) = setup(app.handle(), data_dir, hooks, quitting) {
+                    eprintln!("skald: {err}");
+                    std::process::exit(1);
+                }
+                Ok(())
+            }
+        })
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(err) => {
+            eprintln!("skald: cannot start the desktop shell: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    app.run(move |handle, event| {
+        if let RunEvent::ExitRequested { api, .. } = event
+            && !quitting.load(Ordering::SeqCst)
+        {
+            // Something other than our own Quit asked to exit: stop the core cleanly
+            // first; it calls exit again when done, and the flag lets that one through.
+            api.prevent_exit();
+            quit(handle, &quitting);
+        }
+    });
+    ExitCode::SUCCESS
+}
+
+fn setup(
+    handle: &AppHandle,
+    data_dir: Option<PathBuf>,
+    hooks: Option<TestHooks>,
+    quitting: Arc<AtomicBool>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let crate::Prepared { listener, data_dir, _log } = crate::prepare(data_dir, 0)?;
+    let options = StartOptions { write_token_file: hooks.is_some() };
+    let app = tauri::async_runtime::block_on(App::start(listener, data_dir, options))?;
+    let core = app.handle();
+    handle.manage(core.clone());
+    handle.manage(quitting.clone());
+    // Signal handlers need the runtime's reactor, and go in before the ready line.
+    let stop = tauri::async_runtime::block_on(async { crate::termination() })?;
+    if hooks.is_some() {
+        tauri::async_runtime::block_on(async { spawn_lock_on_sigusr2(core.clone()) })?;
+        crate::ready_line(&app);
+    }
+
+    // The core runs until Quit or a signal; then the app exits.
+    let exit_handle = handle.clone();
+    let signal_core = core.clone();
+    tauri::async_runtime::spawn(async move {
+        stop.await;
+        signal_core.shut_down();
+    });
+    tauri::async_runtime::spawn(async move {
+        let served = app.run(std::future::pending()).await;
+        // The log guard flushes when the process ends; keep it alive until the core stops.
+        drop(_log);
+        if let Err(err) = served {
+            eprintln!("skald: {err}");
+        }
+        exit_handle.state::<Arc<AtomicBool>>().store(true, Ordering::SeqCst);
+        exit_handle.exit(0);
+    });
+    open_window(handle, &core, hooks.and_then(|h| h.navigate_to))?;
+    build_tray(handle)?;
+    forward_notifications(handle, &core);
+    Ok(())
+}
+
+fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String>) -> tauri::Result<()> {
+    let url: Url = format!("{}/", core.url()).parse().expect("the core's URL parses");
+    let origin = origin_of(&url);
+    let script = init_script(&origin, core.launch_token().expose());
+    let guard = core.clone();
+    let opener = handle.clone();
+    let first_load = Arc::new(AtomicBool::new(true));
+    let window = WebviewWindowBuilder::new(handle, WINDOW, WebviewUrl::External(url))
+        .title("Skald")
+        .inner_size(1100.0, 760.0)
+        .min_inner_size(360.0, 480.0)
+        .visible(false)
+        // WebKit keeps nothing on disk: no cache, cookies or storage outside our control.
+        .incognito(true)
+        .initialization_script(&script)
+        .on_navigation(move |url| {
+            if guard.is_own_origin(&origin_of(url)) {
+                return true;
+            }
+            // Another origin never loads in Skald's window; the system browser gets it.
+            tracing::info!(origin = %origin_of(url), "navigation to another origin handed to the system opener");
+            if let Err(err) = opener.opener().open_url(url.as_str(), None::<&str>) {
+                tracing::warn!(%err, "the system opener failed");
+            }
+            false
+        })
+        .on_page_load(move |window, payload| {
+            if payload.event() != PageLoadEvent::Finished {
+                return;
+            }
+            let _ = window.show();
+            if first_load.swap(false, Ordering::SeqCst)
+                && let Some(target) = &navigate_to
+            {
+                let target = serde_json::to_string(target).expect("strings serialise");
+                let _ = window.eval(format!("window.location.href = {target};"));
+            }
+        })
+        .build()?;
+    let core = core.clone();
+    let hidden = window.clone();
+    window.on_window_event(move |event| {
+        if let WindowEvent::CloseRequested { api, .. } = event {
+            // Closing hides to the tray; on a shared computer a hidden window must not
+            // stay unlocked, so the sessions whose role asks for it are locked.
+            api.prevent_close();
+            let core = core.clone();
+            tauri::async_runtime::spawn(async move {
+                let locked = core.lock_for_closed_window().await;
+                tracing::info!(locked, "window closed: sessions locked");
+            });
+            let _ = hidden.hide();
+        }
+    });
+    Ok(())
+}
+
+fn build_tray(handle: &AppHandle) -> tauri::Result<()> {
+    let open = MenuItem::with_id(handle, "open", "Open", true, None::<&str>)?;
+    let new_chat = MenuItem::with_id(handle, "new-chat", "New chat", true, None::<&str>)?;
+    let lock = MenuItem::with_id(handle, "lock", "Lock", true, None::<&str>)?;
+    let quit_item = MenuItem::with_id(handle, "quit", "Quit", true, None::<&str>)?;
+    let menu = Menu::with_items(handle, &[&open, &new_chat, &lock, &quit_item])?;
+    let mut tray = TrayIconBuilder::with_id("skald").tooltip("Skald").menu(&menu).show_menu_on_left_click(false);
+    if let Some(icon) = handle.default_window_icon() {
+        tray = tray.icon(icon.clone());
+    }
+    tray.on_menu_event(|app, event| match event.id.as_ref() {
+        "open" => show(app),
+        "new-chat" => {
+            show(app);
+            if let Some(window) = app.get_webview_window(WINDOW) {
+                let _ = window.eval("window.dispatchEvent(new CustomEvent('skald-new-chat'))");
+            }
+        }
+        "lock" => {
+            let core = app.state::<CoreHandle>().inner().clone();
+            tauri::async_runtime::spawn(async move {
+                let locked = core.lock_all().await;
+                tracing::info!(locked, "tray: locked");
+            });
+        }
+        "quit" => quit(app, &app.state::<Arc<AtomicBool>>()),
+        _ => {}
+    })
+    .on_tray_icon_event(|tray, event| {
+        if let TrayIconEvent::Click { button: MouseButton::Left, button_state: MouseButtonState::Up, .. } = event {
+            toggle(tray.app_handle());
+        }
+    })
+    .build(handle)?;
+    Ok(())
+}
+
+fn window(app: &AppHandle) -> Option<WebviewWindow> {
+    app.get_webview_window(WINDOW)
+}
+
+fn show(app: &AppHandle) {
+    if let Some(window) = window(app) {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+}
+
+fn toggle(app: &AppHandle) {
+    match window(app) {
+        Some(window) if window.is_visible().unwrap_or(false) => {
+            let _ = window.hide();
+        }
+        Some(_) => show(app),
+        None => {}
+    }
+}
+
+/// Quit: shut the core down cleanly; when it is done, the app exits. Runs once.
+fn quit(app: &AppHandle, quitting: &AtomicBool) {
+    if quitting.load(Ordering::SeqCst) {
+        return;
+    }
+    if let Some(window) = window(app) {
+        let _ = window.hide();
+    }
+    app.state::<CoreHandle>().shut_down();
+}
+
+fn forward_notifications(handle: &AppHandle, core: &CoreHandle) {
+    let mut notifications = core.notifications();
+    let handle = handle.clone();
+    tauri::async_runtime::spawn(async move {
+        while let Ok(n) = notifications.recv().await {
+            if let Err(err) = handle.notification().builder().title(&n.title).body(&n.body).show() {
+                tracing::warn!(%err, "could not show a desktop notification");
+            }
+        }
+    });
+}
+
+/// Debug-build test hook: SIGUSR2 does what the tray's Lock does.
+fn spawn_lock_on_sigusr2(core: CoreHandle) -> std::io::Result<()> {
+    let mut usr1 = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined2())?;
+    tauri::async_runtime::spawn(async move {
+        while usr1.recv().await.is_some() {
+            let locked = core.lock_all().await;
+            tracing::info!(locked, "test hook: locked as the tray would");
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn release_builds_have_no_test_hooks_whatever_the_environment() {
+        let env = vars(&[("SKALD_TEST_HOOKS", "1"), ("SKALD_TEST_NAVIGATE_TO", "https://example.com/")]);
+        assert_eq!(test_hooks(&env, false), None);
+        assert_eq!(test_hooks(&env, true), Some(TestHooks { navigate_to: Some("https://example.com/".into()) }));
+        assert_eq!(test_hooks(vars(&[]), true), None);
+    }
+
+    #[test]
+    fn the_init_script_carries_origin_and_token_as_string_literals() {
+        let script = init_script("http://127.0.0.1:4242", "ab\"c");
+        assert!(script.contains(r#"const origin = "http://127.0.0.1:4242";"#));
+        assert!(script.contains(r#"const token = "ab\"c";"#));
+        assert!(!script.contains("__SKALD_"));
+    }
+}

@@ -1,0 +1,36 @@
+//! Desktop notifications: features post a [`Notification`] here and whoever shows them —
+//! the desktop shell, as OS notifications — subscribes. The core never shows anything
+//! itself, and notifications are never logged or stored: they may carry private words.
+
+use tokio::sync::broadcast;
+
+/// One notification, as the OS will show it.
+#[derive(Clone)]
+pub struct Notification {
+    pub title: String,
+    pub body: String,
+}
+
+/// The channel between features and the shell; cheap to clone.
+#[derive(Clone)]
+pub struct Notifier {
+    sender: broadcast::Sender<Notification>,
+}
+
+impl Default for Notifier {
+    fn default() -> Self {
+        // A few pending notifications at most; a shell that lags drops the oldest.
+        Self { sender: broadcast::channel(32).0 }
+    }
+}
+
+impl Notifier {
+    /// Posts a notification; returns whether anyone is listening to show it.
+    pub fn post(&self, notification: Notification) -> bool {
+        self.sender.send(notification).is_ok()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Notification> {
+        self.sender.subscribe()
+    }
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The part of the desktop smoke test that runs on the Xvfb display (see smoke.sh).
+set -euo pipefail
+bin=$1 work=$2 out=$3
+data=$work/data
+passed=0
+ok() { passed=$((passed + 1)); echo "ok: $*"; }
+fail() {
+  echo "FAILED: $*" >&2
+  echo "--- skald stderr ---" >&2
+  tail -n 40 "$work/stderr" >&2 || true
+  echo "0 passed, 1 failed"
+  exit 1
+}
+wait_for() { # seconds, description, command...
+  local limit=$1 what=$2
+  shift 2
+  for _ in $(seq $((limit * 10))); do
+    if "$@" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  fail "$what (waited ${limit}s)"
+}
+
+started=$(date +%s%N)
+"$bin" --data-dir "$data" > "$work/stdout" 2> "$work/stderr" &
+pid=$!
+
+wait_for 60 "the ready line" grep -q '^skald listening on' "$work/stdout"
+line=$(head -n 1 "$work/stdout")
+port=$(sed -E 's/.*127\.0\.0\.1:([0-9]+) .*/\1/' <<<"$line")
+token=${line##*token=}
+base=http://127.0.0.1:$port
+ok "the app started its core on 127.0.0.1:$port"
+
+wait_for 60 "the page to render and report it" grep -q 'page reported event=Rendered' "$work/stderr"
+rendered=$(date +%s%N)
+ok "the page rendered ($(((rendered - started) / 1000000)) ms from exec)"
+grep -qE 'request.*method=GET path=/api/health status=200' "$work/stderr" || fail "the page did not reach /api/health with the token"
+ok "the page reached /api/health with the launch token"
+
+# A second launch hands over to the first and exits; the first keeps serving.
+second=0
+SKALD_TEST_NAVIGATE_TO= timeout 30 "$bin" --data-dir "$data" > "$work/second.out" 2>&1 || second=$?
+((second == 0)) || fail "the second launch exited with $second: $(tail -n 5 "$work/second.out")"
+! grep -q '^skald listening' "$work/second.out" || fail "the second launch started a core of its own"
+wait_for 10 "the first instance to be told" grep -q 'a second launch: focusing this window' "$work/stderr"
+kill -0 "$pid" || fail "the first instance is gone"
+ok "a second launch focused the first instead of starting again"
+
+# The navigation hook sent the window elsewhere: refused, and handed to the system opener.
+wait_for 20 "a foreign navigation to reach the system opener" grep -qx 'https://example.invalid/elsewhere' "$work/opened"
+grep -q 'navigation to another origin handed to the system opener' "$work/stderr" || fail "no log of the refused navigation"
+ok "a navigation to another origin was cancelled and handed to the system opener"
+
+sleep 1
+import -window root "$out/desktop.png"
+colours=$(identify -format '%k' "$out/desktop.png")
+((colours > 16)) || fail "the screenshot looks blank ($colours colours)"
+ok "screenshot saved to $out/desktop.png ($colours colours)"
+
+# Memory at idle: the app and its WebKit helper processes.
+pss_kib() {
+  local total=0 p
+  for p in "$@"; do
+    total=$((total + $(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+helpers=$(pgrep -f 'WebKit(Web|Network)Process' || true)
+echo "idle PSS: app $(pss_kib "$pid") KiB, with WebKit processes $(pss_kib "$pid" $helpers) KiB" | tee "$out/pss.txt"
+
+# Log in through the API, then lock as the tray would: the session token is refused.
+setup=$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"name":"Ada","password":"otter lantern quietly"}' "$base/api/setup") || fail "setup through the API"
+session=$(sed -E 's/.*"token":"([0-9a-f]+)".*/\1/' <<<"$setup")
+[[ $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me") == 200 ]] || fail "the session works"
+kill -USR2 "$pid"
+wait_for 10 "the lock to take effect" test "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me")" = 401
+ok "after the tray's Lock the session token is refused"
+
+# Quit: exit 0, and the data directory's lock is released.
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+((status == 0)) || fail "the app exited with $status"
+ok "the app quit with exit code 0"
+flock -n "$data/skald.lock" true || fail "the data directory is still locked"
+ok "the data directory's lock is released"
+
+echo "$passed passed, 0 failed"
