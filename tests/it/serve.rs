@@ -170,3 +170,16 @@ fn an_existing_loose_data_directory_is_tightened_to_0700() {
     let server = Server::start_in(sandbox);
     assert_eq!(mode(&server.data_dir()), 0o700);
 }
+
+#[cfg(feature = "desktop")]
+#[test]
+fn the_desktop_build_without_a_display_says_so_in_one_line_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.data_dir();
+    let (status, stdout, stderr) = sandbox.run(&["--data-dir", data.to_str().unwrap()]);
+    assert!(!status.success());
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no display") && stderr.contains("skald serve"), "{stderr}");
+    assert!(!data.exists(), "nothing written");
+}
