@@ -43,6 +43,31 @@ pub enum StoreError {
     WrongFile(&'static str),
 }
 
+/// A query under construction against SQLite.
+pub(crate) type SqliteQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, <sqlx::Sqlite as sqlx::Database>::Arguments>;
+
+/// What every database Skald opens shares: WAL, full fsync (a committed write survives a
+/// power cut, §5.1), foreign keys, temp tables in memory, and no statement logging (a
+/// private file's key pragma must never reach a log). Callers add their own pragmas;
+/// sqlx always runs `key` first.
+pub(crate) fn connect_options(
+    path: &std::path::Path,
+    create: bool,
+) -> Result<sqlx::sqlite::SqliteConnectOptions, sqlx::Error> {
+    use sqlx::ConnectOptions;
+    use std::str::FromStr;
+    Ok(sqlx::sqlite::SqliteConnectOptions::from_str("sqlite:")?
+        .filename(path)
+        .create_if_missing(create)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Full)
+        .foreign_keys(true)
+        .busy_timeout(std::time::Duration::from_secs(5))
+        .pragma("temp_store", "MEMORY")
+        .log_statements(log::LevelFilter::Off)
+        .log_slow_statements(log::LevelFilter::Off, std::time::Duration::from_secs(3600)))
+}
+
 /// Now, as stored everywhere: RFC 3339 in UTC with milliseconds.
 pub(crate) fn timestamp() -> String {
     let now = time::OffsetDateTime::now_utc();

@@ -9,11 +9,8 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-use std::time::Duration;
 
-use sqlx::ConnectOptions;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
 use super::{StoreError, timestamp};
 use crate::crypto::{Dek, KeyPair};
@@ -90,21 +87,13 @@ impl PrivateStore {
 
     async fn connect(path: &Path, dek: &Dek, file_salt: &[u8; 16], create: bool) -> Result<Self, StoreError> {
         let key = dek.sqlcipher_key(file_salt);
-        let options = SqliteConnectOptions::from_str("sqlite:")?
-            .filename(path)
+        // sqlx runs the key pragma first on every connection, whatever the order here.
+        let options = super::connect_options(path, create)?
             .pragma("key", key.as_str().to_owned())
             // SQLCipher would print each failed page decryption to stderr; we report
             // wrong keys ourselves.
             .pragma("cipher_log_level", "NONE")
-            .create_if_missing(create)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5))
-            .pragma("secure_delete", "ON")
-            .pragma("temp_store", "MEMORY")
-            .log_statements(log::LevelFilter::Off)
-            .log_slow_statements(log::LevelFilter::Off, Duration::from_secs(3600));
+            .pragma("secure_delete", "ON");
         let pool = SqlitePoolOptions::new().max_connections(2).min_connections(0).connect_with(options).await.map_err(
             |err| match &err {
                 // SQLCipher says "file is not a database" when the key does not fit.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::SqliteQuery;
 use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
 use crate::ids::RoleId;
@@ -109,28 +110,16 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
             return Err(StoreError::LastAdmin);
         }
     }
-    let updated = sqlx::query(
-        "UPDATE roles SET label = ?, description = ?, manage_instance = ?, tools = ?, may_approve = ?,
-                may_schedule = ?, may_use_subagents = ?, max_turns = ?, idle_timeout_minutes = ?, lock_on_close = ?,
-                allowed_models = ?, preferred_strength = ?, usage_cap_tokens = ?, privacy_tier = ?,
-                memory_retention_days = ?
-         WHERE id = ?",
+    let updated = bind_attributes(
+        sqlx::query(
+            "UPDATE roles SET label = ?, description = ?, manage_instance = ?, tools = ?, may_approve = ?,
+                    may_schedule = ?, may_use_subagents = ?, max_turns = ?, idle_timeout_minutes = ?,
+                    lock_on_close = ?, allowed_models = ?, preferred_strength = ?, usage_cap_tokens = ?,
+                    privacy_tier = ?, memory_retention_days = ?
+             WHERE id = ?",
+        ),
+        role,
     )
-    .bind(&role.label)
-    .bind(&role.description)
-    .bind(role.manage_instance)
-    .bind(json!(role.tools).to_string())
-    .bind(role.may_approve)
-    .bind(role.may_schedule)
-    .bind(role.may_use_subagents)
-    .bind(role.max_turns)
-    .bind(role.idle_timeout_minutes)
-    .bind(role.lock_on_close)
-    .bind(json!(role.allowed_models).to_string())
-    .bind(&role.preferred_strength)
-    .bind(role.usage_cap_tokens)
-    .bind(&role.privacy_tier)
-    .bind(role.memory_retention_days)
     .bind(&role.id)
     .execute(&mut *tx)
     .await?
@@ -161,30 +150,40 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &RoleId) -> Result<(
 }
 
 async fn insert_row(tx: &mut sqlx::SqliteConnection, role: &Role) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO roles (id, label, description, manage_instance, tools, may_approve, may_schedule,
-                            may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models,
-                            preferred_strength, usage_cap_tokens, privacy_tier, memory_retention_days, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    bind_attributes(
+        sqlx::query(
+            "INSERT INTO roles (label, description, manage_instance, tools, may_approve, may_schedule,
+                                may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models,
+                                preferred_strength, usage_cap_tokens, privacy_tier, memory_retention_days,
+                                id, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ),
+        role,
     )
     .bind(&role.id)
-    .bind(&role.label)
-    .bind(&role.description)
-    .bind(role.manage_instance)
-    .bind(json!(role.tools).to_string())
-    .bind(role.may_approve)
-    .bind(role.may_schedule)
-    .bind(role.may_use_subagents)
-    .bind(role.max_turns)
-    .bind(role.idle_timeout_minutes)
-    .bind(role.lock_on_close)
-    .bind(json!(role.allowed_models).to_string())
-    .bind(&role.preferred_strength)
-    .bind(role.usage_cap_tokens)
-    .bind(&role.privacy_tier)
-    .bind(role.memory_retention_days)
     .bind(timestamp())
     .execute(tx)
     .await?;
     Ok(())
+}
+
+/// Binds a role's attributes — everything but its id — in the column order both the
+/// insert and the update list.
+fn bind_attributes<'q>(query: SqliteQuery<'q>, role: &'q Role) -> SqliteQuery<'q> {
+    query
+        .bind(&role.label)
+        .bind(&role.description)
+        .bind(role.manage_instance)
+        .bind(json!(role.tools).to_string())
+        .bind(role.may_approve)
+        .bind(role.may_schedule)
+        .bind(role.may_use_subagents)
+        .bind(role.max_turns)
+        .bind(role.idle_timeout_minutes)
+        .bind(role.lock_on_close)
+        .bind(json!(role.allowed_models).to_string())
+        .bind(&role.preferred_strength)
+        .bind(role.usage_cap_tokens)
+        .bind(&role.privacy_tier)
+        .bind(role.memory_retention_days)
 }

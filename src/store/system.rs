@@ -2,11 +2,8 @@
 //! WAL, full fsync, foreign keys on, migrated from `database/migrations/system/` at start.
 
 use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
 
-use sqlx::ConnectOptions;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
 use crate::error::StartError;
 
@@ -22,16 +19,7 @@ impl SystemStore {
     /// Opens (creating if needed) and migrates the shared database.
     pub async fn open(path: &Path) -> Result<Self, StartError> {
         let fail = |source| StartError::Database { path: path.to_path_buf(), source };
-        let options = SqliteConnectOptions::from_str("sqlite:")
-            .map_err(fail)?
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5))
-            .pragma("temp_store", "MEMORY")
-            .log_statements(log::LevelFilter::Off);
+        let options = super::connect_options(path, true).map_err(fail)?;
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
         MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
         Ok(Self { pool })

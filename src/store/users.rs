@@ -43,6 +43,12 @@ pub struct Activation<'a> {
     pub recovery_wrap: &'a WrappedKey,
 }
 
+impl Activation<'_> {
+    fn wraps(&self) -> [(Purpose, &WrappedKey); 2] {
+        [(Purpose::Password, self.password_wrap), (Purpose::Recovery, self.recovery_wrap)]
+    }
+}
+
 pub async fn list(store: &SystemStore) -> Result<Vec<UserRow>, StoreError> {
     Ok(sqlx::query_as(select_users!("ORDER BY name COLLATE NOCASE")).fetch_all(store.pool()).await?)
 }
@@ -111,12 +117,7 @@ pub async fn insert_first(
     if inserted == 0 {
         return Ok(false);
     }
-    put_wraps(
-        &mut tx,
-        activation.id,
-        &[(Purpose::Password, activation.password_wrap), (Purpose::Recovery, activation.recovery_wrap)],
-    )
-    .await?;
+    put_wraps(&mut tx, activation.id, &activation.wraps()).await?;
     sqlx::query("UPDATE instance SET setup_completed_at = ? WHERE id = 1").bind(&now).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(true)
@@ -142,12 +143,7 @@ pub async fn activate(store: &SystemStore, digest: &[u8; 32], activation: &Activ
     if updated == 0 {
         return Ok(false);
     }
-    put_wraps(
-        &mut tx,
-        activation.id,
-        &[(Purpose::Password, activation.password_wrap), (Purpose::Recovery, activation.recovery_wrap)],
-    )
-    .await?;
+    put_wraps(&mut tx, activation.id, &activation.wraps()).await?;
     tx.commit().await?;
     Ok(true)
 }
