@@ -104,7 +104,12 @@ pub fn calibrate(target: std::time::Duration) -> KdfParams {
         params.m_kib = (params.m_kib / 2).max(KdfParams::FLOOR.m_kib);
         one_pass = probe(params);
     }
-    let passes = (target.as_secs_f64() / one_pass.as_secs_f64().max(1e-3)).floor() as u32;
+    // One pass costs a fixed part (allocating and filling the memory) plus the pass
+    // itself; the second pass tells them apart, so more passes are not over-estimated.
+    let two_passes = probe(KdfParams { t: 2, ..params });
+    let per_pass = two_passes.saturating_sub(one_pass).max(std::time::Duration::from_millis(1));
+    let fixed = one_pass.saturating_sub(per_pass);
+    let passes = (target.saturating_sub(fixed).as_secs_f64() / per_pass.as_secs_f64()).floor() as u32;
     params.t = passes.clamp(KdfParams::FLOOR.t, KdfParams::CEILING.t);
     params
 }
