@@ -210,7 +210,7 @@ fn build_tray(handle: &AppHandle) -> tauri::Result<()> {
         "open" => show(app),
         "new-chat" => {
             show(app);
-            if let Some(window) = app.get_webview_window(WINDOW) {
+            if let Some(window) = window(app) {
                 let _ = window.eval("window.dispatchEvent(new CustomEvent('skald-new-chat'))");
             }
         }

@@ -89,7 +89,6 @@ pub struct App {
     listener: TcpListener,
     data_dir: DataDir,
     state: AppState,
-    port: u16,
 }
 
 impl App {
@@ -129,15 +128,11 @@ impl App {
             shutdown: CancellationToken::new(),
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");
-        Ok(Self { listener, data_dir, state, port })
-    }
-
-    pub fn port(&self) -> u16 {
-        self.port
+        Ok(Self { listener, data_dir, state })
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.handle().url()
     }
 
     pub fn launch_token(&self) -> &LaunchToken {
@@ -151,7 +146,7 @@ impl App {
     /// Serves until `stop` completes, then lets in-flight requests finish, closes live
     /// sockets, closes the database and removes the token file.
     pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), StartError> {
-        let Self { listener, data_dir, state, .. } = self;
+        let Self { listener, data_dir, state } = self;
         let shutdown = state.shutdown.clone();
         let trigger = shutdown.clone();
         tokio::spawn(async move {

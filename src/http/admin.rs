@@ -9,18 +9,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::Caller;
+use super::auth::AdminActor;
 use super::error::ApiError;
 use super::json::Body;
 use crate::ids::{RoleId, UserId};
-use crate::store::audit::{self, Actor, Entry};
+use crate::store::audit::{self, Entry};
 use crate::store::roles::{self, Role};
 use crate::users::PublicUser;
 use crate::users::role_rules::RolePatch;
-
-async fn actor(state: &AppState, caller: &Caller) -> Result<Actor, ApiError> {
-    Ok(state.accounts.actor(&caller.session.user_id).await?)
-}
 
 fn user_id(raw: &str) -> Result<UserId, ApiError> {
     UserId::parse(raw).ok_or(ApiError::NotFound)
@@ -36,11 +32,11 @@ pub struct PersonPatch {
 /// `PATCH /api/users/{id}` `{"name"?, "role"?}`
 pub async fn update_person(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
     Body(patch): Body<PersonPatch>,
 ) -> Result<Json<PublicUser>, ApiError> {
-    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let id = user_id(&id)?;
     if patch.name.is_none() && patch.role.is_none() {
         return Err(ApiError::BadRequest { code: "empty_patch", message: "send a name, a role, or both".into() });
     }
@@ -57,20 +53,20 @@ pub async fn update_person(
 /// `POST /api/users/{id}/deactivate`: their sessions end at once.
 pub async fn deactivate(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<Json<PublicUser>, ApiError> {
-    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let id = user_id(&id)?;
     Ok(Json(state.accounts.deactivate(&actor, &id).await?))
 }
 
 /// `POST /api/users/{id}/reactivate`
 pub async fn reactivate(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<Json<PublicUser>, ApiError> {
-    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let id = user_id(&id)?;
     Ok(Json(state.accounts.reactivate(&actor, &id).await?))
 }
 
@@ -84,11 +80,11 @@ pub struct Confirmation {
 /// their private file.
 pub async fn delete_person(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
     Body(body): Body<Confirmation>,
 ) -> Result<StatusCode, ApiError> {
-    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let id = user_id(&id)?;
     state.accounts.delete_person(&actor, &id, &body.confirm).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -96,10 +92,10 @@ pub async fn delete_person(
 /// `POST /api/users/{id}/enrolment-code`: a new code for someone not yet enrolled.
 pub async fn reissue_enrolment(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (id, actor) = (user_id(&id)?, actor(&state, &caller).await?);
+    let id = user_id(&id)?;
     let (user, code) = state.accounts.reissue_enrolment(&actor, &id).await?;
     Ok(Json(json!({ "user": user, "enrolment_code": code.as_str() })))
 }
@@ -120,10 +116,9 @@ pub struct NewRole {
 /// `POST /api/roles` `{"id","label", …attributes}`
 pub async fn create_role(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Body(req): Body<NewRole>,
 ) -> Result<(StatusCode, Json<Role>), ApiError> {
-    let actor = actor(&state, &caller).await?;
     let patch: RolePatch = serde_json::from_value(req.attributes)
         .map_err(|err| ApiError::BadRequest { code: "invalid_role", message: err.to_string() })?;
     let role = state.accounts.create_role(&actor, RoleId::new(req.id), req.label, patch).await?;
@@ -133,21 +128,19 @@ pub async fn create_role(
 /// `PATCH /api/roles/{id}` with any attributes; the rest stay.
 pub async fn update_role(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
     Body(patch): Body<RolePatch>,
 ) -> Result<Json<Role>, ApiError> {
-    let actor = actor(&state, &caller).await?;
     Ok(Json(state.accounts.update_role(&actor, &RoleId::new(id), patch).await?))
 }
 
 /// `DELETE /api/roles/{id}`: only a role nobody has.
 pub async fn delete_role(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let actor = actor(&state, &caller).await?;
     state.accounts.delete_role(&actor, &RoleId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

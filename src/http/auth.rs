@@ -17,6 +17,7 @@ use zeroize::Zeroizing;
 
 use super::AppState;
 use super::error::ApiError;
+use crate::store::audit::Actor;
 use crate::store::{roles, users};
 use crate::users::sessions::Session;
 
@@ -44,6 +45,20 @@ pub struct Caller {
     pub session: Arc<Session>,
     /// The bearer this request came with, so logout can end exactly this session.
     pub token: Arc<Zeroizing<Vec<u8>>>,
+}
+
+/// The administrator calling an `Admin` route, read with their role by [`require`].
+#[derive(Clone)]
+pub struct AdminActor(pub Actor);
+
+impl<S: Send + Sync> FromRequestParts<S> for AdminActor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<AdminActor>().cloned().ok_or_else(|| {
+            ApiError::Internal("an administrator route is missing its access check in the route table".into())
+        })
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -98,9 +113,11 @@ pub async fn require(
                 return ApiError::unauthorized().into_response();
             };
             if access == Access::Admin {
-                match manages_instance(state, &session).await {
-                    Ok(true) => {}
-                    Ok(false) => {
+                match managing_actor(state, &session).await {
+                    Ok(Some(actor)) => {
+                        req.extensions_mut().insert(AdminActor(actor));
+                    }
+                    Ok(None) => {
                         return ApiError::Forbidden {
                             code: "admin_only",
                             message: "only an administrator can do this",
@@ -116,16 +133,17 @@ pub async fn require(
     next.run(req).await
 }
 
-/// Reads the caller's role now, not from the session: a demotion takes effect at once.
-async fn manages_instance(state: &AppState, session: &Session) -> Result<bool, ApiError> {
+/// The caller as the audit trail records them, if they may manage the instance. Reads
+/// the role now, not from the session: a demotion takes effect at once.
+async fn managing_actor(state: &AppState, session: &Session) -> Result<Option<Actor>, ApiError> {
     let system = state.accounts.system();
     let Some(user) = users::find(system, &session.user_id).await? else {
-        return Ok(false);
+        return Ok(None);
     };
-    if user.status != "active" {
-        return Ok(false);
+    if user.status != "active" || !roles::get(system, &user.role_id).await?.is_some_and(|r| r.manage_instance) {
+        return Ok(None);
     }
-    Ok(roles::get(system, &user.role_id).await?.is_some_and(|r| r.manage_instance))
+    Ok(Some(Actor { id: user.id, name: user.name }))
 }
 
 fn carries_token_in_query(query: Option<&str>) -> bool {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use zeroize::Zeroizing;
 
 use super::AppState;
-use super::auth::Caller;
+use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
 use crate::ids::RoleId;
@@ -65,10 +65,9 @@ pub struct NewPerson {
 /// `POST /api/users` (administrators): a person who will choose their own password.
 pub async fn add(
     State(state): State<AppState>,
-    caller: Caller,
+    AdminActor(actor): AdminActor,
     Body(req): Body<NewPerson>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let actor = state.accounts.actor(&caller.session.user_id).await?;
     let (user, code) = state.accounts.add_person(&actor, &req.name, &RoleId::new(req.role)).await?;
     Ok((StatusCode::CREATED, Json(json!({ "user": user, "enrolment_code": code.as_str() }))))
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::{Backend, KeyStore};
+use super::KeyStore;
 use crate::crypto::InstanceKey;
 
 pub struct KeyFile {
@@ -20,10 +20,6 @@ impl KeyFile {
 }
 
 impl KeyStore for KeyFile {
-    fn backend(&self) -> Backend {
-        Backend::File
-    }
-
     fn load(&self) -> Result<Option<InstanceKey>, String> {
         match fs::read(&self.path) {
             Ok(bytes) => InstanceKey::from_bytes(&bytes)

@@ -47,7 +47,6 @@ impl Backend {
 /// A place that can hold the instance key. Implementations block (D-Bus, files): call
 /// them from a blocking thread.
 pub trait KeyStore: Send + Sync {
-    fn backend(&self) -> Backend;
     /// `Ok(None)` when the store is reachable and holds no key.
     fn load(&self) -> Result<Option<InstanceKey>, String>;
     fn save(&self, key: &InstanceKey) -> Result<(), String>;

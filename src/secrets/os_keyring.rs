@@ -1,7 +1,7 @@
 //! The OS keyring through the Secret Service (GNOME Keyring, KWallet) over D-Bus. One entry
 //! per instance, so two data directories on one account never share a key.
 
-use super::{Backend, KeyStore};
+use super::KeyStore;
 use crate::crypto::InstanceKey;
 
 const SERVICE: &str = "skald";
@@ -21,10 +21,6 @@ impl OsKeyring {
 }
 
 impl KeyStore for OsKeyring {
-    fn backend(&self) -> Backend {
-        Backend::Keyring
-    }
-
     fn load(&self) -> Result<Option<InstanceKey>, String> {
         match self.entry()?.get_secret() {
             Ok(bytes) => {

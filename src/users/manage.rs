@@ -15,12 +15,6 @@ use crate::store::roles::{self, Role};
 use crate::store::users as user_rows;
 
 impl Accounts {
-    /// The person acting, as the audit trail records them.
-    pub async fn actor(&self, id: &UserId) -> Result<Actor, AccountError> {
-        let row = user_rows::find(self.system(), id).await?.ok_or(AccountError::NotFound)?;
-        Ok(Actor { id: row.id, name: row.name })
-    }
-
     pub async fn rename_person(&self, actor: &Actor, id: &UserId, name: &str) -> Result<PublicUser, AccountError> {
         let name = valid_name(name)?;
         Ok(PublicUser::from(&user_rows::rename(self.system(), actor, id, &name).await?))
