@@ -23,7 +23,7 @@ stage "cargo fmt --check"
 cargo fmt --all --check
 
 stage "cargo clippy (headless)"
-cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --workspace --all-targets -- -D warnings
 stage "cargo clippy (desktop)"
 cargo clippy --locked --all-targets --features desktop -- -D warnings
 
@@ -31,6 +31,8 @@ cargo clippy --locked --all-targets --features desktop -- -D warnings
 # both builds, and the shell's own tests need the feature.
 stage "cargo test"
 cargo test --locked --features desktop
+stage "cargo test (scripted model server)"
+cargo test --locked -p scripted-model
 
 stage "browser tests (Chromium)"
 cargo build --locked --features desktop --bin skald

@@ -10,6 +10,8 @@ use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::definition::AgentDir;
+use crate::agent::{Limits, Runtime};
 use crate::crypto::LaunchToken;
 use crate::error::StartError;
 use crate::http::boundary::Boundary;
@@ -112,6 +114,11 @@ impl App {
         let secrets = InstanceSecrets::load(&system, data_dir.root())
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.root().to_path_buf(), reason: err.to_string() })?;
+        let agents = AgentDir::new(data_dir.root());
+        agents
+            .seed()
+            .map_err(|err| StartError::Prepare { path: data_dir.root().join("agents"), reason: err.to_string() })?;
+        let agent = Runtime::new(system.clone(), secrets.clone(), agents, Limits::from_env());
         let launch_token = LaunchToken::generate();
         if options.write_token_file {
             data_dir
@@ -125,6 +132,7 @@ impl App {
             secrets,
             boundary: Boundary::new(port),
             notifier: Notifier::default(),
+            agent,
             shutdown: CancellationToken::new(),
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");

@@ -9,6 +9,8 @@
 //! - [`store`] owns every file on disk: the locked data directory and the databases
 //!   with their embedded migrations. SQL lives there and nowhere else.
 //! - [`users`] is people and their keys: setup, enrolment, login, recovery, sessions.
+//! - [`agent`] runs turns (§8): context, streaming, tools, stop; [`providers`] speaks
+//!   to model services and picks a model.
 //! - [`crypto`] is the only module that touches key material.
 //! - [`secrets`] keeps the instance key in the OS keyring (or a 0600 file).
 //! - [`verify`] checks, from the files alone, who can open each private space.
@@ -17,6 +19,7 @@
 //!
 //! The core knows nothing of windows or Tauri; the shell in `src-tauri/` drives it.
 
+pub mod agent;
 pub mod app;
 pub mod config;
 pub mod crypto;
@@ -25,6 +28,7 @@ pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod notify;
+pub mod providers;
 pub mod secrets;
 pub mod store;
 pub mod users;

@@ -20,8 +20,8 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 7] =
-    ["_sqlx_migrations", "sqlite_sequence", "instance", "roles", "users", "key_wraps", "audit"];
+const KNOWN_TABLES: [&str; 9] =
+    ["_sqlx_migrations", "sqlite_sequence", "instance", "roles", "users", "key_wraps", "audit", "providers", "models"];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 #[derive(Debug, thiserror::Error)]
@@ -269,7 +269,7 @@ async fn key_candidates(pool: &SqlitePool, tables: &[String]) -> Result<Vec<(Str
         let columns: Vec<String> =
             sqlx::query_scalar("SELECT name FROM pragma_table_info(?)").bind(table).fetch_all(pool).await?;
         for column in columns {
-            if table == "key_wraps" && column == "wrapped" {
+            if (table == "key_wraps" && column == "wrapped") || (table == "providers" && column == "api_key") {
                 continue;
             }
             // Names come from the schema itself and are quoted.

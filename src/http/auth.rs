@@ -34,6 +34,9 @@ pub enum Access {
     Launch,
     /// A person with an unlocked session.
     Session,
+    /// Either; a session bearer additionally identifies the person (the WebSocket: the
+    /// page opens it before login, and again with the session to receive its events).
+    LaunchOrSession,
     /// A person with an unlocked session whose role manages the instance, checked on
     /// every request against the stored role (roles are data and can change).
     Admin,
@@ -58,6 +61,14 @@ impl<S: Send + Sync> FromRequestParts<S> for AdminActor {
         parts.extensions.get::<AdminActor>().cloned().ok_or_else(|| {
             ApiError::Internal("an administrator route is missing its access check in the route table".into())
         })
+    }
+}
+
+impl<S: Send + Sync> axum::extract::OptionalFromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Self>, Self::Rejection> {
+        Ok(parts.extensions.get::<Caller>().cloned())
     }
 }
 
@@ -106,9 +117,9 @@ pub async fn require(
         return ApiError::unauthorized().into_response();
     };
     match access {
-        Access::Launch if state.launch_token.matches(&token) => {}
+        Access::Launch | Access::LaunchOrSession if state.launch_token.matches(&token) => {}
         Access::Launch => return ApiError::unauthorized().into_response(),
-        Access::Session | Access::Admin => {
+        Access::Session | Access::Admin | Access::LaunchOrSession => {
             let Some(session) = state.accounts.sessions().resolve(&token).await else {
                 return ApiError::unauthorized().into_response();
             };

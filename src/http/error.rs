@@ -7,6 +7,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::agent::TurnError;
 use crate::store::StoreError;
 use crate::users::AccountError;
 
@@ -22,6 +23,18 @@ pub enum ApiError {
     Conflict { code: &'static str, message: String },
     #[error("{message}")]
     TooManyRequests { retry_after: std::time::Duration, message: String },
+    /// 403 with a message that names what was refused.
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
+    /// 404 for a thing, not a route.
+    #[error("{message}")]
+    Missing { code: &'static str, message: String },
+    /// 502: a service Skald depends on answered badly or not at all.
+    #[error("{message}")]
+    Upstream { code: &'static str, message: String },
+    /// 503: Skald cannot do this right now, and says why.
+    #[error("{message}")]
+    Unavailable { code: &'static str, message: String },
     #[error("no such route")]
     NotFound,
     #[error("internal error")]
@@ -40,6 +53,10 @@ impl ApiError {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Refused { .. } => StatusCode::FORBIDDEN,
+            Self::Missing { .. } => StatusCode::NOT_FOUND,
+            Self::Upstream { .. } => StatusCode::BAD_GATEWAY,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -50,7 +67,11 @@ impl ApiError {
             Self::Unauthorized { code, .. }
             | Self::Forbidden { code, .. }
             | Self::BadRequest { code, .. }
-            | Self::Conflict { code, .. } => code,
+            | Self::Conflict { code, .. }
+            | Self::Refused { code, .. }
+            | Self::Missing { code, .. }
+            | Self::Upstream { code, .. }
+            | Self::Unavailable { code, .. } => code,
             Self::TooManyRequests { .. } => "rate_limited",
             Self::NotFound => "not_found",
             Self::Internal(_) => "internal",
@@ -94,6 +115,26 @@ impl From<AccountError> for ApiError {
             AccountError::KeyRecord(_) => Self::Conflict { code: "key_record_invalid", message },
             AccountError::PrivateFile(_) => Self::Conflict { code: "private_file_invalid", message },
             AccountError::Store(store) => Self::Internal(Box::new(store)),
+        }
+    }
+}
+
+impl From<TurnError> for ApiError {
+    fn from(err: TurnError) -> Self {
+        use crate::agent::definition::DefinitionError;
+        let message = err.to_string();
+        match err {
+            TurnError::NoSession => Self::Missing { code: "no_session", message },
+            TurnError::Busy => Self::Conflict { code: "turn_running", message },
+            TurnError::NoModel => Self::Conflict { code: "no_model", message },
+            TurnError::ModelNotAllowed(_) => Self::Refused { code: "model_not_allowed", message },
+            TurnError::UnknownModel(_) => Self::BadRequest { code: "unknown_model", message },
+            TurnError::Agent(DefinitionError::Unknown(_)) => Self::BadRequest { code: "unknown_agent", message },
+            TurnError::Agent(DefinitionError::Malformed { .. }) => Self::Conflict { code: "agent_invalid", message },
+            TurnError::Secrets(_) => Self::Unavailable { code: "secrets_unavailable", message },
+            TurnError::NoAccount => Self::Refused { code: "inactive", message },
+            TurnError::Locked => Self::unauthorized(),
+            TurnError::Store(store) => Self::Internal(Box::new(store)),
         }
     }
 }

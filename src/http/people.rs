@@ -95,7 +95,19 @@ pub async fn login(
     Body(req): Body<Credentials>,
 ) -> Result<Json<UnlockedBody>, ApiError> {
     let password = Zeroizing::new(req.password);
-    Ok(Json(state.accounts.login(&req.name, &password).await?.into()))
+    let unlocked = state.accounts.login(&req.name, &password).await?;
+    close_interrupted(&state, &unlocked).await;
+    Ok(Json(unlocked.into()))
+}
+
+/// At unlock, turns cut off by a restart become `error` (§8.1). A failure here is logged
+/// and does not refuse the login: the history stays readable either way.
+async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
+    if let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await
+        && let Err(err) = state.agent.close_interrupted(&session).await
+    {
+        tracing::error!(user = %session.user_id, %err, "could not close interrupted turns");
+    }
 }
 
 #[derive(Deserialize)]
@@ -109,7 +121,9 @@ pub struct Recovery {
 /// replaces the spent one.
 pub async fn recover(State(state): State<AppState>, Body(req): Body<Recovery>) -> Result<Json<UnlockedBody>, ApiError> {
     let (code, password) = (Zeroizing::new(req.recovery_code), Zeroizing::new(req.new_password));
-    Ok(Json(state.accounts.recover(&req.name, &code, &password).await?.into()))
+    let unlocked = state.accounts.recover(&req.name, &code, &password).await?;
+    close_interrupted(&state, &unlocked).await;
+    Ok(Json(unlocked.into()))
 }
 
 /// `POST /api/logout`: ends this session and forgets its key.

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, me, meta, people, ws};
+use super::{AppState, admin, chat, me, meta, people, providers, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -22,13 +22,13 @@ pub struct Route {
 
 /// All `/api` routes.
 pub fn table() -> Vec<Route> {
-    use Access::{Admin, Launch, Session};
+    use Access::{Admin, Launch, LaunchOrSession, Session};
     use Credential::{AuthorizationHeader as Header, WebSocketProtocol};
     use Method as M;
     vec![
         route(M::GET, "/api/health", Launch, Header, meta::health),
         route(M::GET, "/api/instance", Launch, Header, meta::instance),
-        route(M::GET, "/api/ws", Launch, WebSocketProtocol, ws::upgrade),
+        route(M::GET, "/api/ws", LaunchOrSession, WebSocketProtocol, ws::upgrade),
         route(M::POST, "/api/client/events", Launch, Header, meta::client_event),
         // people and keys
         route(M::POST, "/api/setup", Launch, Header, people::setup),
@@ -59,6 +59,23 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/me/settings", Session, Header, me::settings),
         route(M::PUT, "/api/me/settings/{key}", Session, Header, me::put_setting),
         route(M::DELETE, "/api/me/settings/{key}", Session, Header, me::delete_setting),
+        // models
+        route(M::POST, "/api/providers", Admin, Header, providers::add),
+        route(M::GET, "/api/providers", Admin, Header, providers::list),
+        route(M::PATCH, "/api/providers/{id}", Admin, Header, providers::update),
+        route(M::DELETE, "/api/providers/{id}", Admin, Header, providers::delete),
+        route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),
+        route(M::GET, "/api/models", Session, Header, providers::models),
+        // conversations
+        route(M::POST, "/api/sessions", Session, Header, chat::create),
+        route(M::GET, "/api/sessions", Session, Header, chat::list),
+        route(M::GET, "/api/sessions/{id}", Session, Header, chat::get),
+        route(M::PATCH, "/api/sessions/{id}", Session, Header, chat::rename),
+        route(M::DELETE, "/api/sessions/{id}", Session, Header, chat::delete),
+        route(M::POST, "/api/sessions/{id}/messages", Session, Header, chat::send),
+        route(M::GET, "/api/sessions/{id}/messages", Session, Header, chat::messages),
+        route(M::GET, "/api/sessions/{id}/requests", Session, Header, chat::requests),
+        route(M::POST, "/api/sessions/{id}/stop", Session, Header, chat::stop),
     ]
 }
 

@@ -3,6 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::boundary::Boundary;
+use crate::agent::Runtime;
 use crate::crypto::LaunchToken;
 use crate::notify::Notifier;
 use crate::secrets::InstanceSecrets;
@@ -17,6 +18,7 @@ pub struct AppState {
     pub secrets: InstanceSecrets,
     pub boundary: Boundary,
     pub notifier: Notifier,
+    pub agent: Runtime,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,

@@ -1,8 +1,9 @@
 //! The live-event WebSocket at `/api/ws`. The route table has already checked the bearer
 //! carried in the subprotocol list and the boundary has checked `Origin`, so this module
 //! only completes the handshake — answering `skald.v1`, never echoing the bearer entry —
-//! and runs the socket. For now it carries a hello and a heartbeat; turns, tool calls
-//! and cards will ride on it.
+//! and runs the socket: a hello, a heartbeat, and — when the bearer is a session — that
+//! person's live events (tokens, tool calls, turn ends). A socket never carries another
+//! person's events, and it closes when its session locks.
 
 use std::time::Duration;
 
@@ -11,9 +12,10 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
 
 use super::AppState;
-use super::auth::{WS_PROTOCOL, offered_protocols};
+use super::auth::{Caller, WS_PROTOCOL, offered_protocols};
 use super::error::ApiError;
 
 /// How often an idle socket hears from the server, so the page can tell a quiet server
@@ -21,7 +23,12 @@ use super::error::ApiError;
 const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// `GET /api/ws`
-pub async fn upgrade(State(state): State<AppState>, headers: HeaderMap, upgrade: WebSocketUpgrade) -> Response {
+pub async fn upgrade(
+    State(state): State<AppState>,
+    caller: Option<Caller>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
     if !offered_protocols(&headers).any(|p| p == WS_PROTOCOL) {
         return ApiError::BadRequest {
             code: "subprotocol_required",
@@ -29,11 +36,18 @@ pub async fn upgrade(State(state): State<AppState>, headers: HeaderMap, upgrade:
         }
         .into_response();
     }
-    upgrade.protocols([WS_PROTOCOL]).on_upgrade(move |socket| run(socket, state))
+    upgrade.protocols([WS_PROTOCOL]).on_upgrade(move |socket| run(socket, state, caller))
 }
 
-async fn run(mut socket: WebSocket, state: AppState) {
-    let hello = json!({ "type": "hello", "version": crate::VERSION }).to_string();
+/// The close code a socket gets when its session ends (lock, logout, idle).
+const CLOSE_LOCKED: u16 = 4001;
+
+async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
+    // Subscribed before the hello, so nothing sent after the client hears it is missed.
+    let mut events = state.agent.events().subscribe();
+    let user = caller.as_ref().map(|c| c.session.user_id.clone());
+    let locked = caller.map(|c| c.session.ended().clone()).unwrap_or_default();
+    let hello = json!({ "type": "hello", "version": crate::VERSION, "user": user }).to_string();
     if socket.send(Message::Text(hello.into())).await.is_err() {
         return;
     }
@@ -44,6 +58,23 @@ async fn run(mut socket: WebSocket, state: AppState) {
                 let frame = CloseFrame { code: close_code::AWAY, reason: "server shutting down".into() };
                 let _ = socket.send(Message::Close(Some(frame))).await;
                 return;
+            }
+            () = locked.cancelled(), if user.is_some() => {
+                let frame = CloseFrame { code: CLOSE_LOCKED, reason: "locked".into() };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return;
+            }
+            event = events.recv(), if user.is_some() => {
+                let text = match event {
+                    Ok(event) if Some(&event.user) == user.as_ref() => event.json.to_string(),
+                    Ok(_) => continue,
+                    // Too slow to keep up: the page reloads the history instead.
+                    Err(RecvError::Lagged(_)) => json!({ "type": "lagged" }).to_string(),
+                    Err(RecvError::Closed) => return,
+                };
+                if socket.send(Message::Text(text.into())).await.is_err() {
+                    return;
+                }
             }
             _ = heartbeat.tick() => {
                 let beat = json!({ "type": "heartbeat" }).to_string();

@@ -10,9 +10,11 @@
 //! ```
 
 pub mod audit;
+pub mod chat;
 pub mod data_dir;
 pub mod instance;
 pub mod private;
+pub mod providers;
 pub mod roles;
 pub mod system;
 pub mod users;

@@ -1,11 +1,14 @@
 //! Unlocked sessions (§7): a bearer's digest maps to the person, their open private space
 //! and their DEK. Ending a session — logout, lock, idle timeout, process exit — removes
-//! it, closes the space, and drops the key, which zeroizes it.
+//! it, cancels the work running on it (turns), waits briefly for that work to record how
+//! it ended, then closes the space and drops the key, which zeroizes it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use zeroize::Zeroizing;
 
 use crate::crypto::{self, Dek};
@@ -22,15 +25,61 @@ pub struct Session {
     /// The role's choice: closing the window locks this session (§1).
     lock_on_close: bool,
     last_active: Mutex<Instant>,
+    /// Cancelled when the session ends; work started for this person watches it.
+    ended: CancellationToken,
+    /// Work running on this session's space; the space closes only once it has finished.
+    work: TaskTracker,
 }
+
+/// How long ending a session waits for its running work to record how it ended.
+const WORK_GRACE: Duration = Duration::from_secs(5);
 
 impl Session {
     pub fn new(user_id: UserId, space: PrivateStore, dek: Dek, idle_timeout: Duration, lock_on_close: bool) -> Self {
-        Self { user_id, space, dek, idle_timeout, lock_on_close, last_active: Mutex::new(Instant::now()) }
+        Self {
+            user_id,
+            space,
+            dek,
+            idle_timeout,
+            lock_on_close,
+            last_active: Mutex::new(Instant::now()),
+            ended: CancellationToken::new(),
+            work: TaskTracker::new(),
+        }
     }
 
+    /// Runs `task` as work of this session, unless the session has already ended. The
+    /// task should watch [`Session::ended`] and finish promptly once it fires.
+    pub fn spawn<F>(&self, task: F) -> bool
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if self.ended.is_cancelled() {
+            return false;
+        }
+        self.work.spawn(task);
+        true
+    }
+
+    /// Fires when the session ends (logout, lock, idle, exit).
+    pub fn ended(&self) -> &CancellationToken {
+        &self.ended
+    }
+
+    /// A session with running work — a streaming turn — is never idle (§8.1).
     fn idle_at(&self, now: Instant) -> bool {
-        is_idle(*self.last_active.lock().expect("session clock"), now, self.idle_timeout)
+        self.work.is_empty() && is_idle(*self.last_active.lock().expect("session clock"), now, self.idle_timeout)
+    }
+
+    /// Cancels the session's work, gives it a moment to record its end, then closes the
+    /// space. Work that outlives the grace period finds the space closed and fails.
+    async fn close(&self) {
+        self.ended.cancel();
+        self.work.close();
+        if tokio::time::timeout(WORK_GRACE, self.work.wait()).await.is_err() {
+            tracing::warn!(user = %self.user_id, "session work did not finish in time; closing the space anyway");
+        }
+        self.space.close().await;
     }
 
     fn touch(&self, now: Instant) {
@@ -74,7 +123,7 @@ impl Sessions {
         };
         if let Some(session) = expired {
             tracing::info!(user = %session.user_id, "session ended: idle");
-            session.space.close().await;
+            session.close().await;
         }
         None
     }
@@ -84,7 +133,7 @@ impl Sessions {
         let removed = self.map.lock().expect("sessions lock").remove(&crypto::token_digest(token));
         match removed {
             Some(session) => {
-                session.space.close().await;
+                session.close().await;
                 true
             }
             None => false,
@@ -98,9 +147,7 @@ impl Sessions {
             let keys: Vec<[u8; 32]> = map.iter().filter(|(_, s)| which(s)).map(|(k, _)| *k).collect();
             keys.iter().filter_map(|k| map.remove(k)).collect()
         };
-        for session in &ended {
-            session.space.close().await;
-        }
+        futures_util::future::join_all(ended.iter().map(|session| session.close())).await;
         ended.len()
     }
 

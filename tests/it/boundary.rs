@@ -28,7 +28,9 @@ async fn every_api_route_refuses_a_missing_or_wrong_token() {
         ];
         // The launch token is no session: it opens only the routes marked Launch.
         let launch_token = format!("Authorization: Bearer {}", server.token);
-        let bad_headers = bad_headers.into_iter().chain((route.access != Access::Launch).then_some(launch_token));
+        let bad_headers = bad_headers
+            .into_iter()
+            .chain((!matches!(route.access, Access::Launch | Access::LaunchOrSession)).then_some(launch_token));
         for bad in bad_headers {
             let head = format!("{} {path} HTTP/1.1\r\n{host}\r\nContent-Length: 0\r\n{bad}", route.method);
             let response = raw(server.port, &head).await;

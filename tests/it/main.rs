@@ -4,6 +4,7 @@
 mod admin;
 mod boundary;
 mod canary;
+mod chat;
 mod crash;
 mod keyring;
 mod neutrality;

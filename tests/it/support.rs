@@ -21,12 +21,14 @@ pub struct Sandbox {
     pub fast_kdf: bool,
     /// Run inside a private D-Bus session with an unlocked GNOME Keyring.
     pub keyring: bool,
+    /// Extra environment for the spawned process (debug-only test settings).
+    pub env: Vec<(String, String)>,
 }
 
 impl Sandbox {
     pub fn new() -> Self {
         let dir = tempfile::Builder::new().prefix("skald-test-").tempdir().expect("temp dir");
-        Self { dir, fast_kdf: true, keyring: false }
+        Self { dir, fast_kdf: true, keyring: false, env: Vec::new() }
     }
 
     /// The machine's real calibration, as people get it.
@@ -74,6 +76,7 @@ impl Sandbox {
         if self.fast_kdf {
             cmd.env("SKALD_INSECURE_FAST_KDF", "1");
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         std::fs::create_dir_all(self.dir.path().join("tmp")).unwrap();
         cmd
     }

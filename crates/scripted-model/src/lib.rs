@@ -1,0 +1,149 @@
+//! A stand-in for a model service, for tests: a real HTTP server on 127.0.0.1 that speaks
+//! the OpenAI chat-completions protocol (streaming SSE included) and answers what the test
+//! scripted. Integration tests and benchmarks use it in-process through [`ScriptedModel`];
+//! browser tests run the `scripted-model` binary and script it over `/_scripted/*`.
+//!
+//! A map of the crate:
+//! - `script` is protocol-neutral: the [`Reply`]s a test queues and the plan each request
+//!   gets from them.
+//! - `openai` reads chat-completions requests and writes plans in OpenAI's wire format.
+//! - `server` is the route table, the API-key check and the pacing of streamed answers.
+//!
+//! Unscripted, it echoes: `You said: <the last user message>`.
+
+mod openai;
+mod script;
+mod server;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use script::{Reply, ScriptedCall};
+use server::{Ledger, Server, lock};
+
+/// A running scripted model server. Dropping the handle shuts the server down.
+#[derive(Debug)]
+pub struct ScriptedModel {
+    addr: SocketAddr,
+    ledger: Arc<Mutex<Ledger>>,
+    /// Never sent on: dropping it is the shutdown signal.
+    _stop: watch::Sender<()>,
+}
+
+/// How to start the server.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// 0 picks a free port.
+    pub port: u16,
+    /// When set, `/v1/*` requires `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// What `GET /v1/models` lists.
+    pub models: Vec<ModelInfo>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let model = |id: &str, context_length| ModelInfo { id: id.to_owned(), context_length };
+        Self {
+            port: 0,
+            api_key: None,
+            models: vec![
+                model("scripted-fast", 8192),
+                model("scripted-balanced", 32768),
+                model("scripted-strong", 128_000),
+            ],
+        }
+    }
+}
+
+/// One entry of the model list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub id: String,
+    pub context_length: u32,
+}
+
+/// One chat request as the server received it, kept so tests can assert on what was sent.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Received {
+    pub path: String,
+    pub authorization: Option<String>,
+    /// The parsed body, or null when it was not JSON.
+    pub body: serde_json::Value,
+    /// The body as sent (lossily decoded), for asserting on bytes the parse hides.
+    pub raw: String,
+}
+
+impl ScriptedModel {
+    /// Starts on a free port of 127.0.0.1 in the current tokio runtime.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound; use [`ScriptedModel::start_with`] to handle that.
+    pub async fn start() -> ScriptedModel {
+        Self::start_with(Options::default()).await.expect("binding a loopback port for the scripted model")
+    }
+
+    /// Starts on 127.0.0.1 with these options in the current tokio runtime. The server
+    /// accepts connections once this returns.
+    pub async fn start_with(options: Options) -> std::io::Result<ScriptedModel> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, options.port)).await?;
+        let addr = listener.local_addr()?;
+        let ledger = Arc::new(Mutex::new(Ledger::default()));
+        let (stop, stopping) = watch::channel(());
+        let app = server::router(Server {
+            ledger: Arc::clone(&ledger),
+            api_key: options.api_key.map(Arc::from),
+            models: options.models.into(),
+            stop: stopping.clone(),
+        });
+        tokio::spawn(async move {
+            // Serving only ends at shutdown, and then there is no one left to tell.
+            let _ = axum::serve(listener, app).with_graceful_shutdown(server::stopped(stopping)).await;
+        });
+        Ok(ScriptedModel { addr, ledger, _stop: stop })
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the base URL an OpenAI client is configured with.
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Queues one reply behind those already queued.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.ledger).script.push(reply);
+    }
+
+    /// Queues these replies, in order, behind those already queued.
+    pub fn push_all(&self, replies: impl IntoIterator<Item = Reply>) {
+        let mut ledger = lock(&self.ledger);
+        replies.into_iter().for_each(|reply| ledger.script.push(reply));
+    }
+
+    /// Every chat request received so far, oldest first, including refused ones.
+    pub fn requests(&self) -> Vec<Received> {
+        lock(&self.ledger).received.clone()
+    }
+
+    /// How many chat requests were received, without copying them.
+    pub fn request_count(&self) -> usize {
+        lock(&self.ledger).received.len()
+    }
+
+    /// Forgets the queued replies and the received requests.
+    pub fn reset(&self) {
+        lock(&self.ledger).reset();
+    }
+
+    /// Stops the server: no new connections, hanging answers end, the port is released
+    /// once the in-flight answers finish. The same as dropping the handle.
+    pub fn shut_down(self) {}
+}

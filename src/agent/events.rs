@@ -1,0 +1,67 @@
+//! Live turn events for the person's windows (§8.1): tokens, tool calls, turn ends. Each
+//! event names the person it belongs to, and a WebSocket forwards only its own person's.
+//! Never logged or stored: they carry private words.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::ids::UserId;
+
+/// One event, already serialized: every socket of its person sends the same bytes.
+#[derive(Clone)]
+pub struct Event {
+    pub user: UserId,
+    pub json: Arc<str>,
+}
+
+/// The bus between turns and sockets; cheap to clone.
+#[derive(Clone)]
+pub struct Events {
+    sender: broadcast::Sender<Event>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        // Room for a few long replies in flight; a socket that falls further behind is told
+        // it lagged and reloads the history instead.
+        Self { sender: broadcast::channel(4096).0 }
+    }
+}
+
+impl Events {
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.sender.subscribe()
+    }
+
+    fn send(&self, user: &UserId, value: Value) {
+        // No receiver means no open window: the history has it all anyway.
+        let _ = self.sender.send(Event { user: user.clone(), json: value.to_string().into() });
+    }
+}
+
+/// The events of one turn, numbered so a client can check their order.
+pub struct TurnEvents {
+    events: Events,
+    user: UserId,
+    session: String,
+    turn: String,
+    seq: u64,
+}
+
+impl TurnEvents {
+    pub fn new(events: Events, user: UserId, session: String, turn: String) -> Self {
+        Self { events, user, session, turn, seq: 0 }
+    }
+
+    /// Sends `{"type": kind, "session", "turn", "seq", ...fields}`.
+    pub fn emit(&mut self, kind: &str, fields: Value) {
+        self.seq += 1;
+        let mut value = json!({ "type": kind, "session": self.session, "turn": self.turn, "seq": self.seq });
+        if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), fields) {
+            target.extend(extra);
+        }
+        self.events.send(&self.user, value);
+    }
+}

@@ -1,0 +1,402 @@
+//! The agent (§8): turns that stream a model's answer, run the tools it calls and record
+//! everything in the person's encrypted file. [`Runtime`] starts, stops and tracks turns;
+//! the loop itself is in [`turn`]; what a turn may use comes from the role (shared
+//! database), the agent's definition ([`definition`]) and the [`tools`] registry.
+//!
+//! A turn runs as work of the session that started it: locking cancels it, and the
+//! person's space stays open until the turn has recorded how it ended.
+
+pub mod definition;
+pub mod events;
+pub mod tools;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use zeroize::Zeroizing;
+
+use crate::ids::UserId;
+use crate::providers::catalogue::{self, CatalogueModel, Wish};
+use crate::providers::retry::RetryPolicy;
+use crate::providers::{ContextMessage, Endpoint, ToolCall};
+use crate::secrets::{InstanceSecrets, SecretsError};
+use crate::store::chat::{self, Message, NewMessage, TurnEnd};
+use crate::store::roles::{self, Role};
+use crate::store::{StoreError, SystemStore, providers, users};
+use crate::users::sessions::Session;
+use definition::{Agent, AgentDir, DefinitionError};
+use events::{Events, TurnEvents};
+use tools::Registry;
+
+/// Why a turn could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("there is no such conversation")]
+    NoSession,
+    #[error("a reply is still being written in this conversation; wait for it or stop it first")]
+    Busy,
+    #[error("no model is available to you yet; an administrator can connect one in Settings → Models")]
+    NoModel,
+    #[error("your role does not allow the model {0}; pick another model for this conversation")]
+    ModelNotAllowed(String),
+    #[error("there is no model {0}")]
+    UnknownModel(String),
+    #[error(transparent)]
+    Agent(#[from] DefinitionError),
+    #[error("the provider's key cannot be opened: {0}")]
+    Secrets(#[from] SecretsError),
+    #[error("this account no longer exists or is not active")]
+    NoAccount,
+    #[error("the session was locked")]
+    Locked,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Settings a test may shorten; real runs use the defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub retry: RetryPolicy,
+    /// The longest silence tolerated inside a streamed reply.
+    pub stall: Duration,
+}
+
+impl Limits {
+    /// Defaults, with `SKALD_TEST_PROVIDER_STALL_MS` honoured in debug builds only.
+    pub fn from_env() -> Self {
+        let mut limits = Self { retry: RetryPolicy::default(), stall: Duration::from_secs(120) };
+        if cfg!(debug_assertions)
+            && let Some(ms) = std::env::var("SKALD_TEST_PROVIDER_STALL_MS").ok().and_then(|v| v.parse().ok())
+        {
+            limits.stall = Duration::from_millis(ms);
+        }
+        limits
+    }
+}
+
+/// Starts and stops turns; cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    system: SystemStore,
+    secrets: InstanceSecrets,
+    agents: AgentDir,
+    tools: Registry,
+    client: reqwest::Client,
+    events: Events,
+    limits: Limits,
+    /// Running turns by conversation id: one at a time per conversation.
+    running: Mutex<HashMap<String, Running>>,
+}
+
+struct Running {
+    user: UserId,
+    turn_id: String,
+    stop: CancellationToken,
+    finished: CancellationToken,
+}
+
+/// A turn that has started: the person's message is committed.
+#[derive(Debug)]
+pub struct Started {
+    pub turn_id: String,
+    pub message_id: i64,
+}
+
+impl Runtime {
+    pub fn new(system: SystemStore, secrets: InstanceSecrets, agents: AgentDir, limits: Limits) -> Self {
+        let inner = Inner {
+            system,
+            secrets,
+            agents,
+            tools: Registry::builtin(),
+            client: crate::providers::http_client(),
+            events: Events::default(),
+            limits,
+            running: Mutex::new(HashMap::new()),
+        };
+        Self { inner: Arc::new(inner) }
+    }
+
+    pub fn events(&self) -> &Events {
+        &self.inner.events
+    }
+
+    pub fn agents(&self) -> &AgentDir {
+        &self.inner.agents
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.inner.client
+    }
+
+    /// The person's role, read now: a change by an administrator applies to the next turn.
+    pub async fn role_of(&self, user: &UserId) -> Result<Role, TurnError> {
+        let row = users::find(&self.inner.system, user).await?.filter(|u| u.status == "active");
+        let row = row.ok_or(TurnError::NoAccount)?;
+        roles::get(&self.inner.system, &row.role_id).await?.ok_or(TurnError::NoAccount)
+    }
+
+    /// The models a role may use.
+    pub async fn models_for(&self, role: &Role) -> Result<Vec<CatalogueModel>, TurnError> {
+        let rows = providers::catalogue(&self.inner.system).await?;
+        Ok(rows
+            .into_iter()
+            .map(CatalogueModel::from)
+            .filter(|m| catalogue::allowed(&role.allowed_models, &m.name))
+            .collect())
+    }
+
+    /// Checks a model a person wants to pin a conversation to.
+    pub async fn check_pin(&self, role: &Role, name: &str) -> Result<(), TurnError> {
+        let all: Vec<CatalogueModel> =
+            providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect();
+        if !all.iter().any(|m| m.name.eq_ignore_ascii_case(name)) {
+            return Err(TurnError::UnknownModel(name.to_owned()));
+        }
+        if catalogue::choose(&all, &role.allowed_models, &Wish { pinned: Some(name), ..Wish::default() }).is_none() {
+            return Err(TurnError::ModelNotAllowed(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Starts a turn in `chat_id` with the person's message. Returns once the message is
+    /// committed; the model request was sent concurrently, so durability costs the reply
+    /// no time to its first token.
+    pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
+        let space = &session.space;
+        let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
+        let role = self.role_of(&session.user_id).await?;
+        let agent = self.inner.agents.load(&conversation.agent)?;
+        let model = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
+        let endpoint = self.endpoint(&model).await?;
+        let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
+        let mut context = context_from(&chat::history(space, chat_id).await?);
+        context.push(ContextMessage::User(text.clone()));
+
+        let turn_id = random_id("turn");
+        let stop = session.ended().child_token();
+        let finished = CancellationToken::new();
+        {
+            let mut running = self.inner.running.lock().expect("running turns");
+            if running.contains_key(chat_id) {
+                return Err(TurnError::Busy);
+            }
+            let entry = Running {
+                user: session.user_id.clone(),
+                turn_id: turn_id.clone(),
+                stop: stop.clone(),
+                finished: finished.clone(),
+            };
+            running.insert(chat_id.to_owned(), entry);
+        }
+        let mut events =
+            TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
+        events.emit("turn_started", serde_json::json!({ "model": model.name, "agent": agent.id }));
+        let (committed_tx, committed_rx) = tokio::sync::oneshot::channel();
+        let turn = turn::Turn {
+            runtime: self.clone(),
+            session: session.clone(),
+            chat_id: chat_id.to_owned(),
+            turn_id: turn_id.clone(),
+            model,
+            endpoint,
+            tools: offered,
+            context: {
+                let mut all = vec![ContextMessage::System(agent.prompt.clone())];
+                all.extend(context);
+                all
+            },
+            max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
+            events,
+            stop,
+        };
+        let runtime = self.clone();
+        let (chat, turn_for_cleanup) = (chat_id.to_owned(), turn_id.clone());
+        let spawned = session.spawn(async move {
+            turn.run(committed_rx).await;
+            runtime.forget(&chat, &turn_for_cleanup);
+            finished.cancel();
+        });
+        if !spawned {
+            self.forget(chat_id, &turn_id);
+            return Err(TurnError::Locked);
+        }
+        match chat::begin_turn(space, chat_id, &turn_id, &text).await {
+            Ok(message_id) => {
+                let _ = committed_tx.send(true);
+                Ok(Started { turn_id, message_id })
+            }
+            Err(err) => {
+                let _ = committed_tx.send(false);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Stops the running turn of a conversation, waiting until it has recorded its end.
+    /// Returns whether a turn was running.
+    pub async fn stop(&self, user: &UserId, chat_id: &str) -> bool {
+        let found = {
+            let running = self.inner.running.lock().expect("running turns");
+            running.get(chat_id).filter(|r| &r.user == user).map(|r| (r.stop.clone(), r.finished.clone()))
+        };
+        let Some((stop, finished)) = found else { return false };
+        stop.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(10), finished.cancelled()).await;
+        true
+    }
+
+    /// Whether a conversation has a turn running in this process.
+    pub fn is_running(&self, chat_id: &str) -> bool {
+        self.inner.running.lock().expect("running turns").contains_key(chat_id)
+    }
+
+    /// At unlock: turns recorded as running that no task is running were cut off by a
+    /// restart or crash. Each becomes `error`, and any call left without a result gets one,
+    /// so the history stays whole (§8.1).
+    pub async fn close_interrupted(&self, session: &Session) -> Result<usize, StoreError> {
+        let space = &session.space;
+        let live: Vec<String> =
+            self.inner.running.lock().expect("running turns").values().map(|r| r.turn_id.clone()).collect();
+        let mut closed = 0;
+        for (turn_id, chat_id) in chat::running_turns(space).await? {
+            if live.contains(&turn_id) {
+                continue;
+            }
+            let open = chat::unanswered_calls(space, &turn_id).await?;
+            let mut closing: Vec<NewMessage> = open
+                .iter()
+                .map(|(call_id, name)| NewMessage {
+                    session_id: &chat_id,
+                    turn_id: &turn_id,
+                    role: "tool",
+                    text: "Error: Skald stopped before this call finished.",
+                    status: "error",
+                    tool_call_id: Some(call_id),
+                    tool_name: Some(name),
+                    ..NewMessage::default()
+                })
+                .collect();
+            let why = "Skald closed while this reply was being written. Send your message again.";
+            closing.push(NewMessage {
+                session_id: &chat_id,
+                turn_id: &turn_id,
+                role: "assistant",
+                text: "",
+                status: "error",
+                error_code: Some("interrupted"),
+                error_message: Some(why),
+                ..NewMessage::default()
+            });
+            let end = TurnEnd { state: "error", error_code: Some("interrupted"), error_message: Some(why) };
+            chat::end_turn(space, &turn_id, &closing, &end).await?;
+            closed += 1;
+        }
+        if closed > 0 {
+            tracing::info!(user = %session.user_id, closed, "interrupted turns closed at unlock");
+        }
+        Ok(closed)
+    }
+
+    fn forget(&self, chat_id: &str, turn_id: &str) {
+        let mut running = self.inner.running.lock().expect("running turns");
+        if running.get(chat_id).is_some_and(|r| r.turn_id == turn_id) {
+            running.remove(chat_id);
+        }
+    }
+
+    async fn pick_model(&self, role: &Role, agent: &Agent, pinned: Option<&str>) -> Result<CatalogueModel, TurnError> {
+        let all: Vec<CatalogueModel> =
+            providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect();
+        let wish = Wish {
+            pinned,
+            agent_model: agent.meta.preferred_model.as_deref(),
+            agent_strength: agent.meta.preferred_strength.as_deref(),
+            role_strength: Some(&role.preferred_strength),
+        };
+        match catalogue::choose(&all, &role.allowed_models, &wish) {
+            Some(model) => Ok(model.clone()),
+            None => match pinned {
+                Some(name) if all.iter().any(|m| m.name.eq_ignore_ascii_case(name)) => {
+                    Err(TurnError::ModelNotAllowed(name.to_owned()))
+                }
+                Some(name) => Err(TurnError::UnknownModel(name.to_owned())),
+                None => Err(TurnError::NoModel),
+            },
+        }
+    }
+
+    /// The provider's address and key, opened for this turn only.
+    async fn endpoint(&self, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
+        let api_key = self.provider_key(&model.provider_id).await?;
+        Ok(Endpoint { provider: model.provider.clone(), base_url: model.base_url.clone(), api_key })
+    }
+
+    /// A provider's API key, opened for one use, if it has one.
+    pub async fn provider_key(&self, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
+        let Some(sealed) = providers::sealed_key(&self.inner.system, provider_id).await? else { return Ok(None) };
+        let plain = self.inner.secrets.open(&sealed, &key_purpose(provider_id))?;
+        Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
+    }
+}
+
+/// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.
+pub fn key_purpose(provider_id: &str) -> String {
+    format!("provider:{provider_id}")
+}
+
+/// A random id with a readable prefix, like `turn_3f9c…`.
+pub fn random_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
+    format!("{prefix}_{}", hex::encode(bytes))
+}
+
+/// The history as a model reads it. Stored tool rows hold exactly what the model was
+/// given; an errored turn's empty closing row is no message at all.
+pub fn context_from(history: &[Message]) -> Vec<ContextMessage> {
+    history
+        .iter()
+        .filter_map(|m| match m.role.as_str() {
+            "user" => Some(ContextMessage::User(m.text.clone())),
+            "assistant" => {
+                let tool_calls = m.tool_calls.as_ref().map(calls_from_json).unwrap_or_default();
+                (!m.text.is_empty() || !tool_calls.is_empty())
+                    .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
+            }
+            "tool" => Some(ContextMessage::Tool {
+                call_id: m.tool_call_id.clone().unwrap_or_default(),
+                content: m.text.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tool calls as stored with an assistant row.
+pub fn calls_to_json(calls: &[ToolCall]) -> serde_json::Value {
+    calls.iter().map(|c| serde_json::json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect()
+}
+
+fn calls_from_json(value: &serde_json::Value) -> Vec<ToolCall> {
+    value
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c["id"].as_str().unwrap_or_default().to_owned(),
+                    name: c["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: c["arguments"].as_str().unwrap_or_default().to_owned(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

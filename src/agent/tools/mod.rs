@@ -1,0 +1,95 @@
+//! The tool registry (§12): one file per built-in tool, each with its JSON schema. A turn
+//! offers the model the tools its role and its agent both allow; a call runs here and
+//! comes back as text for the model plus a status for the record.
+
+mod current_time;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::providers::ToolSpec;
+use crate::providers::catalogue::allowed;
+
+/// What a tool call produced. An error is text the model reads and can act on.
+pub type ToolResult = Result<String, String>;
+
+/// One built-in tool.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// The JSON schema of the arguments.
+    fn parameters(&self) -> Value;
+    fn call(&self, arguments: Value) -> BoxFuture<'_, ToolResult>;
+}
+
+/// Every tool Skald has; cheap to clone.
+#[derive(Clone)]
+pub struct Registry {
+    tools: Arc<Vec<Box<dyn Tool>>>,
+}
+
+impl Registry {
+    pub fn builtin() -> Self {
+        Self { tools: Arc::new(vec![Box::new(current_time::CurrentTime)]) }
+    }
+
+    /// The tools both pattern lists allow, as offered to the model, in a stable order.
+    pub fn offered(&self, role_patterns: &[String], agent_patterns: &[String]) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .filter(|t| allowed(role_patterns, t.name()) && allowed(agent_patterns, t.name()))
+            .map(|t| ToolSpec {
+                name: t.name().into(),
+                description: t.description().into(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// Runs a call the model made. Only offered tools run; the arguments must be a JSON
+    /// object (empty text counts as `{}`).
+    pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str) -> ToolResult {
+        let tool = self
+            .tools
+            .iter()
+            .find(|t| t.name() == name && offered.iter().any(|o| o.name == name))
+            .ok_or_else(|| format!("there is no tool named {name:?} available here"))?;
+        let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
+        let value: Value =
+            serde_json::from_str(arguments).map_err(|err| format!("the arguments are not valid JSON: {err}"))?;
+        if !value.is_object() {
+            return Err("the arguments must be a JSON object".into());
+        }
+        tool.call(value).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<String> {
+        vec!["*".into()]
+    }
+
+    #[test]
+    fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
+        let registry = Registry::builtin();
+        assert_eq!(registry.offered(&all(), &all()).len(), 1);
+        assert!(registry.offered(&all(), &[]).is_empty());
+        assert!(registry.offered(&["note_*".into()], &all()).is_empty());
+    }
+
+    #[tokio::test]
+    async fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
+        let registry = Registry::builtin();
+        let offered = registry.offered(&all(), &all());
+        assert!(registry.call(&offered, "rm_rf", "{}").await.unwrap_err().contains("no tool"));
+        assert!(registry.call(&offered, "current_time", "{\"tim").await.unwrap_err().contains("not valid JSON"));
+        assert!(registry.call(&offered, "current_time", "[1]").await.unwrap_err().contains("object"));
+        assert!(registry.call(&offered, "current_time", "").await.is_ok());
+        assert!(registry.call(&[], "current_time", "{}").await.is_err(), "a tool not offered does not run");
+    }
+}

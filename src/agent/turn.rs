@@ -1,0 +1,333 @@
+//! The turn loop (§8.1): send the context, stream the reply to the person's windows, run
+//! the tools it asks for, append each result, and go again until the model answers
+//! without tools, the person stops it, it fails, or the step limit is reached.
+//!
+//! Invariants kept here: history is only appended to; every tool call that reached the
+//! history gets exactly one result row (ok, error or cancelled); every model request is
+//! recorded; a turn always ends in `done`, `stopped` or `error`, never hangs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::events::TurnEvents;
+use super::{Runtime, calls_to_json, random_id};
+use crate::providers::catalogue::CatalogueModel;
+use crate::providers::{
+    ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec, openai,
+};
+use crate::store::StoreError;
+use crate::store::chat::{self, NewMessage, RequestRecord, TurnEnd};
+use crate::users::sessions::Session;
+
+pub(super) struct Turn {
+    pub runtime: Runtime,
+    pub session: Arc<Session>,
+    pub chat_id: String,
+    pub turn_id: String,
+    pub model: CatalogueModel,
+    pub endpoint: Endpoint,
+    pub tools: Vec<ToolSpec>,
+    /// The system prompt, the history and the person's new message.
+    pub context: Vec<ContextMessage>,
+    pub max_rounds: usize,
+    pub events: TurnEvents,
+    pub stop: CancellationToken,
+}
+
+/// How one model request ended.
+enum End {
+    Finished,
+    Stopped,
+    Failed(ProviderError),
+}
+
+/// What one model request produced.
+#[derive(Default)]
+struct Reply {
+    text: String,
+    /// Tool calls by the index the provider gave them: (name, arguments). The provider's
+    /// own call ids are dropped; some servers reuse them.
+    calls: BTreeMap<usize, (String, String)>,
+    usage: Option<(u64, u64)>,
+    first_delta: Option<Duration>,
+}
+
+impl Reply {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.calls.is_empty()
+    }
+
+    /// Complete calls, in order, under ids of our own: providers reuse theirs.
+    fn tool_calls(&self) -> Vec<ToolCall> {
+        self.calls
+            .values()
+            .filter(|(name, _)| !name.is_empty())
+            .map(|(name, arguments)| ToolCall {
+                id: random_id("call"),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            })
+            .collect()
+    }
+}
+
+/// How a finished turn is closed.
+struct Closing {
+    state: &'static str,
+    text: String,
+    error: Option<(&'static str, String)>,
+}
+
+impl Turn {
+    pub async fn run(mut self, committed: tokio::sync::oneshot::Receiver<bool>) {
+        let mut committed = Some(committed);
+        let closing = match self.rounds(&mut committed).await {
+            Ok(Some(closing)) => closing,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::error!(user = %self.session.user_id, %err, "a turn could not record its progress");
+                Closing {
+                    state: "error",
+                    text: String::new(),
+                    error: Some(("storage", format!("Skald could not save this reply: {err}"))),
+                }
+            }
+        };
+        if let Err(err) = self.close(&closing).await {
+            tracing::error!(user = %self.session.user_id, %err, "a turn could not record its end");
+        }
+        let error = closing.error.as_ref().map(|(code, message)| json!({ "code": code, "message": message }));
+        if let Some(error) = &error {
+            self.events.emit("error", json!({ "error": error }));
+        }
+        self.events.emit("turn_ended", json!({ "status": closing.state, "error": error }));
+    }
+
+    /// Runs model rounds until the turn ends; `None` when the person's message was never
+    /// committed (nothing of this turn may be written then).
+    async fn rounds(
+        &mut self,
+        committed: &mut Option<tokio::sync::oneshot::Receiver<bool>>,
+    ) -> Result<Option<Closing>, StoreError> {
+        for _ in 0..self.max_rounds {
+            let request = ChatRequest {
+                model: self.model.model_id.clone(),
+                messages: self.context.clone(),
+                tools: self.tools.clone(),
+            };
+            let started = Instant::now();
+            let (reply, end, attempts) = self.request(&request).await;
+            if let Some(receiver) = committed.take()
+                && !receiver.await.unwrap_or(false)
+            {
+                self.events.emit("turn_ended", json!({ "status": "error", "error": { "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." } }));
+                return Ok(None);
+            }
+            self.record(&reply, &end, attempts, started.elapsed()).await?;
+            match end {
+                End::Stopped => return Ok(Some(Closing { state: "stopped", text: reply.text, error: None })),
+                End::Failed(err) => {
+                    tracing::warn!(user = %self.session.user_id, code = err.code(), "model request failed");
+                    let message = err.advice(&self.endpoint.provider);
+                    return Ok(Some(Closing { state: "error", text: reply.text, error: Some((err.code(), message)) }));
+                }
+                End::Finished => {}
+            }
+            let calls = reply.tool_calls();
+            if calls.is_empty() {
+                return Ok(Some(Closing { state: "done", text: reply.text, error: None }));
+            }
+            self.run_tools(reply.text, calls).await?;
+            if self.stop.is_cancelled() {
+                return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
+            }
+        }
+        let message = format!("The assistant took {} steps without finishing, so it was stopped.", self.max_rounds);
+        Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
+    }
+
+    /// One model request, retried as the policy allows while nothing has streamed yet.
+    async fn request(&mut self, request: &ChatRequest) -> (Reply, End, u32) {
+        let mut reply = Reply::default();
+        let started = Instant::now();
+        let (mut attempts, mut retries) = (0, 0);
+        loop {
+            attempts += 1;
+            let opened = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
+                opened = openai::start(self.runtime.client(), &self.endpoint, request) => opened,
+            };
+            let failure = match opened {
+                Ok(stream) => match self.consume(stream, &mut reply, started).await {
+                    End::Failed(err) if reply.is_empty() => err,
+                    end => return (reply, end, attempts),
+                },
+                Err(err) => err,
+            };
+            let Some(wait) = self.runtime.inner.limits.retry.next_wait(retries, &failure) else {
+                return (reply, End::Failed(failure), attempts);
+            };
+            retries += 1;
+            self.events.emit(
+                "retrying",
+                json!({ "attempt": attempts + 1, "wait_ms": wait.as_millis() as u64, "reason": failure.code() }),
+            );
+            tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// Reads a reply's stream to its end, forwarding text as it comes.
+    async fn consume(&mut self, mut stream: DeltaStream, reply: &mut Reply, started: Instant) -> End {
+        let stall = self.runtime.inner.limits.stall;
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return End::Stopped,
+                next = tokio::time::timeout(stall, stream.next()) => next,
+            };
+            let deltas = match next {
+                Err(_) => return End::Failed(ProviderError::Stalled(stall)),
+                Ok(None) => return End::Finished,
+                Ok(Some(Err(err))) => return End::Failed(err),
+                Ok(Some(Ok(deltas))) => deltas,
+            };
+            for delta in deltas {
+                match delta {
+                    Delta::Text(text) => {
+                        reply.first_delta.get_or_insert_with(|| started.elapsed());
+                        self.events.emit("token", json!({ "text": text }));
+                        reply.text.push_str(&text);
+                    }
+                    Delta::ToolCall { index, name, arguments, .. } => {
+                        reply.first_delta.get_or_insert_with(|| started.elapsed());
+                        let call = reply.calls.entry(index).or_default();
+                        if let Some(name) = name {
+                            call.0.push_str(&name);
+                        }
+                        call.1.push_str(&arguments);
+                    }
+                    Delta::Usage { input, output } => reply.usage = Some((input, output)),
+                    Delta::Finish(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Appends the model's request for tools, runs them concurrently, and appends every
+    /// result in call order. A stop cancels the calls still running; they are recorded as
+    /// cancelled.
+    async fn run_tools(&mut self, text: String, calls: Vec<ToolCall>) -> Result<(), StoreError> {
+        let space = &self.session.space;
+        let asked = NewMessage {
+            session_id: &self.chat_id,
+            turn_id: &self.turn_id,
+            role: "assistant",
+            text: &text,
+            status: "tool_calls",
+            tool_calls: Some(calls_to_json(&calls)),
+            model: Some(&self.model.name),
+            ..NewMessage::default()
+        };
+        chat::append(space, &[asked]).await?;
+        for call in &calls {
+            let started = json!({ "call": { "id": call.id, "name": call.name, "arguments": call.arguments } });
+            self.events.emit("tool_call_started", started);
+        }
+        let registry = self.runtime.inner.tools.clone();
+        let (offered, stop) = (&self.tools, &self.stop);
+        let outcomes = futures_util::future::join_all(calls.iter().map(|call| {
+            let registry = registry.clone();
+            async move {
+                tokio::select! {
+                    biased;
+                    () = stop.cancelled() => None,
+                    result = registry.call(offered, &call.name, &call.arguments) => Some(result),
+                }
+            }
+        }))
+        .await;
+        let results: Vec<(String, &'static str)> = outcomes
+            .into_iter()
+            .map(|outcome| match outcome {
+                Some(Ok(output)) => (output, "ok"),
+                Some(Err(why)) => (format!("Error: {why}"), "error"),
+                None => ("Cancelled: the person stopped the turn before this call finished.".to_owned(), "cancelled"),
+            })
+            .collect();
+        let rows: Vec<NewMessage> = calls
+            .iter()
+            .zip(&results)
+            .map(|(call, (text, status))| NewMessage {
+                session_id: &self.chat_id,
+                turn_id: &self.turn_id,
+                role: "tool",
+                text,
+                status,
+                tool_call_id: Some(&call.id),
+                tool_name: Some(&call.name),
+                ..NewMessage::default()
+            })
+            .collect();
+        chat::append(space, &rows).await?;
+        for (call, (text, status)) in calls.iter().zip(&results) {
+            let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
+            self.events.emit("tool_call_finished", finished);
+        }
+        self.context.push(ContextMessage::Assistant { text, tool_calls: calls.clone() });
+        for (call, (text, _)) in calls.iter().zip(results) {
+            self.context.push(ContextMessage::Tool { call_id: call.id.clone(), content: text });
+        }
+        Ok(())
+    }
+
+    async fn record(&self, reply: &Reply, end: &End, attempts: u32, took: Duration) -> Result<(), StoreError> {
+        let (outcome, error_code) = match end {
+            End::Finished => ("ok", None),
+            End::Stopped => ("stopped", None),
+            End::Failed(err) => ("error", Some(err.code())),
+        };
+        let record = RequestRecord {
+            turn_id: &self.turn_id,
+            provider: &self.model.provider,
+            model: &self.model.model_id,
+            tokens_in: reply.usage.map(|(input, _)| input as i64),
+            tokens_out: reply.usage.map(|(_, output)| output as i64),
+            ttft_ms: reply.first_delta.map(|d| d.as_millis() as i64),
+            latency_ms: took.as_millis() as i64,
+            attempts: i64::from(attempts),
+            outcome,
+            error_code,
+        };
+        chat::record_request(&self.session.space, &record).await
+    }
+
+    async fn close(&self, closing: &Closing) -> Result<(), StoreError> {
+        let last = NewMessage {
+            session_id: &self.chat_id,
+            turn_id: &self.turn_id,
+            role: "assistant",
+            text: &closing.text,
+            status: closing.state,
+            model: Some(&self.model.name),
+            error_code: closing.error.as_ref().map(|(code, _)| *code),
+            error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
+            ..NewMessage::default()
+        };
+        let end = TurnEnd {
+            state: closing.state,
+            error_code: closing.error.as_ref().map(|(code, _)| *code),
+            error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
+        };
+        chat::end_turn(&self.session.space, &self.turn_id, &[last], &end).await
+    }
+}

@@ -1,0 +1,148 @@
+//! Conversations (§8.1): create, list, rename, delete; send a message (which starts a
+//! turn), read the history, stop. Everything read or written here is in the caller's own
+//! encrypted file; live progress goes out over the WebSocket.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::ApiError;
+use super::json::Body;
+use crate::agent::definition::DefinitionError;
+use crate::agent::{TurnError, random_id};
+use crate::store::chat::{self, ChatSession, Message};
+
+/// The longest message a person can send: far beyond any context window, short of abuse.
+const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+const MAX_TITLE_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewSession {
+    agent: Option<String>,
+    model: Option<String>,
+}
+
+/// `POST /api/sessions`: a new conversation, optionally pinned to a model the role allows.
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<NewSession>,
+) -> Result<(StatusCode, Json<ChatSession>), ApiError> {
+    let agent = req.agent.as_deref().unwrap_or("main");
+    match state.agent.agents().load(agent) {
+        Ok(_) | Err(DefinitionError::Malformed { .. }) => {}
+        Err(err) => return Err(TurnError::Agent(err).into()),
+    }
+    if let Some(model) = &req.model {
+        let role = state.agent.role_of(&caller.session.user_id).await?;
+        state.agent.check_pin(&role, model).await?;
+    }
+    let id = random_id("chat");
+    let session = chat::create_session(&caller.session.space, &id, agent, req.model.as_deref()).await?;
+    Ok((StatusCode::CREATED, Json(session)))
+}
+
+/// `GET /api/sessions`: my conversations, most recent first.
+pub async fn list(caller: Caller) -> Result<Json<Vec<ChatSession>>, ApiError> {
+    Ok(Json(chat::sessions(&caller.session.space).await?))
+}
+
+/// `GET /api/sessions/{id}`
+pub async fn get(caller: Caller, Path(id): Path<String>) -> Result<Json<ChatSession>, ApiError> {
+    Ok(Json(find(&caller, &id).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rename {
+    title: String,
+}
+
+/// `PATCH /api/sessions/{id}`: renames a conversation.
+pub async fn rename(caller: Caller, Path(id): Path<String>, Body(req): Body<Rename>) -> Result<StatusCode, ApiError> {
+    let title = req.title.trim();
+    if title.chars().count() > MAX_TITLE_CHARS {
+        let message = format!("a title has at most {MAX_TITLE_CHARS} characters");
+        return Err(ApiError::BadRequest { code: "invalid_title", message });
+    }
+    chat::rename_session(&caller.session.space, &id, title).await.map_err(not_found)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/sessions/{id}`: deletes a conversation and its history.
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if state.agent.is_running(&id) {
+        return Err(TurnError::Busy.into());
+    }
+    chat::delete_session(&caller.session.space, &id).await.map_err(not_found)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    text: String,
+}
+
+/// `POST /api/sessions/{id}/messages`: sends a message and starts a turn. 202 once the
+/// message is committed; the reply streams over the WebSocket.
+pub async fn send(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(req): Body<NewMessage>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if req.text.trim().is_empty() {
+        return Err(ApiError::BadRequest { code: "empty_message", message: "the message is empty".into() });
+    }
+    if req.text.len() > MAX_MESSAGE_BYTES {
+        let message =
+            format!("the message is longer than {} KiB; attach it as a file instead", MAX_MESSAGE_BYTES / 1024);
+        return Err(ApiError::BadRequest { code: "message_too_long", message });
+    }
+    let started = state.agent.start_turn(caller.session.clone(), &id, req.text).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "turn": started.turn_id, "message": started.message_id }))))
+}
+
+/// `GET /api/sessions/{id}/messages`: the history, oldest first.
+pub async fn messages(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<Message>>, ApiError> {
+    find(&caller, &id).await?;
+    Ok(Json(chat::history(&caller.session.space, &id).await?))
+}
+
+/// `GET /api/sessions/{id}/requests`: each model request of the conversation, for the record.
+pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<Value>>, ApiError> {
+    find(&caller, &id).await?;
+    Ok(Json(chat::requests(&caller.session.space, &id).await?))
+}
+
+/// `POST /api/sessions/{id}/stop`: stops the running turn; returns once it has stopped.
+pub async fn stop(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    find(&caller, &id).await?;
+    let stopped = state.agent.stop(&caller.session.user_id, &id).await;
+    Ok(Json(json!({ "stopped": stopped })))
+}
+
+async fn find(caller: &Caller, id: &str) -> Result<ChatSession, ApiError> {
+    chat::session(&caller.session.space, id).await?.ok_or_else(|| TurnError::NoSession.into())
+}
+
+fn not_found(err: crate::store::StoreError) -> ApiError {
+    match err {
+        crate::store::StoreError::NotFound => TurnError::NoSession.into(),
+        other => other.into(),
+    }
+}

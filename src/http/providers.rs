@@ -1,0 +1,281 @@
+//! Model providers (§9): administrators connect, change and remove them; everyone sees
+//! the models their role allows. An API key goes in sealed under the instance key and no
+//! route ever returns it, only whether one is set.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use zeroize::Zeroizing;
+
+use super::AppState;
+use super::auth::{AdminActor, Caller};
+use super::error::ApiError;
+use super::json::Body;
+use crate::agent::{key_purpose, random_id};
+use crate::providers::catalogue::{CatalogueModel, STRENGTHS, guess_strength};
+use crate::providers::{Endpoint, openai};
+use crate::store::StoreError;
+use crate::store::providers::{self, Model, NewProvider, ProviderChange};
+
+/// A model as an administrator may give it: a bare id, or an id with what they know.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum ModelInput {
+    Id(String),
+    Detailed { id: String, context_window: Option<i64>, strength: Option<String>, tools: Option<bool> },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewProviderBody {
+    name: String,
+    kind: String,
+    base_url: String,
+    api_key: Option<String>,
+    models: Option<Vec<ModelInput>>,
+    #[serde(default)]
+    trusted_lan: bool,
+}
+
+/// `POST /api/providers` (administrators): connects a provider. Without a model list,
+/// its models are read from the provider now; a provider that cannot be reached is not
+/// saved, and the answer says why.
+pub async fn add(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<NewProviderBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let name = valid_name(&req.name)?;
+    check_kind(&req.kind)?;
+    let base_url = valid_base_url(&req.base_url)?;
+    let api_key = req.api_key.map(Zeroizing::new).filter(|k| !k.trim().is_empty());
+    let models = match req.models {
+        Some(given) => models_from(given)?,
+        None => listed_models(&state, &name, &base_url, api_key.clone()).await?,
+    };
+    let id = random_id("provider");
+    let sealed = seal_key(&state, &id, api_key.as_deref().map(String::as_str))?;
+    let new = NewProvider {
+        id: &id,
+        name: &name,
+        kind: &req.kind,
+        base_url: &base_url,
+        sealed_key: sealed.as_deref(),
+        trusted_lan: req.trusted_lan,
+    };
+    providers::insert(&state.system, &actor, &new, &models).await.map_err(name_taken)?;
+    tracing::info!(provider = %id, models = models.len(), "provider added");
+    Ok((StatusCode::CREATED, Json(json!({ "id": id, "models": models }))))
+}
+
+/// `GET /api/providers` (administrators): every provider with its models; keys never.
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<Value>>, ApiError> {
+    let mut out = Vec::new();
+    for provider in providers::list(&state.system).await? {
+        let models = providers::models(&state.system, &provider.id).await?;
+        let mut value = json!(provider);
+        value["models"] = json!(models);
+        out.push(value);
+    }
+    Ok(Json(out))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderPatch {
+    name: Option<String>,
+    base_url: Option<String>,
+    /// `null` removes the key; absent leaves it.
+    #[serde(default, deserialize_with = "present")]
+    api_key: Option<Option<String>>,
+    trusted_lan: Option<bool>,
+    models: Option<Vec<ModelInput>>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// `PATCH /api/providers/{id}` (administrators)
+pub async fn update(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+    Body(req): Body<ProviderPatch>,
+) -> Result<StatusCode, ApiError> {
+    let name = req.name.as_deref().map(valid_name).transpose()?;
+    let base_url = req.base_url.as_deref().map(valid_base_url).transpose()?;
+    let models = req.models.map(models_from).transpose()?;
+    let api_key = req.api_key.map(|k| k.map(Zeroizing::new).filter(|k| !k.trim().is_empty()));
+    let sealed = match &api_key {
+        Some(key) => Some(seal_key(&state, &id, key.as_deref().map(String::as_str))?),
+        None => None,
+    };
+    let change = ProviderChange {
+        name: name.as_deref(),
+        base_url: base_url.as_deref(),
+        sealed_key: sealed.as_ref().map(Option::as_deref),
+        trusted_lan: req.trusted_lan,
+        models: models.as_deref(),
+    };
+    providers::update(&state.system, &actor, &id, &change).await.map_err(name_taken)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/providers/{id}/refresh` (administrators): reads the model list again;
+/// models that stay keep what the administrator set for them.
+pub async fn refresh(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let provider = providers::get(&state.system, &id).await?.ok_or_else(no_provider)?;
+    let key = state.agent.provider_key(&id).await?;
+    let known = providers::models(&state.system, &id).await?;
+    let listed = listed_models(&state, &provider.name, &provider.base_url, key).await?;
+    let merged: Vec<Model> = listed
+        .into_iter()
+        .map(|fresh| known.iter().find(|k| k.model_id == fresh.model_id).cloned().unwrap_or(fresh))
+        .collect();
+    let change = ProviderChange { models: Some(&merged), ..ProviderChange::default() };
+    providers::update(&state.system, &actor, &id, &change).await?;
+    Ok(Json(json!({ "models": merged })))
+}
+
+/// `DELETE /api/providers/{id}` (administrators)
+pub async fn delete(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    providers::delete(&state.system, &actor, &id).await.map_err(|err| match err {
+        StoreError::NotFound => no_provider(),
+        other => other.into(),
+    })?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /api/models`: the models my role allows, with who configured their provider.
+pub async fn models(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<CatalogueModel>>, ApiError> {
+    let role = state.agent.role_of(&caller.session.user_id).await?;
+    Ok(Json(state.agent.models_for(&role).await?))
+}
+
+async fn listed_models(
+    state: &AppState,
+    name: &str,
+    base_url: &str,
+    api_key: Option<Zeroizing<String>>,
+) -> Result<Vec<Model>, ApiError> {
+    let endpoint = Endpoint { provider: name.to_owned(), base_url: base_url.to_owned(), api_key };
+    let models = openai::list_models(state.agent.client(), &endpoint).await.map_err(|err| ApiError::Upstream {
+        code: err.code(),
+        message: format!("{} Check the address and key, or list the models yourself in \"models\".", err.advice(name)),
+    })?;
+    if models.is_empty() {
+        let message = format!("{name} lists no models; list them yourself in \"models\"");
+        return Err(ApiError::Upstream { code: "no_models", message });
+    }
+    Ok(models)
+}
+
+fn models_from(given: Vec<ModelInput>) -> Result<Vec<Model>, ApiError> {
+    let mut models: Vec<Model> = Vec::with_capacity(given.len());
+    for input in given {
+        let (id, context_window, strength, tools) = match input {
+            ModelInput::Id(id) => (id, None, None, None),
+            ModelInput::Detailed { id, context_window, strength, tools } => (id, context_window, strength, tools),
+        };
+        let id = id.trim().to_owned();
+        let bad = |message: String| ApiError::BadRequest { code: "invalid_model", message };
+        if id.is_empty() || id.len() > 200 {
+            return Err(bad("a model id has 1 to 200 characters".into()));
+        }
+        if models.iter().any(|m| m.model_id == id) {
+            return Err(bad(format!("the model {id} is listed twice")));
+        }
+        let strength = strength.unwrap_or_else(|| guess_strength(&id).to_owned());
+        if !STRENGTHS.contains(&strength.as_str()) {
+            return Err(bad(format!("strength {strength:?} is not fast, balanced or strong")));
+        }
+        let context_window = context_window.unwrap_or(8192);
+        if context_window <= 0 {
+            return Err(bad("context_window must be positive".into()));
+        }
+        models.push(Model { model_id: id, context_window, strength, tools: tools.unwrap_or(true) });
+    }
+    Ok(models)
+}
+
+fn valid_name(name: &str) -> Result<String, ApiError> {
+    let name = name.trim();
+    let fits = (1..=40).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !fits {
+        let message =
+            "a provider name has 1 to 40 letters, digits, '.', '_' or '-' (it prefixes model names, as in home/llama)"
+                .into();
+        return Err(ApiError::BadRequest { code: "invalid_name", message });
+    }
+    Ok(name.to_owned())
+}
+
+fn check_kind(kind: &str) -> Result<(), ApiError> {
+    match kind {
+        "openai" => Ok(()),
+        "anthropic" | "ollama" => Err(ApiError::BadRequest {
+            code: "unsupported_kind",
+            message: format!(
+                "{kind} providers are not supported by this version yet; connect through an OpenAI-compatible address instead (Ollama serves one at http://127.0.0.1:11434/v1)"
+            ),
+        }),
+        other => Err(ApiError::BadRequest {
+            code: "invalid_kind",
+            message: format!("kind {other:?} is not one of openai, anthropic, ollama"),
+        }),
+    }
+}
+
+/// An http(s) address without credentials, query or fragment; no trailing slash.
+fn valid_base_url(raw: &str) -> Result<String, ApiError> {
+    let bad = |why: &str| ApiError::BadRequest {
+        code: "invalid_base_url",
+        message: format!("{why}; give the API's base address, like https://api.openai.com/v1"),
+    };
+    let url = reqwest::Url::parse(raw.trim()).map_err(|_| bad("the base URL is not a URL"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad("the base URL must start with http:// or https://"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("put the key in api_key, not in the URL"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("the base URL cannot have a query or fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+fn seal_key(state: &AppState, id: &str, key: Option<&str>) -> Result<Option<Vec<u8>>, ApiError> {
+    let Some(key) = key else { return Ok(None) };
+    state.secrets.seal(key.trim().as_bytes(), &key_purpose(id)).map(Some).map_err(|err| ApiError::Unavailable {
+        code: "secrets_unavailable",
+        message: format!("the key cannot be stored safely: {err}"),
+    })
+}
+
+fn no_provider() -> ApiError {
+    ApiError::Missing { code: "no_provider", message: "there is no such provider".into() }
+}
+
+fn name_taken(err: StoreError) -> ApiError {
+    match err {
+        StoreError::NameTaken => ApiError::Conflict {
+            code: "name_taken",
+            message: "another provider has that name; model names must say which provider they come from".into(),
+        },
+        StoreError::NotFound => no_provider(),
+        other => other.into(),
+    }
+}

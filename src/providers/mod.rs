@@ -1,0 +1,255 @@
+//! Model providers (§9): what a turn sends a model and what streams back, independent of
+//! the wire protocol. Each protocol lives in its own module and turns its stream into
+//! [`Delta`]s; [`retry`] decides what a failure deserves; [`catalogue`] picks a model.
+//!
+//! Never here: the history, tools or the person's store — the agent composes those.
+
+pub mod catalogue;
+pub mod openai;
+pub mod retry;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::Stream;
+use serde_json::Value;
+use zeroize::Zeroizing;
+
+/// One message of a request's context, in the order the model reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextMessage {
+    System(String),
+    User(String),
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
+    Tool { call_id: String, content: String },
+}
+
+/// A call the model asked for. `arguments` is the JSON text exactly as the model wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Everything one model request carries.
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<ContextMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    Text(String),
+    /// A fragment of the call at `index`: the first usually names it, later ones add to
+    /// its arguments.
+    ToolCall {
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    Usage {
+        input: u64,
+        output: u64,
+    },
+    Finish(String),
+}
+
+/// The stream of a reply; each item is one server event's worth of deltas.
+pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<Vec<Delta>, ProviderError>> + Send>>;
+
+/// Where a request goes: a provider's address and, opened just for this request, its key.
+pub struct Endpoint {
+    pub provider: String,
+    pub base_url: String,
+    pub api_key: Option<Zeroizing<String>>,
+}
+
+/// Why a provider did not answer, sorted by what to do about it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// 401/403: the key is wrong or lacks access. Retrying cannot help.
+    #[error("the model service refused the key (HTTP {status}): {message}")]
+    Auth { status: u16, message: String },
+    /// 429: try again after `retry_after`, if it said.
+    #[error("the model service is rate-limiting requests: {message}")]
+    RateLimited { retry_after: Option<Duration>, message: String },
+    /// 5xx, overload, refused or dropped connections: may pass.
+    #[error("the model service is unavailable: {message}")]
+    Unavailable { status: Option<u16>, message: String },
+    /// 4xx other than the above: this request will not work as sent.
+    #[error("the model service rejected the request (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    /// The reply did not follow the protocol.
+    #[error("the model service sent a reply Skald cannot read: {0}")]
+    Protocol(String),
+    /// Nothing arrived for too long.
+    #[error("the model service stopped sending for {} seconds", .0.as_secs())]
+    Stalled(Duration),
+}
+
+impl ProviderError {
+    /// A stable code for the API and the record.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Auth { .. } => "provider_auth",
+            Self::RateLimited { .. } => "provider_rate_limited",
+            Self::Unavailable { .. } => "provider_unavailable",
+            Self::Rejected { .. } => "provider_rejected",
+            Self::Protocol(_) => "provider_protocol",
+            Self::Stalled(_) => "provider_stalled",
+        }
+    }
+
+    /// What the person is told: what happened and what to do.
+    pub fn advice(&self, provider: &str) -> String {
+        match self {
+            Self::Auth { .. } => {
+                format!("{provider} refused the API key. An administrator can enter a valid key in Settings → Models.")
+            }
+            Self::RateLimited { retry_after, .. } => match retry_after {
+                Some(wait) => {
+                    format!("{provider} is rate-limiting requests. Try again in {} seconds.", wait.as_secs().max(1))
+                }
+                None => format!("{provider} is rate-limiting requests. Try again in a minute."),
+            },
+            Self::Unavailable { .. } => {
+                format!("{provider} cannot be reached or is overloaded ({self}). Try again later.")
+            }
+            Self::Rejected { .. } => format!("{provider} rejected the request ({self})."),
+            Self::Protocol(_) | Self::Stalled(_) => format!("{provider} failed mid-reply ({self}). Try again."),
+        }
+    }
+
+    /// Classifies an HTTP error status and the body's message.
+    pub fn from_status(status: u16, retry_after: Option<Duration>, message: String) -> Self {
+        match status {
+            401 | 403 => Self::Auth { status, message },
+            429 => Self::RateLimited { retry_after, message },
+            408 | 409 | 425 | 500..=599 => Self::Unavailable { status: Some(status), message },
+            _ => Self::Rejected { status, message },
+        }
+    }
+
+    /// Classifies a transport failure (no HTTP answer at all).
+    pub fn from_transport(err: &reqwest::Error) -> Self {
+        let what = if err.is_connect() {
+            "could not connect"
+        } else if err.is_timeout() {
+            "timed out"
+        } else {
+            "the connection failed"
+        };
+        // The error's own text names the URL, never a key or any content.
+        Self::Unavailable { status: None, message: format!("{what}: {}", root_cause(err)) }
+    }
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The one HTTP client every provider request goes through: connection reuse, no Nagle
+/// delay on streamed bytes, and a bounded connect.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .user_agent(concat!("skald/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("the HTTP client builds with static settings")
+}
+
+/// The most of an error body Skald reads: enough for the provider's message.
+const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+/// The message inside an error response body (`{"error":{"message":…}}` and its
+/// variants), or the body's start.
+pub async fn error_message(response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    use futures_util::StreamExt;
+    while let Some(Ok(chunk)) = stream.next().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_BODY_LIMIT {
+            body.truncate(ERROR_BODY_LIMIT);
+            break;
+        }
+    }
+    message_in(&body)
+}
+
+fn message_in(body: &[u8]) -> String {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        let found = [&value["error"]["message"], &value["error"], &value["message"], &value["detail"]]
+            .into_iter()
+            .find_map(|v| v.as_str().map(str::to_owned));
+        if let Some(message) = found {
+            return message;
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() { "no details given".to_owned() } else { text.chars().take(300).collect() }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_sort_into_what_to_do() {
+        assert_eq!(ProviderError::from_status(401, None, "x".into()).code(), "provider_auth");
+        assert_eq!(ProviderError::from_status(403, None, "x".into()).code(), "provider_auth");
+        assert_eq!(ProviderError::from_status(429, None, "x".into()).code(), "provider_rate_limited");
+        assert_eq!(ProviderError::from_status(503, None, "x".into()).code(), "provider_unavailable");
+        assert_eq!(ProviderError::from_status(529, None, "x".into()).code(), "provider_unavailable");
+        assert_eq!(ProviderError::from_status(400, None, "x".into()).code(), "provider_rejected");
+    }
+
+    #[test]
+    fn the_providers_message_is_found_in_its_error_body() {
+        assert_eq!(message_in(br#"{"error":{"message":"Incorrect API key"}}"#), "Incorrect API key");
+        assert_eq!(message_in(br#"{"error":"model not found"}"#), "model not found");
+        assert_eq!(message_in(b"Bad Gateway"), "Bad Gateway");
+        assert_eq!(message_in(b""), "no details given");
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::RETRY_AFTER, "7".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert(reqwest::header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO), "a date in the past means now");
+        headers.insert(reqwest::header::RETRY_AFTER, "soon".parse().unwrap());
+        assert_eq!(retry_after(&headers), None);
+    }
+}

@@ -1,0 +1,274 @@
+//! OpenAI-compatible chat completions: OpenAI, OpenRouter, LM Studio, llama.cpp's server,
+//! vLLM and Ollama's `/v1` all speak it. Requests stream as server-sent events, parsed
+//! by `eventsource-stream`; tool calls arrive as fragments keyed by index.
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, error_message, retry_after};
+use crate::store::providers::Model;
+
+/// The request body, exactly as sent.
+pub fn body(request: &ChatRequest) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({ "type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters,
+                }})
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+fn message(message: &ContextMessage) -> Value {
+    match message {
+        ContextMessage::System(text) => json!({ "role": "system", "content": text }),
+        ContextMessage::User(text) => json!({ "role": "user", "content": text }),
+        ContextMessage::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            json!({ "role": "assistant", "content": text })
+        }
+        ContextMessage::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+                .collect();
+            let content = if text.is_empty() { Value::Null } else { json!(text) };
+            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+        }
+        ContextMessage::Tool { call_id, content } => {
+            json!({ "role": "tool", "tool_call_id": call_id, "content": content })
+        }
+    }
+}
+
+fn authorized(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
+    match &endpoint.api_key {
+        Some(key) => builder.bearer_auth(key.as_str()),
+        None => builder,
+    }
+}
+
+fn url(endpoint: &Endpoint, path: &str) -> String {
+    format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))
+}
+
+/// Sends the request; on success, the reply's stream of deltas.
+pub async fn start(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+) -> Result<DeltaStream, ProviderError> {
+    let response = authorized(client.post(url(endpoint, "chat/completions")), endpoint)
+        .json(&body(request))
+        .send()
+        .await
+        .map_err(|err| ProviderError::from_transport(&err))?;
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
+    }
+    let events = response.bytes_stream().eventsource();
+    let deltas = events
+        .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
+        .map(|event| match event {
+            Ok(event) if event.data.trim().is_empty() => Ok(Vec::new()),
+            Ok(event) => parse_chunk(&event.data),
+            Err(err) => Err(ProviderError::Unavailable { status: None, message: format!("the stream broke: {err}") }),
+        });
+    Ok(Box::pin(deltas))
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: ChoiceDelta,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct ChoiceDelta {
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    index: Option<usize>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+/// One event's JSON as deltas.
+pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
+    let chunk: Chunk = serde_json::from_str(data)
+        .map_err(|err| ProviderError::Protocol(format!("a stream event is not a chat completion chunk: {err}")))?;
+    if let Some(error) = chunk.error {
+        let message = error["message"].as_str().map_or_else(|| error.to_string(), str::to_owned);
+        return Err(ProviderError::Unavailable { status: None, message });
+    }
+    let mut deltas = Vec::new();
+    for choice in chunk.choices {
+        if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
+            deltas.push(Delta::Text(text));
+        }
+        for (position, call) in choice.delta.tool_calls.into_iter().enumerate() {
+            let function = call.function.unwrap_or(FunctionDelta { name: None, arguments: None });
+            deltas.push(Delta::ToolCall {
+                index: call.index.unwrap_or(position),
+                id: call.id,
+                name: function.name,
+                arguments: function.arguments.unwrap_or_default(),
+            });
+        }
+        if let Some(reason) = choice.finish_reason {
+            deltas.push(Delta::Finish(reason));
+        }
+    }
+    if let Some(usage) = chunk.usage {
+        deltas.push(Delta::Usage {
+            input: usage.prompt_tokens.unwrap_or(0),
+            output: usage.completion_tokens.unwrap_or(0),
+        });
+    }
+    Ok(deltas)
+}
+
+/// The models a provider lists at `GET /models`, with what each says of itself.
+pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
+    let response = authorized(client.get(url(endpoint, "models")), endpoint)
+        .timeout(std::time::Duration::from_secs(15))
+        .send()
+        .await
+        .map_err(|err| ProviderError::from_transport(&err))?;
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
+    }
+    let listing: Value =
+        response.json().await.map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
+    Ok(models_in(&listing))
+}
+
+/// The context window a provider states goes by several names; 8192 when none is given.
+const DEFAULT_CONTEXT: i64 = 8192;
+
+fn models_in(listing: &Value) -> Vec<Model> {
+    let entries = listing["data"].as_array().or_else(|| listing["models"].as_array()).cloned().unwrap_or_default();
+    let mut models: Vec<Model> = entries
+        .iter()
+        .filter_map(|entry| {
+            let id = entry["id"].as_str()?.to_owned();
+            let context = [
+                &entry["context_length"],
+                &entry["context_window"],
+                &entry["max_context_length"],
+                &entry["meta"]["n_ctx_train"],
+                &entry["top_provider"]["context_length"],
+            ]
+            .into_iter()
+            .find_map(Value::as_i64)
+            .filter(|n| *n > 0)
+            .unwrap_or(DEFAULT_CONTEXT);
+            let tools = entry["supported_parameters"]
+                .as_array()
+                .is_none_or(|params| params.iter().any(|p| p.as_str() == Some("tools")));
+            let strength = super::catalogue::guess_strength(&id).to_owned();
+            Some(Model { model_id: id, context_window: context, strength, tools })
+        })
+        .collect();
+    models.sort_by(|a, b| a.model_id.cmp(&b.model_id));
+    models.dedup_by(|a, b| a.model_id == b.model_id);
+    models
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ToolCall;
+
+    #[test]
+    fn text_tool_fragments_finish_and_usage_are_read_from_chunks() {
+        let text = r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}"#;
+        assert_eq!(parse_chunk(text).unwrap(), [Delta::Text("Hi".into())]);
+        let call = r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c1","type":"function","function":{"name":"current_time","arguments":"{\"a"}}]}}]}"#;
+        assert_eq!(
+            parse_chunk(call).unwrap(),
+            [Delta::ToolCall {
+                index: 1,
+                id: Some("c1".into()),
+                name: Some("current_time".into()),
+                arguments: "{\"a".into()
+            }]
+        );
+        let end = r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":2}}"#;
+        assert_eq!(
+            parse_chunk(end).unwrap(),
+            [Delta::Finish("tool_calls".into()), Delta::Usage { input: 9, output: 2 }]
+        );
+    }
+
+    #[test]
+    fn an_error_event_or_garbage_in_the_stream_is_an_error() {
+        assert_eq!(parse_chunk(r#"{"error":{"message":"overloaded"}}"#).unwrap_err().code(), "provider_unavailable");
+        assert_eq!(parse_chunk("not json").unwrap_err().code(), "provider_protocol");
+    }
+
+    #[test]
+    fn an_assistant_turn_with_calls_goes_out_with_null_content_and_its_calls() {
+        let calls = vec![ToolCall { id: "call_1".into(), name: "current_time".into(), arguments: "{}".into() }];
+        let value = message(&ContextMessage::Assistant { text: String::new(), tool_calls: calls });
+        assert_eq!(value["content"], Value::Null);
+        assert_eq!(value["tool_calls"][0]["function"]["name"], "current_time");
+        assert_eq!(value["tool_calls"][0]["id"], "call_1");
+    }
+
+    #[test]
+    fn listed_models_carry_their_stated_context_and_tool_support() {
+        let listing = json!({"data": [
+            {"id": "b-model", "context_length": 32768, "supported_parameters": ["temperature"]},
+            {"id": "a-model", "meta": {"n_ctx_train": 4096}},
+            {"id": "a-model"},
+        ]});
+        let models = models_in(&listing);
+        assert_eq!(models.len(), 2, "duplicates are dropped");
+        assert_eq!((models[0].model_id.as_str(), models[0].context_window, models[0].tools), ("a-model", 4096, true));
+        assert_eq!((models[1].context_window, models[1].tools), (32768, false));
+    }
+}

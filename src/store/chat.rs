@@ -1,0 +1,348 @@
+//! Conversations in a person's encrypted file (§8.1): sessions, turns, the append-only
+//! history and the record of each model request. Callers pass the person's open
+//! [`PrivateStore`]; nothing here reaches the shared database.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::private::PrivateStore;
+use super::{StoreError, timestamp};
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ChatSession {
+    pub id: String,
+    pub agent: String,
+    pub model: Option<String>,
+    pub title: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The state of the session's latest turn, if it has one.
+    pub turn_state: Option<String>,
+}
+
+/// One row of history, as the API returns it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Message {
+    pub id: i64,
+    pub turn_id: String,
+    pub role: String,
+    pub text: String,
+    pub status: String,
+    #[sqlx(json(nullable))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    pub created_at: String,
+}
+
+/// A row about to be appended.
+#[derive(Debug, Default)]
+pub struct NewMessage<'a> {
+    pub session_id: &'a str,
+    pub turn_id: &'a str,
+    pub role: &'a str,
+    pub text: &'a str,
+    pub status: &'a str,
+    pub tool_calls: Option<Value>,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub error_code: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+}
+
+/// How a turn ended, for the turn row.
+#[derive(Debug)]
+pub struct TurnEnd<'a> {
+    pub state: &'a str,
+    pub error_code: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+}
+
+/// One model request, for the record (§8.1).
+#[derive(Debug)]
+pub struct RequestRecord<'a> {
+    pub turn_id: &'a str,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub tokens_in: Option<i64>,
+    pub tokens_out: Option<i64>,
+    pub ttft_ms: Option<i64>,
+    pub latency_ms: i64,
+    pub attempts: i64,
+    pub outcome: &'a str,
+    pub error_code: Option<&'a str>,
+}
+
+/// How long a title taken from the first message may be.
+const TITLE_CHARS: usize = 60;
+
+const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at,
+        (SELECT t.state FROM turns t WHERE t.session_id = s.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1)
+          AS turn_state
+     FROM chat_sessions s";
+
+pub async fn create_session(
+    store: &PrivateStore,
+    id: &str,
+    agent: &str,
+    model: Option<&str>,
+) -> Result<ChatSession, StoreError> {
+    let now = timestamp();
+    sqlx::query(
+        "INSERT INTO chat_sessions (id, agent, model, title, created_at, updated_at) VALUES (?, ?, ?, '', ?, ?)",
+    )
+    .bind(id)
+    .bind(agent)
+    .bind(model)
+    .bind(&now)
+    .bind(&now)
+    .execute(store.pool())
+    .await?;
+    Ok(ChatSession {
+        id: id.to_owned(),
+        agent: agent.to_owned(),
+        model: model.map(str::to_owned),
+        title: String::new(),
+        created_at: now.clone(),
+        updated_at: now,
+        turn_state: None,
+    })
+}
+
+pub async fn session(store: &PrivateStore, id: &str) -> Result<Option<ChatSession>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} WHERE s.id = ?"));
+    Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
+}
+
+/// Sessions, most recently active first.
+pub async fn sessions(store: &PrivateStore) -> Result<Vec<ChatSession>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} ORDER BY s.updated_at DESC, s.id"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
+pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Result<(), StoreError> {
+    let updated = sqlx::query("UPDATE chat_sessions SET title = ? WHERE id = ?")
+        .bind(title)
+        .bind(id)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Deletes a session with its whole history (the file's secure_delete zeroes the pages).
+pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreError> {
+    let deleted =
+        sqlx::query("DELETE FROM chat_sessions WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
+    if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Starts a turn with the person's message, in one transaction: once this returns, what
+/// they sent survives a crash (§5.1). A session's first message becomes its title.
+pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, text: &str) -> Result<i64, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
+        .bind(turn_id)
+        .bind(session_id)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    let id = insert_message(
+        &mut tx,
+        &NewMessage { session_id, turn_id, role: "user", text, status: "sent", ..NewMessage::default() },
+        &now,
+    )
+    .await?;
+    sqlx::query(
+        "UPDATE chat_sessions SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+    )
+    .bind(&now)
+    .bind(title_from(text))
+    .bind(session_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Appends rows to the history in one transaction; returns their ids.
+pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut ids = Vec::with_capacity(messages.len());
+    for message in messages {
+        ids.push(insert_message(&mut tx, message, &now).await?);
+    }
+    tx.commit().await?;
+    Ok(ids)
+}
+
+/// Ends a turn: its closing rows (results of cancelled calls, the last assistant
+/// message) and its state, in one transaction.
+pub async fn end_turn(
+    store: &PrivateStore,
+    turn_id: &str,
+    closing: &[NewMessage<'_>],
+    end: &TurnEnd<'_>,
+) -> Result<(), StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    for message in closing {
+        insert_message(&mut tx, message, &now).await?;
+    }
+    sqlx::query("UPDATE turns SET state = ?, error_code = ?, error_message = ?, ended_at = ? WHERE id = ?")
+        .bind(end.state)
+        .bind(end.error_code)
+        .bind(end.error_message)
+        .bind(&now)
+        .bind(turn_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = (SELECT session_id FROM turns WHERE id = ?)")
+        .bind(&now)
+        .bind(turn_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A session's history, oldest first.
+pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
+                error_message, created_at
+         FROM messages WHERE session_id = ? ORDER BY id",
+    )
+    .bind(session_id)
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// Turns recorded as running, with their session: after a restart these were cut off.
+pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, session_id FROM turns WHERE state = 'running'").fetch_all(store.pool()).await?)
+}
+
+/// Tool calls of a turn that have no recorded result: `(call id, tool name)`.
+pub async fn unanswered_calls(store: &PrivateStore, turn_id: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT tool_calls FROM messages WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL",
+    )
+    .bind(turn_id)
+    .fetch_all(store.pool())
+    .await?;
+    let answered: Vec<(String,)> =
+        sqlx::query_as("SELECT tool_call_id FROM messages WHERE turn_id = ? AND role = 'tool'")
+            .bind(turn_id)
+            .fetch_all(store.pool())
+            .await?;
+    let mut open = Vec::new();
+    for (calls,) in rows {
+        let calls: Vec<Value> = serde_json::from_str(&calls).unwrap_or_default();
+        for call in calls {
+            let id = call["id"].as_str().unwrap_or_default();
+            if !answered.iter().any(|(a,)| a == id) {
+                open.push((id.to_owned(), call["name"].as_str().unwrap_or_default().to_owned()));
+            }
+        }
+    }
+    Ok(open)
+}
+
+pub async fn record_request(store: &PrivateStore, record: &RequestRecord<'_>) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
+                                     outcome, error_code, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(record.turn_id)
+    .bind(record.provider)
+    .bind(record.model)
+    .bind(record.tokens_in)
+    .bind(record.tokens_out)
+    .bind(record.ttft_ms)
+    .bind(record.latency_ms)
+    .bind(record.attempts)
+    .bind(record.outcome)
+    .bind(record.error_code)
+    .bind(timestamp())
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// The model requests of a session's turns, oldest first.
+pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<Value>, StoreError> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT json_object('id', r.id, 'turn_id', r.turn_id, 'provider', r.provider, 'model', r.model,
+                'tokens_in', r.tokens_in, 'tokens_out', r.tokens_out, 'ttft_ms', r.ttft_ms,
+                'latency_ms', r.latency_ms, 'attempts', r.attempts, 'outcome', r.outcome,
+                'error_code', r.error_code, 'created_at', r.created_at)
+         FROM model_requests r JOIN turns t ON t.id = r.turn_id WHERE t.session_id = ? ORDER BY r.id",
+    )
+    .bind(session_id)
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows.into_iter().filter_map(|(json,)| serde_json::from_str(&json).ok()).collect())
+}
+
+async fn insert_message(tx: &mut sqlx::SqliteConnection, m: &NewMessage<'_>, now: &str) -> Result<i64, StoreError> {
+    let id = sqlx::query(
+        "INSERT INTO messages (session_id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model,
+                               error_code, error_message, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(m.session_id)
+    .bind(m.turn_id)
+    .bind(m.role)
+    .bind(m.text)
+    .bind(m.status)
+    .bind(m.tool_calls.as_ref().map(Value::to_string))
+    .bind(m.tool_call_id)
+    .bind(m.tool_name)
+    .bind(m.model)
+    .bind(m.error_code)
+    .bind(m.error_message)
+    .bind(now)
+    .execute(tx)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}
+
+/// The first line of a message, cut at a word boundary near [`TITLE_CHARS`].
+fn title_from(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if line.chars().count() <= TITLE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(TITLE_CHARS).collect();
+    let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", at_word.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_the_first_non_empty_line_cut_at_a_word() {
+        assert_eq!(title_from("\n  Plan the trip \nmore"), "Plan the trip");
+        let long = "word ".repeat(30);
+        let title = title_from(&long);
+        assert!(title.ends_with('…') && title.chars().count() <= TITLE_CHARS + 1, "{title}");
+        assert!(!title.contains("wor…"), "cut inside a word: {title}");
+    }
+}

@@ -1,0 +1,232 @@
+//! Model providers and their models (§9), in the shared database. The API key column
+//! holds a blob sealed under the instance key; this module never sees it opened. Every
+//! change names who made it, in the row (for the privacy page) and in the audit trail.
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::audit::{self, Actor};
+use super::{StoreError, SystemStore, timestamp};
+
+/// A provider as stored, without its key.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Provider {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub trusted_lan: bool,
+    /// Whether a key is stored; the key itself is never part of this type.
+    pub has_key: bool,
+    pub created_by: String,
+    pub created_at: String,
+    pub updated_by: String,
+    pub updated_at: String,
+}
+
+/// One model a provider offers.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Model {
+    pub model_id: String,
+    pub context_window: i64,
+    pub strength: String,
+    pub tools: bool,
+}
+
+/// A model with the provider that serves it: one row of the catalogue.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CatalogueRow {
+    pub provider_id: String,
+    pub provider_name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub trusted_lan: bool,
+    pub created_by: String,
+    pub updated_by: String,
+    pub model_id: String,
+    pub context_window: i64,
+    pub strength: String,
+    pub tools: bool,
+}
+
+/// What an administrator set for a new provider; the key arrives already sealed.
+pub struct NewProvider<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub base_url: &'a str,
+    pub sealed_key: Option<&'a [u8]>,
+    pub trusted_lan: bool,
+}
+
+/// What an administrator changes; absent fields stay.
+#[derive(Default)]
+pub struct ProviderChange<'a> {
+    pub name: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+    /// `Some(None)` removes the key.
+    pub sealed_key: Option<Option<&'a [u8]>>,
+    pub trusted_lan: Option<bool>,
+    pub models: Option<&'a [Model]>,
+}
+
+const SELECT: &str = "SELECT id, name, kind, base_url, trusted_lan, api_key IS NOT NULL AS has_key, created_by, \
+     created_at, updated_by, updated_at FROM providers";
+
+pub async fn list(store: &SystemStore) -> Result<Vec<Provider>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY created_at, name"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
+pub async fn get(store: &SystemStore, id: &str) -> Result<Option<Provider>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SELECT} WHERE id = ?"));
+    Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
+}
+
+/// The sealed key of a provider, if it has one.
+pub async fn sealed_key(store: &SystemStore, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT api_key FROM providers WHERE id = ?")
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?
+        .flatten())
+}
+
+pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT model_id, context_window, strength, tools FROM models WHERE provider_id = ? ORDER BY model_id",
+    )
+    .bind(provider_id)
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// Every model of every provider, in a stable order.
+pub async fn catalogue(store: &SystemStore) -> Result<Vec<CatalogueRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT p.id AS provider_id, p.name AS provider_name, p.kind, p.base_url, p.trusted_lan, p.created_by,
+                p.updated_by, m.model_id, m.context_window, m.strength, m.tools
+         FROM models m JOIN providers p ON p.id = m.provider_id
+         ORDER BY p.created_at, p.name, m.model_id",
+    )
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// Adds a provider with its models, in one transaction with its audit entry.
+pub async fn insert(
+    store: &SystemStore,
+    actor: &Actor,
+    new: &NewProvider<'_>,
+    models: &[Model],
+) -> Result<(), StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query(
+        "INSERT INTO providers (id, name, kind, base_url, api_key, trusted_lan, created_by, created_at, updated_by,
+                                updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(new.id)
+    .bind(new.name)
+    .bind(new.kind)
+    .bind(new.base_url)
+    .bind(new.sealed_key)
+    .bind(new.trusted_lan)
+    .bind(&actor.name)
+    .bind(&now)
+    .bind(&actor.name)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await
+    .map_err(name_taken)?;
+    replace_models(&mut tx, new.id, models).await?;
+    let detail = json!({ "provider": new.id, "name": new.name, "kind": new.kind, "base_url": new.base_url });
+    audit::record(&mut tx, actor, None, "provider.added", detail).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Applies an administrator's change, recording them as the provider's last editor.
+pub async fn update(
+    store: &SystemStore,
+    actor: &Actor,
+    id: &str,
+    change: &ProviderChange<'_>,
+) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let updated = sqlx::query(
+        "UPDATE providers SET name = coalesce(?, name), base_url = coalesce(?, base_url),
+                api_key = CASE WHEN ? THEN ? ELSE api_key END, trusted_lan = coalesce(?, trusted_lan),
+                updated_by = ?, updated_at = ?
+         WHERE id = ?",
+    )
+    .bind(change.name)
+    .bind(change.base_url)
+    .bind(change.sealed_key.is_some())
+    .bind(change.sealed_key.flatten())
+    .bind(change.trusted_lan)
+    .bind(&actor.name)
+    .bind(timestamp())
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .map_err(name_taken)?
+    .rows_affected();
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    if let Some(models) = change.models {
+        replace_models(&mut tx, id, models).await?;
+    }
+    let detail = json!({
+        "provider": id,
+        "name": change.name,
+        "base_url": change.base_url,
+        "key_changed": change.sealed_key.is_some(),
+        "trusted_lan": change.trusted_lan,
+        "models_changed": change.models.is_some(),
+    });
+    audit::record(&mut tx, actor, None, "provider.changed", detail).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let deleted = sqlx::query("DELETE FROM providers WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
+    if deleted == 0 {
+        return Err(StoreError::NotFound);
+    }
+    audit::record(&mut tx, actor, None, "provider.deleted", json!({ "provider": id })).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn replace_models(
+    tx: &mut sqlx::SqliteConnection,
+    provider_id: &str,
+    models: &[Model],
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM models WHERE provider_id = ?").bind(provider_id).execute(&mut *tx).await?;
+    for model in models {
+        sqlx::query(
+            "INSERT INTO models (provider_id, model_id, context_window, strength, tools) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(provider_id)
+        .bind(&model.model_id)
+        .bind(model.context_window)
+        .bind(&model.strength)
+        .bind(model.tools)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+fn name_taken(err: sqlx::Error) -> StoreError {
+    match err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::NameTaken,
+        other => StoreError::Sqlx(other),
+    }
+}

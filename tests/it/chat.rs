@@ -1,0 +1,478 @@
+//! Turns over the real server (§8.1, §8.2, §9): a scripted model server speaks the OpenAI
+//! wire protocol on 127.0.0.1; Skald streams its replies to a WebSocket, runs tools,
+//! stops, and turns provider failures into clear errors, all recorded in the person's file.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::Method;
+use scripted_model::{Options, Reply, ScriptedCall, ScriptedModel};
+use serde_json::{Value, json};
+use skald::http::auth::ws_bearer_protocol;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::support::{Sandbox, Server};
+
+const PASSWORD: &str = "otter lantern quietly";
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A server with an administrator and a scripted provider named `scripted`.
+struct Chat {
+    server: Server,
+    token: String,
+    model: ScriptedModel,
+}
+
+impl Chat {
+    async fn start() -> Self {
+        Self::start_in(Sandbox::new(), ScriptedModel::start().await, None).await
+    }
+
+    async fn start_in(sandbox: Sandbox, model: ScriptedModel, api_key: Option<&str>) -> Self {
+        let server = Server::start_in(sandbox);
+        let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+        assert_eq!(status, 201, "{setup}");
+        let token = setup["token"].as_str().unwrap().to_owned();
+        let chat = Self { server, token, model };
+        let mut provider = json!({ "name": "scripted", "kind": "openai", "base_url": chat.model.openai_base() });
+        if let Some(key) = api_key {
+            provider["api_key"] = json!(key);
+        }
+        let (status, added) = chat.server.post("/api/providers", Some(&chat.token), provider).await;
+        assert_eq!(status, 201, "{added}");
+        chat
+    }
+
+    async fn new_session(&self, body: Value) -> String {
+        let (status, created) = self.server.post("/api/sessions", Some(&self.token), body).await;
+        assert_eq!(status, 201, "{created}");
+        created["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn send(&self, session: &str, text: &str) -> Value {
+        let path = format!("/api/sessions/{session}/messages");
+        let (status, body) = self.server.post(&path, Some(&self.token), json!({ "text": text })).await;
+        assert_eq!(status, 202, "{body}");
+        body
+    }
+
+    async fn history(&self, session: &str) -> Vec<Value> {
+        let path = format!("/api/sessions/{session}/messages");
+        let (status, body) = self.server.call(Method::GET, &path, Some(&self.token), None).await;
+        assert_eq!(status, 200, "{body}");
+        body.as_array().unwrap().clone()
+    }
+
+    /// Polls the history until the turn's closing assistant row is there.
+    async fn finished(&self, session: &str) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let history = self.history(session).await;
+            let closed = history.last().is_some_and(|m| {
+                m["role"] == "assistant" && ["done", "stopped", "error"].contains(&m["status"].as_str().unwrap())
+            });
+            if closed {
+                return history;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the turn did not end: {history:?}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn socket(&self) -> Socket {
+        let mut request = format!("ws://127.0.0.1:{}/api/ws", self.server.port).into_client_request().unwrap();
+        let offered = format!("skald.v1, {}", ws_bearer_protocol(&self.token));
+        request.headers_mut().insert("sec-websocket-protocol", offered.parse().unwrap());
+        let (socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+        let mut socket = Socket(socket);
+        assert_eq!(socket.next_event().await["type"], "hello");
+        socket
+    }
+}
+
+struct Socket(tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>);
+
+impl Socket {
+    async fn next_event(&mut self) -> Value {
+        loop {
+            let message = tokio::time::timeout(WAIT, self.0.next()).await.expect("an event in time").unwrap().unwrap();
+            if let Message::Text(text) = message {
+                let event: Value = serde_json::from_str(&text).unwrap();
+                if event["type"] != "heartbeat" {
+                    return event;
+                }
+            }
+        }
+    }
+
+    /// Every event up to and including `turn_ended`.
+    async fn until_turn_end(&mut self) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let event = self.next_event().await;
+            let end = event["type"] == "turn_ended";
+            events.push(event);
+            if end {
+                return events;
+            }
+        }
+    }
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn tokens(events: &[Value]) -> String {
+    of_type(events, "token").iter().map(|e| e["text"].as_str().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn a_streamed_reply_arrives_in_order_and_lands_in_the_history() {
+    let chat = Chat::start().await;
+    let reply = "The quick brown fox jumps over the lazy dog, twice over.";
+    chat.model.push(Reply { chunk_chars: 3, ..Reply::text(reply) });
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Tell me about foxes").await;
+
+    let events = socket.until_turn_end().await;
+    assert_eq!(events[0]["type"], "turn_started");
+    assert_eq!(tokens(&events), reply, "the tokens, in order, are the reply");
+    assert!(of_type(&events, "token").len() > 10, "streamed in pieces, not at once");
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "numbered without gaps: {seqs:?}");
+    assert_eq!(events.last().unwrap()["status"], "done");
+
+    let history = chat.finished(&session).await;
+    let roles: Vec<&str> = history.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    assert_eq!(history[0]["text"], "Tell me about foxes");
+    assert_eq!((history[1]["text"].as_str().unwrap(), history[1]["status"].as_str().unwrap()), (reply, "done"));
+
+    // The model got the main agent's prompt, the message and the tool catalogue.
+    let sent = &chat.model.requests()[0].body;
+    assert_eq!(sent["messages"][0]["role"], "system");
+    let prompt = std::fs::read_to_string(chat.server.data_dir().join("agents/main/AGENT.md")).unwrap();
+    assert_eq!(sent["messages"][0]["content"], prompt.as_str());
+    assert_eq!(sent["messages"][1], json!({ "role": "user", "content": "Tell me about foxes" }));
+    assert_eq!(sent["tools"][0]["function"]["name"], "current_time");
+    assert_eq!(sent["stream"], true);
+
+    // The request is on record, with the usage the provider reported.
+    let (_, requests) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    assert_eq!(requests[0]["outcome"], "ok");
+    assert!(requests[0]["tokens_out"].as_i64().unwrap() > 0, "{requests}");
+}
+
+#[tokio::test]
+async fn a_current_time_call_runs_and_its_result_goes_back_to_the_model() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("current_time", json!({ "timezone": "Europe/Paris" }))]));
+    chat.model.push(Reply::text("It is late in Paris."));
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "What time is it in Paris?").await;
+
+    let events = socket.until_turn_end().await;
+    let started = of_type(&events, "tool_call_started");
+    let finished = of_type(&events, "tool_call_finished");
+    assert_eq!((started.len(), finished.len()), (1, 1), "{events:?}");
+    assert_eq!(started[0]["call"]["name"], "current_time");
+    assert_eq!(finished[0]["status"], "ok");
+
+    let history = chat.finished(&session).await;
+    let shape: Vec<(&str, &str)> =
+        history.iter().map(|m| (m["role"].as_str().unwrap(), m["status"].as_str().unwrap())).collect();
+    assert_eq!(shape, [("user", "sent"), ("assistant", "tool_calls"), ("tool", "ok"), ("assistant", "done")]);
+    let call_id = history[1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert_eq!(history[2]["tool_call_id"], call_id);
+    let result: Value = serde_json::from_str(history[2]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(result["timezone"], "Europe/Paris");
+
+    // The second request carried the call and its result, linked by id.
+    let second = &chat.model.requests()[1].body;
+    let messages = second["messages"].as_array().unwrap();
+    let asked = &messages[messages.len() - 2];
+    let answered = &messages[messages.len() - 1];
+    assert_eq!(asked["tool_calls"][0]["id"], call_id);
+    assert_eq!((answered["role"].as_str(), answered["tool_call_id"].as_str()), (Some("tool"), Some(call_id)));
+}
+
+#[tokio::test]
+async fn several_calls_in_one_response_with_split_arguments_each_get_one_result_in_order() {
+    let chat = Chat::start().await;
+    let zones = ["Europe/Paris", "Asia/Tokyo", "America/Lima"];
+    let calls = zones.iter().enumerate().map(|(i, zone)| ScriptedCall {
+        split: i + 2,
+        ..ScriptedCall::new("current_time", json!({ "timezone": zone }))
+    });
+    chat.model.push(Reply::tool_calls(calls.chain([ScriptedCall::new("no_such_tool", json!({}))])));
+    chat.model.push(Reply::text("Done."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Three clocks please").await;
+
+    let history = chat.finished(&session).await;
+    let asked: Vec<&str> =
+        history[1]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), 4, "one result per call: {history:?}");
+    let answered: Vec<&str> = results.iter().map(|r| r["tool_call_id"].as_str().unwrap()).collect();
+    assert_eq!(answered, asked, "results are recorded in call order");
+    for (result, zone) in results.iter().zip(zones) {
+        assert!(result["text"].as_str().unwrap().contains(zone), "{result}");
+    }
+    assert_eq!(results[3]["status"], "error", "a tool that does not exist is an error the model reads");
+    assert!(results[3]["text"].as_str().unwrap().starts_with("Error: "));
+    assert_eq!(history.last().unwrap()["status"], "done");
+}
+
+#[tokio::test]
+async fn stop_ends_the_stream_at_once_and_keeps_what_was_said() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Count slowly").await;
+    let mut seen = Vec::new();
+    while of_type(&seen, "token").len() < 5 {
+        seen.push(socket.next_event().await);
+    }
+    let (status, stopped) =
+        chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+    assert_eq!((status, &stopped["stopped"]), (200, &json!(true)));
+    seen.extend(socket.until_turn_end().await);
+    assert_eq!(seen.last().unwrap()["status"], "stopped");
+
+    // Nothing streams after the end.
+    let quiet = tokio::time::timeout(Duration::from_millis(400), socket.next_event()).await;
+    assert!(quiet.is_err(), "an event after the turn ended: {quiet:?}");
+    let history = chat.finished(&session).await;
+    let last = history.last().unwrap();
+    assert_eq!(last["status"], "stopped");
+    let said = last["text"].as_str().unwrap();
+    assert_eq!(said, tokens(&seen), "exactly what was streamed is kept");
+    assert!(said.len() < 400 * 5, "stopped early");
+    let (status, again) =
+        chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+    assert_eq!((status, &again["stopped"]), (200, &json!(false)), "nothing left to stop");
+}
+
+/// Sends one message and returns the closing assistant row.
+async fn one_turn(chat: &Chat) -> Value {
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Hello?").await;
+    chat.finished(&session).await.pop().unwrap()
+}
+
+#[tokio::test]
+async fn a_refused_key_is_a_clear_error_and_is_not_retried() {
+    let model =
+        ScriptedModel::start_with(Options { api_key: Some("right-key".into()), ..Options::default() }).await.unwrap();
+    let chat = Chat::start_in(Sandbox::new(), model, Some("right-key")).await;
+    // The administrator then types a wrong key.
+    let (status, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    assert_eq!(status, 200);
+    let id = providers[0]["id"].as_str().unwrap();
+    let patch = json!({ "api_key": "wrong-key" });
+    let (status, body) =
+        chat.server.call(Method::PATCH, &format!("/api/providers/{id}"), Some(&chat.token), Some(patch)).await;
+    assert_eq!(status, 204, "{body}");
+    let before = chat.model.request_count();
+
+    let last = one_turn(&chat).await;
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("provider_auth")));
+    assert!(last["error_message"].as_str().unwrap().contains("refused the API key"), "{last}");
+    assert_eq!(chat.model.request_count() - before, 1, "a bad key is not retried");
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_retried_and_a_persistent_one_ends_in_a_clear_error() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply { retry_after: Some(0), ..Reply::status(429) });
+    chat.model.push(Reply::text("Made it."));
+    let last = one_turn(&chat).await;
+    assert_eq!((last["status"].as_str(), last["text"].as_str()), (Some("done"), Some("Made it.")));
+
+    chat.model.reset();
+    chat.model.push(Reply { retry_after: Some(0), times: 10, ..Reply::status(429) });
+    let last = one_turn(&chat).await;
+    assert_eq!(last["error_code"], "provider_rate_limited");
+    assert!(last["error_message"].as_str().unwrap().contains("rate-limiting"), "{last}");
+    assert_eq!(chat.model.request_count(), 4, "the first try and three retries");
+}
+
+#[tokio::test]
+async fn a_dead_provider_ends_in_a_clear_error_after_bounded_retries() {
+    let chat = Chat::start().await;
+    let (status, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    assert_eq!(status, 200);
+    let id = providers[0]["id"].as_str().unwrap();
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
+    let (status, _) =
+        chat.server.call(Method::PATCH, &format!("/api/providers/{id}"), Some(&chat.token), Some(patch)).await;
+    assert_eq!(status, 204);
+    let last = one_turn(&chat).await;
+    assert_eq!(last["error_code"], "provider_unavailable");
+    assert!(last["error_message"].as_str().unwrap().contains("cannot be reached"), "{last}");
+}
+
+#[tokio::test]
+async fn a_provider_that_goes_silent_mid_reply_ends_the_turn_instead_of_hanging() {
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_TEST_PROVIDER_STALL_MS".into(), "500".into()));
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    chat.model.push(Reply { hang: true, ..Reply::text("Half a") });
+    let last = one_turn(&chat).await;
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("provider_stalled")));
+    assert_eq!(last["text"], "Half a", "what arrived is kept");
+}
+
+#[tokio::test]
+async fn provider_keys_never_appear_in_any_response() {
+    let key = "sk-canary-5f1e0c9a7b3d42e8";
+    let model = ScriptedModel::start_with(Options { api_key: Some(key.into()), ..Options::default() }).await.unwrap();
+    let chat = Chat::start_in(Sandbox::new(), model, Some(key)).await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "hi").await;
+    chat.finished(&session).await;
+    assert_eq!(
+        chat.model.requests()[0].authorization.as_deref(),
+        Some(format!("Bearer {key}").as_str()),
+        "the key is used"
+    );
+    let reads = ["/api/providers", "/api/models", "/api/audit", "/api/me", "/api/sessions", "/api/me/audit"];
+    for path in reads.iter().map(|p| p.to_string()).chain([format!("/api/sessions/{session}/messages")]) {
+        let (status, body) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+        assert_eq!(status, 200, "{path}");
+        assert!(!body.to_string().contains("canary-5f1e"), "{path} returned the key: {body}");
+    }
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    assert_eq!(providers[0]["has_key"], true);
+    // Nor is it in the shared database in the clear.
+    let sandbox = chat.server.stop("TERM");
+    let db = std::fs::read(sandbox.data_dir().join("database/system.db")).unwrap();
+    assert!(!db.windows(key.len()).any(|w| w == key.as_bytes()));
+}
+
+#[tokio::test]
+async fn a_pinned_model_outside_the_role_is_refused_with_403() {
+    let chat = Chat::start().await;
+    let member = json!({ "allowed_models": ["scripted/scripted-fast"] });
+    let (status, body) = chat.server.call(Method::PATCH, "/api/roles/member", Some(&chat.token), Some(member)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, added) =
+        chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Bo", "role": "member" })).await;
+    assert_eq!(status, 201);
+    let code = added["enrolment_code"].as_str().unwrap();
+    let enrol = json!({ "name": "Bo", "enrolment_code": code, "password": "maple harbour seventeen" });
+    let (_, enrolled) = chat.server.post("/api/enrol", None, enrol).await;
+    let bo = enrolled["token"].as_str().unwrap();
+
+    let (status, refused) =
+        chat.server.post("/api/sessions", Some(bo), json!({ "model": "scripted/scripted-strong" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("model_not_allowed")), "{refused}");
+    let (status, _) = chat.server.post("/api/sessions", Some(bo), json!({ "model": "scripted/scripted-fast" })).await;
+    assert_eq!(status, 201);
+    let (status, _) = chat.server.post("/api/sessions", Some(bo), json!({ "model": "scripted/nonexistent" })).await;
+    assert_eq!(status, 400);
+    // Unpinned, Bo's turns use the one model the role allows.
+    let (_, models) = chat.server.call(Method::GET, "/api/models", Some(bo), None).await;
+    let names: Vec<&str> = models.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["scripted/scripted-fast"]);
+    let (_, session) = chat.server.post("/api/sessions", Some(bo), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+    let (status, _) = chat.server.post(&path, Some(bo), json!({ "text": "hi" })).await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat.model.requests().last().unwrap().body["model"], "scripted-fast");
+}
+
+#[tokio::test]
+async fn locking_stops_a_running_turn_and_a_restart_turns_a_running_one_into_an_error() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply { hang: true, ..Reply::text("Still thinking") });
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "first").await;
+    while socket.next_event().await["type"] != "token" {}
+    let (status, _) = chat.server.post("/api/lock", Some(&chat.token), json!({})).await;
+    assert_eq!(status, 204);
+    let (_, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = login["token"].as_str().unwrap().to_owned();
+    let path = format!("/api/sessions/{session}/messages");
+    let (_, history) = chat.server.call(Method::GET, &path, Some(&token), None).await;
+    let last = history.as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["status"].as_str(), last["text"].as_str()), (Some("stopped"), Some("Still thinking")));
+
+    // A crash mid-turn: the turn is `running` on disk until the owner next unlocks.
+    chat.model.push(Reply { hang: true, ..Reply::text("Cut off") });
+    let (status, _) = chat.server.post(&path, Some(&token), json!({ "text": "second" })).await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let Chat { server, model, .. } = chat;
+    let sandbox = server.stop("KILL");
+    let server = Server::start_in(sandbox);
+    let (_, login) = server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = login["token"].as_str().unwrap();
+    let (_, history) = server.call(Method::GET, &path, Some(token), None).await;
+    let history = history.as_array().unwrap();
+    assert_eq!(history[history.len() - 2]["text"], "second", "the message sent before the crash survived");
+    let last = history.last().unwrap();
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("interrupted")));
+    let (_, session_now) = server.call(Method::GET, &format!("/api/sessions/{session}"), Some(token), None).await;
+    assert_eq!(session_now["turn_state"], "error");
+    drop(model);
+}
+
+#[tokio::test]
+async fn a_turn_refuses_clearly_when_busy_or_when_no_model_is_connected() {
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap();
+    let (_, session) = server.post("/api/sessions", Some(token), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+    let (status, body) = server.post(&path, Some(token), json!({ "text": "hi" })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("no_model")), "{body}");
+    let (_, history) = server.call(Method::GET, &path, Some(token), None).await;
+    assert_eq!(history, json!([]), "a refused message is not half-stored");
+
+    let chat = Chat::start().await;
+    chat.model.push(Reply { hang: true, ..Reply::default() });
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "one").await;
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, body) = chat.server.post(&path, Some(&chat.token), json!({ "text": "two" })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("turn_running")));
+    let (status, body) = chat.server.post(&path, Some(&chat.token), json!({ "text": "  " })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("empty_message")));
+}
+
+#[tokio::test]
+async fn a_provider_that_cannot_be_reached_is_not_saved_and_the_answer_says_why() {
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap();
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let body = json!({ "name": "home", "kind": "openai", "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
+    let (status, refused) = server.post("/api/providers", Some(token), body).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (502, Some("provider_unavailable")), "{refused}");
+    let (_, listed) = server.call(Method::GET, "/api/providers", Some(token), None).await;
+    assert_eq!(listed, json!([]));
+    let bad = json!({ "name": "a/b", "kind": "openai", "base_url": "http://127.0.0.1:1/v1", "models": ["m"] });
+    assert_eq!(server.post("/api/providers", Some(token), bad).await.0, 400);
+    let bad = json!({ "name": "ok", "kind": "openai", "base_url": "ftp://x", "models": ["m"] });
+    assert_eq!(server.post("/api/providers", Some(token), bad).await.0, 400);
+    // Given explicitly, models need no listing; the catalogue then offers them.
+    let given = json!({ "name": "home", "kind": "openai", "base_url": "http://127.0.0.1:1/v1",
+                        "models": ["llama-3.1-8b", { "id": "tiny", "strength": "fast", "context_window": 2048 }] });
+    let (status, added) = server.post("/api/providers", Some(token), given).await;
+    assert_eq!(status, 201, "{added}");
+    let (_, models) = server.call(Method::GET, "/api/models", Some(token), None).await;
+    assert_eq!(models[0]["name"], "home/llama-3.1-8b");
+    assert_eq!(models[0]["configured_by"], "Ada");
+    assert_eq!((models[1]["strength"].as_str(), models[1]["context_window"].as_i64()), (Some("fast"), Some(2048)));
+}
