@@ -12,8 +12,9 @@ packages=(build-essential pkg-config perl make curl ca-certificates libdbus-1-de
 packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
 if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
-  # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test.
-  packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux)
+  # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test;
+  # iproute2 for the network namespace of the privacy-tier test.
+  packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux iproute2)
 fi
 
 missing=()

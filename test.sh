@@ -30,6 +30,8 @@ cargo clippy --locked --all-targets --features desktop -- -D warnings
 # One build with the desktop feature serves every test: `skald serve` is the same code in
 # both builds, and the shell's own tests need the feature.
 stage "cargo test"
+# The privacy-tier test runs the scripted model server as a process inside a network namespace.
+cargo build --locked -p scripted-model --bin scripted-model
 cargo test --locked --features desktop
 stage "cargo test (scripted model server)"
 cargo test --locked -p scripted-model

@@ -44,6 +44,14 @@ pub enum TurnError {
     ModelNotAllowed(String),
     #[error("there is no model {0}")]
     UnknownModel(String),
+    #[error(
+        "your role keeps your words on this computer, and {model} is a remote service ({provider}); nothing was sent. Pick a local model"
+    )]
+    PrivacyTier { model: String, provider: String },
+    #[error(
+        "your role keeps your words on this computer, and no local model is connected; nothing was sent. An administrator can connect one in Settings → Models"
+    )]
+    NoLocalModel,
     #[error(transparent)]
     Agent(#[from] DefinitionError),
     #[error("the provider's key cannot be opened: {0}")]
@@ -143,27 +151,31 @@ impl Runtime {
         roles::get(&self.inner.system, &row.role_id).await?.ok_or(TurnError::NoAccount)
     }
 
-    /// The models a role may use.
+    /// Every model of every provider.
+    async fn catalogue(&self) -> Result<Vec<CatalogueModel>, TurnError> {
+        Ok(providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect())
+    }
+
+    /// The models a role may use: allowed by name and by its privacy tier (§16).
     pub async fn models_for(&self, role: &Role) -> Result<Vec<CatalogueModel>, TurnError> {
-        let rows = providers::catalogue(&self.inner.system).await?;
-        Ok(rows
-            .into_iter()
-            .map(CatalogueModel::from)
-            .filter(|m| catalogue::allowed(&role.allowed_models, &m.name))
-            .collect())
+        let all = self.catalogue().await?;
+        Ok(all.into_iter().filter(|m| usable(role, m)).collect())
     }
 
     /// Checks a model a person wants to pin a conversation to.
     pub async fn check_pin(&self, role: &Role, name: &str) -> Result<(), TurnError> {
-        let all: Vec<CatalogueModel> =
-            providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect();
-        if !all.iter().any(|m| m.name.eq_ignore_ascii_case(name)) {
-            return Err(TurnError::UnknownModel(name.to_owned()));
+        let all = self.catalogue().await?;
+        let model = all.iter().find(|m| m.name.eq_ignore_ascii_case(name));
+        match model {
+            None => Err(TurnError::UnknownModel(name.to_owned())),
+            Some(m) if !catalogue::allowed(&role.allowed_models, &m.name) => {
+                Err(TurnError::ModelNotAllowed(m.name.clone()))
+            }
+            Some(m) if !catalogue::tier_allows(&role.privacy_tier, m.privacy) => {
+                Err(TurnError::PrivacyTier { model: m.name.clone(), provider: m.provider.clone() })
+            }
+            Some(_) => Ok(()),
         }
-        if catalogue::choose(&all, &role.allowed_models, &Wish { pinned: Some(name), ..Wish::default() }).is_none() {
-            return Err(TurnError::ModelNotAllowed(name.to_owned()));
-        }
-        Ok(())
     }
 
     /// Starts a turn in `chat_id` with the person's message. Returns once the message is
@@ -214,14 +226,16 @@ impl Runtime {
                 all
             },
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
+            privacy_tier: role.privacy_tier.clone(),
             events,
             stop,
         };
         let runtime = self.clone();
-        let (chat, turn_for_cleanup) = (chat_id.to_owned(), turn_id.clone());
+        let (chat, turn_for_cleanup, owner) = (chat_id.to_owned(), turn_id.clone(), session.clone());
         let spawned = session.spawn(async move {
             turn.run(committed_rx).await;
             runtime.forget(&chat, &turn_for_cleanup);
+            owner.touch_now();
             finished.cancel();
         });
         if !spawned {
@@ -313,24 +327,25 @@ impl Runtime {
     }
 
     async fn pick_model(&self, role: &Role, agent: &Agent, pinned: Option<&str>) -> Result<CatalogueModel, TurnError> {
-        let all: Vec<CatalogueModel> =
-            providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect();
+        let all = self.catalogue().await?;
+        let within_tier: Vec<CatalogueModel> =
+            all.iter().filter(|m| catalogue::tier_allows(&role.privacy_tier, m.privacy)).cloned().collect();
         let wish = Wish {
             pinned,
             agent_model: agent.meta.preferred_model.as_deref(),
             agent_strength: agent.meta.preferred_strength.as_deref(),
             role_strength: Some(&role.preferred_strength),
         };
-        match catalogue::choose(&all, &role.allowed_models, &wish) {
-            Some(model) => Ok(model.clone()),
-            None => match pinned {
-                Some(name) if all.iter().any(|m| m.name.eq_ignore_ascii_case(name)) => {
-                    Err(TurnError::ModelNotAllowed(name.to_owned()))
-                }
-                Some(name) => Err(TurnError::UnknownModel(name.to_owned())),
-                None => Err(TurnError::NoModel),
-            },
+        if let Some(model) = catalogue::choose(&within_tier, &role.allowed_models, &wish) {
+            return Ok(model.clone());
         }
+        if let Some(name) = pinned {
+            self.check_pin(role, name).await?;
+        }
+        if all.iter().any(|m| catalogue::allowed(&role.allowed_models, &m.name)) {
+            return Err(TurnError::NoLocalModel);
+        }
+        Err(TurnError::NoModel)
     }
 
     /// The provider's address and key, opened for this turn only.
@@ -345,6 +360,11 @@ impl Runtime {
         let plain = self.inner.secrets.open(&sealed, &key_purpose(provider_id))?;
         Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
     }
+}
+
+/// Whether a role may use a model: by name and by privacy tier.
+fn usable(role: &Role, model: &CatalogueModel) -> bool {
+    catalogue::allowed(&role.allowed_models, &model.name) && catalogue::tier_allows(&role.privacy_tier, model.privacy)
 }
 
 /// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.

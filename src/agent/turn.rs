@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::TurnEvents;
 use super::{Runtime, calls_to_json, random_id};
-use crate::providers::catalogue::CatalogueModel;
+use crate::providers::catalogue::{CatalogueModel, tier_allows};
 use crate::providers::{
     ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec, openai,
 };
@@ -35,6 +35,8 @@ pub(super) struct Turn {
     /// The system prompt, the history and the person's new message.
     pub context: Vec<ContextMessage>,
     pub max_rounds: usize,
+    /// The person's role's privacy tier, checked again right before every send (§16).
+    pub privacy_tier: String,
     pub events: TurnEvents,
     pub stop: CancellationToken,
 }
@@ -154,6 +156,13 @@ impl Turn {
     /// One model request, retried as the policy allows while nothing has streamed yet.
     async fn request(&mut self, request: &ChatRequest) -> (Reply, End, u32) {
         let mut reply = Reply::default();
+        if !tier_allows(&self.privacy_tier, self.model.privacy) {
+            let why = format!(
+                "your role keeps your words on this computer, and {} is a remote service; nothing was sent",
+                self.model.provider
+            );
+            return (reply, End::Failed(ProviderError::Withheld(why)), 0);
+        }
         let started = Instant::now();
         let (mut attempts, mut retries) = (0, 0);
         loop {

@@ -129,6 +129,8 @@ impl From<TurnError> for ApiError {
             TurnError::NoModel => Self::Conflict { code: "no_model", message },
             TurnError::ModelNotAllowed(_) => Self::Refused { code: "model_not_allowed", message },
             TurnError::UnknownModel(_) => Self::BadRequest { code: "unknown_model", message },
+            TurnError::PrivacyTier { .. } => Self::Refused { code: "privacy_tier", message },
+            TurnError::NoLocalModel => Self::Conflict { code: "no_local_model", message },
             TurnError::Agent(DefinitionError::Unknown(_)) => Self::BadRequest { code: "unknown_agent", message },
             TurnError::Agent(DefinitionError::Malformed { .. }) => Self::Conflict { code: "agent_invalid", message },
             TurnError::Secrets(_) => Self::Unavailable { code: "secrets_unavailable", message },

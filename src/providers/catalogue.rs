@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::privacy::{self, Tier};
 use crate::store::providers::CatalogueRow;
 
 /// Model strengths, weakest first.
@@ -24,6 +25,8 @@ pub struct CatalogueModel {
     pub context_window: i64,
     pub strength: String,
     pub tools: bool,
+    /// Whether the words sent to it stay on this machine or home network (§16).
+    pub privacy: Tier,
     /// Who connected the provider and who last changed it (§3).
     pub configured_by: String,
     pub changed_by: String,
@@ -32,6 +35,7 @@ pub struct CatalogueModel {
 impl From<CatalogueRow> for CatalogueModel {
     fn from(row: CatalogueRow) -> Self {
         Self {
+            privacy: privacy::classify(&row.kind, &row.base_url, row.trusted_lan),
             name: format!("{}/{}", row.provider_name, row.model_id),
             provider_id: row.provider_id,
             provider: row.provider_name,
@@ -69,6 +73,11 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 fn rank(strength: &str) -> usize {
     STRENGTHS.iter().position(|s| *s == strength).unwrap_or(1)
+}
+
+/// Whether a role's privacy tier lets a person's words go to a provider of this tier.
+pub fn tier_allows(role_tier: &str, provider: Tier) -> bool {
+    provider == Tier::Local || role_tier != "local_only"
 }
 
 /// What a turn would like; the first of these that an allowed model satisfies wins.
@@ -150,6 +159,7 @@ mod tests {
             context_window: context,
             strength: strength.into(),
             tools: true,
+            privacy: Tier::Remote,
             configured_by: String::new(),
             changed_by: String::new(),
         }

@@ -6,6 +6,7 @@
 
 pub mod catalogue;
 pub mod openai;
+pub mod privacy;
 pub mod retry;
 
 use std::pin::Pin;
@@ -95,6 +96,9 @@ pub enum ProviderError {
     /// The reply did not follow the protocol.
     #[error("the model service sent a reply Skald cannot read: {0}")]
     Protocol(String),
+    /// Skald refused to send the request at all (§16); nothing left the machine.
+    #[error("Skald did not send this request: {0}")]
+    Withheld(String),
     /// Nothing arrived for too long.
     #[error("the model service stopped sending for {} seconds", .0.as_secs())]
     Stalled(Duration),
@@ -110,6 +114,7 @@ impl ProviderError {
             Self::Rejected { .. } => "provider_rejected",
             Self::Protocol(_) => "provider_protocol",
             Self::Stalled(_) => "provider_stalled",
+            Self::Withheld(_) => "privacy_tier",
         }
     }
 
@@ -130,6 +135,7 @@ impl ProviderError {
             }
             Self::Rejected { .. } => format!("{provider} rejected the request ({self})."),
             Self::Protocol(_) | Self::Stalled(_) => format!("{provider} failed mid-reply ({self}). Try again."),
+            Self::Withheld(why) => why.clone(),
         }
     }
 
@@ -173,6 +179,8 @@ pub fn http_client() -> reqwest::Client {
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         .user_agent(concat!("skald/", env!("CARGO_PKG_VERSION")))
+        // A redirect could carry a request classified as local (§16) to another host.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("the HTTP client builds with static settings")
 }

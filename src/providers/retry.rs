@@ -32,7 +32,10 @@ impl RetryPolicy {
         let wait = match error {
             ProviderError::RateLimited { retry_after, .. } => retry_after.unwrap_or(backoff),
             ProviderError::Unavailable { .. } | ProviderError::Stalled(_) => backoff,
-            ProviderError::Auth { .. } | ProviderError::Rejected { .. } | ProviderError::Protocol(_) => return None,
+            ProviderError::Auth { .. }
+            | ProviderError::Rejected { .. }
+            | ProviderError::Protocol(_)
+            | ProviderError::Withheld(_) => return None,
         };
         (wait <= self.max_wait).then_some(wait)
     }

@@ -85,6 +85,12 @@ impl Session {
     fn touch(&self, now: Instant) {
         *self.last_active.lock().expect("session clock") = now;
     }
+
+    /// Marks the session active now: work that just finished counts as use, so the idle
+    /// clock starts from its end, not from the request that started it.
+    pub fn touch_now(&self) {
+        self.touch(Instant::now());
+    }
 }
 
 /// Whether a session last used at `last_active` has gone idle by `now`. Pure.

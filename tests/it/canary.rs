@@ -92,3 +92,43 @@ async fn no_canary_password_or_recovery_code_reaches_the_disk_in_the_clear() {
     let header = std::fs::read(file.path()).unwrap();
     assert!(!header.starts_with(b"SQLite format 3"), "the private file is not plain SQLite");
 }
+
+/// Words said in chat, and the model's replies that repeat them, stay inside the owner's
+/// encrypted file: not in the shared database, the logs, run/, the agents folder or temp.
+#[tokio::test]
+async fn canaries_said_in_chat_and_repeated_by_the_model_never_reach_the_disk_in_the_clear() {
+    let model = scripted_model::ScriptedModel::start().await;
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap().to_owned();
+    let provider = json!({ "name": "scripted", "kind": "openai", "base_url": model.openai_base() });
+    assert_eq!(server.post("/api/providers", Some(&token), provider).await.0, 201);
+    let (_, session) = server.post("/api/sessions", Some(&token), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+
+    // With nothing scripted, the model answers "You said: <the message>".
+    let canaries: Vec<String> = (0..8).map(|_| format!("canary{}", random_hex(12))).collect();
+    for canary in &canaries {
+        assert_eq!(server.post(&path, Some(&token), json!({ "text": format!("remember {canary}") })).await.0, 202);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let (_, history) = server.call(Method::GET, &path, Some(&token), None).await;
+            let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+            if last["role"] == "assistant" && last["status"] == "done" {
+                assert!(last["text"].as_str().unwrap().contains(canary.as_str()), "the model repeated it: {last}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "the turn did not end");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+    assert_eq!(model.request_count(), canaries.len());
+
+    let sandbox = server.stop("TERM");
+    let needles: Vec<(String, Vec<u8>)> =
+        canaries.iter().flat_map(|c| forms(c).into_iter().map(move |f| (format!("canary {c}"), f))).collect();
+    let (mut hits, mut files) = (Vec::new(), 0);
+    scan(sandbox.dir.path(), &needles, &mut hits, &mut files);
+    assert!(files >= 4, "the scan saw the data directory ({files} files)");
+    assert!(hits.is_empty(), "found in the clear:\n{}", hits.join("\n"));
+}

@@ -9,6 +9,7 @@ mod crash;
 mod keyring;
 mod neutrality;
 mod people;
+mod privacy;
 mod serve;
 mod support;
 mod tamper;

@@ -15,7 +15,7 @@ mod openai;
 mod script;
 mod server;
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,9 @@ pub struct ScriptedModel {
 /// How to start the server.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The address to listen on: loopback, or for privacy-tier tests an address inside a
+    /// network namespace the test made.
+    pub host: IpAddr,
     /// 0 picks a free port.
     pub port: u16,
     /// When set, `/v1/*` requires `Authorization: Bearer <key>`.
@@ -49,6 +52,7 @@ impl Default for Options {
     fn default() -> Self {
         let model = |id: &str, context_length| ModelInfo { id: id.to_owned(), context_length };
         Self {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             api_key: None,
             models: vec![
@@ -87,10 +91,10 @@ impl ScriptedModel {
         Self::start_with(Options::default()).await.expect("binding a loopback port for the scripted model")
     }
 
-    /// Starts on 127.0.0.1 with these options in the current tokio runtime. The server
+    /// Starts with these options in the current tokio runtime. The server
     /// accepts connections once this returns.
     pub async fn start_with(options: Options) -> std::io::Result<ScriptedModel> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, options.port)).await?;
+        let listener = TcpListener::bind((options.host, options.port)).await?;
         let addr = listener.local_addr()?;
         let ledger = Arc::new(Mutex::new(Ledger::default()));
         let (stop, stopping) = watch::channel(());

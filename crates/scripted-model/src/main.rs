@@ -11,7 +11,11 @@ use tokio::signal::unix::{SignalKind, signal};
 #[derive(Parser)]
 #[command(name = "scripted-model", about = "A scripted stand-in for an OpenAI-compatible model service")]
 struct Cli {
-    /// The loopback port to listen on (0 picks a free one).
+    /// The address to listen on. Anything but loopback is for tests inside a network
+    /// namespace they made.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// The port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
     /// Require `Authorization: Bearer <KEY>` on /v1/*.
@@ -32,8 +36,13 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(cli: Cli) -> std::io::Result<()> {
-    let model =
-        ScriptedModel::start_with(Options { port: cli.port, api_key: cli.api_key, ..Options::default() }).await?;
+    let model = ScriptedModel::start_with(Options {
+        host: cli.host,
+        port: cli.port,
+        api_key: cli.api_key,
+        ..Options::default()
+    })
+    .await?;
     // Handlers go in before the ready line: a script may signal the moment it reads it.
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;

@@ -1,0 +1,168 @@
+//! Privacy tiers (§16) over the real server. Loopback counts as local, so the remote
+//! provider here is a scripted model server inside a network namespace this test makes
+//! (`ip netns` + a veth pair on 10.213.x.0/30): a private address, untrusted and then
+//! marked trusted. Nothing here reaches a real LAN or public address. Needs root (CI has it).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::Server;
+
+const ADMIN_PW: &str = "otter lantern quietly";
+const KIM_PW: &str = "maple harbour seventeen";
+
+/// A network namespace joined to this one by a veth pair; removed when dropped.
+struct Namespace {
+    name: String,
+    host_side: String,
+    /// The namespace's address, reachable from here.
+    inside: String,
+}
+
+fn ip(args: &[&str]) {
+    let status = Command::new("ip").args(args).status().expect("run ip");
+    assert!(status.success(), "ip {}", args.join(" "));
+}
+
+impl Namespace {
+    fn create() -> Self {
+        let tag = std::process::id() % 100_000;
+        let subnet = std::process::id() % 250 + 1;
+        let ns = Self {
+            name: format!("skald-test-{tag}"),
+            host_side: format!("skh{tag}"),
+            inside: format!("10.213.{subnet}.2"),
+        };
+        let guest_side = format!("skg{tag}");
+        ip(&["netns", "add", &ns.name]);
+        ip(&["link", "add", &ns.host_side, "type", "veth", "peer", "name", &guest_side]);
+        ip(&["link", "set", &guest_side, "netns", &ns.name]);
+        ip(&["addr", "add", &format!("10.213.{subnet}.1/30"), "dev", &ns.host_side]);
+        ip(&["link", "set", &ns.host_side, "up"]);
+        let exec = |args: &[&str]| ip(&[&["netns", "exec", &ns.name, "ip"], args].concat());
+        exec(&["addr", "add", &format!("{}/30", ns.inside), "dev", &guest_side]);
+        exec(&["link", "set", &guest_side, "up"]);
+        exec(&["link", "set", "lo", "up"]);
+        ns
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["link", "del", &self.host_side]).status();
+        let _ = Command::new("ip").args(["netns", "del", &self.name]).status();
+    }
+}
+
+/// The scripted model binary, built on demand beside the skald binary under test.
+fn scripted_binary() -> PathBuf {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_skald")).with_file_name("scripted-model");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "scripted-model", "--bin", "scripted-model"])
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "building scripted-model failed");
+    }
+    path
+}
+
+/// The scripted model server running inside the namespace; killed when dropped.
+struct RemoteModel {
+    child: Child,
+    url: String,
+}
+
+impl RemoteModel {
+    fn start(ns: &Namespace) -> Self {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &ns.name])
+            .arg(scripted_binary())
+            .args(["--host", &ns.inside, "--port", "0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start scripted-model in the namespace");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("scripted-model listening on ").expect("ready line").to_owned();
+        Self { child, url }
+    }
+
+    async fn chat_requests(&self) -> usize {
+        let received: Value =
+            reqwest::get(format!("{}/_scripted/requests", self.url)).await.unwrap().json().await.unwrap();
+        received.as_array().unwrap().len()
+    }
+}
+
+impl Drop for RemoteModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
+
+#[tokio::test]
+async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_once_it_is_trusted() {
+    if !is_root() {
+        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
+        return;
+    }
+    let ns = Namespace::create();
+    let remote = RemoteModel::start(&ns);
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
+    let admin = setup["token"].as_str().unwrap().to_owned();
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Kim", "role": "restricted" })).await;
+    let code = added["enrolment_code"].as_str().unwrap();
+    let (_, enrolled) =
+        server.post("/api/enrol", None, json!({ "name": "Kim", "enrolment_code": code, "password": KIM_PW })).await;
+    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    let provider = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
+    let (status, created) = server.post("/api/providers", Some(&admin), provider).await;
+    assert_eq!(status, 201, "{created}");
+    let provider_id = created["id"].as_str().unwrap().to_owned();
+
+    // Untrusted: a private address is still remote. Kim sees no model and sends nothing.
+    let (_, models) = server.call(Method::GET, "/api/models", Some(&kim), None).await;
+    assert_eq!(models, json!([]));
+    let (status, refused) = server.post("/api/sessions", Some(&kim), json!({ "model": "lan/scripted-fast" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("privacy_tier")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("remote"), "the refusal names the reason");
+    let (_, session) = server.post("/api/sessions", Some(&kim), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+    let (status, refused) = server.post(&path, Some(&kim), json!({ "text": "my private words" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("no_local_model")), "{refused}");
+    assert_eq!(remote.chat_requests().await, 0, "not one request reached the remote provider");
+
+    // The administrator vouches for the LAN address: now it is local, and Kim's turn runs.
+    let trust = json!({ "trusted_lan": true });
+    let (status, _) =
+        server.call(Method::PATCH, &format!("/api/providers/{provider_id}"), Some(&admin), Some(trust)).await;
+    assert_eq!(status, 204);
+    let (_, models) = server.call(Method::GET, "/api/models", Some(&kim), None).await;
+    assert_eq!(models[0]["privacy"], "local", "{models}");
+    let (status, _) = server.post(&path, Some(&kim), json!({ "text": "hello over the LAN" })).await;
+    assert_eq!(status, 202);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let last = loop {
+        let (_, history) = server.call(Method::GET, &path, Some(&kim), None).await;
+        let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+        if last["role"] == "assistant" {
+            break last;
+        }
+        assert!(std::time::Instant::now() < deadline, "the turn did not end");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert_eq!((last["status"].as_str(), last["text"].as_str()), (Some("done"), Some("You said: hello over the LAN")));
+    assert_eq!(remote.chat_requests().await, 1);
+}
