@@ -351,7 +351,12 @@ impl Runtime {
     /// The provider's address and key, opened for this turn only.
     async fn endpoint(&self, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
         let api_key = self.provider_key(&model.provider_id).await?;
-        Ok(Endpoint { provider: model.provider.clone(), base_url: model.base_url.clone(), api_key })
+        Ok(Endpoint {
+            provider: model.provider.clone(),
+            kind: model.kind.clone(),
+            base_url: model.base_url.clone(),
+            api_key,
+        })
     }
 
     /// A provider's API key, opened for one use, if it has one.

@@ -18,7 +18,7 @@ use super::events::TurnEvents;
 use super::{Runtime, calls_to_json, random_id};
 use crate::providers::catalogue::{CatalogueModel, tier_allows};
 use crate::providers::{
-    ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec, openai,
+    self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
 use crate::store::StoreError;
 use crate::store::chat::{self, NewMessage, RequestRecord, TurnEnd};
@@ -170,7 +170,7 @@ impl Turn {
             let opened = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
-                opened = openai::start(self.runtime.client(), &self.endpoint, request) => opened,
+                opened = providers::start(self.runtime.client(), &self.endpoint, request) => opened,
             };
             let failure = match opened {
                 Ok(stream) => match self.consume(stream, &mut reply, started).await {
@@ -225,7 +225,11 @@ impl Turn {
                         }
                         call.1.push_str(&arguments);
                     }
-                    Delta::Usage { input, output } => reply.usage = Some((input, output)),
+                    // Some protocols report input and output usage in separate events.
+                    Delta::Usage { input, output } => {
+                        let (seen_in, seen_out) = reply.usage.unwrap_or_default();
+                        reply.usage = Some((seen_in.max(input), seen_out.max(output)));
+                    }
                     Delta::Finish(_) => {}
                 }
             }

@@ -14,8 +14,8 @@ use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
 use crate::agent::{key_purpose, random_id};
+use crate::providers::Endpoint;
 use crate::providers::catalogue::{CatalogueModel, STRENGTHS, guess_strength};
-use crate::providers::{Endpoint, openai};
 use crate::store::StoreError;
 use crate::store::providers::{self, Model, NewProvider, ProviderChange};
 
@@ -53,7 +53,7 @@ pub async fn add(
     let api_key = req.api_key.map(Zeroizing::new).filter(|k| !k.trim().is_empty());
     let models = match req.models {
         Some(given) => models_from(given)?,
-        None => listed_models(&state, &name, &base_url, api_key.clone()).await?,
+        None => listed_models(&state, &name, &req.kind, &base_url, api_key.clone()).await?,
     };
     let id = random_id("provider");
     let sealed = seal_key(&state, &id, api_key.as_deref().map(String::as_str))?;
@@ -134,7 +134,7 @@ pub async fn refresh(
     let provider = providers::get(&state.system, &id).await?.ok_or_else(no_provider)?;
     let key = state.agent.provider_key(&id).await?;
     let known = providers::models(&state.system, &id).await?;
-    let listed = listed_models(&state, &provider.name, &provider.base_url, key).await?;
+    let listed = listed_models(&state, &provider.name, &provider.kind, &provider.base_url, key).await?;
     let merged: Vec<Model> = listed
         .into_iter()
         .map(|fresh| known.iter().find(|k| k.model_id == fresh.model_id).cloned().unwrap_or(fresh))
@@ -166,14 +166,20 @@ pub async fn models(State(state): State<AppState>, caller: Caller) -> Result<Jso
 async fn listed_models(
     state: &AppState,
     name: &str,
+    kind: &str,
     base_url: &str,
     api_key: Option<Zeroizing<String>>,
 ) -> Result<Vec<Model>, ApiError> {
-    let endpoint = Endpoint { provider: name.to_owned(), base_url: base_url.to_owned(), api_key };
-    let models = openai::list_models(state.agent.client(), &endpoint).await.map_err(|err| ApiError::Upstream {
-        code: err.code(),
-        message: format!("{} Check the address and key, or list the models yourself in \"models\".", err.advice(name)),
-    })?;
+    let endpoint =
+        Endpoint { provider: name.to_owned(), kind: kind.to_owned(), base_url: base_url.to_owned(), api_key };
+    let models =
+        crate::providers::list_models(state.agent.client(), &endpoint).await.map_err(|err| ApiError::Upstream {
+            code: err.code(),
+            message: format!(
+                "{} Check the address and key, or list the models yourself in \"models\".",
+                err.advice(name)
+            ),
+        })?;
     if models.is_empty() {
         let message = format!("{name} lists no models; list them yourself in \"models\"");
         return Err(ApiError::Upstream { code: "no_models", message });
@@ -224,8 +230,8 @@ fn valid_name(name: &str) -> Result<String, ApiError> {
 
 fn check_kind(kind: &str) -> Result<(), ApiError> {
     match kind {
-        "openai" => Ok(()),
-        "anthropic" | "ollama" => Err(ApiError::BadRequest {
+        "openai" | "anthropic" => Ok(()),
+        "ollama" => Err(ApiError::BadRequest {
             code: "unsupported_kind",
             message: format!(
                 "{kind} providers are not supported by this version yet; connect through an OpenAI-compatible address instead (Ollama serves one at http://127.0.0.1:11434/v1)"

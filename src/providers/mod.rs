@@ -4,6 +4,7 @@
 //!
 //! Never here: the history, tools or the person's store — the agent composes those.
 
+pub mod anthropic;
 pub mod catalogue;
 pub mod openai;
 pub mod privacy;
@@ -74,8 +75,33 @@ pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<Vec<Delta>, ProviderErro
 /// Where a request goes: a provider's address and, opened just for this request, its key.
 pub struct Endpoint {
     pub provider: String,
+    /// The wire protocol: `openai` or `anthropic`.
+    pub kind: String,
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
+}
+
+/// Sends a request in the endpoint's protocol; on success, the reply's stream of deltas.
+pub async fn start(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+) -> Result<DeltaStream, ProviderError> {
+    match endpoint.kind.as_str() {
+        "anthropic" => anthropic::start(client, endpoint, request).await,
+        _ => openai::start(client, endpoint, request).await,
+    }
+}
+
+/// The models a provider lists, in its protocol.
+pub async fn list_models(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+) -> Result<Vec<crate::store::providers::Model>, ProviderError> {
+    match endpoint.kind.as_str() {
+        "anthropic" => anthropic::list_models(client, endpoint).await,
+        _ => openai::list_models(client, endpoint).await,
+    }
 }
 
 /// Why a provider did not answer, sorted by what to do about it.

@@ -30,12 +30,16 @@ impl Chat {
     }
 
     async fn start_in(sandbox: Sandbox, model: ScriptedModel, api_key: Option<&str>) -> Self {
+        Self::start_kind("openai", sandbox, model, api_key).await
+    }
+
+    async fn start_kind(kind: &str, sandbox: Sandbox, model: ScriptedModel, api_key: Option<&str>) -> Self {
         let server = Server::start_in(sandbox);
         let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
         assert_eq!(status, 201, "{setup}");
         let token = setup["token"].as_str().unwrap().to_owned();
         let chat = Self { server, token, model };
-        let mut provider = json!({ "name": "scripted", "kind": "openai", "base_url": chat.model.openai_base() });
+        let mut provider = json!({ "name": "scripted", "kind": kind, "base_url": chat.model.openai_base() });
         if let Some(key) = api_key {
             provider["api_key"] = json!(key);
         }
@@ -475,4 +479,89 @@ async fn a_provider_that_cannot_be_reached_is_not_saved_and_the_answer_says_why(
     assert_eq!(models[0]["name"], "home/llama-3.1-8b");
     assert_eq!(models[0]["configured_by"], "Ada");
     assert_eq!((models[1]["strength"].as_str(), models[1]["context_window"].as_i64()), (Some("fast"), Some(2048)));
+}
+
+/// The Anthropic Messages protocol: the same turn semantics over its own wire format.
+mod anthropic {
+    use super::*;
+
+    async fn start(api_key: Option<&str>) -> Chat {
+        let options = Options { api_key: api_key.map(str::to_owned), ..Options::default() };
+        let model = ScriptedModel::start_with(options).await.unwrap();
+        Chat::start_kind("anthropic", Sandbox::new(), model, api_key).await
+    }
+
+    #[tokio::test]
+    async fn a_reply_streams_thinking_is_dropped_and_a_tool_round_trip_lands() {
+        let chat = start(Some("ant-key")).await;
+        chat.model.push(Reply {
+            thinking: Some("Let me think.".into()),
+            chunk_chars: 2,
+            ..Reply::text("Hello from Claude.")
+        });
+        let mut socket = chat.socket().await;
+        let session = chat.new_session(json!({})).await;
+        chat.send(&session, "hi").await;
+        let events = socket.until_turn_end().await;
+        assert_eq!(tokens(&events), "Hello from Claude.", "thinking is not shown");
+        let history = chat.finished(&session).await;
+        assert_eq!(
+            (history[1]["text"].as_str(), history[1]["status"].as_str()),
+            (Some("Hello from Claude."), Some("done"))
+        );
+        let first = &chat.model.requests()[0];
+        assert_eq!(first.path, "/v1/messages");
+        assert_eq!(first.authorization.as_deref(), Some("ant-key"), "the key goes in x-api-key");
+        assert!(first.body["system"].as_str().unwrap().contains("Skald"));
+
+        let call = ScriptedCall { split: 4, ..ScriptedCall::new("current_time", json!({ "timezone": "Asia/Tokyo" })) };
+        chat.model.push(Reply::tool_calls([call]));
+        chat.model.push(Reply::text("Evening in Tokyo."));
+        chat.send(&session, "time in Tokyo?").await;
+        let events = socket.until_turn_end().await;
+        assert_eq!(of_type(&events, "tool_call_finished")[0]["status"], "ok");
+        let history = chat.finished(&session).await;
+        let tool = history.iter().find(|m| m["role"] == "tool").unwrap();
+        assert!(tool["text"].as_str().unwrap().contains("Asia/Tokyo"), "{tool}");
+        assert_eq!(history.last().unwrap()["text"], "Evening in Tokyo.");
+        // The result went back as a tool_result block bound to the tool_use id.
+        let last = chat.model.requests().last().unwrap().body.clone();
+        let messages = last["messages"].as_array().unwrap();
+        let use_id = &messages[messages.len() - 2]["content"][0]["id"];
+        assert_eq!(messages[messages.len() - 1]["content"][0]["tool_use_id"], *use_id);
+    }
+
+    #[tokio::test]
+    async fn stop_a_refused_key_a_rate_limit_and_a_dead_provider_each_end_clearly() {
+        let chat = start(Some("ant-key")).await;
+        chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
+        let mut socket = chat.socket().await;
+        let session = chat.new_session(json!({})).await;
+        chat.send(&session, "count").await;
+        while socket.next_event().await["type"] != "token" {}
+        let (status, _) =
+            chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+        assert_eq!(status, 200);
+        assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "stopped");
+
+        chat.model.push(Reply { retry_after: Some(0), times: 10, ..Reply::status(429) });
+        let last = one_turn(&chat).await;
+        assert_eq!(last["error_code"], "provider_rate_limited");
+
+        let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+        let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
+        let (status, _) =
+            chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(json!({ "api_key": "nope" }))).await;
+        assert_eq!(status, 204);
+        chat.model.reset();
+        let last = one_turn(&chat).await;
+        assert_eq!(last["error_code"], "provider_auth");
+        assert_eq!(chat.model.request_count(), 1, "a refused key is not retried");
+
+        let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
+        assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
+        let last = one_turn(&chat).await;
+        assert_eq!(last["error_code"], "provider_unavailable");
+    }
 }

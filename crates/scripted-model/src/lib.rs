@@ -1,16 +1,33 @@
 //! A stand-in for a model service, for tests: a real HTTP server on 127.0.0.1 that speaks
-//! the OpenAI chat-completions protocol (streaming SSE included) and answers what the test
-//! scripted. Integration tests and benchmarks use it in-process through [`ScriptedModel`];
-//! browser tests run the `scripted-model` binary and script it over `/_scripted/*`.
+//! three model protocols (streaming included) and answers what the test scripted.
+//! Integration tests and benchmarks use it in-process through [`ScriptedModel`]; browser
+//! tests run the `scripted-model` binary and script it over `/_scripted/*`.
+//!
+//! The routes, all on the one server ([`ScriptedModel::url`] is the base URL for an
+//! Anthropic or Ollama client, [`ScriptedModel::openai_base`] for an OpenAI one):
+//! - OpenAI: `POST /v1/chat/completions` (SSE `data:` chunks ending in `[DONE]`),
+//!   `GET /v1/models`. With an API key, `Authorization: Bearer <key>`.
+//! - Anthropic Messages: `POST /v1/messages` (SSE named events, `message_start` …
+//!   `message_stop`), and `GET /v1/models` in Anthropic's shape when the request carries an
+//!   `anthropic-version` or `x-api-key` header. With an API key, `x-api-key: <key>`.
+//! - Ollama: `POST /api/chat` (NDJSON, streaming unless `"stream": false`), `GET /api/tags`,
+//!   `POST /api/show`. Never asks for a key.
+//!
+//! The chat routes share one queue of [`Reply`]s: a test pushes a reply and whichever
+//! protocol the next request speaks answers with it, in that protocol's shapes (errors
+//! included). Every chat request is recorded as [`Received`].
 //!
 //! A map of the crate:
-//! - `script` is protocol-neutral: the [`Reply`]s a test queues and the plan each request
-//!   gets from them.
-//! - `openai` reads chat-completions requests and writes plans in OpenAI's wire format.
+//! - `script` is protocol-neutral: the [`Reply`]s a test queues, the plan each request
+//!   gets from them, and what a request asks for.
+//! - `openai`, `anthropic` and `ollama` each read their protocol's requests and write plans,
+//!   errors and model lists in its wire format.
 //! - `server` is the route table, the API-key check and the pacing of streamed answers.
 //!
 //! Unscripted, it echoes: `You said: <the last user message>`.
 
+mod anthropic;
+mod ollama;
 mod openai;
 mod script;
 mod server;
@@ -42,9 +59,10 @@ pub struct Options {
     pub host: IpAddr,
     /// 0 picks a free port.
     pub port: u16,
-    /// When set, `/v1/*` requires `Authorization: Bearer <key>`.
+    /// When set, OpenAI's `/v1/*` routes require `Authorization: Bearer <key>` and
+    /// Anthropic's `x-api-key: <key>`; Ollama's `/api/*` never ask.
     pub api_key: Option<String>,
-    /// What `GET /v1/models` lists.
+    /// What `GET /v1/models` and `GET /api/tags` list, and `POST /api/show` shows.
     pub models: Vec<ModelInfo>,
 }
 
@@ -75,6 +93,8 @@ pub struct ModelInfo {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Received {
     pub path: String,
+    /// The credential sent: the whole `Authorization` header (`Bearer …`) for OpenAI and
+    /// Ollama, the `x-api-key` header's value for Anthropic.
     pub authorization: Option<String>,
     /// The parsed body, or null when it was not JSON.
     pub body: serde_json::Value,
@@ -111,7 +131,8 @@ impl ScriptedModel {
         Ok(ScriptedModel { addr, ledger, _stop: stop })
     }
 
-    /// `http://127.0.0.1:PORT`
+    /// `http://127.0.0.1:PORT`, also the base URL an Anthropic or Ollama client is
+    /// configured with.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }

@@ -9,7 +9,7 @@ use scripted_model::{Options, ScriptedModel};
 use tokio::signal::unix::{SignalKind, signal};
 
 #[derive(Parser)]
-#[command(name = "scripted-model", about = "A scripted stand-in for an OpenAI-compatible model service")]
+#[command(name = "scripted-model", about = "A scripted stand-in for a model service (OpenAI, Anthropic, Ollama)")]
 struct Cli {
     /// The address to listen on. Anything but loopback is for tests inside a network
     /// namespace they made.
@@ -18,7 +18,8 @@ struct Cli {
     /// The port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// Require `Authorization: Bearer <KEY>` on /v1/*.
+    /// Require `Authorization: Bearer <KEY>` on OpenAI's /v1/* and `x-api-key: <KEY>` on
+    /// Anthropic's (Ollama's /api/* never ask).
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
 }

@@ -7,32 +7,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::ModelInfo;
-use crate::script::{Delta, Frames, Plan};
+use crate::script::{Delta, Frames, Plan, Request};
 
-/// What the answer depends on in a chat-completions request body.
-#[derive(Debug, PartialEq)]
-pub(crate) struct ChatRequest {
-    pub model: String,
-    pub stream: bool,
-    pub include_usage: bool,
-    /// The text of the last user message, for the echo reply.
-    pub last_user: String,
-    /// A rough prompt token count: the messages' characters / 4.
-    pub prompt_estimate: u32,
-}
-
-impl ChatRequest {
-    pub(crate) fn parse(body: &Value) -> Self {
-        let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let last_user = messages.iter().rev().find(|m| m["role"] == "user").map(|m| content_text(&m["content"]));
-        let chars: usize = messages.iter().map(|m| content_text(&m["content"]).chars().count()).sum();
-        Self {
-            model: body["model"].as_str().unwrap_or_default().to_owned(),
-            stream: body["stream"].as_bool().unwrap_or(false),
-            include_usage: body["stream_options"]["include_usage"].as_bool().unwrap_or(false),
-            last_user: last_user.unwrap_or_default(),
-            prompt_estimate: u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX),
-        }
+/// Reads what the answer depends on from a chat-completions request body.
+pub(crate) fn parse(body: &Value) -> Request {
+    let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let last_user = messages.iter().rev().find(|m| m["role"] == "user").map(|m| content_text(&m["content"]));
+    let chars: usize = messages.iter().map(|m| content_text(&m["content"]).chars().count()).sum();
+    Request {
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        stream: body["stream"].as_bool().unwrap_or(false),
+        include_usage: body["stream_options"]["include_usage"].as_bool().unwrap_or(false),
+        last_user: last_user.unwrap_or_default(),
+        prompt_estimate: Request::estimate(chars),
     }
 }
 
@@ -46,8 +33,9 @@ fn content_text(content: &Value) -> String {
 }
 
 /// The streamed answer: the first chunk's delta carries the role, the last delta's chunk
-/// the finish reason; then the usage chunk when asked for, then `[DONE]`.
-pub(crate) fn stream(plan: &Plan, request: &ChatRequest, id: &str) -> Frames {
+/// the finish reason; then the usage chunk when asked for, then `[DONE]`. Reasoning goes
+/// out as `reasoning_content` deltas.
+pub(crate) fn stream(plan: &Plan, request: &Request, id: &str) -> Frames {
     let chunk = Chunk { id, created: now(), model: &request.model };
     let deltas: Vec<Delta<'_>> = plan.deltas().collect();
     let finish = (!plan.hang).then_some(plan.finish_reason.as_str());
@@ -72,16 +60,20 @@ pub(crate) fn stream(plan: &Plan, request: &ChatRequest, id: &str) -> Frames {
         }
         tail.push("data: [DONE]\n\n".to_owned());
     }
-    Frames { paced, tail }
+    Frames { head: Vec::new(), paced, tail }
 }
 
 /// The whole answer as one `chat.completion` object, for `"stream": false`.
-pub(crate) fn completion(plan: &Plan, request: &ChatRequest, id: &str) -> Value {
+pub(crate) fn completion(plan: &Plan, request: &Request, id: &str) -> Value {
     let text = plan.full_text();
     let mut message = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+    if let Some(thinking) = plan.full_thinking() {
+        message["reasoning_content"] = json!(thinking);
+    }
     if !plan.calls.is_empty() {
         let calls = plan.calls.iter().map(|call| {
-            json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}})
+            let function = json!({"name": call.name, "arguments": call.arguments});
+            json!({"id": call.id("call_"), "type": "function", "function": function})
         });
         message["tool_calls"] = calls.collect();
     }
@@ -152,10 +144,11 @@ impl Chunk<'_> {
 
 fn delta_json(delta: &Delta<'_>) -> Value {
     match delta {
+        Delta::Thinking(text) => json!({"reasoning_content": text}),
         Delta::Text(text) => json!({"content": text}),
         Delta::Call { index, start: Some(call), arguments } => json!({"tool_calls": [{
             "index": index,
-            "id": call.id,
+            "id": call.id("call_"),
             "type": "function",
             "function": {"name": call.name, "arguments": arguments},
         }]}),
@@ -209,10 +202,10 @@ mod tests {
                 {"role": "user", "content": [{"type": "text", "text": "second"}]},
             ],
         });
-        let request = ChatRequest::parse(&body);
+        let request = parse(&body);
         assert_eq!(
             request,
-            ChatRequest {
+            Request {
                 model: "m".into(),
                 stream: true,
                 include_usage: true,
@@ -224,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_role_rides_on_the_first_delta_and_the_finish_on_the_last() {
-        let request = ChatRequest::parse(&json!({"model": "m", "stream": true}));
+        let request = parse(&json!({"model": "m", "stream": true}));
         let frames = stream(&plan(Reply::text("a b")), &request, "chatcmpl-1");
         let first = data(&frames.paced[0]);
         assert_eq!(first["choices"][0]["delta"], json!({"role": "assistant", "content": "a"}));
@@ -235,16 +228,26 @@ mod tests {
 
     #[test]
     fn a_hanging_answer_never_finishes() {
-        let request = ChatRequest::parse(&json!({"stream": true}));
+        let request = parse(&json!({"stream": true}));
         let frames = stream(&plan(Reply { hang: true, ..Reply::text("a") }), &request, "chatcmpl-1");
         assert_eq!(data(&frames.paced[0])["choices"][0]["finish_reason"], Value::Null);
         assert!(frames.tail.is_empty());
     }
 
     #[test]
+    fn thinking_goes_out_as_reasoning_content() {
+        let plan = plan(Reply { thinking: Some("hm".into()), ..Reply::text("ok") });
+        let frames = stream(&plan, &parse(&json!({"stream": true})), "chatcmpl-1");
+        let first = data(&frames.paced[0]);
+        assert_eq!(first["choices"][0]["delta"], json!({"role": "assistant", "reasoning_content": "hm"}));
+        let whole = completion(&plan, &parse(&json!({})), "chatcmpl-1");
+        assert_eq!(whole["choices"][0]["message"]["reasoning_content"], "hm");
+    }
+
+    #[test]
     fn a_non_streamed_completion_carries_the_whole_call() {
         let call = ScriptedCall { split: 3, ..ScriptedCall::new("f", json!({"a": 1})) };
-        let value = completion(&plan(Reply::tool_calls([call])), &ChatRequest::parse(&json!({})), "chatcmpl-1");
+        let value = completion(&plan(Reply::tool_calls([call])), &parse(&json!({})), "chatcmpl-1");
         let message = &value["choices"][0]["message"];
         assert_eq!(message["content"], Value::Null);
         assert_eq!(message["tool_calls"][0]["function"]["arguments"], r#"{"a":1}"#);

@@ -15,6 +15,10 @@ use serde_json::Value;
 pub struct Reply {
     /// Assistant text to stream.
     pub text: Option<String>,
+    /// Reasoning streamed before the text, cut the same way. Anthropic gets a `thinking`
+    /// block (closed by a `signature_delta` of "sig"), Ollama `message.thinking`, and
+    /// OpenAI `reasoning_content` (as llama.cpp, vLLM and DeepSeek send it).
+    pub thinking: Option<String>,
     /// Instead of `text`: N deltas " tok0", " tok1", …, for benchmarks. Wins over `text`.
     pub tokens: Option<usize>,
     /// 0 splits text into words that keep their leading space ("Hello", " world");
@@ -24,9 +28,11 @@ pub struct Reply {
     pub delay_ms: u64,
     /// Pause after the response headers, before the first delta.
     pub first_delay_ms: u64,
-    /// Tool calls, streamed after the text, each call's deltas in turn.
+    /// Tool calls, streamed after the text, each call's deltas in turn (Ollama sends each
+    /// call whole, as it does).
     pub tool_calls: Vec<ScriptedCall>,
-    /// Answer with this HTTP error status and an error body instead of a completion.
+    /// Answer with this HTTP error status and an error body (in the protocol's shape)
+    /// instead of a completion.
     pub status: Option<u16>,
     /// `Retry-After` seconds sent with `status`.
     pub retry_after: Option<u64>,
@@ -37,7 +43,9 @@ pub struct Reply {
     /// Send the headers and the scripted deltas, then never finish: the stream stays open
     /// until the client goes away or the server shuts down.
     pub hang: bool,
-    /// Default "stop", or "tool_calls" when there are tool calls.
+    /// Default "stop", or "tool_calls" when there are tool calls, in OpenAI's words: the
+    /// other protocols map "stop", "tool_calls" and "length" to theirs and send any other
+    /// value as it is.
     pub finish_reason: Option<String>,
     /// Reported usage; default a rough estimate from the request (the protocol decides how).
     pub prompt_tokens: Option<u32>,
@@ -49,6 +57,7 @@ impl Default for Reply {
     fn default() -> Self {
         Self {
             text: None,
+            thinking: None,
             tokens: None,
             chunk_chars: 0,
             delay_ms: 0,
@@ -92,13 +101,15 @@ impl Reply {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedCall {
-    /// Default `call_<n>`, with n counting up across the server's life so ids never repeat
-    /// within a conversation.
+    /// Default `call_<n>` (Anthropic: `toolu_<n>`; Ollama sends no id), with n counting up
+    /// across the server's life so ids never repeat within a conversation.
     #[serde(default)]
     pub id: Option<String>,
     pub name: String,
     /// A JSON value is sent compactly serialized; a JSON string is sent as-is, so a test
-    /// can send malformed arguments.
+    /// can send malformed arguments. Where the protocol carries arguments as an object
+    /// (Ollama, Anthropic's non-streamed `input`), a string that does not parse as JSON is
+    /// sent as a JSON string.
     #[serde(default = "empty_object")]
     pub arguments: Value,
     /// Over how many deltas the arguments are spread (0 counts as 1).
@@ -162,6 +173,7 @@ impl Script {
             (None, Some(text)) => split_text(text, reply.chunk_chars),
             (None, None) => Vec::new(),
         };
+        let thinking = reply.thinking.as_deref().map(|text| split_text(text, reply.chunk_chars)).unwrap_or_default();
         let calls: Vec<Call> = reply
             .tool_calls
             .into_iter()
@@ -172,7 +184,8 @@ impl Script {
                     value => value.to_string(),
                 };
                 Call {
-                    id: call.id.unwrap_or_else(|| format!("call_{}", self.calls_made)),
+                    id: call.id,
+                    serial: self.calls_made,
                     name: call.name,
                     pieces: split_even(&arguments, call.split.max(1)),
                     arguments,
@@ -180,7 +193,7 @@ impl Script {
             })
             .collect();
         let default_finish = if calls.is_empty() { "stop" } else { "tool_calls" };
-        let deltas = text.len() + calls.iter().map(|call| call.pieces.len()).sum::<usize>();
+        let deltas = thinking.len() + text.len() + calls.iter().map(|call| call.pieces.len()).sum::<usize>();
         Answer::Complete(Plan {
             finish_reason: reply.finish_reason.unwrap_or_else(|| default_finish.to_owned()),
             prompt_tokens: reply.prompt_tokens.unwrap_or(prompt_estimate),
@@ -188,9 +201,31 @@ impl Script {
             first_delay: Duration::from_millis(reply.first_delay_ms),
             delay: Duration::from_millis(reply.delay_ms),
             hang: reply.hang,
+            thinking,
             text,
             calls,
         })
+    }
+}
+
+/// What the answer depends on in a chat request, whichever protocol it came in; each
+/// protocol module reads its own body into one.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Request {
+    pub model: String,
+    pub stream: bool,
+    /// OpenAI's `stream_options.include_usage`; the other protocols always report usage.
+    pub include_usage: bool,
+    /// The text of the last user message, for the echo reply.
+    pub last_user: String,
+    /// A rough prompt token count: the prompt's characters / 4.
+    pub prompt_estimate: u32,
+}
+
+impl Request {
+    /// The estimate for a prompt of `chars` characters.
+    pub(crate) fn estimate(chars: usize) -> u32 {
+        u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
     }
 }
 
@@ -211,6 +246,8 @@ pub(crate) struct Failure {
 /// A successful answer, already cut into the deltas it streams as.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Plan {
+    /// The reasoning's pieces, one per delta, streamed before the text.
+    pub thinking: Vec<String>,
     /// The text's pieces, one per delta.
     pub text: Vec<String>,
     pub calls: Vec<Call>,
@@ -228,8 +265,15 @@ impl Plan {
         self.text.concat()
     }
 
-    /// Every delta in streaming order: the text, then each call's argument pieces.
+    /// The whole reasoning, for answers that are not streamed.
+    pub(crate) fn full_thinking(&self) -> Option<String> {
+        (!self.thinking.is_empty()).then(|| self.thinking.concat())
+    }
+
+    /// Every delta in streaming order: the reasoning, the text, then each call's argument
+    /// pieces.
     pub(crate) fn deltas(&self) -> impl Iterator<Item = Delta<'_>> {
+        let thinking = self.thinking.iter().map(|piece| Delta::Thinking(piece));
         let text = self.text.iter().map(|piece| Delta::Text(piece));
         let calls = self.calls.iter().enumerate().flat_map(|(index, call)| {
             call.pieces.iter().enumerate().map(move |(n, arguments)| Delta::Call {
@@ -238,22 +282,46 @@ impl Plan {
                 arguments,
             })
         });
-        text.chain(calls)
+        thinking.chain(text).chain(calls)
+    }
+
+    /// How long answering takes when its deltas are spread by the reply's delays: the
+    /// first delay, then a delay between each two deltas.
+    pub(crate) fn duration(&self) -> Duration {
+        let gaps = u32::try_from(self.deltas().count().saturating_sub(1)).unwrap_or(u32::MAX);
+        self.first_delay.saturating_add(self.delay.saturating_mul(gaps))
     }
 }
 
 #[derive(Debug, PartialEq)]
 pub(crate) struct Call {
-    pub id: String,
+    /// The scripted id; see [`Call::id`].
+    pub id: Option<String>,
+    /// Which call of the server's life this is, counting from 1.
+    pub serial: u64,
     pub name: String,
     pub arguments: String,
     /// `arguments` cut into the fragments the deltas carry; never empty.
     pub pieces: Vec<String>,
 }
 
+impl Call {
+    /// The scripted id, or `<prefix><serial>`: each protocol has its own look of id.
+    pub(crate) fn id(&self, prefix: &str) -> String {
+        self.id.clone().unwrap_or_else(|| format!("{prefix}{}", self.serial))
+    }
+
+    /// The arguments as a JSON value, for protocols that send an object: parsed, or when
+    /// they are not JSON (a malformed-input test) the raw text as a JSON string.
+    pub(crate) fn arguments_value(&self) -> Value {
+        serde_json::from_str(&self.arguments).unwrap_or_else(|_| Value::String(self.arguments.clone()))
+    }
+}
+
 /// One streamed increment.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Delta<'a> {
+    Thinking(&'a str),
     Text(&'a str),
     /// A fragment of call `index`'s arguments; the call's first delta also starts it.
     Call {
@@ -263,10 +331,13 @@ pub(crate) enum Delta<'a> {
     },
 }
 
-/// An encoded streamed answer: the server spreads `paced` frames by the reply's delays and
-/// sends the `tail` (finish, usage, end marker) at once. A hanging answer has no tail.
-#[derive(Debug, PartialEq)]
+/// An encoded streamed answer: the server sends the `head` (what a protocol says before any
+/// content, like Anthropic's `message_start`) at once, spreads the `paced` frames by the
+/// reply's delays, and sends the `tail` (finish, usage, end marker) at once. A hanging
+/// answer has no tail. A frame may hold several events; it goes out as one body chunk.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Frames {
+    pub head: Vec<String>,
     pub paced: Vec<String>,
     pub tail: Vec<String>,
 }
@@ -369,7 +440,18 @@ mod tests {
         assert_eq!(first.calls[0].pieces.concat(), first.calls[0].arguments);
         assert_eq!(first.calls[1].arguments, "{oops");
         assert_eq!(first.deltas().count(), 3);
-        assert_eq!(plan(&mut script).calls[0].id, "call_3");
+        assert_eq!(first.calls[1].arguments_value(), json!("{oops"));
+        assert_eq!(plan(&mut script).calls[0].id("call_"), "call_3");
+    }
+
+    #[test]
+    fn thinking_streams_first_and_counts_as_deltas() {
+        let mut script = Script::default();
+        script.push(Reply { thinking: Some("hm ok".into()), ..Reply::text("yes") });
+        let plan = plan(&mut script);
+        let deltas: Vec<Delta<'_>> = plan.deltas().collect();
+        assert_eq!(deltas, [Delta::Thinking("hm"), Delta::Thinking(" ok"), Delta::Text("yes")]);
+        assert_eq!((plan.full_thinking().as_deref(), plan.completion_tokens), (Some("hm ok"), 3));
     }
 
     #[test]

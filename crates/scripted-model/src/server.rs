@@ -1,5 +1,6 @@
 //! The HTTP side: the route table, the API-key check, recording requests, and pacing a
-//! planned answer onto the socket. Knows the wire format only through [`crate::openai`].
+//! planned answer onto the socket. Knows the wire formats only through the protocol
+//! modules ([`crate::openai`], [`crate::anthropic`], [`crate::ollama`]), picked per route.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -17,8 +18,11 @@ use futures_util::{StreamExt, stream};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::script::{Answer, Failure, Frames, Plan, Reply, Script};
-use crate::{ModelInfo, Received, openai};
+use crate::script::{Answer, Failure, Frames, Plan, Reply, Request, Script};
+use crate::{ModelInfo, Received, anthropic, ollama, openai};
+
+const X_API_KEY: &str = "x-api-key";
+const ANTHROPIC_VERSION: &str = "anthropic-version";
 
 /// Everything the tests script and observe. Behind a std mutex: it is held only for
 /// pushes and copies, never across an await.
@@ -58,25 +62,156 @@ pub(crate) async fn stopped(mut stop: watch::Receiver<()>) {
 pub(crate) fn router(server: Server) -> Router {
     Router::new()
         .route("/v1/models", get(models))
-        .route("/v1/chat/completions", post(chat))
+        .route("/v1/chat/completions", post(|state, uri, headers, raw| chat(Wire::OpenAi, state, uri, headers, raw)))
+        .route("/v1/messages", post(|state, uri, headers, raw| chat(Wire::Anthropic, state, uri, headers, raw)))
+        .route("/api/chat", post(|state, uri, headers, raw| chat(Wire::Ollama, state, uri, headers, raw)))
+        .route("/api/tags", get(tags))
+        .route("/api/show", post(show))
         .route("/_scripted/replies", post(push_replies))
         .route("/_scripted/requests", get(requests))
         .route("/_scripted/reset", post(reset))
         .with_state(server)
 }
 
-async fn models(State(server): State<Server>, headers: HeaderMap) -> Response {
-    if !server.authorized(header_text(&headers, AUTHORIZATION).as_deref()) {
-        return unauthorized();
-    }
-    Json(openai::models(&server.models)).into_response()
+/// The protocol a chat route speaks: how its requests read, its answers, errors and
+/// credentials look.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+    Ollama,
 }
 
-async fn chat(State(server): State<Server>, OriginalUri(uri): OriginalUri, headers: HeaderMap, raw: Bytes) -> Response {
-    let authorization = header_text(&headers, AUTHORIZATION);
-    let authorized = server.authorized(authorization.as_deref());
+impl Wire {
+    fn parse(self, body: &Value) -> Request {
+        match self {
+            Wire::OpenAi => openai::parse(body),
+            Wire::Anthropic => anthropic::parse(body),
+            Wire::Ollama => ollama::parse(body),
+        }
+    }
+
+    /// The credential the request carries, as recorded: the `Authorization` header, or
+    /// for Anthropic the `x-api-key` header.
+    fn credential(self, headers: &HeaderMap) -> Option<String> {
+        match self {
+            Wire::Anthropic => header_text(headers, X_API_KEY),
+            Wire::OpenAi | Wire::Ollama => header_text(headers, AUTHORIZATION.as_str()),
+        }
+    }
+
+    /// Whether `credential` opens the door; Ollama's never needs to.
+    fn authorized(self, api_key: Option<&str>, credential: Option<&str>) -> bool {
+        match (self, api_key) {
+            (Wire::Ollama, _) | (_, None) => true,
+            (Wire::Anthropic, Some(key)) => credential == Some(key),
+            (Wire::OpenAi, Some(key)) => credential.and_then(|value| value.strip_prefix("Bearer ")) == Some(key),
+        }
+    }
+
+    fn id(self, n: usize) -> String {
+        match self {
+            Wire::OpenAi => format!("chatcmpl-scripted-{n}"),
+            Wire::Anthropic => format!("msg_scripted_{n}"),
+            Wire::Ollama => String::new(),
+        }
+    }
+
+    fn stream(self, plan: &Plan, request: &Request, id: &str) -> Frames {
+        match self {
+            Wire::OpenAi => openai::stream(plan, request, id),
+            Wire::Anthropic => anthropic::stream(plan, request, id),
+            Wire::Ollama => ollama::stream(plan, request),
+        }
+    }
+
+    fn whole(self, plan: &Plan, request: &Request, id: &str) -> Value {
+        match self {
+            Wire::OpenAi => openai::completion(plan, request, id),
+            Wire::Anthropic => anthropic::whole(plan, request, id),
+            Wire::Ollama => ollama::whole(plan, request),
+        }
+    }
+
+    fn content_type(self) -> &'static str {
+        match self {
+            Wire::OpenAi | Wire::Anthropic => "text/event-stream",
+            Wire::Ollama => "application/x-ndjson",
+        }
+    }
+
+    fn error(self, status: StatusCode, message: &str) -> Response {
+        let body = match self {
+            Wire::OpenAi => openai::error(status.as_u16(), message),
+            Wire::Anthropic => anthropic::error(status.as_u16(), message),
+            Wire::Ollama => ollama::error(message),
+        };
+        (status, Json(body)).into_response()
+    }
+
+    fn unauthorized(self) -> Response {
+        let message = match self {
+            Wire::Anthropic => anthropic::UNAUTHORIZED,
+            Wire::OpenAi | Wire::Ollama => "Incorrect API key provided",
+        };
+        self.error(StatusCode::UNAUTHORIZED, message)
+    }
+
+    fn fail(self, failure: Failure) -> Response {
+        let Ok(status) = StatusCode::from_u16(failure.status) else {
+            let message = format!("the script asked for status {}, which is not an HTTP status", failure.status);
+            return self.error(StatusCode::INTERNAL_SERVER_ERROR, &message);
+        };
+        let reason = if status.as_u16() == 529 { Some("Overloaded") } else { status.canonical_reason() };
+        let message = failure.message.as_deref().or(reason).unwrap_or("scripted error");
+        let mut response = self.error(status, message);
+        if let Some(seconds) = failure.retry_after {
+            response.headers_mut().insert(RETRY_AFTER, seconds.into());
+        }
+        response
+    }
+}
+
+/// `GET /v1/models`: Anthropic's list when the request looks like Anthropic's (it has an
+/// `anthropic-version` or `x-api-key` header), OpenAI's otherwise.
+async fn models(State(server): State<Server>, headers: HeaderMap) -> Response {
+    let wire = if headers.contains_key(ANTHROPIC_VERSION) || headers.contains_key(X_API_KEY) {
+        Wire::Anthropic
+    } else {
+        Wire::OpenAi
+    };
+    if !wire.authorized(server.api_key.as_deref(), wire.credential(&headers).as_deref()) {
+        return wire.unauthorized();
+    }
+    match wire {
+        Wire::Anthropic => Json(anthropic::models(&server.models)).into_response(),
+        Wire::OpenAi | Wire::Ollama => Json(openai::models(&server.models)).into_response(),
+    }
+}
+
+async fn tags(State(server): State<Server>) -> Json<Value> {
+    Json(ollama::tags(&server.models))
+}
+
+async fn show(State(server): State<Server>, raw: Bytes) -> Response {
+    let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
+    match ollama::show(&server.models, &body) {
+        Ok(shown) => Json(shown).into_response(),
+        Err(message) => Wire::Ollama.error(StatusCode::NOT_FOUND, &message),
+    }
+}
+
+async fn chat(
+    wire: Wire,
+    State(server): State<Server>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let authorization = wire.credential(&headers);
+    let authorized = wire.authorized(server.api_key.as_deref(), authorization.as_deref());
     let body = serde_json::from_slice::<Value>(&raw);
-    let request = body.as_ref().ok().map(openai::ChatRequest::parse);
+    let request = body.as_ref().ok().map(|body| wire.parse(body));
     // Recording and answering under one lock keeps answers in the order requests were recorded.
     let (answer, id) = {
         let mut ledger = lock(&server.ledger);
@@ -86,7 +221,7 @@ async fn chat(State(server): State<Server>, OriginalUri(uri): OriginalUri, heade
             body: body.as_ref().cloned().unwrap_or(Value::Null),
             raw: String::from_utf8_lossy(&raw).into_owned(),
         });
-        let id = format!("chatcmpl-scripted-{}", ledger.received.len());
+        let id = wire.id(ledger.received.len());
         let answer = match &request {
             Some(request) if authorized => Some(ledger.script.answer(&request.last_user, request.prompt_estimate)),
             _ => None,
@@ -94,22 +229,24 @@ async fn chat(State(server): State<Server>, OriginalUri(uri): OriginalUri, heade
         (answer, id)
     };
     if !authorized {
-        return unauthorized();
+        return wire.unauthorized();
     }
     let (Some(request), Some(answer)) = (request, answer) else {
         let message = body.err().map(|err| format!("request body is not JSON: {err}")).unwrap_or_default();
-        return error(StatusCode::BAD_REQUEST, &message);
+        return wire.error(StatusCode::BAD_REQUEST, &message);
     };
     match answer {
-        Answer::Fail(failure) => fail(failure),
-        Answer::Complete(plan) if request.stream => sse(openai::stream(&plan, &request, &id), &plan, server.stop),
+        Answer::Fail(failure) => wire.fail(failure),
+        Answer::Complete(plan) if request.stream => {
+            streamed(wire.stream(&plan, &request, &id), &plan, wire.content_type(), server.stop)
+        }
         Answer::Complete(plan) => {
             if plan.hang {
                 stopped(server.stop).await;
-                return error(StatusCode::SERVICE_UNAVAILABLE, "the scripted model shut down");
+                return wire.error(StatusCode::SERVICE_UNAVAILABLE, "the scripted model shut down");
             }
-            pause(whole_duration(&plan)).await;
-            Json(openai::completion(&plan, &request, &id)).into_response()
+            pause(plan.duration()).await;
+            Json(wire.whole(&plan, &request, &id)).into_response()
         }
     }
 }
@@ -139,55 +276,25 @@ async fn reset(State(server): State<Server>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-impl Server {
-    fn authorized(&self, authorization: Option<&str>) -> bool {
-        match &self.api_key {
-            None => true,
-            Some(key) => authorization.and_then(|value| value.strip_prefix("Bearer ")) == Some(key),
-        }
-    }
-}
-
-/// Streams the frames as they are due: the reply's first delay, its delay between paced
-/// frames, then the tail at once — or, for a hanging answer, nothing more until shutdown.
-/// Each frame is its own body chunk, so hyper writes it out before waiting on the next.
-fn sse(frames: Frames, plan: &Plan, stop: watch::Receiver<()>) -> Response {
-    let Frames { paced, tail } = frames;
+/// Streams the frames as they are due: the head at once, then the paced frames after the
+/// reply's first delay and its delay between them, then the tail at once — or, for a
+/// hanging answer, nothing more until shutdown. Each frame is its own body chunk, so hyper
+/// writes it out before waiting on the next.
+fn streamed(frames: Frames, plan: &Plan, content_type: &'static str, stop: watch::Receiver<()>) -> Response {
+    let Frames { head, paced, tail } = frames;
     let (first_delay, delay) = (plan.first_delay, plan.delay);
     let paced = stream::iter(paced.into_iter().enumerate()).then(move |(i, frame)| async move {
         pause(if i == 0 { first_delay } else { delay }).await;
         frame
     });
     let end = if plan.hang { Either::Left(stream::pending()) } else { Either::Right(stream::empty()) };
-    let frames = paced.chain(stream::iter(tail)).chain(end).take_until(stopped(stop)).map(Ok::<_, Infallible>);
-    ([(CONTENT_TYPE, "text/event-stream"), (CACHE_CONTROL, "no-cache")], Body::from_stream(frames)).into_response()
-}
-
-fn fail(failure: Failure) -> Response {
-    let Ok(status) = StatusCode::from_u16(failure.status) else {
-        let message = format!("the script asked for status {}, which is not an HTTP status", failure.status);
-        return error(StatusCode::INTERNAL_SERVER_ERROR, &message);
-    };
-    let message = failure.message.as_deref().or(status.canonical_reason()).unwrap_or("scripted error");
-    let mut response = error(status, message);
-    if let Some(seconds) = failure.retry_after {
-        response.headers_mut().insert(RETRY_AFTER, seconds.into());
-    }
-    response
-}
-
-fn unauthorized() -> Response {
-    error(StatusCode::UNAUTHORIZED, "Incorrect API key provided")
-}
-
-fn error(status: StatusCode, message: &str) -> Response {
-    (status, Json(openai::error(status.as_u16(), message))).into_response()
-}
-
-/// How long a non-streamed answer takes: as long as streaming it would.
-fn whole_duration(plan: &Plan) -> Duration {
-    let gaps = u32::try_from(plan.deltas().count().saturating_sub(1)).unwrap_or(u32::MAX);
-    plan.first_delay.saturating_add(plan.delay.saturating_mul(gaps))
+    let frames = stream::iter(head)
+        .chain(paced)
+        .chain(stream::iter(tail))
+        .chain(end)
+        .take_until(stopped(stop))
+        .map(Ok::<_, Infallible>);
+    ([(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-cache")], Body::from_stream(frames)).into_response()
 }
 
 /// Sleeps, but not for zero: a zero sleep still waits for the timer's next tick.
@@ -197,6 +304,6 @@ async fn pause(duration: Duration) {
     }
 }
 
-fn header_text(headers: &HeaderMap, name: axum::http::HeaderName) -> Option<String> {
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
     headers.get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
 }

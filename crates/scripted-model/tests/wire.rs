@@ -30,6 +30,24 @@ impl Answer {
     fn events(&self) -> Vec<String> {
         self.body.split("\n\n").filter_map(|event| event.strip_prefix("data: ")).map(str::to_owned).collect()
     }
+
+    /// The `(event, data)` pairs of an SSE body of named events, in order.
+    fn named_events(&self) -> Vec<(String, Value)> {
+        let events = self.body.split("\n\n").filter(|event| !event.is_empty());
+        events
+            .map(|event| {
+                let (name, data) = event.split_once('\n').expect("an event line and a data line");
+                let name = name.strip_prefix("event: ").expect("an event line");
+                (name.to_owned(), serde_json::from_str(data.strip_prefix("data: ").expect("a data line")).unwrap())
+            })
+            .collect()
+    }
+
+    /// The objects of an NDJSON body, in order.
+    fn lines(&self) -> Vec<Value> {
+        assert!(self.body.ends_with('\n'), "every line ends");
+        self.body.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
 }
 
 fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
@@ -219,6 +237,214 @@ async fn a_hanging_stream_flushes_its_deltas_and_stays_open_until_shutdown() {
     let mut rest = Vec::new();
     timeout(PATIENCE, socket.read_to_end(&mut rest)).await.expect("shutdown ends the stream").unwrap();
     assert!(!String::from_utf8_lossy(&rest).contains("[DONE]"));
+}
+
+const ANTHROPIC: (&str, &str) = ("anthropic-version", "2023-06-01");
+
+async fn messages(model: &ScriptedModel, headers: &[(&str, &str)], body: Value) -> Answer {
+    send(model, "POST", "/v1/messages", headers, &body.to_string()).await
+}
+
+fn anthropic_streamed(content: Value) -> Value {
+    json!({"model": "scripted-fast", "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": content}]})
+}
+
+#[tokio::test]
+async fn anthropic_streams_named_events_with_text_then_a_split_tool_use() {
+    let model = ScriptedModel::start().await;
+    let arguments = json!({"path": "notes/today.md", "lines": [1, 2]});
+    let read = ScriptedCall { split: 3, ..ScriptedCall::new("read_file", arguments.clone()) };
+    model.push(Reply { tool_calls: vec![read], ..Reply::text("Let me look") });
+
+    let answer = messages(&model, &[ANTHROPIC], anthropic_streamed(json!("go"))).await;
+
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let events = answer.named_events();
+    for (name, data) in &events {
+        assert_eq!(data["type"], name.as_str());
+    }
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names[..3], ["message_start", "ping", "content_block_start"]);
+    assert_eq!(names[names.len() - 2..], ["message_delta", "message_stop"]);
+    let message = &events[0].1["message"];
+    assert_eq!(
+        (&message["type"], &message["role"], &message["model"]),
+        (&json!("message"), &json!("assistant"), &json!("scripted-fast"))
+    );
+    assert_eq!(
+        (&message["content"], &message["stop_reason"], &message["usage"]["output_tokens"]),
+        (&json!([]), &Value::Null, &json!(1))
+    );
+
+    let blocks: Vec<&Value> =
+        events.iter().filter(|(name, _)| name == "content_block_start").map(|(_, data)| data).collect();
+    assert_eq!(
+        blocks[0],
+        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    );
+    let tool = &blocks[1]["content_block"];
+    assert_eq!(
+        (&blocks[1]["index"], &tool["type"], &tool["name"], &tool["input"]),
+        (&json!(1), &json!("tool_use"), &json!("read_file"), &json!({}))
+    );
+    assert!(tool["id"].as_str().unwrap().starts_with("toolu_"));
+    let deltas = |index: u64| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|(name, data)| name == "content_block_delta" && data["index"] == index)
+            .map(|(_, data)| &data["delta"])
+            .collect()
+    };
+    let text: String = deltas(0)
+        .iter()
+        .map(|d| {
+            assert_eq!(d["type"], "text_delta");
+            d["text"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(text, "Let me look");
+    let pieces = deltas(1);
+    assert_eq!(pieces.len(), 3);
+    let joined: String = pieces
+        .iter()
+        .map(|d| {
+            assert_eq!(d["type"], "input_json_delta");
+            d["partial_json"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(serde_json::from_str::<Value>(&joined).unwrap(), arguments);
+    let stops: Vec<&Value> =
+        events.iter().filter(|(name, _)| name == "content_block_stop").map(|(_, data)| &data["index"]).collect();
+    assert_eq!(stops, [&json!(0), &json!(1)]);
+    let finish = &events[events.len() - 2].1;
+    assert_eq!(finish["delta"], json!({"stop_reason": "tool_use", "stop_sequence": null}));
+    assert_eq!(finish["usage"]["output_tokens"], 6);
+}
+
+#[tokio::test]
+async fn anthropic_wants_the_key_in_x_api_key_and_it_is_recorded() {
+    let options = Options { api_key: Some("sk-ant-test".into()), ..Options::default() };
+    let model = ScriptedModel::start_with(options).await.unwrap();
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "what "}, {"type": "image", "source": {}}, {"type": "text", "text": "now"}]},
+    ]});
+
+    let bare = messages(&model, &[ANTHROPIC], body.clone()).await;
+    let bearer = messages(&model, &[ANTHROPIC, ("Authorization", "Bearer sk-ant-test")], body.clone()).await;
+    let keyed = messages(&model, &[ANTHROPIC, ("x-api-key", "sk-ant-test")], body).await;
+
+    let refusal = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+    assert_eq!((bare.status, bare.json()), (401, refusal.clone()));
+    assert_eq!((bearer.status, bearer.json()), (401, refusal));
+    assert_eq!(keyed.status, 200);
+    let message = keyed.json();
+    assert_eq!(message["content"], json!([{"type": "text", "text": "You said: what now"}]));
+    assert_eq!(message["stop_reason"], "end_turn");
+    let received = model.requests();
+    assert_eq!(
+        received.iter().map(|r| r.authorization.as_deref()).collect::<Vec<_>>(),
+        [None, None, Some("sk-ant-test")]
+    );
+    assert_eq!(received[2].path, "/v1/messages");
+
+    let listed = send(&model, "GET", "/v1/models", &[("x-api-key", "sk-ant-test")], "").await.json();
+    assert_eq!(
+        listed["data"][0],
+        json!({"type": "model", "id": "scripted-fast", "display_name": "scripted-fast", "created_at": "1970-01-01T00:00:00Z"})
+    );
+    assert_eq!(
+        (&listed["has_more"], &listed["first_id"], &listed["last_id"]),
+        (&json!(false), &json!("scripted-fast"), &json!("scripted-strong"))
+    );
+    assert_eq!(send(&model, "GET", "/v1/models", &[ANTHROPIC], "").await.status, 401);
+    let openai = send(&model, "GET", "/v1/models", &[("Authorization", "Bearer sk-ant-test")], "").await.json();
+    assert_eq!(openai["object"], "list");
+}
+
+#[tokio::test]
+async fn anthropic_errors_come_in_anthropics_shape_with_retry_after() {
+    let model = ScriptedModel::start().await;
+    model.push_all([Reply { retry_after: Some(3), ..Reply::status(429) }, Reply::status(529)]);
+
+    let limited = messages(&model, &[ANTHROPIC], anthropic_streamed(json!("hi"))).await;
+    let overloaded = messages(&model, &[ANTHROPIC], anthropic_streamed(json!("hi"))).await;
+
+    assert_eq!(limited.status, 429);
+    assert_eq!(limited.header("retry-after"), Some("3"));
+    assert_eq!(
+        limited.json(),
+        json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Too Many Requests"}})
+    );
+    assert_eq!(overloaded.status, 529);
+    assert_eq!(overloaded.json()["error"], json!({"type": "overloaded_error", "message": "Overloaded"}));
+}
+
+#[tokio::test]
+async fn ollama_streams_ndjson_by_default_with_whole_tool_calls_and_a_done_line() {
+    let options = Options { api_key: Some("ignored-here".into()), ..Options::default() };
+    let model = ScriptedModel::start_with(options).await.unwrap();
+    let call = ScriptedCall { split: 4, ..ScriptedCall::new("read_file", json!({"path": "a.md"})) };
+    model.push(Reply {
+        tool_calls: vec![call, ScriptedCall::new("list", json!("{not json"))],
+        prompt_tokens: Some(12),
+        ..Reply::text("On it")
+    });
+    let body = json!({"model": "llama3", "messages": [{"role": "user", "content": "go"}]});
+
+    let answer = send(&model, "POST", "/api/chat", &[], &body.to_string()).await;
+
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("content-type"), Some("application/x-ndjson"));
+    let lines = answer.lines();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["message"], json!({"role": "assistant", "content": "On"}));
+    assert_eq!((&lines[0]["model"], &lines[0]["done"]), (&json!("llama3"), &json!(false)));
+    assert!(lines[0]["created_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(lines[1]["message"]["content"], " it");
+    assert_eq!(
+        lines[2]["message"],
+        json!({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.md"}}}]})
+    );
+    assert_eq!(lines[3]["message"]["tool_calls"][0]["function"]["arguments"], "{not json");
+    let done = &lines[4];
+    assert_eq!(
+        (&done["done"], &done["done_reason"], &done["message"]),
+        (&json!(true), &json!("stop"), &json!({"role": "assistant", "content": ""}))
+    );
+    assert_eq!((&done["prompt_eval_count"], &done["eval_count"]), (&json!(12), &json!(7)));
+    assert!(done["total_duration"].is_u64());
+    assert_eq!(model.requests()[0].path, "/api/chat");
+
+    let whole = send(
+        &model,
+        "POST",
+        "/api/chat",
+        &[],
+        &json!({"stream": false, "messages": [{"role": "user", "content": "hey"}]}).to_string(),
+    )
+    .await;
+    assert_eq!(whole.json()["message"]["content"], "You said: hey");
+    model.push(Reply { message: Some("model is overloaded".into()), ..Reply::status(503) });
+    let failed = send(&model, "POST", "/api/chat", &[], &body.to_string()).await;
+    assert_eq!((failed.status, failed.json()), (503, json!({"error": "model is overloaded"})));
+}
+
+#[tokio::test]
+async fn ollama_lists_its_models_and_shows_their_context_length() {
+    let model = ScriptedModel::start().await;
+
+    let tags = send(&model, "GET", "/api/tags", &[], "").await.json();
+    let shown = send(&model, "POST", "/api/show", &[], r#"{"model":"scripted-balanced"}"#).await.json();
+    let missing = send(&model, "POST", "/api/show", &[], r#"{"model":"nope"}"#).await;
+
+    let names: Vec<&str> = tags["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["scripted-fast", "scripted-balanced", "scripted-strong"]);
+    assert_eq!((&tags["models"][0]["model"], &tags["models"][0]["size"]), (&json!("scripted-fast"), &json!(0)));
+    assert!(tags["models"][0]["details"]["parameter_size"].is_string());
+    assert_eq!(shown["model_info"], json!({"general.architecture": "llama", "llama.context_length": 32768}));
+    assert_eq!(shown["capabilities"], json!(["completion", "tools"]));
+    assert_eq!((missing.status, missing.json()), (404, json!({"error": "model 'nope' not found"})));
 }
 
 #[test]
