@@ -34,11 +34,15 @@ const REPLY_LIMIT: Duration = Duration::from_secs(30);
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// One reply as the client saw it, both times from the POST.
-#[derive(Clone, Copy)]
+/// One reply as the client saw it, every time from the POST.
+#[derive(Clone, Copy, Default)]
 struct Timing {
     first_token: Duration,
+    last_token: Duration,
     total: Duration,
+    /// Skald only: its `turn_started` event and its 202, where the time goes.
+    turn_started: Duration,
+    accepted: Duration,
 }
 
 fn main() {
@@ -76,6 +80,20 @@ async fn run(replies: usize) {
     let wall = started.elapsed();
     let cpu = Duration::from_secs_f64((cpu_ticks(server.pid()) - ticks) as f64 / ticks_per_second());
 
+    for (i, (d, s)) in pairs.iter().enumerate() {
+        eprintln!(
+            "DUMP {i} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2}",
+            i % 2,
+            d.first_token.as_secs_f64() * 1e3,
+            d.last_token.as_secs_f64() * 1e3,
+            d.total.as_secs_f64() * 1e3,
+            s.turn_started.as_secs_f64() * 1e3,
+            s.first_token.as_secs_f64() * 1e3,
+            s.accepted.as_secs_f64() * 1e3,
+            s.last_token.as_secs_f64() * 1e3,
+            s.total.as_secs_f64() * 1e3
+        );
+    }
     report(&pairs, cpu / u32::try_from(replies).expect("a sane count"), wall);
     drop(socket);
     drop(server);
@@ -125,7 +143,7 @@ impl Direct<'_> {
         let response = self.client.post(&self.url).json(&self.body).send().await.expect("request to the model");
         assert_eq!(response.status().as_u16(), 200, "the scripted model refused: {:?}", response.text().await);
         let mut bytes = response.bytes_stream();
-        let (mut buffer, mut first_token, mut tokens) = (Vec::<u8>::new(), None, 0);
+        let (mut buffer, mut first_token, mut last_token, mut tokens) = (Vec::<u8>::new(), None, t0.elapsed(), 0);
         while let Some(chunk) = bytes.next().await {
             buffer.extend_from_slice(&chunk.expect("the model's stream"));
             // An event ends at a blank line; a chunk may hold several, or part of one.
@@ -144,11 +162,12 @@ impl Direct<'_> {
                 if data == "[DONE]" {
                     assert_eq!(tokens, TOKENS, "every token arrived directly");
                     let first_token = first_token.expect("a token before the end");
-                    return Timing { first_token, total: t0.elapsed() };
+                    return Timing { first_token, last_token, total: t0.elapsed(), ..Timing::default() };
                 }
                 let chunk: Value = serde_json::from_str(&data).expect("a JSON chunk");
                 if chunk["choices"][0]["delta"]["content"].as_str().is_some_and(|text| !text.is_empty()) {
-                    first_token.get_or_insert_with(|| t0.elapsed());
+                    last_token = t0.elapsed();
+                    first_token.get_or_insert(last_token);
                     tokens += 1;
                 }
             }
@@ -213,9 +232,12 @@ impl<'a> Skald<'a> {
     async fn turn(&self, socket: &mut Socket, session: &str) -> Timing {
         let t0 = Instant::now();
         let path = format!("/api/sessions/{session}/messages");
-        let send = self.post(&path, json!({ "text": PROMPT }), 202);
+        let send = async {
+            self.post(&path, json!({ "text": PROMPT }), 202).await;
+            t0.elapsed()
+        };
         let read = async {
-            let (mut first_token, mut tokens) = (None, 0);
+            let (mut timing, mut first_token, mut tokens) = (Timing::default(), None, 0);
             loop {
                 let event = next_event(socket).await;
                 assert_ne!(event["type"], "lagged", "the socket fell behind the turn");
@@ -223,22 +245,25 @@ impl<'a> Skald<'a> {
                     continue;
                 }
                 match event["type"].as_str() {
+                    Some("turn_started") => timing.turn_started = t0.elapsed(),
                     Some("token") => {
-                        first_token.get_or_insert_with(|| t0.elapsed());
+                        timing.last_token = t0.elapsed();
+                        first_token.get_or_insert(timing.last_token);
                         tokens += 1;
                     }
                     Some("turn_ended") => {
-                        let total = t0.elapsed();
+                        timing.total = t0.elapsed();
                         assert_eq!(event["status"], "done", "the turn ended badly: {event}");
                         assert_eq!(tokens, TOKENS, "every token arrived through Skald");
-                        return Timing { first_token: first_token.expect("a token before the end"), total };
+                        timing.first_token = first_token.expect("a token before the end");
+                        return timing;
                     }
                     _ => {}
                 }
             }
         };
-        let (_, timing) = tokio::join!(send, read);
-        timing
+        let (accepted, timing) = tokio::join!(send, read);
+        Timing { accepted, ..timing }
     }
 }
 
@@ -376,6 +401,29 @@ fn report(pairs: &[(Timing, Timing)], cpu_per_reply: Duration, wall: Duration) {
             s.0 / d.0,
         );
     }
+    let p50 = |pick: fn(&Timing) -> Duration| {
+        let mut v: Vec<f64> = pairs.iter().map(|(_, s)| ms(pick(s))).collect();
+        v.sort_by(f64::total_cmp);
+        percentile(&v, 0.50)
+    };
+    let added = |pick: fn(&Timing) -> Duration| {
+        let mut v: Vec<f64> = pairs.iter().map(|(d, s)| ms(pick(s)) - ms(pick(d))).collect();
+        v.sort_by(f64::total_cmp);
+        percentile(&v, 0.50)
+    };
+    println!(
+        "skald p50 from the POST: turn_started {:.2}, 202 {:.2}, first token {:.2}, last token {:.2}, turn_ended {:.2}",
+        p50(|t| t.turn_started),
+        p50(|t| t.accepted),
+        p50(|t| t.first_token),
+        p50(|t| t.last_token),
+        p50(|t| t.total),
+    );
+    println!(
+        "added p50: first to last token {:.2}, last token to the end {:.2}",
+        added(|t| t.last_token - t.first_token),
+        added(|t| t.total - t.last_token),
+    );
     println!(
         "skald CPU per reply: {:.2} ms (utime+stime of the skald process over the measured loop)",
         ms(cpu_per_reply)

@@ -230,13 +230,7 @@ fn valid_name(name: &str) -> Result<String, ApiError> {
 
 fn check_kind(kind: &str) -> Result<(), ApiError> {
     match kind {
-        "openai" | "anthropic" => Ok(()),
-        "ollama" => Err(ApiError::BadRequest {
-            code: "unsupported_kind",
-            message: format!(
-                "{kind} providers are not supported by this version yet; connect through an OpenAI-compatible address instead (Ollama serves one at http://127.0.0.1:11434/v1)"
-            ),
-        }),
+        "openai" | "anthropic" | "ollama" => Ok(()),
         other => Err(ApiError::BadRequest {
             code: "invalid_kind",
             message: format!("kind {other:?} is not one of openai, anthropic, ollama"),

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod catalogue;
+pub mod ollama;
 pub mod openai;
 pub mod privacy;
 pub mod retry;
@@ -75,7 +76,7 @@ pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<Vec<Delta>, ProviderErro
 /// Where a request goes: a provider's address and, opened just for this request, its key.
 pub struct Endpoint {
     pub provider: String,
-    /// The wire protocol: `openai` or `anthropic`.
+    /// The wire protocol: `openai`, `anthropic` or `ollama`.
     pub kind: String,
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
@@ -89,6 +90,7 @@ pub async fn start(
 ) -> Result<DeltaStream, ProviderError> {
     match endpoint.kind.as_str() {
         "anthropic" => anthropic::start(client, endpoint, request).await,
+        "ollama" => ollama::start(client, endpoint, request).await,
         _ => openai::start(client, endpoint, request).await,
     }
 }
@@ -100,6 +102,7 @@ pub async fn list_models(
 ) -> Result<Vec<crate::store::providers::Model>, ProviderError> {
     match endpoint.kind.as_str() {
         "anthropic" => anthropic::list_models(client, endpoint).await,
+        "ollama" => ollama::list_models(client, endpoint).await,
         _ => openai::list_models(client, endpoint).await,
     }
 }

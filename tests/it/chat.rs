@@ -39,7 +39,8 @@ impl Chat {
         assert_eq!(status, 201, "{setup}");
         let token = setup["token"].as_str().unwrap().to_owned();
         let chat = Self { server, token, model };
-        let mut provider = json!({ "name": "scripted", "kind": kind, "base_url": chat.model.openai_base() });
+        let base_url = if kind == "ollama" { chat.model.url() } else { chat.model.openai_base() };
+        let mut provider = json!({ "name": "scripted", "kind": kind, "base_url": base_url });
         if let Some(key) = api_key {
             provider["api_key"] = json!(key);
         }
@@ -563,5 +564,74 @@ mod anthropic {
         assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
         let last = one_turn(&chat).await;
         assert_eq!(last["error_code"], "provider_unavailable");
+    }
+}
+
+/// Ollama's native NDJSON protocol: the same turn semantics over its own wire format.
+mod ollama {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reply_streams_and_a_tool_round_trip_lands() {
+        let chat = Chat::start_kind("ollama", Sandbox::new(), ScriptedModel::start().await, None).await;
+        let (_, models) = chat.server.call(Method::GET, "/api/models", Some(&chat.token), None).await;
+        assert_eq!(models.as_array().unwrap().len(), 3, "listed from /api/tags: {models}");
+        chat.model.push(Reply { chunk_chars: 3, ..Reply::text("Hello from Ollama.") });
+        let mut socket = chat.socket().await;
+        let session = chat.new_session(json!({})).await;
+        chat.send(&session, "hi").await;
+        let events = socket.until_turn_end().await;
+        assert_eq!(tokens(&events), "Hello from Ollama.");
+        assert_eq!(chat.model.requests()[0].path, "/api/chat");
+
+        chat.model.push(Reply::tool_calls([
+            ScriptedCall::new("current_time", json!({ "timezone": "Europe/Oslo" })),
+            ScriptedCall::new("current_time", json!({ "timezone": "Africa/Lagos" })),
+        ]));
+        chat.model.push(Reply::text("Two clocks."));
+        chat.send(&session, "Oslo and Lagos?").await;
+        socket.until_turn_end().await;
+        let history = chat.finished(&session).await;
+        let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+        assert_eq!(results.len(), 2);
+        assert!(results[0]["text"].as_str().unwrap().contains("Europe/Oslo"));
+        assert!(results[1]["text"].as_str().unwrap().contains("Africa/Lagos"));
+        assert_eq!(history.last().unwrap()["text"], "Two clocks.");
+        let last = chat.model.requests().last().unwrap().body.clone();
+        let messages = last["messages"].as_array().unwrap();
+        assert_eq!(messages[messages.len() - 1]["tool_name"], "current_time");
+        assert_eq!(messages[messages.len() - 3]["tool_calls"][1]["function"]["arguments"]["timezone"], "Africa/Lagos");
+    }
+
+    #[tokio::test]
+    async fn stop_a_refused_key_a_rate_limit_and_a_dead_provider_each_end_clearly() {
+        let chat = Chat::start_kind("ollama", Sandbox::new(), ScriptedModel::start().await, None).await;
+        chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
+        let mut socket = chat.socket().await;
+        let session = chat.new_session(json!({})).await;
+        chat.send(&session, "count").await;
+        while socket.next_event().await["type"] != "token" {}
+        let (status, _) =
+            chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+        assert_eq!(status, 200);
+        assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "stopped");
+
+        // A proxy in front of Ollama that refuses the key.
+        chat.model.reset();
+        chat.model.push(Reply { times: 10, ..Reply::status(401) });
+        assert_eq!(one_turn(&chat).await["error_code"], "provider_auth");
+        assert_eq!(chat.model.request_count(), 1, "a refused key is not retried");
+
+        chat.model.reset();
+        chat.model.push(Reply { retry_after: Some(0), times: 10, ..Reply::status(429) });
+        assert_eq!(one_turn(&chat).await["error_code"], "provider_rate_limited");
+        assert_eq!(chat.model.request_count(), 4);
+
+        let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+        let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
+        let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}") });
+        assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
+        assert_eq!(one_turn(&chat).await["error_code"], "provider_unavailable");
     }
 }
