@@ -80,20 +80,6 @@ async fn run(replies: usize) {
     let wall = started.elapsed();
     let cpu = Duration::from_secs_f64((cpu_ticks(server.pid()) - ticks) as f64 / ticks_per_second());
 
-    for (i, (d, s)) in pairs.iter().enumerate() {
-        eprintln!(
-            "DUMP {i} {} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2} {:.2}",
-            i % 2,
-            d.first_token.as_secs_f64() * 1e3,
-            d.last_token.as_secs_f64() * 1e3,
-            d.total.as_secs_f64() * 1e3,
-            s.turn_started.as_secs_f64() * 1e3,
-            s.first_token.as_secs_f64() * 1e3,
-            s.accepted.as_secs_f64() * 1e3,
-            s.last_token.as_secs_f64() * 1e3,
-            s.total.as_secs_f64() * 1e3
-        );
-    }
     report(&pairs, cpu / u32::try_from(replies).expect("a sane count"), wall);
     drop(socket);
     drop(server);

@@ -20,8 +20,18 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 9] =
-    ["_sqlx_migrations", "sqlite_sequence", "instance", "roles", "users", "key_wraps", "audit", "providers", "models"];
+const KNOWN_TABLES: [&str; 10] = [
+    "_sqlx_migrations",
+    "sqlite_sequence",
+    "instance",
+    "roles",
+    "users",
+    "key_wraps",
+    "audit",
+    "providers",
+    "models",
+    "usage_daily",
+];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 #[derive(Debug, thiserror::Error)]

@@ -10,6 +10,7 @@ pub mod definition;
 pub mod events;
 pub mod tools;
 mod turn;
+pub mod usage;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -60,6 +61,10 @@ pub enum TurnError {
     NoAccount,
     #[error("the session was locked")]
     Locked,
+    #[error(
+        "you have used {used} of the {cap} model tokens your role allows per day; the limit resets tomorrow, or an administrator can raise it"
+    )]
+    UsageCap { cap: i64, used: i64 },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -140,6 +145,10 @@ impl Runtime {
         &self.inner.agents
     }
 
+    pub fn system(&self) -> &SystemStore {
+        &self.inner.system
+    }
+
     pub fn client(&self) -> &reqwest::Client {
         &self.inner.client
     }
@@ -185,6 +194,9 @@ impl Runtime {
         let space = &session.space;
         let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
         let role = self.role_of(&session.user_id).await?;
+        if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
+            return Err(TurnError::UsageCap { cap, used });
+        }
         let agent = self.inner.agents.load(&conversation.agent)?;
         let model = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
@@ -226,7 +238,7 @@ impl Runtime {
                 all
             },
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
-            privacy_tier: role.privacy_tier.clone(),
+            role: role.clone(),
             events,
             stop,
         };

@@ -15,13 +15,15 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::events::TurnEvents;
+use super::usage;
 use super::{Runtime, calls_to_json, random_id};
 use crate::providers::catalogue::{CatalogueModel, tier_allows};
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::StoreError;
 use crate::store::chat::{self, NewMessage, RequestRecord, TurnEnd};
+use crate::store::roles::Role;
+use crate::store::{StoreError, usage as usage_totals};
 use crate::users::sessions::Session;
 
 pub(super) struct Turn {
@@ -35,8 +37,9 @@ pub(super) struct Turn {
     /// The system prompt, the history and the person's new message.
     pub context: Vec<ContextMessage>,
     pub max_rounds: usize,
-    /// The person's role's privacy tier, checked again right before every send (§16).
-    pub privacy_tier: String,
+    /// The role as the turn started: its privacy tier is checked again right before every
+    /// send (§16), its daily cap before each further round.
+    pub role: Role,
     pub events: TurnEvents,
     pub stop: CancellationToken,
 }
@@ -85,6 +88,24 @@ struct Closing {
     error: Option<(&'static str, String)>,
 }
 
+fn context_chars(request: &ChatRequest) -> usize {
+    request
+        .messages
+        .iter()
+        .map(|m| match m {
+            ContextMessage::System(t) | ContextMessage::User(t) => t.len(),
+            ContextMessage::Assistant { text, tool_calls } => {
+                text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
+            }
+            ContextMessage::Tool { content, .. } => content.len(),
+        })
+        .sum()
+}
+
+fn reply_chars(reply: &Reply) -> usize {
+    reply.text.len() + reply.calls.values().map(|(name, arguments)| name.len() + arguments.len()).sum::<usize>()
+}
+
 impl Turn {
     pub async fn run(mut self, committed: tokio::sync::oneshot::Receiver<bool>) {
         let mut committed = Some(committed);
@@ -116,7 +137,14 @@ impl Turn {
         &mut self,
         committed: &mut Option<tokio::sync::oneshot::Receiver<bool>>,
     ) -> Result<Option<Closing>, StoreError> {
-        for _ in 0..self.max_rounds {
+        for round in 0..self.max_rounds {
+            if round > 0
+                && let Some((cap, used)) =
+                    usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?
+            {
+                let message = super::TurnError::UsageCap { cap, used }.to_string();
+                return Ok(Some(Closing { state: "error", text: String::new(), error: Some(("usage_cap", message)) }));
+            }
             let request = ChatRequest {
                 model: self.model.model_id.clone(),
                 messages: self.context.clone(),
@@ -130,7 +158,7 @@ impl Turn {
                 self.events.emit("turn_ended", json!({ "status": "error", "error": { "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." } }));
                 return Ok(None);
             }
-            self.record(&reply, &end, attempts, started.elapsed()).await?;
+            self.record(&request, &reply, &end, attempts, started.elapsed()).await?;
             match end {
                 End::Stopped => return Ok(Some(Closing { state: "stopped", text: reply.text, error: None })),
                 End::Failed(err) => {
@@ -156,7 +184,7 @@ impl Turn {
     /// One model request, retried as the policy allows while nothing has streamed yet.
     async fn request(&mut self, request: &ChatRequest) -> (Reply, End, u32) {
         let mut reply = Reply::default();
-        if !tier_allows(&self.privacy_tier, self.model.privacy) {
+        if !tier_allows(&self.role.privacy_tier, self.model.privacy) {
             let why = format!(
                 "your role keeps your words on this computer, and {} is a remote service; nothing was sent",
                 self.model.provider
@@ -303,7 +331,24 @@ impl Turn {
         Ok(())
     }
 
-    async fn record(&self, reply: &Reply, end: &End, attempts: u32, took: Duration) -> Result<(), StoreError> {
+    /// Records the request in the person's file, and its tokens in their usage totals —
+    /// estimated when the provider reported none, so caps hold for every provider.
+    async fn record(
+        &self,
+        request: &ChatRequest,
+        reply: &Reply,
+        end: &End,
+        attempts: u32,
+        took: Duration,
+    ) -> Result<(), StoreError> {
+        if attempts > 0 {
+            let (tokens_in, tokens_out) = match reply.usage {
+                Some((input, output)) => (input as i64, output as i64),
+                None => (usage::estimate_tokens(context_chars(request)), usage::estimate_tokens(reply_chars(reply))),
+            };
+            usage_totals::add(self.runtime.system(), &self.session.user_id, &usage::today(), tokens_in, tokens_out)
+                .await?;
+        }
         let (outcome, error_code) = match end {
             End::Finished => ("ok", None),
             End::Stopped => ("stopped", None),

@@ -154,3 +154,11 @@ pub async fn secrets_status(State(state): State<AppState>) -> Json<crate::secret
 pub async fn audit_trail(State(state): State<AppState>) -> Result<Json<Vec<Entry>>, ApiError> {
     Ok(Json(audit::all(state.accounts.system()).await?))
 }
+
+/// `GET /api/usage`: each person's model use — requests and tokens today, over the last
+/// 30 days and in all — and never what was asked.
+pub async fn usage(State(state): State<AppState>) -> Result<Json<Vec<crate::store::usage::PersonUsage>>, ApiError> {
+    let today = crate::agent::usage::today();
+    let month_start = crate::agent::usage::month_start(&today);
+    Ok(Json(crate::store::usage::summary(&state.system, &today, &month_start).await?))
+}

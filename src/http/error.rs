@@ -32,6 +32,9 @@ pub enum ApiError {
     /// 502: a service Skald depends on answered badly or not at all.
     #[error("{message}")]
     Upstream { code: &'static str, message: String },
+    /// 429 for a daily usage cap: not a rate limit to retry in seconds.
+    #[error("{message}")]
+    OverCap { message: String },
     /// 503: Skald cannot do this right now, and says why.
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
@@ -54,6 +57,7 @@ impl ApiError {
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Refused { .. } => StatusCode::FORBIDDEN,
+            Self::OverCap { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Missing { .. } => StatusCode::NOT_FOUND,
             Self::Upstream { .. } => StatusCode::BAD_GATEWAY,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -73,6 +77,7 @@ impl ApiError {
             | Self::Upstream { code, .. }
             | Self::Unavailable { code, .. } => code,
             Self::TooManyRequests { .. } => "rate_limited",
+            Self::OverCap { .. } => "usage_cap",
             Self::NotFound => "not_found",
             Self::Internal(_) => "internal",
         }
@@ -136,6 +141,7 @@ impl From<TurnError> for ApiError {
             TurnError::Secrets(_) => Self::Unavailable { code: "secrets_unavailable", message },
             TurnError::NoAccount => Self::Refused { code: "inactive", message },
             TurnError::Locked => Self::unauthorized(),
+            TurnError::UsageCap { .. } => Self::OverCap { message },
             TurnError::Store(store) => Self::Internal(Box::new(store)),
         }
     }

@@ -52,6 +52,7 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/roles/{id}", Admin, Header, admin::delete_role),
         route(M::GET, "/api/audit", Admin, Header, admin::audit_trail),
         route(M::GET, "/api/instance/secrets", Admin, Header, admin::secrets_status),
+        route(M::GET, "/api/usage", Admin, Header, admin::usage),
         // the caller's own account and space
         route(M::GET, "/api/me", Session, Header, me::me),
         route(M::POST, "/api/me/password", Session, Header, me::change_password),

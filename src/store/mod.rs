@@ -17,6 +17,7 @@ pub mod private;
 pub mod providers;
 pub mod roles;
 pub mod system;
+pub mod usage;
 pub mod users;
 
 pub use data_dir::DataDir;

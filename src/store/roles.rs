@@ -35,7 +35,7 @@ pub struct Role {
     #[sqlx(json)]
     pub allowed_models: Vec<String>,
     pub preferred_strength: String,
-    /// Tokens per month; none means no cap.
+    /// Model tokens (in and out) a person may use per calendar day; none means no cap.
     #[serde(default)]
     pub usage_cap_tokens: Option<i64>,
     pub privacy_tier: String,

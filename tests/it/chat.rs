@@ -635,3 +635,42 @@ mod ollama {
         assert_eq!(one_turn(&chat).await["error_code"], "provider_unavailable");
     }
 }
+
+#[tokio::test]
+async fn a_daily_usage_cap_stops_further_turns_and_resets_the_next_day() {
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_TEST_TODAY".into(), "2026-11-30".into()));
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    let cap = json!({ "usage_cap_tokens": 100 });
+    assert_eq!(chat.server.call(Method::PATCH, "/api/roles/admin", Some(&chat.token), Some(cap)).await.0, 200);
+    chat.model.push(Reply { prompt_tokens: Some(70), completion_tokens: Some(40), ..Reply::text("A long answer.") });
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "first").await;
+    assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "done");
+
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, refused) = chat.server.post(&path, Some(&chat.token), json!({ "text": "second" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (429, Some("usage_cap")), "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("110 of the 100") && message.contains("resets tomorrow"), "{message}");
+    assert_eq!(chat.model.request_count(), 1, "the refused turn sent nothing");
+
+    // The administrator's view: counts and tokens, no words.
+    let (_, usage) = chat.server.call(Method::GET, "/api/usage", Some(&chat.token), None).await;
+    assert_eq!((usage[0]["name"].as_str(), usage[0]["today_tokens"].as_i64()), (Some("Ada"), Some(110)));
+    assert_eq!(usage[0]["today_requests"], 1);
+    assert!(!usage.to_string().contains("first"), "{usage}");
+
+    // The next day the cap starts over.
+    let Chat { server, model, .. } = chat;
+    let mut sandbox = server.stop("TERM");
+    sandbox.env = vec![("SKALD_TEST_TODAY".into(), "2026-12-01".into())];
+    let server = Server::start_in(sandbox);
+    let (_, login) = server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = login["token"].as_str().unwrap();
+    let (status, body) = server.post(&path, Some(token), json!({ "text": "a new day" })).await;
+    assert_eq!(status, 202, "{body}");
+    let (_, usage) = server.call(Method::GET, "/api/usage", Some(token), None).await;
+    assert!(usage[0]["month_tokens"].as_i64().unwrap() >= 110, "{usage}");
+    drop(model);
+}
