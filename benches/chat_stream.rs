@@ -64,9 +64,9 @@ async fn run(replies: usize) {
     let mut socket = skald.socket().await;
 
     // The direct arm sends exactly what Skald sends: prompt, message and tool catalogue.
-    let sessions = skald.sessions(1).await;
+    let first = skald.sessions(1).await;
     model.push(Reply { tokens: Some(TOKENS), ..Reply::default() });
-    skald.reply(&mut socket, &sessions[0]).await;
+    skald.reply(&mut socket, &first[0]).await;
     let body = model.requests().last().expect("skald asked the model").body.clone();
     assert_eq!(body["messages"].as_array().and_then(|m| m.last()), Some(&json!({ "role": "user", "content": PROMPT })));
     let direct = Direct { client: &client, url: format!("{}/chat/completions", model.openai_base()), body };
@@ -357,7 +357,10 @@ fn ticks_per_second() -> f64 {
 }
 
 fn report(pairs: &[(Timing, Timing)], cpu_per_reply: Duration, wall: Duration) {
+    type Pick = fn(&Timing) -> Duration;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let skald = |pick: Pick| sorted(pairs.iter().map(|(_, s)| ms(pick(s))));
+    let added = |pick: Pick| sorted(pairs.iter().map(|(d, s)| ms(pick(s)) - ms(pick(d))));
     println!(
         "chat_stream: {} replies of {TOKENS} tokens per arm (after {WARMUP} warm-up pairs), release build, {:.1} s",
         pairs.len(),
@@ -367,17 +370,11 @@ fn report(pairs: &[(Timing, Timing)], cpu_per_reply: Duration, wall: Duration) {
         "{:<6} {:>14} {:>14} {:>14} {:>11}",
         "ms", "direct p50/p95", "skald p50/p95", "added p50/p95", "ratio p50"
     );
-    type Pick = fn(&Timing) -> Duration;
-    for (name, pick, target) in
-        [("ttft", (|t: &Timing| t.first_token) as Pick, 2.0), ("total", (|t: &Timing| t.total) as Pick, 3.0)]
-    {
-        let direct: Vec<f64> = pairs.iter().map(|(d, _)| ms(pick(d))).collect();
-        let skald: Vec<f64> = pairs.iter().map(|(_, s)| ms(pick(s))).collect();
-        let added: Vec<f64> = direct.iter().zip(&skald).map(|(d, s)| s - d).collect();
-        let [d, s, a] = [direct, skald, added].map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            (percentile(&v, 0.50), percentile(&v, 0.95))
-        });
+    let ttft: Pick = |t| t.first_token;
+    let total: Pick = |t| t.total;
+    for (name, pick, target) in [("ttft", ttft, 2.0), ("total", total, 3.0)] {
+        let [d, s, a] = [sorted(pairs.iter().map(|(d, _)| ms(pick(d)))), skald(pick), added(pick)]
+            .map(|v| (percentile(&v, 0.50), percentile(&v, 0.95)));
         let verdict = if a.0 <= target { "meets" } else { "misses" };
         println!(
             "{name:<6} {:>14} {:>14} {:>14} {:>10.2}x  ({verdict} the {target} ms target)",
@@ -387,33 +384,30 @@ fn report(pairs: &[(Timing, Timing)], cpu_per_reply: Duration, wall: Duration) {
             s.0 / d.0,
         );
     }
-    let p50 = |pick: fn(&Timing) -> Duration| {
-        let mut v: Vec<f64> = pairs.iter().map(|(_, s)| ms(pick(s))).collect();
-        v.sort_by(f64::total_cmp);
-        percentile(&v, 0.50)
-    };
-    let added = |pick: fn(&Timing) -> Duration| {
-        let mut v: Vec<f64> = pairs.iter().map(|(d, s)| ms(pick(s)) - ms(pick(d))).collect();
-        v.sort_by(f64::total_cmp);
-        percentile(&v, 0.50)
-    };
+    let p50 = |v: Vec<f64>| percentile(&v, 0.50);
     println!(
         "skald p50 from the POST: turn_started {:.2}, 202 {:.2}, first token {:.2}, last token {:.2}, turn_ended {:.2}",
-        p50(|t| t.turn_started),
-        p50(|t| t.accepted),
-        p50(|t| t.first_token),
-        p50(|t| t.last_token),
-        p50(|t| t.total),
+        p50(skald(|t| t.turn_started)),
+        p50(skald(|t| t.accepted)),
+        p50(skald(|t| t.first_token)),
+        p50(skald(|t| t.last_token)),
+        p50(skald(|t| t.total)),
     );
     println!(
         "added p50: first to last token {:.2}, last token to the end {:.2}",
-        added(|t| t.last_token - t.first_token),
-        added(|t| t.total - t.last_token),
+        p50(added(|t| t.last_token.saturating_sub(t.first_token))),
+        p50(added(|t| t.total.saturating_sub(t.last_token))),
     );
     println!(
         "skald CPU per reply: {:.2} ms (utime+stime of the skald process over the measured loop)",
         ms(cpu_per_reply)
     );
+}
+
+fn sorted(samples: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut samples: Vec<f64> = samples.collect();
+    samples.sort_by(f64::total_cmp);
+    samples
 }
 
 /// Nearest-rank percentile of sorted samples.

@@ -198,7 +198,7 @@ impl Runtime {
             return Err(TurnError::UsageCap { cap, used });
         }
         let agent = self.inner.agents.load(&conversation.agent)?;
-        let model = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
+        let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         let mut context = context_from(&chat::history(space, chat_id).await?);
@@ -230,6 +230,7 @@ impl Runtime {
             chat_id: chat_id.to_owned(),
             turn_id: turn_id.clone(),
             model,
+            fallback,
             endpoint,
             tools: offered,
             context: {
@@ -338,7 +339,14 @@ impl Runtime {
         }
     }
 
-    async fn pick_model(&self, role: &Role, agent: &Agent, pinned: Option<&str>) -> Result<CatalogueModel, TurnError> {
+    /// The model a turn uses and, unless the conversation is pinned, a fallback on another
+    /// provider for when the first one keeps failing — both within what the role allows.
+    async fn pick_model(
+        &self,
+        role: &Role,
+        agent: &Agent,
+        pinned: Option<&str>,
+    ) -> Result<(CatalogueModel, Option<CatalogueModel>), TurnError> {
         let all = self.catalogue().await?;
         let within_tier: Vec<CatalogueModel> =
             all.iter().filter(|m| catalogue::tier_allows(&role.privacy_tier, m.privacy)).cloned().collect();
@@ -349,7 +357,16 @@ impl Runtime {
             role_strength: Some(&role.preferred_strength),
         };
         if let Some(model) = catalogue::choose(&within_tier, &role.allowed_models, &wish) {
-            return Ok(model.clone());
+            let fallback = match pinned {
+                Some(_) => None,
+                None => {
+                    let others: Vec<CatalogueModel> =
+                        within_tier.iter().filter(|m| m.provider_id != model.provider_id).cloned().collect();
+                    let wish = Wish { pinned: None, ..wish };
+                    catalogue::choose(&others, &role.allowed_models, &wish).cloned()
+                }
+            };
+            return Ok((model.clone(), fallback));
         }
         if let Some(name) = pinned {
             self.check_pin(role, name).await?;

@@ -32,6 +32,8 @@ pub(super) struct Turn {
     pub chat_id: String,
     pub turn_id: String,
     pub model: CatalogueModel,
+    /// Another provider's model to switch to, once, when this one is down.
+    pub fallback: Option<CatalogueModel>,
     pub endpoint: Endpoint,
     pub tools: Vec<ToolSpec>,
     /// The system prompt, the history and the person's new message.
@@ -159,6 +161,13 @@ impl Turn {
                 return Ok(None);
             }
             self.record(&request, &reply, &end, attempts, started.elapsed()).await?;
+            if let End::Failed(err) = &end
+                && reply.is_empty()
+                && err.is_outage()
+                && self.switch_to_fallback(err).await
+            {
+                continue;
+            }
             match end {
                 End::Stopped => return Ok(Some(Closing { state: "stopped", text: reply.text, error: None })),
                 End::Failed(err) => {
@@ -179,6 +188,24 @@ impl Turn {
         }
         let message = format!("The assistant took {} steps without finishing, so it was stopped.", self.max_rounds);
         Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
+    }
+
+    /// Moves the turn to its fallback model, if it has one whose key opens; says so on the
+    /// socket. The failed request stays on record.
+    async fn switch_to_fallback(&mut self, failure: &ProviderError) -> bool {
+        let Some(next) = self.fallback.take() else { return false };
+        let endpoint = match self.runtime.endpoint(&next).await {
+            Ok(endpoint) => endpoint,
+            Err(err) => {
+                tracing::warn!(%err, "the fallback model cannot be used");
+                return false;
+            }
+        };
+        let switched = json!({ "from": self.model.name, "to": next.name, "reason": failure.code() });
+        self.events.emit("fallback", switched);
+        self.model = next;
+        self.endpoint = endpoint;
+        true
     }
 
     /// One model request, retried as the policy allows while nothing has streamed yet.

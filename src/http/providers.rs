@@ -279,3 +279,10 @@ fn name_taken(err: StoreError) -> ApiError {
         other => other.into(),
     }
 }
+
+/// `GET /api/providers/detect` (administrators): model servers running on this computer
+/// (Ollama, LM Studio, llama.cpp), with their models, for the setup flow to offer first.
+pub async fn detect(State(state): State<AppState>) -> Json<Vec<crate::providers::detect::Found>> {
+    use crate::providers::detect;
+    Json(detect::probe(state.agent.client(), detect::candidates()).await)
+}

@@ -63,6 +63,7 @@ pub fn table() -> Vec<Route> {
         // models
         route(M::POST, "/api/providers", Admin, Header, providers::add),
         route(M::GET, "/api/providers", Admin, Header, providers::list),
+        route(M::GET, "/api/providers/detect", Admin, Header, providers::detect),
         route(M::PATCH, "/api/providers/{id}", Admin, Header, providers::update),
         route(M::DELETE, "/api/providers/{id}", Admin, Header, providers::delete),
         route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),

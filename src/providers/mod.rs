@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod catalogue;
+pub mod detect;
 pub mod ollama;
 pub mod openai;
 pub mod privacy;
@@ -145,6 +146,11 @@ impl ProviderError {
             Self::Stalled(_) => "provider_stalled",
             Self::Withheld(_) => "privacy_tier",
         }
+    }
+
+    /// Whether the provider itself is down or overwhelmed, so another provider may do.
+    pub fn is_outage(&self) -> bool {
+        matches!(self, Self::Unavailable { .. } | Self::Stalled(_) | Self::RateLimited { .. })
     }
 
     /// What the person is told: what happened and what to do.

@@ -674,3 +674,71 @@ async fn a_daily_usage_cap_stops_further_turns_and_resets_the_next_day() {
     assert!(usage[0]["month_tokens"].as_i64().unwrap() >= 110, "{usage}");
     drop(model);
 }
+
+#[tokio::test]
+async fn when_the_chosen_provider_is_down_the_turn_falls_back_to_another_the_role_allows() {
+    let chat = Chat::start().await;
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // The main agent asks for a balanced model; only the dead provider has one.
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
+    let only_fast = json!({ "models": [{ "id": "scripted-fast", "strength": "fast" }] });
+    assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(only_fast)).await.0, 204);
+    let primary = json!({ "name": "primary", "kind": "openai", "base_url": format!("http://127.0.0.1:{dead_port}/v1"),
+                          "models": [{ "id": "huge", "strength": "balanced" }] });
+    assert_eq!(chat.server.post("/api/providers", Some(&chat.token), primary).await.0, 201);
+    chat.model.push(Reply::text("The backup answers."));
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "anyone there?").await;
+    let events = socket.until_turn_end().await;
+    assert_eq!(events[0]["model"], "primary/huge");
+    let fallback = of_type(&events, "fallback");
+    assert_eq!(fallback.len(), 1, "{events:?}");
+    assert_eq!(
+        (fallback[0]["to"].as_str(), fallback[0]["reason"].as_str()),
+        (Some("scripted/scripted-fast"), Some("provider_unavailable"))
+    );
+    let history = chat.finished(&session).await;
+    let last = history.last().unwrap();
+    assert_eq!(
+        (last["text"].as_str(), last["model"].as_str()),
+        (Some("The backup answers."), Some("scripted/scripted-fast"))
+    );
+    let (_, requests) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    let outcomes: Vec<(&str, &str)> = requests
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["provider"].as_str().unwrap(), r["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(outcomes, [("primary", "error"), ("scripted", "ok")]);
+
+    // A conversation pinned to the dead model does not fall back: the person chose it.
+    let pinned = chat.new_session(json!({ "model": "primary/huge" })).await;
+    chat.send(&pinned, "still there?").await;
+    assert_eq!(chat.finished(&pinned).await.last().unwrap()["error_code"], "provider_unavailable");
+}
+
+#[tokio::test]
+async fn model_servers_running_on_this_computer_are_detected_for_the_setup_flow() {
+    let ollama = ScriptedModel::start().await;
+    let lmstudio = ScriptedModel::start().await;
+    let nothing = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let ports = format!("ollama={},lmstudio={},llamacpp={nothing}", port_of(&ollama), port_of(&lmstudio));
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_TEST_DETECT_PORTS".into(), ports));
+    let server = Server::start_in(sandbox);
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap();
+    let (status, found) = server.call(Method::GET, "/api/providers/detect", Some(token), None).await;
+    assert_eq!(status, 200);
+    let found: Vec<(&str, &str)> =
+        found.as_array().unwrap().iter().map(|f| (f["label"].as_str().unwrap(), f["kind"].as_str().unwrap())).collect();
+    assert_eq!(found, [("Ollama", "ollama"), ("LM Studio", "openai")], "llama.cpp's port had nothing");
+}
+
+fn port_of(model: &ScriptedModel) -> u16 {
+    model.url().rsplit(':').next().unwrap().parse().unwrap()
+}
