@@ -382,6 +382,7 @@ impl Runtime {
         let api_key = self.provider_key(&model.provider_id).await?;
         Ok(Endpoint {
             provider: model.provider.clone(),
+            privacy: model.privacy,
             kind: model.kind.clone(),
             base_url: model.base_url.clone(),
             api_key,

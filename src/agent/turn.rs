@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::TurnEvents;
 use super::usage;
 use super::{Runtime, calls_to_json, random_id};
-use crate::providers::catalogue::{CatalogueModel, tier_allows};
+use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
@@ -211,13 +211,6 @@ impl Turn {
     /// One model request, retried as the policy allows while nothing has streamed yet.
     async fn request(&mut self, request: &ChatRequest) -> (Reply, End, u32) {
         let mut reply = Reply::default();
-        if !tier_allows(&self.role.privacy_tier, self.model.privacy) {
-            let why = format!(
-                "your role keeps your words on this computer, and {} is a remote service; nothing was sent",
-                self.model.provider
-            );
-            return (reply, End::Failed(ProviderError::Withheld(why)), 0);
-        }
         let started = Instant::now();
         let (mut attempts, mut retries) = (0, 0);
         loop {
@@ -225,7 +218,7 @@ impl Turn {
             let opened = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
-                opened = providers::start(self.runtime.client(), &self.endpoint, request) => opened,
+                opened = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier) => opened,
             };
             let failure = match opened {
                 Ok(stream) => match self.consume(stream, &mut reply, started).await {

@@ -170,8 +170,14 @@ async fn listed_models(
     base_url: &str,
     api_key: Option<Zeroizing<String>>,
 ) -> Result<Vec<Model>, ApiError> {
-    let endpoint =
-        Endpoint { provider: name.to_owned(), kind: kind.to_owned(), base_url: base_url.to_owned(), api_key };
+    let endpoint = Endpoint {
+        provider: name.to_owned(),
+        kind: kind.to_owned(),
+        // Listing models carries nothing of anyone's; the tier does not matter here.
+        privacy: crate::providers::privacy::classify(kind, base_url, false),
+        base_url: base_url.to_owned(),
+        api_key,
+    };
     let models =
         crate::providers::list_models(state.agent.client(), &endpoint).await.map_err(|err| ApiError::Upstream {
             code: err.code(),

@@ -56,6 +56,7 @@ pub async fn probe(client: &reqwest::Client, candidates: Vec<Candidate>) -> Vec<
         let endpoint = Endpoint {
             provider: candidate.label.to_owned(),
             kind: candidate.kind.to_owned(),
+            privacy: super::privacy::Tier::Local,
             base_url: candidate.base_url.clone(),
             api_key: None,
         };

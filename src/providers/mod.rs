@@ -79,16 +79,28 @@ pub struct Endpoint {
     pub provider: String,
     /// The wire protocol: `openai`, `anthropic` or `ollama`.
     pub kind: String,
+    /// Whether words sent here stay on this machine or home network (§16).
+    pub privacy: privacy::Tier,
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
 }
 
-/// Sends a request in the endpoint's protocol; on success, the reply's stream of deltas.
+/// Sends a request carrying a person's private content, in the endpoint's protocol; on
+/// success, the reply's stream of deltas. Every such request passes here, so the privacy
+/// tier of the person's role (§16) is checked here, before a byte leaves: a `local_only`
+/// person's words never go to a remote provider, whichever feature sends them.
 pub async fn start(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     request: &ChatRequest,
+    privacy_tier: &str,
 ) -> Result<DeltaStream, ProviderError> {
+    if !catalogue::tier_allows(privacy_tier, endpoint.privacy) {
+        return Err(ProviderError::Withheld(format!(
+            "your role keeps your words on this computer, and {} is a remote service; nothing was sent",
+            endpoint.provider
+        )));
+    }
     match endpoint.kind.as_str() {
         "anthropic" => anthropic::start(client, endpoint, request).await,
         "ollama" => ollama::start(client, endpoint, request).await,
@@ -266,6 +278,25 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_local_only_persons_request_to_a_remote_endpoint_is_withheld_before_connecting() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = Endpoint {
+            provider: "cloud".into(),
+            kind: "openai".into(),
+            privacy: privacy::Tier::Remote,
+            base_url: format!("http://{}/v1", listener.local_addr().unwrap()),
+            api_key: None,
+        };
+        let request =
+            ChatRequest { model: "m".into(), messages: vec![ContextMessage::User("secret".into())], tools: vec![] };
+        let refused = start(&http_client(), &endpoint, &request, "local_only").await.err().unwrap();
+        assert_eq!(refused.code(), "privacy_tier");
+        assert!(refused.advice("cloud").contains("nothing was sent"));
+        let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        assert!(accepted.is_err(), "no connection was made");
+    }
 
     #[test]
     fn statuses_sort_into_what_to_do() {
