@@ -115,6 +115,34 @@ struct Running {
     finished: CancellationToken,
 }
 
+/// A conversation's claim on running a turn. Dropped — when the turn task ends, panics
+/// included, or when starting fails — it frees the conversation and wakes a waiting stop.
+struct Claim {
+    runtime: Runtime,
+    chat_id: String,
+    turn_id: String,
+    finished: CancellationToken,
+    /// The session the turn ran in, marked active again when it ends.
+    owner: Option<Arc<Session>>,
+}
+
+impl Claim {
+    fn handed_to_task(mut self, owner: Arc<Session>) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.runtime.forget(&self.chat_id, &self.turn_id);
+        if let Some(owner) = &self.owner {
+            owner.touch_now();
+        }
+        self.finished.cancel();
+    }
+}
+
 /// A turn that has started: the person's message is committed.
 #[derive(Debug)]
 pub struct Started {
@@ -193,6 +221,10 @@ impl Runtime {
     pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
         let space = &session.space;
         let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
+        // Claimed before the history is read, so the context includes the previous turn's end.
+        let turn_id = random_id("turn");
+        let stop = session.ended().child_token();
+        let claim = self.claim(&session.user_id, chat_id, &turn_id, &stop)?;
         let role = self.role_of(&session.user_id).await?;
         if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
             return Err(TurnError::UsageCap { cap, used });
@@ -201,25 +233,10 @@ impl Runtime {
         let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
-        let mut context = context_from(&chat::history(space, chat_id).await?);
+        let mut context = vec![ContextMessage::System(agent.prompt.clone())];
+        context.extend(context_from(&chat::history(space, chat_id).await?));
         context.push(ContextMessage::User(text.clone()));
 
-        let turn_id = random_id("turn");
-        let stop = session.ended().child_token();
-        let finished = CancellationToken::new();
-        {
-            let mut running = self.inner.running.lock().expect("running turns");
-            if running.contains_key(chat_id) {
-                return Err(TurnError::Busy);
-            }
-            let entry = Running {
-                user: session.user_id.clone(),
-                turn_id: turn_id.clone(),
-                stop: stop.clone(),
-                finished: finished.clone(),
-            };
-            running.insert(chat_id.to_owned(), entry);
-        }
         let mut events =
             TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
         events.emit("turn_started", serde_json::json!({ "model": model.name, "agent": agent.id }));
@@ -232,39 +249,49 @@ impl Runtime {
             model,
             fallback,
             endpoint,
-            tools: offered,
-            context: {
-                let mut all = vec![ContextMessage::System(agent.prompt.clone())];
-                all.extend(context);
-                all
-            },
+            offered,
+            context,
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
-            role: role.clone(),
+            role,
             events,
             stop,
         };
-        let runtime = self.clone();
-        let (chat, turn_for_cleanup, owner) = (chat_id.to_owned(), turn_id.clone(), session.clone());
-        let spawned = session.spawn(async move {
+        let claim = claim.handed_to_task(session.clone());
+        if !session.spawn(async move {
+            let _claim = claim;
             turn.run(committed_rx).await;
-            runtime.forget(&chat, &turn_for_cleanup);
-            owner.touch_now();
-            finished.cancel();
-        });
-        if !spawned {
-            self.forget(chat_id, &turn_id);
+        }) {
             return Err(TurnError::Locked);
         }
-        match chat::begin_turn(space, chat_id, &turn_id, &text).await {
-            Ok(message_id) => {
-                let _ = committed_tx.send(true);
-                Ok(Started { turn_id, message_id })
-            }
-            Err(err) => {
-                let _ = committed_tx.send(false);
-                Err(err.into())
-            }
+        // Its own task, so a client that hangs up mid-commit cannot leave the turn unsure
+        // whether its message was saved.
+        let (space, chat, turn, words) = (session.space.clone(), chat_id.to_owned(), turn_id.clone(), text);
+        let commit = tokio::spawn(async move {
+            let result = chat::begin_turn(&space, &chat, &turn, &words).await;
+            let _ = committed_tx.send(result.is_ok());
+            result
+        });
+        let message_id = commit.await.map_err(|_| TurnError::Locked)??;
+        Ok(Started { turn_id, message_id })
+    }
+
+    /// Marks a conversation as having a running turn; refused when it already has one.
+    fn claim(&self, user: &UserId, chat_id: &str, turn_id: &str, stop: &CancellationToken) -> Result<Claim, TurnError> {
+        let mut running = self.inner.running.lock().expect("running turns");
+        if running.contains_key(chat_id) {
+            return Err(TurnError::Busy);
         }
+        let finished = CancellationToken::new();
+        let entry =
+            Running { user: user.clone(), turn_id: turn_id.to_owned(), stop: stop.clone(), finished: finished.clone() };
+        running.insert(chat_id.to_owned(), entry);
+        Ok(Claim {
+            runtime: self.clone(),
+            chat_id: chat_id.to_owned(),
+            turn_id: turn_id.to_owned(),
+            finished,
+            owner: None,
+        })
     }
 
     /// Stops the running turn of a conversation, waiting until it has recorded its end.
@@ -290,29 +317,18 @@ impl Runtime {
     /// so the history stays whole (§8.1).
     pub async fn close_interrupted(&self, session: &Session) -> Result<usize, StoreError> {
         let space = &session.space;
+        // The rows first, then the live set: a turn enters the set before its row is
+        // written and leaves it after its end is, so no live turn is mistaken for a dead one.
+        let recorded = chat::running_turns(space).await?;
         let live: Vec<String> =
             self.inner.running.lock().expect("running turns").values().map(|r| r.turn_id.clone()).collect();
         let mut closed = 0;
-        for (turn_id, chat_id) in chat::running_turns(space).await? {
+        for (turn_id, chat_id) in recorded {
             if live.contains(&turn_id) {
                 continue;
             }
-            let open = chat::unanswered_calls(space, &turn_id).await?;
-            let mut closing: Vec<NewMessage> = open
-                .iter()
-                .map(|(call_id, name)| NewMessage {
-                    session_id: &chat_id,
-                    turn_id: &turn_id,
-                    role: "tool",
-                    text: "Error: Skald stopped before this call finished.",
-                    status: "error",
-                    tool_call_id: Some(call_id),
-                    tool_name: Some(name),
-                    ..NewMessage::default()
-                })
-                .collect();
             let why = "Skald closed while this reply was being written. Send your message again.";
-            closing.push(NewMessage {
+            let last = NewMessage {
                 session_id: &chat_id,
                 turn_id: &turn_id,
                 role: "assistant",
@@ -321,9 +337,9 @@ impl Runtime {
                 error_code: Some("interrupted"),
                 error_message: Some(why),
                 ..NewMessage::default()
-            });
+            };
             let end = TurnEnd { state: "error", error_code: Some("interrupted"), error_message: Some(why) };
-            chat::end_turn(space, &turn_id, &closing, &end).await?;
+            chat::end_turn(space, &last, &end, "Error: Skald stopped before this call finished.").await?;
             closed += 1;
         }
         if closed > 0 {

@@ -35,12 +35,13 @@ pub(super) struct Turn {
     /// Another provider's model to switch to, once, when this one is down.
     pub fallback: Option<CatalogueModel>,
     pub endpoint: Endpoint,
-    pub tools: Vec<ToolSpec>,
+    /// The tools the role and the agent allow; offered to models that take tools.
+    pub offered: Vec<ToolSpec>,
     /// The system prompt, the history and the person's new message.
     pub context: Vec<ContextMessage>,
     pub max_rounds: usize,
-    /// The role as the turn started: its privacy tier is checked again right before every
-    /// send (§16), its daily cap before each further round.
+    /// The person's role, read again before each further round: an administrator's change
+    /// to its privacy tier (§16) or daily cap applies within the turn.
     pub role: Role,
     pub events: TurnEvents,
     pub stop: CancellationToken,
@@ -51,7 +52,15 @@ enum End {
     Finished,
     Stopped,
     Failed(ProviderError),
+    /// The person's message could not be committed: nothing of this turn may be written.
+    NotSaved,
 }
+
+/// Whether the person's message is committed yet: the reply streams while it is.
+type Commit = Option<tokio::sync::oneshot::Receiver<bool>>;
+
+/// The text a call without a result gets when its turn ends around it.
+const ORPHAN_RESULT: &str = "Error: the turn ended before this call finished.";
 
 /// What one model request produced.
 #[derive(Default)]
@@ -90,6 +99,11 @@ struct Closing {
     error: Option<(&'static str, String)>,
 }
 
+/// A provider's token count, within a range no honest reply leaves.
+fn clamp(tokens: u64) -> i64 {
+    i64::try_from(tokens.min(1 << 40)).unwrap_or(0)
+}
+
 fn context_chars(request: &ChatRequest) -> usize {
     request
         .messages
@@ -110,8 +124,8 @@ fn reply_chars(reply: &Reply) -> usize {
 
 impl Turn {
     pub async fn run(mut self, committed: tokio::sync::oneshot::Receiver<bool>) {
-        let mut committed = Some(committed);
-        let closing = match self.rounds(&mut committed).await {
+        let mut commit: Commit = Some(committed);
+        let closing = match self.rounds(&mut commit).await {
             Ok(Some(closing)) => closing,
             Ok(None) => return,
             Err(err) => {
@@ -135,32 +149,29 @@ impl Turn {
 
     /// Runs model rounds until the turn ends; `None` when the person's message was never
     /// committed (nothing of this turn may be written then).
-    async fn rounds(
-        &mut self,
-        committed: &mut Option<tokio::sync::oneshot::Receiver<bool>>,
-    ) -> Result<Option<Closing>, StoreError> {
-        for round in 0..self.max_rounds {
+    async fn rounds(&mut self, commit: &mut Commit) -> Result<Option<Closing>, StoreError> {
+        let mut round = 0;
+        while round < self.max_rounds {
             if round > 0
-                && let Some((cap, used)) =
-                    usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?
+                && let Some(closing) = self.recheck_role().await?
             {
-                let message = super::TurnError::UsageCap { cap, used }.to_string();
-                return Ok(Some(Closing { state: "error", text: String::new(), error: Some(("usage_cap", message)) }));
+                return Ok(Some(closing));
             }
             let request = ChatRequest {
                 model: self.model.model_id.clone(),
                 messages: self.context.clone(),
-                tools: self.tools.clone(),
+                tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
             };
             let started = Instant::now();
-            let (reply, end, attempts) = self.request(&request).await;
-            if let Some(receiver) = committed.take()
-                && !receiver.await.unwrap_or(false)
-            {
-                self.events.emit("turn_ended", json!({ "status": "error", "error": { "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." } }));
+            let (reply, end, attempts) = self.request(&request, commit).await;
+            if matches!(end, End::NotSaved) || !self.committed(commit).await {
+                let error =
+                    json!({ "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." });
+                self.events.emit("turn_ended", json!({ "status": "error", "error": error }));
                 return Ok(None);
             }
-            self.record(&request, &reply, &end, attempts, started.elapsed()).await?;
+            self.record(&request, &reply, &end, attempts, started.elapsed()).await;
+            // A switch to the fallback model is no step of the turn: the round is redone.
             if let End::Failed(err) = &end
                 && reply.is_empty()
                 && err.is_outage()
@@ -175,7 +186,7 @@ impl Turn {
                     let message = err.advice(&self.endpoint.provider);
                     return Ok(Some(Closing { state: "error", text: reply.text, error: Some((err.code(), message)) }));
                 }
-                End::Finished => {}
+                End::Finished | End::NotSaved => {}
             }
             let calls = reply.tool_calls();
             if calls.is_empty() {
@@ -185,9 +196,36 @@ impl Turn {
             if self.stop.is_cancelled() {
                 return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
             }
+            round += 1;
         }
         let message = format!("The assistant took {} steps without finishing, so it was stopped.", self.max_rounds);
         Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
+    }
+
+    /// Waits for the person's message to be committed, if that is still pending.
+    async fn committed(&self, commit: &mut Commit) -> bool {
+        match commit.take() {
+            Some(receiver) => receiver.await.unwrap_or(false),
+            None => true,
+        }
+    }
+
+    /// Reads the role again before a further round; a closing when its daily cap is now
+    /// reached. A change of privacy tier takes effect at the next send (§16).
+    async fn recheck_role(&mut self) -> Result<Option<Closing>, StoreError> {
+        match self.runtime.role_of(&self.session.user_id).await {
+            Ok(role) => self.role = role,
+            Err(super::TurnError::Store(err)) => return Err(err),
+            Err(other) => {
+                let message = other.to_string();
+                return Ok(Some(Closing { state: "error", text: String::new(), error: Some(("inactive", message)) }));
+            }
+        }
+        let over = usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?;
+        Ok(over.map(|(cap, used)| {
+            let message = super::TurnError::UsageCap { cap, used }.to_string();
+            Closing { state: "error", text: String::new(), error: Some(("usage_cap", message)) }
+        }))
     }
 
     /// Moves the turn to its fallback model, if it has one whose key opens; says so on the
@@ -209,22 +247,26 @@ impl Turn {
     }
 
     /// One model request, retried as the policy allows while nothing has streamed yet.
-    async fn request(&mut self, request: &ChatRequest) -> (Reply, End, u32) {
+    async fn request(&mut self, request: &ChatRequest, commit: &mut Commit) -> (Reply, End, u32) {
         let mut reply = Reply::default();
         let started = Instant::now();
+        let stall = self.runtime.inner.limits.stall;
         let (mut attempts, mut retries) = (0, 0);
         loop {
             attempts += 1;
+            let send = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier);
+            // The wait for the answer's head is bounded like any silence inside it.
             let opened = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
-                opened = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier) => opened,
+                opened = tokio::time::timeout(stall, send) => opened.unwrap_or(Err(ProviderError::Stalled(stall))),
             };
             let failure = match opened {
-                Ok(stream) => match self.consume(stream, &mut reply, started).await {
+                Ok(stream) => match self.consume(stream, &mut reply, started, commit).await {
                     End::Failed(err) if reply.is_empty() => err,
                     end => return (reply, end, attempts),
                 },
+                Err(ProviderError::Withheld(why)) => return (reply, End::Failed(ProviderError::Withheld(why)), 0),
                 Err(err) => err,
             };
             let Some(wait) = self.runtime.inner.limits.retry.next_wait(retries, &failure) else {
@@ -243,14 +285,30 @@ impl Turn {
         }
     }
 
-    /// Reads a reply's stream to its end, forwarding text as it comes.
-    async fn consume(&mut self, mut stream: DeltaStream, reply: &mut Reply, started: Instant) -> End {
+    /// Reads a reply's stream to its end, forwarding text as it comes. Only deltas with
+    /// content count as progress: keep-alive lines do not hold a stalled stream open. If
+    /// the person's message turns out not to be saved, the stream is dropped at once.
+    async fn consume(
+        &mut self,
+        mut stream: DeltaStream,
+        reply: &mut Reply,
+        started: Instant,
+        commit: &mut Commit,
+    ) -> End {
         let stall = self.runtime.inner.limits.stall;
+        let mut deadline = tokio::time::Instant::now() + stall;
         loop {
             let next = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return End::Stopped,
-                next = tokio::time::timeout(stall, stream.next()) => next,
+                saved = async { commit.as_mut().expect("guarded").await }, if commit.is_some() => {
+                    *commit = None;
+                    if !saved.unwrap_or(false) {
+                        return End::NotSaved;
+                    }
+                    continue;
+                }
+                next = tokio::time::timeout_at(deadline, stream.next()) => next,
             };
             let deltas = match next {
                 Err(_) => return End::Failed(ProviderError::Stalled(stall)),
@@ -258,6 +316,9 @@ impl Turn {
                 Ok(Some(Err(err))) => return End::Failed(err),
                 Ok(Some(Ok(deltas))) => deltas,
             };
+            if !deltas.is_empty() {
+                deadline = tokio::time::Instant::now() + stall;
+            }
             for delta in deltas {
                 match delta {
                     Delta::Text(text) => {
@@ -305,7 +366,7 @@ impl Turn {
             self.events.emit("tool_call_started", started);
         }
         let registry = self.runtime.inner.tools.clone();
-        let (offered, stop) = (&self.tools, &self.stop);
+        let (offered, stop) = (&self.offered, &self.stop);
         let outcomes = futures_util::future::join_all(calls.iter().map(|call| {
             let registry = registry.clone();
             async move {
@@ -351,42 +412,48 @@ impl Turn {
         Ok(())
     }
 
-    /// Records the request in the person's file, and its tokens in their usage totals —
-    /// estimated when the provider reported none, so caps hold for every provider.
-    async fn record(
-        &self,
-        request: &ChatRequest,
-        reply: &Reply,
-        end: &End,
-        attempts: u32,
-        took: Duration,
-    ) -> Result<(), StoreError> {
-        if attempts > 0 {
-            let (tokens_in, tokens_out) = match reply.usage {
-                Some((input, output)) => (input as i64, output as i64),
-                None => (usage::estimate_tokens(context_chars(request)), usage::estimate_tokens(reply_chars(reply))),
-            };
-            usage_totals::add(self.runtime.system(), &self.session.user_id, &usage::today(), tokens_in, tokens_out)
-                .await?;
+    /// Records the request in the person's file, and its tokens in their usage totals.
+    /// Tokens are estimated when the provider reported none but something came back, so
+    /// caps hold for every provider; a request that returned nothing costs nothing. A
+    /// failure here is logged and never costs the person their reply.
+    async fn record(&self, request: &ChatRequest, reply: &Reply, end: &End, attempts: u32, took: Duration) {
+        if attempts == 0 {
+            return; // withheld: nothing was sent
+        }
+        let reported = reply.usage.map(|(input, output)| (clamp(input), clamp(output)));
+        let counted = reported.unwrap_or_else(|| {
+            if reply.is_empty() {
+                (0, 0)
+            } else {
+                (usage::estimate_tokens(context_chars(request)), usage::estimate_tokens(reply_chars(reply)))
+            }
+        });
+        let day = usage::today();
+        if let Err(err) =
+            usage_totals::add(self.runtime.system(), &self.session.user_id, &day, counted.0, counted.1).await
+        {
+            tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
         }
         let (outcome, error_code) = match end {
             End::Finished => ("ok", None),
-            End::Stopped => ("stopped", None),
+            End::Stopped | End::NotSaved => ("stopped", None),
             End::Failed(err) => ("error", Some(err.code())),
         };
         let record = RequestRecord {
             turn_id: &self.turn_id,
             provider: &self.model.provider,
             model: &self.model.model_id,
-            tokens_in: reply.usage.map(|(input, _)| input as i64),
-            tokens_out: reply.usage.map(|(_, output)| output as i64),
-            ttft_ms: reply.first_delta.map(|d| d.as_millis() as i64),
-            latency_ms: took.as_millis() as i64,
+            tokens_in: reported.map(|(input, _)| input),
+            tokens_out: reported.map(|(_, output)| output),
+            ttft_ms: reply.first_delta.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            latency_ms: i64::try_from(took.as_millis()).unwrap_or(i64::MAX),
             attempts: i64::from(attempts),
             outcome,
             error_code,
         };
-        chat::record_request(&self.session.space, &record).await
+        if let Err(err) = chat::record_request(&self.session.space, &record).await {
+            tracing::error!(user = %self.session.user_id, %err, "could not record a model request");
+        }
     }
 
     async fn close(&self, closing: &Closing) -> Result<(), StoreError> {
@@ -406,6 +473,6 @@ impl Turn {
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
         };
-        chat::end_turn(&self.session.space, &self.turn_id, &[last], &end).await
+        chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT).await
     }
 }

@@ -50,7 +50,7 @@ pub async fn add(
     let name = valid_name(&req.name)?;
     check_kind(&req.kind)?;
     let base_url = valid_base_url(&req.base_url)?;
-    let api_key = req.api_key.map(Zeroizing::new).filter(|k| !k.trim().is_empty());
+    let api_key = trimmed_key(req.api_key);
     let models = match req.models {
         Some(given) => models_from(given)?,
         None => listed_models(&state, &name, &req.kind, &base_url, api_key.clone()).await?,
@@ -108,7 +108,17 @@ pub async fn update(
     let name = req.name.as_deref().map(valid_name).transpose()?;
     let base_url = req.base_url.as_deref().map(valid_base_url).transpose()?;
     let models = req.models.map(models_from).transpose()?;
-    let api_key = req.api_key.map(|k| k.map(Zeroizing::new).filter(|k| !k.trim().is_empty()));
+    let mut api_key = req.api_key.map(trimmed_key);
+    // A key goes to whatever address the provider has: moved to another host without a
+    // new key, it loses the old one rather than carry it there.
+    if api_key.is_none()
+        && let Some(new_url) = &base_url
+    {
+        let current = providers::get(&state.system, &id).await?.ok_or_else(no_provider)?;
+        if current.has_key && origin(&current.base_url) != origin(new_url) {
+            api_key = Some(None);
+        }
+    }
     let sealed = match &api_key {
         Some(key) => Some(seal_key(&state, &id, key.as_deref().map(String::as_str))?),
         None => None,
@@ -263,9 +273,21 @@ fn valid_base_url(raw: &str) -> Result<String, ApiError> {
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
+/// A pasted key without the spaces and line breaks that came with it; empty is none.
+fn trimmed_key(key: Option<String>) -> Option<Zeroizing<String>> {
+    let key = Zeroizing::new(key?);
+    let trimmed = key.trim();
+    (!trimmed.is_empty()).then(|| Zeroizing::new(trimmed.to_owned()))
+}
+
+/// Scheme, host and port of a URL.
+fn origin(url: &str) -> Option<String> {
+    reqwest::Url::parse(url).ok().map(|u| u.origin().ascii_serialization())
+}
+
 fn seal_key(state: &AppState, id: &str, key: Option<&str>) -> Result<Option<Vec<u8>>, ApiError> {
     let Some(key) = key else { return Ok(None) };
-    state.secrets.seal(key.trim().as_bytes(), &key_purpose(id)).map(Some).map_err(|err| ApiError::Unavailable {
+    state.secrets.seal(key.as_bytes(), &key_purpose(id)).map(Some).map_err(|err| ApiError::Unavailable {
         code: "secrets_unavailable",
         message: format!("the key cannot be stored safely: {err}"),
     })

@@ -44,7 +44,8 @@ const CLOSE_LOCKED: u16 = 4001;
 
 async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
     // Subscribed before the hello, so nothing sent after the client hears it is missed.
-    let mut events = state.agent.events().subscribe();
+    // Only a session's socket listens to the bus at all.
+    let mut events = caller.as_ref().map(|_| state.agent.events().subscribe());
     let user = caller.as_ref().map(|c| c.session.user_id.clone());
     let locked = caller.map(|c| c.session.ended().clone()).unwrap_or_default();
     let hello = json!({ "type": "hello", "version": crate::VERSION, "user": user }).to_string();
@@ -64,7 +65,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 let _ = socket.send(Message::Close(Some(frame))).await;
                 return;
             }
-            event = events.recv(), if user.is_some() => {
+            event = async { events.as_mut().expect("guarded").recv().await }, if events.is_some() => {
                 let text = match event {
                     Ok(event) if Some(&event.user) == user.as_ref() => event.json.to_string(),
                     Ok(_) => continue,

@@ -6,7 +6,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, error_message, retry_after};
+use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, checked, url};
 use crate::store::providers::Model;
 
 /// The API version Skald speaks.
@@ -77,14 +77,16 @@ pub fn body(request: &ChatRequest) -> Value {
 
 fn authorized(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
     let builder = builder.header("anthropic-version", VERSION);
-    match &endpoint.api_key {
-        Some(key) => builder.header("x-api-key", key.as_str()),
-        None => builder,
+    let Some(key) = &endpoint.api_key else { return builder };
+    match reqwest::header::HeaderValue::from_str(key.as_str()) {
+        Ok(mut value) => {
+            // Kept out of any debug output of the request, like a bearer.
+            value.set_sensitive(true);
+            builder.header("x-api-key", value)
+        }
+        // A key with characters no header can carry: sent without it, refused as a bad key.
+        Err(_) => builder,
     }
-}
-
-fn url(endpoint: &Endpoint, path: &str) -> String {
-    format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))
 }
 
 /// Sends the request; on success, the reply's stream of deltas.
@@ -98,17 +100,17 @@ pub async fn start(
         .send()
         .await
         .map_err(|err| ProviderError::from_transport(&err))?;
-    let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
-    }
+    let response = checked(response).await?;
     let events = response.bytes_stream().eventsource();
     let deltas = events
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.event == "message_stop")))
         .map(|event| match event {
             Ok(event) => parse_event(&event.event, &event.data),
-            Err(err) => Err(ProviderError::Unavailable { status: None, message: format!("the stream broke: {err}") }),
+            Err(err) => Err(ProviderError::Unavailable {
+                status: None,
+                retry_after: None,
+                message: format!("the stream broke: {err}"),
+            }),
         });
     Ok(Box::pin(deltas))
 }
@@ -170,7 +172,7 @@ pub fn parse_event(name: &str, data: &str) -> Result<Vec<Delta>, ProviderError> 
             let message = value["error"]["message"].as_str().unwrap_or("an error event").to_owned();
             return Err(match value["error"]["type"].as_str() {
                 Some("rate_limit_error") => ProviderError::RateLimited { retry_after: None, message },
-                _ => ProviderError::Unavailable { status: None, message },
+                _ => ProviderError::Unavailable { status: None, retry_after: None, message },
             });
         }
         _ => Vec::new(),
@@ -185,11 +187,7 @@ pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Resul
         .send()
         .await
         .map_err(|err| ProviderError::from_transport(&err))?;
-    let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
-    }
+    let response = checked(response).await?;
     let listing: Value =
         response.json().await.map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
     let mut models: Vec<Model> = listing["data"]

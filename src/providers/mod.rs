@@ -102,9 +102,10 @@ pub async fn start(
         )));
     }
     match endpoint.kind.as_str() {
+        "openai" => openai::start(client, endpoint, request).await,
         "anthropic" => anthropic::start(client, endpoint, request).await,
         "ollama" => ollama::start(client, endpoint, request).await,
-        _ => openai::start(client, endpoint, request).await,
+        other => Err(unknown_kind(other)),
     }
 }
 
@@ -114,10 +115,39 @@ pub async fn list_models(
     endpoint: &Endpoint,
 ) -> Result<Vec<crate::store::providers::Model>, ProviderError> {
     match endpoint.kind.as_str() {
+        "openai" => openai::list_models(client, endpoint).await,
         "anthropic" => anthropic::list_models(client, endpoint).await,
         "ollama" => ollama::list_models(client, endpoint).await,
-        _ => openai::list_models(client, endpoint).await,
+        other => Err(unknown_kind(other)),
     }
+}
+
+/// A provider of a kind this build cannot speak to (the built-in model is not here yet).
+fn unknown_kind(kind: &str) -> ProviderError {
+    ProviderError::Rejected { status: 0, message: format!("Skald cannot talk to {kind:?} providers in this build") }
+}
+
+/// The request with the endpoint's key as a bearer, if it has one.
+pub(crate) fn bearer(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
+    match &endpoint.api_key {
+        Some(key) => builder.bearer_auth(key.as_str()),
+        None => builder,
+    }
+}
+
+/// `{base}/{path}`, whatever the base's trailing slash.
+pub(crate) fn url(endpoint: &Endpoint, path: &str) -> String {
+    format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))
+}
+
+/// The response if it succeeded, else its status and message as an error.
+pub(crate) async fn checked(response: reqwest::Response) -> Result<reqwest::Response, ProviderError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let wait = retry_after(response.headers());
+    Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await))
 }
 
 /// Why a provider did not answer, sorted by what to do about it.
@@ -131,7 +161,7 @@ pub enum ProviderError {
     RateLimited { retry_after: Option<Duration>, message: String },
     /// 5xx, overload, refused or dropped connections: may pass.
     #[error("the model service is unavailable: {message}")]
-    Unavailable { status: Option<u16>, message: String },
+    Unavailable { status: Option<u16>, retry_after: Option<Duration>, message: String },
     /// 4xx other than the above: this request will not work as sent.
     #[error("the model service rejected the request (HTTP {status}): {message}")]
     Rejected { status: u16, message: String },
@@ -191,7 +221,7 @@ impl ProviderError {
         match status {
             401 | 403 => Self::Auth { status, message },
             429 => Self::RateLimited { retry_after, message },
-            408 | 409 | 425 | 500..=599 => Self::Unavailable { status: Some(status), message },
+            408 | 409 | 425 | 500..=599 => Self::Unavailable { status: Some(status), retry_after, message },
             _ => Self::Rejected { status, message },
         }
     }
@@ -206,7 +236,7 @@ impl ProviderError {
             "the connection failed"
         };
         // The error's own text names the URL, never a key or any content.
-        Self::Unavailable { status: None, message: format!("{what}: {}", root_cause(err)) }
+        Self::Unavailable { status: None, retry_after: None, message: format!("{what}: {}", root_cause(err)) }
     }
 }
 
@@ -226,8 +256,10 @@ pub fn http_client() -> reqwest::Client {
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         .user_agent(concat!("skald/", env!("CARGO_PKG_VERSION")))
-        // A redirect could carry a request classified as local (§16) to another host.
+        // A redirect could carry a request classified as local (§16) to another host, and
+        // so could a proxy from the environment (HTTP_PROXY): requests go direct, always.
         .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
         .build()
         .expect("the HTTP client builds with static settings")
 }
@@ -238,18 +270,25 @@ const ERROR_BODY_LIMIT: usize = 16 * 1024;
 /// The message inside an error response body (`{"error":{"message":…}}` and its
 /// variants), or the body's start.
 pub async fn error_message(response: reqwest::Response) -> String {
+    use futures_util::StreamExt;
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
-    use futures_util::StreamExt;
-    while let Some(Ok(chunk)) = stream.next().await {
-        body.extend_from_slice(&chunk);
-        if body.len() >= ERROR_BODY_LIMIT {
-            body.truncate(ERROR_BODY_LIMIT);
-            break;
+    let read = async {
+        while let Some(Ok(chunk)) = stream.next().await {
+            body.extend_from_slice(&chunk);
+            if body.len() >= ERROR_BODY_LIMIT {
+                body.truncate(ERROR_BODY_LIMIT);
+                break;
+            }
         }
-    }
+    };
+    // An error body that trickles in forever must not hold the turn.
+    let _ = tokio::time::timeout(ERROR_BODY_TIME, read).await;
     message_in(&body)
 }
+
+/// How long Skald waits for an error body.
+const ERROR_BODY_TIME: Duration = Duration::from_secs(10);
 
 fn message_in(body: &[u8]) -> String {
     if let Ok(value) = serde_json::from_slice::<Value>(body) {

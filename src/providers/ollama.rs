@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::io::StreamReader;
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, error_message, retry_after};
+use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, bearer, checked, url};
 use crate::store::providers::Model;
 
 /// The longest line Skald reads: far beyond any one streamed piece.
@@ -63,34 +63,13 @@ pub fn body(request: &ChatRequest) -> Value {
     body
 }
 
-fn url(endpoint: &Endpoint, path: &str) -> String {
-    format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))
-}
-
-fn authorized(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
-    // Ollama has no keys of its own; one set here is for a proxy in front of it.
-    match &endpoint.api_key {
-        Some(key) => builder.bearer_auth(key.as_str()),
-        None => builder,
-    }
-}
-
-async fn checked(response: reqwest::Response) -> Result<reqwest::Response, ProviderError> {
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
-    }
-    let wait = retry_after(response.headers());
-    Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await))
-}
-
 /// Sends the request; on success, the reply's stream of deltas.
 pub async fn start(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
-    let response = authorized(client.post(url(endpoint, "api/chat")), endpoint)
+    let response = bearer(client.post(url(endpoint, "api/chat")), endpoint)
         .json(&body(request))
         .send()
         .await
@@ -102,7 +81,11 @@ pub async fn start(
     let mut calls = 0;
     let deltas = lines.map(move |line| match line {
         Ok(line) => parse_line(&line, &mut calls),
-        Err(err) => Err(ProviderError::Unavailable { status: None, message: format!("the stream broke: {err}") }),
+        Err(err) => Err(ProviderError::Unavailable {
+            status: None,
+            retry_after: None,
+            message: format!("the stream broke: {err}"),
+        }),
     });
     Ok(Box::pin(deltas))
 }
@@ -115,7 +98,7 @@ pub fn parse_line(line: &str, calls: &mut usize) -> Result<Vec<Delta>, ProviderE
     let value: Value = serde_json::from_str(line)
         .map_err(|err| ProviderError::Protocol(format!("a stream line is not JSON: {err}")))?;
     if let Some(error) = value["error"].as_str() {
-        return Err(ProviderError::Unavailable { status: None, message: error.to_owned() });
+        return Err(ProviderError::Unavailable { status: None, retry_after: None, message: error.to_owned() });
     }
     let mut deltas = Vec::new();
     if let Some(text) = value["message"]["content"].as_str().filter(|t| !t.is_empty()) {
@@ -147,7 +130,7 @@ pub fn parse_line(line: &str, calls: &mut usize) -> Result<Vec<Delta>, ProviderE
 /// The models Ollama has pulled, each with what `/api/show` says of it.
 pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
     let timeout = std::time::Duration::from_secs(15);
-    let tags = authorized(client.get(url(endpoint, "api/tags")), endpoint).timeout(timeout).send().await;
+    let tags = bearer(client.get(url(endpoint, "api/tags")), endpoint).timeout(timeout).send().await;
     let tags: Value = checked(tags.map_err(|err| ProviderError::from_transport(&err))?)
         .await?
         .json()
@@ -155,7 +138,7 @@ pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Resul
         .map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
     let mut models = Vec::new();
     for name in tags["models"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()) {
-        let shown = authorized(client.post(url(endpoint, "api/show")), endpoint)
+        let shown = bearer(client.post(url(endpoint, "api/show")), endpoint)
             .json(&json!({ "model": name }))
             .timeout(timeout)
             .send()

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, error_message, retry_after};
+use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, bearer, checked, url};
 use crate::store::providers::Model;
 
 /// The request body, exactly as sent.
@@ -55,40 +55,29 @@ fn message(message: &ContextMessage) -> Value {
     }
 }
 
-fn authorized(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
-    match &endpoint.api_key {
-        Some(key) => builder.bearer_auth(key.as_str()),
-        None => builder,
-    }
-}
-
-fn url(endpoint: &Endpoint, path: &str) -> String {
-    format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))
-}
-
 /// Sends the request; on success, the reply's stream of deltas.
 pub async fn start(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
-    let response = authorized(client.post(url(endpoint, "chat/completions")), endpoint)
+    let response = bearer(client.post(url(endpoint, "chat/completions")), endpoint)
         .json(&body(request))
         .send()
         .await
         .map_err(|err| ProviderError::from_transport(&err))?;
-    let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
-    }
+    let response = checked(response).await?;
     let events = response.bytes_stream().eventsource();
     let deltas = events
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
         .map(|event| match event {
             Ok(event) if event.data.trim().is_empty() => Ok(Vec::new()),
             Ok(event) => parse_chunk(&event.data),
-            Err(err) => Err(ProviderError::Unavailable { status: None, message: format!("the stream broke: {err}") }),
+            Err(err) => Err(ProviderError::Unavailable {
+                status: None,
+                retry_after: None,
+                message: format!("the stream broke: {err}"),
+            }),
         });
     Ok(Box::pin(deltas))
 }
@@ -140,7 +129,7 @@ pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
         .map_err(|err| ProviderError::Protocol(format!("a stream event is not a chat completion chunk: {err}")))?;
     if let Some(error) = chunk.error {
         let message = error["message"].as_str().map_or_else(|| error.to_string(), str::to_owned);
-        return Err(ProviderError::Unavailable { status: None, message });
+        return Err(ProviderError::Unavailable { status: None, retry_after: None, message });
     }
     let mut deltas = Vec::new();
     for choice in chunk.choices {
@@ -171,16 +160,12 @@ pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
 
 /// The models a provider lists at `GET /models`, with what each says of itself.
 pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
-    let response = authorized(client.get(url(endpoint, "models")), endpoint)
+    let response = bearer(client.get(url(endpoint, "models")), endpoint)
         .timeout(std::time::Duration::from_secs(15))
         .send()
         .await
         .map_err(|err| ProviderError::from_transport(&err))?;
-    let status = response.status();
-    if !status.is_success() {
-        let wait = retry_after(response.headers());
-        return Err(ProviderError::from_status(status.as_u16(), wait, error_message(response).await));
-    }
+    let response = checked(response).await?;
     let listing: Value =
         response.json().await.map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
     Ok(models_in(&listing))

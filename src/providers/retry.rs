@@ -30,8 +30,10 @@ impl RetryPolicy {
         }
         let backoff = self.base.saturating_mul(1 << retries_done.min(16));
         let wait = match error {
-            ProviderError::RateLimited { retry_after, .. } => retry_after.unwrap_or(backoff),
-            ProviderError::Unavailable { .. } | ProviderError::Stalled(_) => backoff,
+            ProviderError::RateLimited { retry_after, .. } | ProviderError::Unavailable { retry_after, .. } => {
+                retry_after.unwrap_or(backoff)
+            }
+            ProviderError::Stalled(_) => backoff,
             ProviderError::Auth { .. }
             | ProviderError::Rejected { .. }
             | ProviderError::Protocol(_)
@@ -59,7 +61,7 @@ mod tests {
 
     #[test]
     fn an_outage_is_retried_with_doubling_pauses_then_given_up() {
-        let down = ProviderError::Unavailable { status: None, message: String::new() };
+        let down = ProviderError::Unavailable { status: None, retry_after: None, message: String::new() };
         let waits: Vec<_> = (0..4).map(|n| policy().next_wait(n, &down)).collect();
         assert_eq!(
             waits,
@@ -70,6 +72,16 @@ mod tests {
                 None
             ]
         );
+    }
+
+    #[test]
+    fn an_overloaded_provider_is_waited_for_as_it_asks() {
+        let busy = ProviderError::Unavailable {
+            status: Some(529),
+            retry_after: Some(Duration::from_secs(3)),
+            message: String::new(),
+        };
+        assert_eq!(policy().next_wait(0, &busy), Some(Duration::from_secs(3)));
     }
 
     #[test]

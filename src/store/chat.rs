@@ -188,30 +188,44 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
     Ok(ids)
 }
 
-/// Ends a turn: its closing rows (results of cancelled calls, the last assistant
-/// message) and its state, in one transaction.
+/// Ends a turn in one transaction: every call of the turn still without a result gets
+/// one (`orphan_result`, as `cancelled` for a stopped turn, else `error`), then the
+/// closing assistant row, then the turn's state. However a turn ends, each of its calls
+/// has exactly one result (§8.1).
 pub async fn end_turn(
     store: &PrivateStore,
-    turn_id: &str,
-    closing: &[NewMessage<'_>],
+    last: &NewMessage<'_>,
     end: &TurnEnd<'_>,
+    orphan_result: &str,
 ) -> Result<(), StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    for message in closing {
-        insert_message(&mut tx, message, &now).await?;
+    let status = if end.state == "stopped" { "cancelled" } else { "error" };
+    for (call_id, name) in unanswered_calls(&mut tx, last.turn_id).await? {
+        let result = NewMessage {
+            session_id: last.session_id,
+            turn_id: last.turn_id,
+            role: "tool",
+            text: orphan_result,
+            status,
+            tool_call_id: Some(&call_id),
+            tool_name: Some(&name),
+            ..NewMessage::default()
+        };
+        insert_message(&mut tx, &result, &now).await?;
     }
+    insert_message(&mut tx, last, &now).await?;
     sqlx::query("UPDATE turns SET state = ?, error_code = ?, error_message = ?, ended_at = ? WHERE id = ?")
         .bind(end.state)
         .bind(end.error_code)
         .bind(end.error_message)
         .bind(&now)
-        .bind(turn_id)
+        .bind(last.turn_id)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = (SELECT session_id FROM turns WHERE id = ?)")
+    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
         .bind(&now)
-        .bind(turn_id)
+        .bind(last.session_id)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -235,21 +249,21 @@ pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(String, String)>
     Ok(sqlx::query_as("SELECT id, session_id FROM turns WHERE state = 'running'").fetch_all(store.pool()).await?)
 }
 
-/// Tool calls of a turn that have no recorded result: `(call id, tool name)`.
-pub async fn unanswered_calls(store: &PrivateStore, turn_id: &str) -> Result<Vec<(String, String)>, StoreError> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT tool_calls FROM messages WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL",
+/// Tool calls of a turn that have no recorded result: `(call id, tool name)`, in order.
+async fn unanswered_calls(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let asked: Vec<(String,)> = sqlx::query_as(
+        "SELECT tool_calls FROM messages WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL ORDER BY id",
     )
     .bind(turn_id)
-    .fetch_all(store.pool())
+    .fetch_all(&mut *tx)
     .await?;
     let answered: Vec<(String,)> =
         sqlx::query_as("SELECT tool_call_id FROM messages WHERE turn_id = ? AND role = 'tool'")
             .bind(turn_id)
-            .fetch_all(store.pool())
+            .fetch_all(&mut *tx)
             .await?;
     let mut open = Vec::new();
-    for (calls,) in rows {
+    for (calls,) in asked {
         let calls: Vec<Value> = serde_json::from_str(&calls).unwrap_or_default();
         for call in calls {
             let id = call["id"].as_str().unwrap_or_default();

@@ -742,3 +742,51 @@ async fn model_servers_running_on_this_computer_are_detected_for_the_setup_flow(
 fn port_of(model: &ScriptedModel) -> u16 {
     model.url().rsplit(':').next().unwrap().parse().unwrap()
 }
+
+/// Accepts connections on 127.0.0.1 and never answers; counts them.
+fn silent_listener() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn a_provider_that_never_answers_ends_the_turn_instead_of_hanging() {
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_TEST_PROVIDER_STALL_MS".into(), "400".into()));
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    let (port, accepted) = silent_listener();
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
+    let patch = json!({ "base_url": format!("http://127.0.0.1:{port}/v1") });
+    assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
+    let last = one_turn(&chat).await;
+    assert_eq!(last["error_code"], "provider_stalled", "{last}");
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 4, "the first try and three retries");
+}
+
+#[tokio::test]
+async fn provider_requests_never_go_through_a_proxy_from_the_environment() {
+    let (proxy_port, contacted) = silent_listener();
+    let proxy = format!("http://127.0.0.1:{proxy_port}");
+    let mut sandbox = Sandbox::new();
+    for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+        sandbox.env.push((name.into(), proxy.clone()));
+    }
+    sandbox.env.push(("NO_PROXY".into(), String::new()));
+    sandbox.env.push(("no_proxy".into(), String::new()));
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    chat.model.push(Reply::text("Straight from the model."));
+    let last = one_turn(&chat).await;
+    assert_eq!(last["text"], "Straight from the model.");
+    assert_eq!(contacted.load(std::sync::atomic::Ordering::SeqCst), 0, "the proxy saw nothing");
+}
