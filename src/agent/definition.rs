@@ -3,7 +3,10 @@
 //! restart. The agents that ship with Skald are copied there on start when missing; an
 //! edited copy is never overwritten.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use rust_embed::Embed;
 use serde::Deserialize;
@@ -45,15 +48,26 @@ pub enum DefinitionError {
     Malformed { id: String, why: String },
 }
 
-/// The `agents` folder of the data directory.
+/// The `agents` folder of the data directory. Definitions are cached with the size and
+/// modification time of their two files, so a turn costs two `stat`s, and an edit is read
+/// by the next turn.
 #[derive(Debug, Clone)]
 pub struct AgentDir {
     root: PathBuf,
+    cache: Arc<Mutex<HashMap<String, (Stamp, Agent)>>>,
+}
+
+/// What identifies a version of an agent's two files without reading them.
+type Stamp = [(Option<SystemTime>, u64); 2];
+
+fn stamp(folder: &Path) -> Stamp {
+    ["meta.json", "AGENT.md"]
+        .map(|name| std::fs::metadata(folder.join(name)).map_or((None, 0), |m| (m.modified().ok(), m.len())))
 }
 
 impl AgentDir {
     pub fn new(data_dir: &Path) -> Self {
-        Self { root: data_dir.join("agents") }
+        Self { root: data_dir.join("agents"), cache: Arc::default() }
     }
 
     /// Copies each bundled agent file that is missing. Existing files, edited or not, stay.
@@ -72,7 +86,7 @@ impl AgentDir {
         Ok(())
     }
 
-    /// Reads one agent now.
+    /// One agent as its files are now.
     pub fn load(&self, id: &str) -> Result<Agent, DefinitionError> {
         if !valid_id(id) {
             return Err(DefinitionError::Unknown(id.to_owned()));
@@ -81,6 +95,18 @@ impl AgentDir {
         if !folder.is_dir() {
             return Err(DefinitionError::Unknown(id.to_owned()));
         }
+        let now = stamp(&folder);
+        if let Some((seen, agent)) = self.cache.lock().expect("agent cache").get(id)
+            && *seen == now
+        {
+            return Ok(agent.clone());
+        }
+        let agent = Self::read(id, &folder)?;
+        self.cache.lock().expect("agent cache").insert(id.to_owned(), (now, agent.clone()));
+        Ok(agent)
+    }
+
+    fn read(id: &str, folder: &Path) -> Result<Agent, DefinitionError> {
         let malformed = |why: String| DefinitionError::Malformed { id: id.to_owned(), why };
         let meta_text =
             std::fs::read_to_string(folder.join("meta.json")).map_err(|e| malformed(format!("meta.json: {e}")))?;

@@ -35,9 +35,9 @@ impl Events {
         self.sender.subscribe()
     }
 
-    fn send(&self, user: &UserId, value: Value) {
+    fn send(&self, user: &UserId, json: String) {
         // No receiver means no open window: the history has it all anyway.
-        let _ = self.sender.send(Event { user: user.clone(), json: value.to_string().into() });
+        let _ = self.sender.send(Event { user: user.clone(), json: json.into() });
     }
 }
 
@@ -62,6 +62,38 @@ impl TurnEvents {
         if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), fields) {
             target.extend(extra);
         }
-        self.events.send(&self.user, value);
+        self.events.send(&self.user, value.to_string());
+    }
+
+    /// Sends a `token` event: the hottest path of a turn, so written without building a
+    /// JSON tree; the same shape as [`TurnEvents::emit`] makes.
+    pub fn token(&mut self, text: &str) {
+        self.seq += 1;
+        let text = serde_json::to_string(text).expect("a string serializes");
+        let (session, turn) = (&self.session, &self.turn);
+        let json =
+            format!(r#"{{"type":"token","session":"{session}","turn":"{turn}","seq":{},"text":{text}}}"#, self.seq);
+        self.events.send(&self.user, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_event_has_the_shape_emit_gives_every_event() {
+        let events = Events::default();
+        let mut received = events.subscribe();
+        let user = UserId::generate();
+        let mut turn = TurnEvents::new(events, user, "chat_1".into(), "turn_1".into());
+        turn.emit("turn_started", json!({}));
+        turn.token("say \"hi\"\n");
+        received.try_recv().unwrap();
+        let token: Value = serde_json::from_str(&received.try_recv().unwrap().json).unwrap();
+        assert_eq!(
+            token,
+            json!({ "type": "token", "session": "chat_1", "turn": "turn_1", "seq": 2, "text": "say \"hi\"\n" })
+        );
     }
 }

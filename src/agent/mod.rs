@@ -13,6 +13,7 @@ mod turn;
 pub mod usage;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ use crate::providers::{ContextMessage, Endpoint, ToolCall};
 use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::chat::{self, Message, NewMessage, TurnEnd};
 use crate::store::roles::{self, Role};
-use crate::store::{StoreError, SystemStore, providers, users};
+use crate::store::{StoreError, SystemStore, providers};
 use crate::users::sessions::Session;
 use definition::{Agent, AgentDir, DefinitionError};
 use events::{Events, TurnEvents};
@@ -106,6 +107,15 @@ struct Inner {
     limits: Limits,
     /// Running turns by conversation id: one at a time per conversation.
     running: Mutex<HashMap<String, Running>>,
+    /// Providers and models as last read, with the sealed keys; emptied by every change
+    /// through [`Runtime::providers_changed`], so a turn reads the shared database only
+    /// after an administrator changed something.
+    providers: tokio::sync::RwLock<Option<Arc<ProviderCache>>>,
+}
+
+struct ProviderCache {
+    models: Vec<CatalogueModel>,
+    sealed_keys: HashMap<String, Vec<u8>>,
 }
 
 struct Running {
@@ -113,6 +123,8 @@ struct Running {
     turn_id: String,
     stop: CancellationToken,
     finished: CancellationToken,
+    /// Set once the turn has its answer and is only writing its end.
+    closing: Arc<AtomicBool>,
 }
 
 /// A conversation's claim on running a turn. Dropped — when the turn task ends, panics
@@ -122,6 +134,7 @@ struct Claim {
     chat_id: String,
     turn_id: String,
     finished: CancellationToken,
+    closing: Arc<AtomicBool>,
     /// The session the turn ran in, marked active again when it ends.
     owner: Option<Arc<Session>>,
 }
@@ -161,6 +174,7 @@ impl Runtime {
             events: Events::default(),
             limits,
             running: Mutex::new(HashMap::new()),
+            providers: tokio::sync::RwLock::new(None),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -183,14 +197,36 @@ impl Runtime {
 
     /// The person's role, read now: a change by an administrator applies to the next turn.
     pub async fn role_of(&self, user: &UserId) -> Result<Role, TurnError> {
-        let row = users::find(&self.inner.system, user).await?.filter(|u| u.status == "active");
-        let row = row.ok_or(TurnError::NoAccount)?;
-        roles::get(&self.inner.system, &row.role_id).await?.ok_or(TurnError::NoAccount)
+        roles::of_active_user(&self.inner.system, user).await?.ok_or(TurnError::NoAccount)
     }
 
     /// Every model of every provider.
     async fn catalogue(&self) -> Result<Vec<CatalogueModel>, TurnError> {
-        Ok(providers::catalogue(&self.inner.system).await?.into_iter().map(CatalogueModel::from).collect())
+        Ok(self.provider_cache().await?.models.clone())
+    }
+
+    async fn provider_cache(&self) -> Result<Arc<ProviderCache>, TurnError> {
+        if let Some(cache) = self.inner.providers.read().await.as_ref() {
+            return Ok(cache.clone());
+        }
+        let mut slot = self.inner.providers.write().await;
+        if let Some(cache) = slot.as_ref() {
+            return Ok(cache.clone());
+        }
+        let system = &self.inner.system;
+        let (rows, keys) = tokio::try_join!(providers::catalogue(system), providers::sealed_keys(system))?;
+        let cache = Arc::new(ProviderCache {
+            models: rows.into_iter().map(CatalogueModel::from).collect(),
+            sealed_keys: keys.into_iter().filter_map(|(id, key)| Some((id, key?))).collect(),
+        });
+        *slot = Some(cache.clone());
+        Ok(cache)
+    }
+
+    /// Forgets the cached providers; every route that changes one calls this after the
+    /// change is committed.
+    pub async fn providers_changed(&self) {
+        *self.inner.providers.write().await = None;
     }
 
     /// The models a role may use: allowed by name and by its privacy tier (§16).
@@ -219,22 +255,41 @@ impl Runtime {
     /// committed; the model request was sent concurrently, so durability costs the reply
     /// no time to its first token.
     pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
-        let space = &session.space;
-        let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
         // Claimed before the history is read, so the context includes the previous turn's end.
         let turn_id = random_id("turn");
         let stop = session.ended().child_token();
-        let claim = self.claim(&session.user_id, chat_id, &turn_id, &stop)?;
-        let role = self.role_of(&session.user_id).await?;
-        if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
-            return Err(TurnError::UsageCap { cap, used });
-        }
+        let claim = match self.claim(&session.user_id, chat_id, &turn_id, &stop) {
+            Ok(claim) => claim,
+            // The turn before is only writing its end: the message waits for it, briefly.
+            Err(Some(ending)) => {
+                let _ = tokio::time::timeout(Duration::from_secs(5), ending.cancelled()).await;
+                self.claim(&session.user_id, chat_id, &turn_id, &stop).map_err(|_| TurnError::Busy)?
+            }
+            Err(None) => return Err(TurnError::Busy),
+        };
+        // The private file and the shared database are read at once: every lookup here
+        // stands between the person's message and the model's first token.
+        let space = &session.space;
+        let private = async {
+            let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
+            let history = chat::history(space, chat_id).await?;
+            Ok::<_, TurnError>((conversation, history))
+        };
+        let shared = async {
+            let role = self.role_of(&session.user_id).await?;
+            if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
+                return Err(TurnError::UsageCap { cap, used });
+            }
+            self.provider_cache().await?;
+            Ok(role)
+        };
+        let ((conversation, history), role) = tokio::try_join!(private, shared)?;
         let agent = self.inner.agents.load(&conversation.agent)?;
         let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         let mut context = vec![ContextMessage::System(agent.prompt.clone())];
-        context.extend(context_from(&chat::history(space, chat_id).await?));
+        context.extend(context_from(&history));
         context.push(ContextMessage::User(text.clone()));
 
         let mut events =
@@ -255,11 +310,13 @@ impl Runtime {
             role,
             events,
             stop,
+            pending: None,
         };
         let claim = claim.handed_to_task(session.clone());
+        let closing = claim.closing.clone();
         if !session.spawn(async move {
             let _claim = claim;
-            turn.run(committed_rx).await;
+            turn.run(committed_rx, closing).await;
         }) {
             return Err(TurnError::Locked);
         }
@@ -275,21 +332,34 @@ impl Runtime {
         Ok(Started { turn_id, message_id })
     }
 
-    /// Marks a conversation as having a running turn; refused when it already has one.
-    fn claim(&self, user: &UserId, chat_id: &str, turn_id: &str, stop: &CancellationToken) -> Result<Claim, TurnError> {
+    /// Marks a conversation as having a running turn. Refused when it already has one;
+    /// then, if that turn is only writing its end, the token that fires when it is done.
+    fn claim(
+        &self,
+        user: &UserId,
+        chat_id: &str,
+        turn_id: &str,
+        stop: &CancellationToken,
+    ) -> Result<Claim, Option<CancellationToken>> {
         let mut running = self.inner.running.lock().expect("running turns");
-        if running.contains_key(chat_id) {
-            return Err(TurnError::Busy);
+        if let Some(current) = running.get(chat_id) {
+            return Err(current.closing.load(Ordering::Acquire).then(|| current.finished.clone()));
         }
-        let finished = CancellationToken::new();
-        let entry =
-            Running { user: user.clone(), turn_id: turn_id.to_owned(), stop: stop.clone(), finished: finished.clone() };
+        let (finished, closing) = (CancellationToken::new(), Arc::new(AtomicBool::new(false)));
+        let entry = Running {
+            user: user.clone(),
+            turn_id: turn_id.to_owned(),
+            stop: stop.clone(),
+            finished: finished.clone(),
+            closing: closing.clone(),
+        };
         running.insert(chat_id.to_owned(), entry);
         Ok(Claim {
             runtime: self.clone(),
             chat_id: chat_id.to_owned(),
             turn_id: turn_id.to_owned(),
             finished,
+            closing,
             owner: None,
         })
     }
@@ -339,7 +409,7 @@ impl Runtime {
                 ..NewMessage::default()
             };
             let end = TurnEnd { state: "error", error_code: Some("interrupted"), error_message: Some(why) };
-            chat::end_turn(space, &last, &end, "Error: Skald stopped before this call finished.").await?;
+            chat::end_turn(space, &last, &end, "Error: Skald stopped before this call finished.", None).await?;
             closed += 1;
         }
         if closed > 0 {
@@ -407,8 +477,9 @@ impl Runtime {
 
     /// A provider's API key, opened for one use, if it has one.
     pub async fn provider_key(&self, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
-        let Some(sealed) = providers::sealed_key(&self.inner.system, provider_id).await? else { return Ok(None) };
-        let plain = self.inner.secrets.open(&sealed, &key_purpose(provider_id))?;
+        let cache = self.provider_cache().await?;
+        let Some(sealed) = cache.sealed_keys.get(provider_id) else { return Ok(None) };
+        let plain = self.inner.secrets.open(sealed, &key_purpose(provider_id))?;
         Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
     }
 }

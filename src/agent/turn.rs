@@ -45,6 +45,9 @@ pub(super) struct Turn {
     pub role: Role,
     pub events: TurnEvents,
     pub stop: CancellationToken,
+    /// The latest model request and its token counts, not yet written: the turn's last
+    /// one is written with the turn's end, in one commit.
+    pub pending: Option<(RequestRecord, (i64, i64))>,
 }
 
 /// How one model request ended.
@@ -123,9 +126,16 @@ fn reply_chars(reply: &Reply) -> usize {
 }
 
 impl Turn {
-    pub async fn run(mut self, committed: tokio::sync::oneshot::Receiver<bool>) {
+    /// Runs the turn to its end; `closing` is set once only its end remains to be written.
+    pub async fn run(
+        mut self,
+        committed: tokio::sync::oneshot::Receiver<bool>,
+        closing: Arc<std::sync::atomic::AtomicBool>,
+    ) {
         let mut commit: Commit = Some(committed);
-        let closing = match self.rounds(&mut commit).await {
+        let outcome = self.rounds(&mut commit).await;
+        closing.store(true, std::sync::atomic::Ordering::Release);
+        let closing = match outcome {
             Ok(Some(closing)) => closing,
             Ok(None) => return,
             Err(err) => {
@@ -170,13 +180,14 @@ impl Turn {
                 self.events.emit("turn_ended", json!({ "status": "error", "error": error }));
                 return Ok(None);
             }
-            self.record(&request, &reply, &end, attempts, started.elapsed()).await;
+            self.pending = self.account(&request, &reply, &end, attempts, started.elapsed());
             // A switch to the fallback model is no step of the turn: the round is redone.
             if let End::Failed(err) = &end
                 && reply.is_empty()
                 && err.is_outage()
                 && self.switch_to_fallback(err).await
             {
+                self.write_pending().await;
                 continue;
             }
             match end {
@@ -192,6 +203,7 @@ impl Turn {
             if calls.is_empty() {
                 return Ok(Some(Closing { state: "done", text: reply.text, error: None }));
             }
+            self.write_pending().await;
             self.run_tools(reply.text, calls).await?;
             if self.stop.is_cancelled() {
                 return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
@@ -323,7 +335,7 @@ impl Turn {
                 match delta {
                     Delta::Text(text) => {
                         reply.first_delta.get_or_insert_with(|| started.elapsed());
-                        self.events.emit("token", json!({ "text": text }));
+                        self.events.token(&text);
                         reply.text.push_str(&text);
                     }
                     Delta::ToolCall { index, name, arguments, .. } => {
@@ -412,13 +424,20 @@ impl Turn {
         Ok(())
     }
 
-    /// Records the request in the person's file, and its tokens in their usage totals.
-    /// Tokens are estimated when the provider reported none but something came back, so
-    /// caps hold for every provider; a request that returned nothing costs nothing. A
-    /// failure here is logged and never costs the person their reply.
-    async fn record(&self, request: &ChatRequest, reply: &Reply, end: &End, attempts: u32, took: Duration) {
+    /// What to record of a model request: the record for the person's file and the tokens
+    /// for their usage totals. Tokens are estimated when the provider reported none but
+    /// something came back, so caps hold for every provider; a request that returned
+    /// nothing costs nothing, and one that was withheld is no request at all.
+    fn account(
+        &self,
+        request: &ChatRequest,
+        reply: &Reply,
+        end: &End,
+        attempts: u32,
+        took: Duration,
+    ) -> Option<(RequestRecord, (i64, i64))> {
         if attempts == 0 {
-            return; // withheld: nothing was sent
+            return None;
         }
         let reported = reply.usage.map(|(input, output)| (clamp(input), clamp(output)));
         let counted = reported.unwrap_or_else(|| {
@@ -428,21 +447,15 @@ impl Turn {
                 (usage::estimate_tokens(context_chars(request)), usage::estimate_tokens(reply_chars(reply)))
             }
         });
-        let day = usage::today();
-        if let Err(err) =
-            usage_totals::add(self.runtime.system(), &self.session.user_id, &day, counted.0, counted.1).await
-        {
-            tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
-        }
         let (outcome, error_code) = match end {
             End::Finished => ("ok", None),
             End::Stopped | End::NotSaved => ("stopped", None),
             End::Failed(err) => ("error", Some(err.code())),
         };
         let record = RequestRecord {
-            turn_id: &self.turn_id,
-            provider: &self.model.provider,
-            model: &self.model.model_id,
+            turn_id: self.turn_id.clone(),
+            provider: self.model.provider.clone(),
+            model: self.model.model_id.clone(),
             tokens_in: reported.map(|(input, _)| input),
             tokens_out: reported.map(|(_, output)| output),
             ttft_ms: reply.first_delta.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
@@ -451,12 +464,34 @@ impl Turn {
             outcome,
             error_code,
         };
-        if let Err(err) = chat::record_request(&self.session.space, &record).await {
+        Some((record, counted))
+    }
+
+    /// Writes the pending request record and usage now (a turn that goes on). Failures are
+    /// logged: they never cost the person their reply.
+    async fn write_pending(&mut self) {
+        let Some((record, tokens)) = self.pending.take() else { return };
+        let (recorded, counted) =
+            tokio::join!(chat::record_request(&self.session.space, &record), self.add_usage(tokens));
+        if let Err(err) = recorded {
             tracing::error!(user = %self.session.user_id, %err, "could not record a model request");
+        }
+        if let Err(err) = counted {
+            tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
         }
     }
 
-    async fn close(&self, closing: &Closing) -> Result<(), StoreError> {
+    async fn add_usage(&self, (tokens_in, tokens_out): (i64, i64)) -> Result<(), StoreError> {
+        usage_totals::add(self.runtime.system(), &self.session.user_id, &usage::today(), tokens_in, tokens_out).await
+    }
+
+    /// Writes the turn's end with its last request record; the usage totals, in the other
+    /// database, are written at the same time.
+    async fn close(&mut self, closing: &Closing) -> Result<(), StoreError> {
+        let (record, tokens) = match self.pending.take() {
+            Some((record, tokens)) => (Some(record), Some(tokens)),
+            None => (None, None),
+        };
         let last = NewMessage {
             session_id: &self.chat_id,
             turn_id: &self.turn_id,
@@ -473,6 +508,17 @@ impl Turn {
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
         };
-        chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT).await
+        let usage = async {
+            match tokens {
+                Some(tokens) => self.add_usage(tokens).await,
+                None => Ok(()),
+            }
+        };
+        let (ended, counted) =
+            tokio::join!(chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, record.as_ref()), usage);
+        if let Err(err) = counted {
+            tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
+        }
+        ended
     }
 }

@@ -66,6 +66,7 @@ pub async fn add(
         trusted_lan: req.trusted_lan,
     };
     providers::insert(&state.system, &actor, &new, &models).await.map_err(name_taken)?;
+    state.agent.providers_changed().await;
     tracing::info!(provider = %id, models = models.len(), "provider added");
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "models": models }))))
 }
@@ -131,6 +132,7 @@ pub async fn update(
         models: models.as_deref(),
     };
     providers::update(&state.system, &actor, &id, &change).await.map_err(name_taken)?;
+    state.agent.providers_changed().await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -151,6 +153,7 @@ pub async fn refresh(
         .collect();
     let change = ProviderChange { models: Some(&merged), ..ProviderChange::default() };
     providers::update(&state.system, &actor, &id, &change).await?;
+    state.agent.providers_changed().await;
     Ok(Json(json!({ "models": merged })))
 }
 
@@ -164,6 +167,7 @@ pub async fn delete(
         StoreError::NotFound => no_provider(),
         other => other.into(),
     })?;
+    state.agent.providers_changed().await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -11,8 +11,9 @@ use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use futures_util::SinkExt;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::AppState;
 use super::auth::{Caller, WS_PROTOCOL, offered_protocols};
@@ -36,7 +37,12 @@ pub async fn upgrade(
         }
         .into_response();
     }
-    upgrade.protocols([WS_PROTOCOL]).on_upgrade(move |socket| run(socket, state, caller))
+    // The page sends almost nothing; a small read buffer keeps each poll cheap.
+    upgrade
+        .protocols([WS_PROTOCOL])
+        .read_buffer_size(4 * 1024)
+        .max_message_size(64 * 1024)
+        .on_upgrade(move |socket| run(socket, state, caller))
 }
 
 /// The close code a socket gets when its session ends (lock, logout, idle).
@@ -66,14 +72,29 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 return;
             }
             event = async { events.as_mut().expect("guarded").recv().await }, if events.is_some() => {
-                let text = match event {
-                    Ok(event) if Some(&event.user) == user.as_ref() => event.json.to_string(),
-                    Ok(_) => continue,
-                    // Too slow to keep up: the page reloads the history instead.
-                    Err(RecvError::Lagged(_)) => json!({ "type": "lagged" }).to_string(),
-                    Err(RecvError::Closed) => return,
-                };
-                if socket.send(Message::Text(text.into())).await.is_err() {
+                let Some(receiver) = events.as_mut() else { return };
+                // Everything already waiting goes out with the first, in one flush.
+                let mut next = Some(event);
+                while let Some(event) = next.take() {
+                    let text = match event {
+                        Ok(event) if Some(&event.user) == user.as_ref() => Some(event.json.to_string()),
+                        Ok(_) => None,
+                        // Too slow to keep up: the page reloads the history instead.
+                        Err(RecvError::Lagged(_)) => Some(json!({ "type": "lagged" }).to_string()),
+                        Err(RecvError::Closed) => return,
+                    };
+                    if let Some(text) = text
+                        && socket.feed(Message::Text(text.into())).await.is_err()
+                    {
+                        return;
+                    }
+                    next = match receiver.try_recv() {
+                        Ok(event) => Some(Ok(event)),
+                        Err(TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
+                        Err(TryRecvError::Empty | TryRecvError::Closed) => None,
+                    };
+                }
+                if socket.flush().await.is_err() {
                     return;
                 }
             }

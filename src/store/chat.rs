@@ -70,17 +70,17 @@ pub struct TurnEnd<'a> {
 
 /// One model request, for the record (§8.1).
 #[derive(Debug)]
-pub struct RequestRecord<'a> {
-    pub turn_id: &'a str,
-    pub provider: &'a str,
-    pub model: &'a str,
+pub struct RequestRecord {
+    pub turn_id: String,
+    pub provider: String,
+    pub model: String,
     pub tokens_in: Option<i64>,
     pub tokens_out: Option<i64>,
     pub ttft_ms: Option<i64>,
     pub latency_ms: i64,
     pub attempts: i64,
-    pub outcome: &'a str,
-    pub error_code: Option<&'a str>,
+    pub outcome: &'static str,
+    pub error_code: Option<&'static str>,
 }
 
 /// How long a title taken from the first message may be.
@@ -191,15 +191,20 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
 /// Ends a turn in one transaction: every call of the turn still without a result gets
 /// one (`orphan_result`, as `cancelled` for a stopped turn, else `error`), then the
 /// closing assistant row, then the turn's state. However a turn ends, each of its calls
-/// has exactly one result (§8.1).
+/// has exactly one result (§8.1). The turn's last model request, if given, is recorded in
+/// the same transaction: one commit, one flush, at the end of every reply.
 pub async fn end_turn(
     store: &PrivateStore,
     last: &NewMessage<'_>,
     end: &TurnEnd<'_>,
     orphan_result: &str,
+    request: Option<&RequestRecord>,
 ) -> Result<(), StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    if let Some(record) = request {
+        insert_request(&mut tx, record).await?;
+    }
     let status = if end.state == "stopped" { "cancelled" } else { "error" };
     for (call_id, name) in unanswered_calls(&mut tx, last.turn_id).await? {
         let result = NewMessage {
@@ -275,15 +280,20 @@ async fn unanswered_calls(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Res
     Ok(open)
 }
 
-pub async fn record_request(store: &PrivateStore, record: &RequestRecord<'_>) -> Result<(), StoreError> {
+pub async fn record_request(store: &PrivateStore, record: &RequestRecord) -> Result<(), StoreError> {
+    let mut conn = store.pool().acquire().await?;
+    insert_request(&mut conn, record).await
+}
+
+async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecord) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
                                      outcome, error_code, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(record.turn_id)
-    .bind(record.provider)
-    .bind(record.model)
+    .bind(&record.turn_id)
+    .bind(&record.provider)
+    .bind(&record.model)
     .bind(record.tokens_in)
     .bind(record.tokens_out)
     .bind(record.ttft_ms)
@@ -292,7 +302,7 @@ pub async fn record_request(store: &PrivateStore, record: &RequestRecord<'_>) ->
     .bind(record.outcome)
     .bind(record.error_code)
     .bind(timestamp())
-    .execute(store.pool())
+    .execute(conn)
     .await?;
     Ok(())
 }

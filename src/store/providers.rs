@@ -83,13 +83,9 @@ pub async fn get(store: &SystemStore, id: &str) -> Result<Option<Provider>, Stor
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
-/// The sealed key of a provider, if it has one.
-pub async fn sealed_key(store: &SystemStore, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-    Ok(sqlx::query_scalar("SELECT api_key FROM providers WHERE id = ?")
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await?
-        .flatten())
+/// Every provider's sealed key, by provider id.
+pub async fn sealed_keys(store: &SystemStore) -> Result<Vec<(String, Option<Vec<u8>>)>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, api_key FROM providers").fetch_all(store.pool()).await?)
 }
 
 pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>, StoreError> {

@@ -75,6 +75,14 @@ pub async fn get(store: &SystemStore, id: &RoleId) -> Result<Option<Role>, Store
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
+/// The role of an active person, in one query; none for anyone not active.
+pub async fn of_active_user(store: &SystemStore, user: &crate::ids::UserId) -> Result<Option<Role>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "{SELECT} WHERE id = (SELECT role_id FROM users WHERE id = ? AND status = 'active')"
+    ));
+    Ok(sqlx::query_as(sql).bind(user).fetch_optional(store.pool()).await?)
+}
+
 /// The first role that manages the instance; setup gives it to the first person.
 pub async fn first_managing(store: &SystemStore) -> Result<Option<RoleId>, StoreError> {
     Ok(sqlx::query_scalar("SELECT id FROM roles WHERE manage_instance = 1 ORDER BY created_at, id LIMIT 1")

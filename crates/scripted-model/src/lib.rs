@@ -126,6 +126,10 @@ impl ScriptedModel {
         });
         tokio::spawn(async move {
             // Serving only ends at shutdown, and then there is no one left to tell.
+            // Without TCP_NODELAY, Nagle's algorithm holds small streamed writes for ~40 ms.
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app).with_graceful_shutdown(server::stopped(stopping)).await;
         });
         Ok(ScriptedModel { addr, ledger, _stop: stop })
