@@ -271,9 +271,9 @@ impl Runtime {
         // stands between the person's message and the model's first token.
         let space = &session.space;
         let private = async {
-            let conversation = chat::session(space, chat_id).await?.ok_or(TurnError::NoSession)?;
-            let history = chat::history(space, chat_id).await?;
-            Ok::<_, TurnError>((conversation, history))
+            let (conversation, history) =
+                tokio::try_join!(chat::session(space, chat_id), chat::history(space, chat_id))?;
+            Ok::<_, TurnError>((conversation.ok_or(TurnError::NoSession)?, history))
         };
         let shared = async {
             let role = self.role_of(&session.user_id).await?;
