@@ -6,7 +6,10 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, checked, url};
+use super::{
+    ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, arguments_object, fetch_json, send_json,
+    url,
+};
 use crate::store::providers::Model;
 
 /// The API version Skald speaks.
@@ -39,10 +42,7 @@ pub fn body(request: &ChatRequest) -> Value {
                     blocks.push(json!({ "type": "text", "text": text }));
                 }
                 for call in tool_calls {
-                    // Arguments the model garbled were answered with an error; the block
-                    // itself must carry an object.
-                    let input = serde_json::from_str::<Value>(&call.arguments).ok().filter(Value::is_object);
-                    let input = input.unwrap_or_else(|| json!({}));
+                    let input = arguments_object(&call.arguments);
                     blocks.push(json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }));
                 }
                 ("assistant", blocks)
@@ -95,12 +95,7 @@ pub async fn start(
     endpoint: &Endpoint,
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
-    let response = authorized(client.post(url(endpoint, "messages")), endpoint)
-        .json(&body(request))
-        .send()
-        .await
-        .map_err(|err| ProviderError::from_transport(&err))?;
-    let response = checked(response).await?;
+    let response = send_json(authorized(client.post(url(endpoint, "messages")), endpoint), &body(request)).await?;
     let events = response.bytes_stream().eventsource();
     let deltas = events
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.event == "message_stop")))
@@ -182,14 +177,7 @@ pub fn parse_event(name: &str, data: &str) -> Result<Vec<Delta>, ProviderError> 
 
 /// The models the key may use, from `GET {base}/models`.
 pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
-    let response = authorized(client.get(url(endpoint, "models")), endpoint)
-        .timeout(std::time::Duration::from_secs(15))
-        .send()
-        .await
-        .map_err(|err| ProviderError::from_transport(&err))?;
-    let response = checked(response).await?;
-    let listing: Value =
-        response.json().await.map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
+    let listing = fetch_json(authorized(client.get(url(endpoint, "models")), endpoint)).await?;
     let mut models: Vec<Model> = listing["data"]
         .as_array()
         .into_iter()

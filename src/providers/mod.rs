@@ -135,6 +135,44 @@ pub(crate) fn bearer(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> r
     }
 }
 
+/// Sends a JSON request body; the response if it succeeded, else why not.
+pub(crate) async fn send_json(
+    builder: reqwest::RequestBuilder,
+    body: &Value,
+) -> Result<reqwest::Response, ProviderError> {
+    let response = builder.json(body).send().await.map_err(|err| ProviderError::from_transport(&err))?;
+    checked(response).await
+}
+
+/// A model list or other small JSON a provider answers with.
+pub(crate) async fn fetch_json(builder: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
+    let response =
+        builder.timeout(Duration::from_secs(15)).send().await.map_err(|err| ProviderError::from_transport(&err))?;
+    checked(response)
+        .await?
+        .json()
+        .await
+        .map_err(|err| ProviderError::Protocol(format!("the answer is not JSON: {err}")))
+}
+
+/// Tools in the `{"type":"function","function":{…}}` shape OpenAI and Ollama share.
+pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            serde_json::json!({ "type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters,
+            }})
+        })
+        .collect()
+}
+
+/// A call's arguments as the JSON object protocols that want one need. Arguments the
+/// model garbled were answered with an error already; they go back as `{}`.
+pub(crate) fn arguments_object(arguments: &str) -> Value {
+    serde_json::from_str::<Value>(arguments).ok().filter(Value::is_object).unwrap_or_else(|| serde_json::json!({}))
+}
+
 /// `{base}/{path}`, whatever the base's trailing slash.
 pub(crate) fn url(endpoint: &Endpoint, path: &str) -> String {
     format!("{}/{path}", endpoint.base_url.trim_end_matches('/'))

@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::io::StreamReader;
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, bearer, checked, url};
+use super::{
+    ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, arguments_object, bearer, fetch_json,
+    function_tools, send_json, url,
+};
 use crate::store::providers::Model;
 
 /// The longest line Skald reads: far beyond any one streamed piece.
@@ -31,11 +34,7 @@ pub fn body(request: &ChatRequest) -> Value {
                         .iter()
                         .map(|c| {
                             names.insert(c.id.as_str(), c.name.as_str());
-                            let arguments = serde_json::from_str::<Value>(&c.arguments)
-                                .ok()
-                                .filter(Value::is_object)
-                                .unwrap_or_else(|| json!({}));
-                            json!({ "function": { "name": c.name, "arguments": arguments } })
+                            json!({ "function": { "name": c.name, "arguments": arguments_object(&c.arguments) } })
                         })
                         .collect();
                     value["tool_calls"] = Value::Array(calls);
@@ -49,16 +48,7 @@ pub fn body(request: &ChatRequest) -> Value {
         .collect();
     let mut body = json!({ "model": request.model, "messages": messages, "stream": true });
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({ "type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
+        body["tools"] = function_tools(&request.tools);
     }
     body
 }
@@ -69,12 +59,7 @@ pub async fn start(
     endpoint: &Endpoint,
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
-    let response = bearer(client.post(url(endpoint, "api/chat")), endpoint)
-        .json(&body(request))
-        .send()
-        .await
-        .map_err(|err| ProviderError::from_transport(&err))?;
-    let response = checked(response).await?;
+    let response = send_json(bearer(client.post(url(endpoint, "api/chat")), endpoint), &body(request)).await?;
     let bytes = response.bytes_stream().map_err(std::io::Error::other);
     let lines = FramedRead::new(StreamReader::new(bytes), LinesCodec::new_with_max_length(MAX_LINE));
     // Ollama gives calls no index; they are numbered in the order they arrive.
@@ -129,22 +114,12 @@ pub fn parse_line(line: &str, calls: &mut usize) -> Result<Vec<Delta>, ProviderE
 
 /// The models Ollama has pulled, each with what `/api/show` says of it.
 pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
-    let timeout = std::time::Duration::from_secs(15);
-    let tags = bearer(client.get(url(endpoint, "api/tags")), endpoint).timeout(timeout).send().await;
-    let tags: Value = checked(tags.map_err(|err| ProviderError::from_transport(&err))?)
-        .await?
-        .json()
-        .await
-        .map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
+    let tags = fetch_json(bearer(client.get(url(endpoint, "api/tags")), endpoint)).await?;
     let mut models = Vec::new();
     for name in tags["models"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()) {
-        let shown = bearer(client.post(url(endpoint, "api/show")), endpoint)
-            .json(&json!({ "model": name }))
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|err| ProviderError::from_transport(&err))?;
-        let shown: Value = checked(shown).await?.json().await.unwrap_or(Value::Null);
+        let show = bearer(client.post(url(endpoint, "api/show")), endpoint).json(&json!({ "model": name }));
+        // A model whose details cannot be read is still listed, with defaults.
+        let shown = fetch_json(show).await.unwrap_or(Value::Null);
         models.push(model_from_show(name, &shown));
     }
     models.sort_by(|a, b| a.model_id.cmp(&b.model_id));

@@ -7,7 +7,10 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, bearer, checked, url};
+use super::{
+    ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, bearer, fetch_json, function_tools,
+    send_json, url,
+};
 use crate::store::providers::Model;
 
 /// The request body, exactly as sent.
@@ -20,16 +23,7 @@ pub fn body(request: &ChatRequest) -> Value {
         "stream_options": { "include_usage": true },
     });
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({ "type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
+        body["tools"] = function_tools(&request.tools);
     }
     body
 }
@@ -61,12 +55,7 @@ pub async fn start(
     endpoint: &Endpoint,
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
-    let response = bearer(client.post(url(endpoint, "chat/completions")), endpoint)
-        .json(&body(request))
-        .send()
-        .await
-        .map_err(|err| ProviderError::from_transport(&err))?;
-    let response = checked(response).await?;
+    let response = send_json(bearer(client.post(url(endpoint, "chat/completions")), endpoint), &body(request)).await?;
     let events = response.bytes_stream().eventsource();
     let deltas = events
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
@@ -160,14 +149,7 @@ pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
 
 /// The models a provider lists at `GET /models`, with what each says of itself.
 pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Vec<Model>, ProviderError> {
-    let response = bearer(client.get(url(endpoint, "models")), endpoint)
-        .timeout(std::time::Duration::from_secs(15))
-        .send()
-        .await
-        .map_err(|err| ProviderError::from_transport(&err))?;
-    let response = checked(response).await?;
-    let listing: Value =
-        response.json().await.map_err(|err| ProviderError::Protocol(format!("the model list is not JSON: {err}")))?;
+    let listing = fetch_json(bearer(client.get(url(endpoint, "models")), endpoint)).await?;
     Ok(models_in(&listing))
 }
 

@@ -233,16 +233,7 @@ fn event(name: &str, data: Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::script::{Answer, Reply, Script, ScriptedCall};
-
-    fn plan(reply: Reply) -> Plan {
-        let mut script = Script::default();
-        script.push(reply);
-        match script.answer("", 3) {
-            Answer::Complete(plan) => plan,
-            Answer::Fail(failure) => panic!("unexpected failure {failure:?}"),
-        }
-    }
+    use crate::script::{Reply, ScriptedCall, plan};
 
     /// Every `(event name, data)` of some frames, in order.
     fn events(frames: &[String]) -> Vec<(String, Value)> {

@@ -152,16 +152,7 @@ fn civil(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::script::{Answer, Reply, Script, ScriptedCall};
-
-    fn plan(reply: Reply) -> Plan {
-        let mut script = Script::default();
-        script.push(reply);
-        match script.answer("", 3) {
-            Answer::Complete(plan) => plan,
-            Answer::Fail(failure) => panic!("unexpected failure {failure:?}"),
-        }
-    }
+    use crate::script::{Reply, ScriptedCall, plan};
 
     fn line(frame: &str) -> Value {
         assert!(frame.ends_with('\n') && !frame.trim_end().contains('\n'), "one line: {frame:?}");

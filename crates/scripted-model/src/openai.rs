@@ -177,16 +177,7 @@ fn now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::script::{Answer, Reply, Script, ScriptedCall};
-
-    fn plan(reply: Reply) -> Plan {
-        let mut script = Script::default();
-        script.push(reply);
-        match script.answer("", 3) {
-            Answer::Complete(plan) => plan,
-            Answer::Fail(failure) => panic!("unexpected failure {failure:?}"),
-        }
-    }
+    use crate::script::{Reply, ScriptedCall, plan};
 
     fn data(frame: &str) -> Value {
         serde_json::from_str(frame.strip_prefix("data: ").unwrap().trim_end()).unwrap()

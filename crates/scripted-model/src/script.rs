@@ -381,6 +381,17 @@ fn split_even(text: &str, parts: usize) -> Vec<String> {
         .collect()
 }
 
+/// The plan a lone reply makes, for the protocol modules' tests.
+#[cfg(test)]
+pub(crate) fn plan(reply: Reply) -> Plan {
+    let mut script = Script::default();
+    script.push(reply);
+    match script.answer("", 3) {
+        Answer::Complete(plan) => plan,
+        Answer::Fail(failure) => panic!("unexpected failure {failure:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
