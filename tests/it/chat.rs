@@ -85,6 +85,19 @@ impl Chat {
         }
     }
 
+    /// Streams a long reply, stops it after its first token, and checks it ended stopped.
+    async fn stop_mid_stream(&self) {
+        self.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
+        let mut socket = self.socket().await;
+        let session = self.new_session(json!({})).await;
+        self.send(&session, "count").await;
+        while socket.next_event().await["type"] != "token" {}
+        let (status, _) =
+            self.server.post(&format!("/api/sessions/{session}/stop"), Some(&self.token), json!({})).await;
+        assert_eq!(status, 200);
+        assert_eq!(self.finished(&session).await.last().unwrap()["status"], "stopped");
+    }
+
     async fn socket(&self) -> Socket {
         let mut request = format!("ws://127.0.0.1:{}/api/ws", self.server.port).into_client_request().unwrap();
         let offered = format!("skald.v1, {}", ws_bearer_protocol(&self.token));
@@ -535,15 +548,7 @@ mod anthropic {
     #[tokio::test]
     async fn stop_a_refused_key_a_rate_limit_and_a_dead_provider_each_end_clearly() {
         let chat = start(Some("ant-key")).await;
-        chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
-        let mut socket = chat.socket().await;
-        let session = chat.new_session(json!({})).await;
-        chat.send(&session, "count").await;
-        while socket.next_event().await["type"] != "token" {}
-        let (status, _) =
-            chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
-        assert_eq!(status, 200);
-        assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "stopped");
+        chat.stop_mid_stream().await;
 
         chat.model.push(Reply { retry_after: Some(0), times: 10, ..Reply::status(429) });
         let last = one_turn(&chat).await;
@@ -606,15 +611,7 @@ mod ollama {
     #[tokio::test]
     async fn stop_a_refused_key_a_rate_limit_and_a_dead_provider_each_end_clearly() {
         let chat = Chat::start_kind("ollama", Sandbox::new(), ScriptedModel::start().await, None).await;
-        chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
-        let mut socket = chat.socket().await;
-        let session = chat.new_session(json!({})).await;
-        chat.send(&session, "count").await;
-        while socket.next_event().await["type"] != "token" {}
-        let (status, _) =
-            chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
-        assert_eq!(status, 200);
-        assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "stopped");
+        chat.stop_mid_stream().await;
 
         // A proxy in front of Ollama that refuses the key.
         chat.model.reset();
