@@ -23,9 +23,10 @@ use zeroize::Zeroizing;
 use crate::ids::UserId;
 use crate::providers::catalogue::{self, CatalogueModel, Wish};
 use crate::providers::retry::RetryPolicy;
-use crate::providers::{ContextMessage, Endpoint, ToolCall};
+use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::chat::{self, Message, NewMessage, TurnEnd};
+use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, providers};
 use crate::users::sessions::Session;
@@ -288,14 +289,13 @@ impl Runtime {
         let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
-        let mut context = vec![ContextMessage::System(agent.prompt.clone())];
-        context.extend(context_from(&history));
+        let mut context = compose(model.model_id.clone(), &agent.prompt, &history, Vec::new()).messages;
         context.push(ContextMessage::User(text.clone()));
 
         let mut events =
             TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
         events.emit("turn_started", serde_json::json!({ "model": model.name, "agent": agent.id }));
-        let (committed_tx, committed_rx) = tokio::sync::oneshot::channel();
+        let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
         let turn = turn::Turn {
             runtime: self.clone(),
             session: session.clone(),
@@ -307,6 +307,8 @@ impl Runtime {
             offered,
             context,
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
+            prompt: agent.prompt.clone(),
+            last_row: 0,
             role,
             events,
             stop,
@@ -325,7 +327,7 @@ impl Runtime {
         let (space, chat, turn, words) = (session.space.clone(), chat_id.to_owned(), turn_id.clone(), text);
         let commit = tokio::spawn(async move {
             let result = chat::begin_turn(&space, &chat, &turn, &words).await;
-            let _ = committed_tx.send(result.is_ok());
+            let _ = committed_tx.send(result.as_ref().ok().copied());
             result
         });
         let message_id = commit.await.map_err(|_| TurnError::Locked)??;
@@ -482,6 +484,47 @@ impl Runtime {
         let plain = self.inner.secrets.open(sealed, &key_purpose(provider_id))?;
         Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
     }
+}
+
+/// The version of how requests are composed from stored parts (the system prompt, then
+/// the history through `context_from`, then the tools). Bump it whenever that changes:
+/// a stored request is only recomposed by the version that made it.
+pub const RENDER_VERSION: i64 = 1;
+
+/// Why a stored request cannot be composed again.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    #[error("there is no such request in this conversation, or it was made before its parts were kept")]
+    NotFound,
+    #[error("this request was composed by render version {0}; this Skald composes with version {RENDER_VERSION}")]
+    OtherVersion(i64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A stored model request composed again from what was stored: the protocol and the body
+/// exactly as it was sent, whatever changed in the agent or the tools since (§8.1).
+pub async fn rebuild(
+    space: &PrivateStore,
+    session_id: &str,
+    request_id: i64,
+) -> Result<(String, serde_json::Value), RebuildError> {
+    let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
+    let source = stored.source;
+    if source.render_version != RENDER_VERSION {
+        return Err(RebuildError::OtherVersion(source.render_version));
+    }
+    let history = chat::history_upto(space, session_id, source.history_upto).await?;
+    let request = compose(stored.model, &source.prompt, &history, crate::providers::tools_from_json(&source.tools));
+    let body = crate::providers::body(&source.kind, &request).ok_or(RebuildError::NotFound)?;
+    Ok((source.kind, body))
+}
+
+/// A request from its parts: the one place requests are composed (see [`RENDER_VERSION`]).
+fn compose(model: String, prompt: &str, history: &[Message], tools: Vec<ToolSpec>) -> ChatRequest {
+    let mut messages = vec![ContextMessage::System(prompt.to_owned())];
+    messages.extend(context_from(history));
+    ChatRequest { model, messages, tools }
 }
 
 /// Whether a role may use a model: by name and by privacy tier.

@@ -21,7 +21,7 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::chat::{self, NewMessage, RequestRecord, TurnEnd};
+use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, TurnEnd};
 use crate::store::roles::Role;
 use crate::store::{StoreError, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -43,6 +43,10 @@ pub(super) struct Turn {
     /// The person's role, read again before each further round: an administrator's change
     /// to its privacy tier (§16) or daily cap applies within the turn.
     pub role: Role,
+    /// The agent's prompt as this turn read it, kept with each request's record.
+    pub prompt: String,
+    /// The last history row the context holds, kept with each request's record.
+    pub last_row: i64,
     pub events: TurnEvents,
     pub stop: CancellationToken,
     /// The latest model request and its token counts, not yet written: the turn's last
@@ -60,7 +64,8 @@ enum End {
 }
 
 /// Whether the person's message is committed yet: the reply streams while it is.
-type Commit = Option<tokio::sync::oneshot::Receiver<bool>>;
+/// The committed message's row id arrives through it; none when the commit failed.
+type Commit = Option<tokio::sync::oneshot::Receiver<Option<i64>>>;
 
 /// The text a call without a result gets when its turn ends around it.
 const ORPHAN_RESULT: &str = "Error: the turn ended before this call finished.";
@@ -129,7 +134,7 @@ impl Turn {
     /// Runs the turn to its end; `closing` is set once only its end remains to be written.
     pub async fn run(
         mut self,
-        committed: tokio::sync::oneshot::Receiver<bool>,
+        committed: tokio::sync::oneshot::Receiver<Option<i64>>,
         closing: Arc<std::sync::atomic::AtomicBool>,
     ) {
         let mut commit: Commit = Some(committed);
@@ -215,10 +220,21 @@ impl Turn {
     }
 
     /// Waits for the person's message to be committed, if that is still pending.
-    async fn committed(&self, commit: &mut Commit) -> bool {
+    async fn committed(&mut self, commit: &mut Commit) -> bool {
         match commit.take() {
-            Some(receiver) => receiver.await.unwrap_or(false),
+            Some(receiver) => self.saved(receiver.await.ok().flatten()),
             None => true,
+        }
+    }
+
+    /// Notes the committed message's row as the history's end so far.
+    fn saved(&mut self, row: Option<i64>) -> bool {
+        match row {
+            Some(id) => {
+                self.last_row = id;
+                true
+            }
+            None => false,
         }
     }
 
@@ -315,7 +331,7 @@ impl Turn {
                 () = self.stop.cancelled() => return End::Stopped,
                 saved = async { commit.as_mut().expect("guarded").await }, if commit.is_some() => {
                     *commit = None;
-                    if !saved.unwrap_or(false) {
+                    if !self.saved(saved.ok().flatten()) {
                         return End::NotSaved;
                     }
                     continue;
@@ -372,7 +388,7 @@ impl Turn {
             model: Some(&self.model.name),
             ..NewMessage::default()
         };
-        chat::append(space, &[asked]).await?;
+        self.last_row = chat::append(space, &[asked]).await?.last().copied().unwrap_or(self.last_row);
         for call in &calls {
             let started = json!({ "call": { "id": call.id, "name": call.name, "arguments": call.arguments } });
             self.events.emit("tool_call_started", started);
@@ -412,7 +428,8 @@ impl Turn {
                 ..NewMessage::default()
             })
             .collect();
-        chat::append(space, &rows).await?;
+        let appended = chat::append(space, &rows).await?;
+        self.last_row = appended.last().copied().unwrap_or(self.last_row);
         for (call, (text, status)) in calls.iter().zip(&results) {
             let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
             self.events.emit("tool_call_finished", finished);
@@ -463,6 +480,14 @@ impl Turn {
             attempts: i64::from(attempts),
             outcome,
             error_code,
+            source: RequestSource {
+                session_id: self.chat_id.clone(),
+                kind: self.endpoint.kind.clone(),
+                render_version: super::RENDER_VERSION,
+                prompt: self.prompt.clone(),
+                tools: providers::tools_to_json(&request.tools),
+                history_upto: self.last_row,
+            },
         };
         Some((record, counted))
     }

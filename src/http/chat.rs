@@ -125,6 +125,24 @@ pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec
     Ok(Json(chat::requests(&caller.session.space, &id).await?))
 }
 
+/// `GET /api/sessions/{id}/requests/{request}/rebuild`: a stored model request composed
+/// again from what was stored — the body exactly as it was sent (§8.1), as JSON and as the
+/// bytes, whatever changed in the agent or the tools since.
+pub async fn rebuild(caller: Caller, Path((id, request)): Path<(String, i64)>) -> Result<Json<Value>, ApiError> {
+    find(&caller, &id).await?;
+    let (kind, body) = crate::agent::rebuild(&caller.session.space, &id, request).await.map_err(|err| match err {
+        crate::agent::RebuildError::Store(store) => store.into(),
+        other @ crate::agent::RebuildError::NotFound => {
+            ApiError::Missing { code: "no_request", message: other.to_string() }
+        }
+        other @ crate::agent::RebuildError::OtherVersion(_) => {
+            ApiError::Conflict { code: "render_version", message: other.to_string() }
+        }
+    })?;
+    let raw = body.to_string();
+    Ok(Json(json!({ "id": request, "kind": kind, "body": body, "raw": raw })))
+}
+
 /// `POST /api/sessions/{id}/stop`: stops the running turn; returns once it has stopped.
 pub async fn stop(
     State(state): State<AppState>,

@@ -77,6 +77,7 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/sessions/{id}/messages", Session, Header, chat::send),
         route(M::GET, "/api/sessions/{id}/messages", Session, Header, chat::messages),
         route(M::GET, "/api/sessions/{id}/requests", Session, Header, chat::requests),
+        route(M::GET, "/api/sessions/{id}/requests/{request}/rebuild", Session, Header, chat::rebuild),
         route(M::POST, "/api/sessions/{id}/stop", Session, Header, chat::stop),
     ]
 }

@@ -85,6 +85,38 @@ pub struct Endpoint {
     pub api_key: Option<Zeroizing<String>>,
 }
 
+/// The body a request is sent with in a protocol, exactly; none for an unknown protocol.
+pub fn body(kind: &str, request: &ChatRequest) -> Option<Value> {
+    match kind {
+        "openai" => Some(openai::body(request)),
+        "anthropic" => Some(anthropic::body(request)),
+        "ollama" => Some(ollama::body(request)),
+        _ => None,
+    }
+}
+
+/// Tools as stored with a request record.
+pub fn tools_to_json(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| serde_json::json!({ "name": t.name, "description": t.description, "parameters": t.parameters }))
+        .collect()
+}
+
+/// Tools as read back from a request record.
+pub fn tools_from_json(value: &Value) -> Vec<ToolSpec> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| ToolSpec {
+            name: t["name"].as_str().unwrap_or_default().to_owned(),
+            description: t["description"].as_str().unwrap_or_default().to_owned(),
+            parameters: t["parameters"].clone(),
+        })
+        .collect()
+}
+
 /// Sends a request carrying a person's private content, in the endpoint's protocol; on
 /// success, the reply's stream of deltas. Every such request passes here, so the privacy
 /// tier of the person's role (§16) is checked here, before a byte leaves: a `local_only`

@@ -81,6 +81,22 @@ pub struct RequestRecord {
     pub attempts: i64,
     pub outcome: &'static str,
     pub error_code: Option<&'static str>,
+    /// What the request was built from; see [`RequestSource`].
+    pub source: RequestSource,
+}
+
+/// What a request was composed from: enough to compose it again (§8.1).
+#[derive(Debug, Clone)]
+pub struct RequestSource {
+    pub session_id: String,
+    /// The wire protocol the body was written in.
+    pub kind: String,
+    /// The version of the code that composes requests from these parts.
+    pub render_version: i64,
+    pub prompt: String,
+    pub tools: Value,
+    /// The last history row the context held.
+    pub history_upto: i64,
 }
 
 /// How long a title taken from the first message may be.
@@ -286,10 +302,25 @@ pub async fn record_request(store: &PrivateStore, record: &RequestRecord) -> Res
 }
 
 async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecord) -> Result<(), StoreError> {
+    let source = &record.source;
+    let prompt_version = content_version(source.prompt.as_bytes());
+    let tools = source.tools.to_string();
+    let toolset_version = content_version(tools.as_bytes());
+    sqlx::query("INSERT INTO request_prompts (version, prompt) VALUES (?, ?) ON CONFLICT DO NOTHING")
+        .bind(&prompt_version)
+        .bind(&source.prompt)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO request_toolsets (version, tools) VALUES (?, ?) ON CONFLICT DO NOTHING")
+        .bind(&toolset_version)
+        .bind(&tools)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query(
         "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
-                                     outcome, error_code, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     outcome, error_code, created_at, session_id, kind, render_version,
+                                     prompt_version, toolset_version, history_upto)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&record.turn_id)
     .bind(&record.provider)
@@ -302,9 +333,64 @@ async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecor
     .bind(record.outcome)
     .bind(record.error_code)
     .bind(timestamp())
+    .bind(&source.session_id)
+    .bind(&source.kind)
+    .bind(source.render_version)
+    .bind(&prompt_version)
+    .bind(&toolset_version)
+    .bind(source.history_upto)
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// SHA-256 of stored content, naming its version.
+fn content_version(content: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(content))
+}
+
+/// A stored request's parts, read back to compose it again.
+#[derive(Debug)]
+pub struct StoredRequest {
+    pub model: String,
+    pub source: RequestSource,
+}
+
+/// The parts of request `id` of a conversation; none for another conversation's request
+/// or one recorded before its parts were kept.
+pub async fn stored_request(
+    store: &PrivateStore,
+    session_id: &str,
+    id: i64,
+) -> Result<Option<StoredRequest>, StoreError> {
+    let row: Option<(String, String, i64, String, String, i64)> = sqlx::query_as(
+        "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto
+         FROM model_requests r
+         JOIN request_prompts p ON p.version = r.prompt_version
+         JOIN request_toolsets t ON t.version = r.toolset_version
+         WHERE r.id = ? AND r.session_id = ?",
+    )
+    .bind(id)
+    .bind(session_id)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row.map(|(model, kind, render_version, prompt, tools, history_upto)| StoredRequest {
+        model,
+        source: RequestSource {
+            session_id: session_id.to_owned(),
+            kind,
+            render_version,
+            prompt,
+            tools: serde_json::from_str(&tools).unwrap_or(Value::Null),
+            history_upto,
+        },
+    }))
+}
+
+/// A conversation's history up to and including row `upto`, oldest first.
+pub async fn history_upto(store: &PrivateStore, session_id: &str, upto: i64) -> Result<Vec<Message>, StoreError> {
+    Ok(history(store, session_id).await?.into_iter().filter(|m| m.id <= upto).collect())
 }
 
 /// The model requests of a session's turns, oldest first.

@@ -787,3 +787,47 @@ async fn provider_requests_never_go_through_a_proxy_from_the_environment() {
     assert_eq!(last["text"], "Straight from the model.");
     assert_eq!(contacted.load(std::sync::atomic::Ordering::SeqCst), 0, "the proxy saw nothing");
 }
+
+/// Golden test (§8.1): stored requests are composed again byte for byte, even after the
+/// agent's prompt and the tool set changed.
+#[tokio::test]
+async fn a_stored_request_is_rebuilt_byte_for_byte_after_the_prompt_and_tools_changed() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("current_time", json!({ "timezone": "Asia/Tokyo" }))]));
+    chat.model.push(Reply::text("Evening."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "What time is it in Tokyo?").await;
+    chat.finished(&session).await;
+    chat.model.push(Reply::text("You are welcome."));
+    chat.send(&session, "Thanks!").await;
+    chat.finished(&session).await;
+    let sent: Vec<String> = chat.model.requests().iter().map(|r| r.raw.clone()).collect();
+    assert_eq!(sent.len(), 3);
+
+    // The prompt and the tools change after the fact.
+    let agent = chat.server.data_dir().join("agents/main/AGENT.md");
+    std::fs::write(&agent, "You are now a pirate.").unwrap();
+    let no_tools = json!({ "tools": ["nothing_matches"] });
+    assert_eq!(chat.server.call(Method::PATCH, "/api/roles/admin", Some(&chat.token), Some(no_tools)).await.0, 200);
+
+    let (_, records) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    let ids: Vec<i64> = records.as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 3);
+    for (id, original) in ids.iter().zip(&sent) {
+        let path = format!("/api/sessions/{session}/requests/{id}/rebuild");
+        let (status, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+        assert_eq!(status, 200, "{rebuilt}");
+        assert_eq!(rebuilt["raw"].as_str().unwrap(), original, "request {id} rebuilt differently");
+    }
+
+    // The next turn does use the new prompt and no tools.
+    chat.model.push(Reply::text("Arr."));
+    chat.send(&session, "Hello?").await;
+    chat.finished(&session).await;
+    let latest = chat.model.requests().last().unwrap().body.clone();
+    assert_eq!(latest["messages"][0]["content"], "You are now a pirate.");
+    assert!(latest.get("tools").is_none());
+    let path = format!("/api/sessions/{session}/requests/999/rebuild");
+    assert_eq!(chat.server.call(Method::GET, &path, Some(&chat.token), None).await.0, 404);
+}
