@@ -6,6 +6,7 @@
 //! A turn runs as work of the session that started it: locking cancels it, and the
 //! person's space stays open until the turn has recorded how it ended.
 
+pub mod compaction;
 pub mod definition;
 pub mod events;
 pub mod tools;
@@ -272,9 +273,12 @@ impl Runtime {
         // stands between the person's message and the model's first token.
         let space = &session.space;
         let private = async {
-            let (conversation, history) =
-                tokio::try_join!(chat::session(space, chat_id), chat::history(space, chat_id))?;
-            Ok::<_, TurnError>((conversation.ok_or(TurnError::NoSession)?, history))
+            let (conversation, history, summary) = tokio::try_join!(
+                chat::session(space, chat_id),
+                chat::history(space, chat_id),
+                chat::latest_summary(space, chat_id)
+            )?;
+            Ok::<_, TurnError>((conversation.ok_or(TurnError::NoSession)?, history, summary))
         };
         let shared = async {
             let role = self.role_of(&session.user_id).await?;
@@ -284,12 +288,22 @@ impl Runtime {
             self.provider_cache().await?;
             Ok(role)
         };
-        let ((conversation, history), role) = tokio::try_join!(private, shared)?;
+        let ((conversation, mut history, summary), role) = tokio::try_join!(private, shared)?;
+        if let Some(summary) = &summary {
+            history.retain(|m| m.id > summary.upto);
+        }
         let agent = self.inner.agents.load(&conversation.agent)?;
         let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
         let endpoint = self.endpoint(&model).await?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
-        let mut context = compose(model.model_id.clone(), &agent.prompt, &history, Vec::new()).messages;
+        let mut context = compose(
+            model.model_id.clone(),
+            &agent.prompt,
+            summary.as_ref().map(|s| s.text.as_str()),
+            &history,
+            Vec::new(),
+        )
+        .messages;
         context.push(ContextMessage::User(text.clone()));
 
         let mut events =
@@ -308,6 +322,7 @@ impl Runtime {
             context,
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
             prompt: agent.prompt.clone(),
+            summary,
             last_row: 0,
             role,
             events,
@@ -514,15 +529,26 @@ pub async fn rebuild(
     if source.render_version != RENDER_VERSION {
         return Err(RebuildError::OtherVersion(source.render_version));
     }
-    let history = chat::history_upto(space, session_id, source.history_upto).await?;
-    let request = compose(stored.model, &source.prompt, &history, crate::providers::tools_from_json(&source.tools));
+    let after = stored.summary.as_ref().map_or(0, |s| s.upto);
+    let history = chat::history_between(space, session_id, after, source.history_upto).await?;
+    let summary = stored.summary.as_ref().map(|s| s.text.as_str());
+    let request =
+        compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));
     let body = crate::providers::body(&source.kind, &request).ok_or(RebuildError::NotFound)?;
     Ok((source.kind, body))
 }
 
-/// A request from its parts: the one place requests are composed (see [`RENDER_VERSION`]).
-fn compose(model: String, prompt: &str, history: &[Message], tools: Vec<ToolSpec>) -> ChatRequest {
+/// A request from its parts — the agent's prompt, the summary standing in for older rows,
+/// the rows after it — the one place requests are composed (see [`RENDER_VERSION`]).
+fn compose(
+    model: String,
+    prompt: &str,
+    summary: Option<&str>,
+    history: &[Message],
+    tools: Vec<ToolSpec>,
+) -> ChatRequest {
     let mut messages = vec![ContextMessage::System(prompt.to_owned())];
+    messages.extend(summary.map(compaction::summary_message));
     messages.extend(context_from(history));
     ChatRequest { model, messages, tools }
 }

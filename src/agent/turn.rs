@@ -16,12 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::TurnEvents;
 use super::usage;
-use super::{Runtime, calls_to_json, random_id};
+use super::{Runtime, calls_to_json, compaction, random_id};
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, TurnEnd};
+use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd};
 use crate::store::roles::Role;
 use crate::store::{StoreError, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -45,6 +45,8 @@ pub(super) struct Turn {
     pub role: Role,
     /// The agent's prompt as this turn read it, kept with each request's record.
     pub prompt: String,
+    /// The summary standing in for the older history (§8.6), if any.
+    pub summary: Option<Summary>,
     /// The last history row the context holds, kept with each request's record.
     pub last_row: i64,
     pub events: TurnEvents,
@@ -172,11 +174,16 @@ impl Turn {
             {
                 return Ok(Some(closing));
             }
-            let request = ChatRequest {
-                model: self.model.model_id.clone(),
-                messages: self.context.clone(),
-                tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
-            };
+            let mut request = self.next_request();
+            if compaction::estimate(&request) > compaction::budget(self.model.context_window) {
+                // A summary is written to the person's file: only once their message is.
+                if !self.committed(commit).await {
+                    return Ok(None);
+                }
+                if self.compact().await? {
+                    request = self.next_request();
+                }
+            }
             let started = Instant::now();
             let (reply, end, attempts) = self.request(&request, commit).await;
             if matches!(end, End::NotSaved) || !self.committed(commit).await {
@@ -217,6 +224,117 @@ impl Turn {
         }
         let message = format!("The assistant took {} steps without finishing, so it was stopped.", self.max_rounds);
         Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
+    }
+
+    fn next_request(&self) -> ChatRequest {
+        ChatRequest {
+            model: self.model.model_id.clone(),
+            messages: self.context.clone(),
+            tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
+        }
+    }
+
+    /// Summarises the older turns into a stored summary and rebuilds the context from it
+    /// (§8.6). The summary request is a recorded model request like any other, sent to this
+    /// turn's model, so it obeys the person's privacy tier. Returns whether it compacted;
+    /// a summary that fails leaves the context as it was.
+    async fn compact(&mut self) -> Result<bool, StoreError> {
+        let space = self.session.space.clone();
+        let after = self.summary.as_ref().map_or(0, |s| s.upto);
+        let rows = chat::history_between(&space, &self.chat_id, after, self.last_row).await?;
+        let keep = compaction::budget(self.model.context_window) / 2;
+        let Some(upto) = compaction::cut(&rows, keep) else { return Ok(false) };
+        let (older, newer): (Vec<_>, Vec<_>) = rows.into_iter().partition(|m| m.id <= upto);
+        let transcript = compaction::transcript(self.summary.as_ref().map(|s| s.text.as_str()), &older);
+        let request = ChatRequest {
+            model: self.model.model_id.clone(),
+            messages: vec![ContextMessage::System(compaction::SUMMARY_PROMPT.into()), ContextMessage::User(transcript)],
+            tools: Vec::new(),
+        };
+        let started = Instant::now();
+        let (text, usage, end) = self.summarise(&request).await;
+        let outcome = match &end {
+            None if !text.trim().is_empty() => ("ok", None),
+            None => ("error", Some("empty_summary")),
+            Some(err) => ("error", Some(err.code())),
+        };
+        let record = RequestRecord {
+            turn_id: self.turn_id.clone(),
+            provider: self.model.provider.clone(),
+            model: self.model.model_id.clone(),
+            tokens_in: usage.map(|(input, _)| clamp(input)),
+            tokens_out: usage.map(|(_, output)| clamp(output)),
+            ttft_ms: None,
+            latency_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            attempts: 1,
+            outcome: outcome.0,
+            error_code: outcome.1,
+            source: RequestSource {
+                session_id: self.chat_id.clone(),
+                kind: self.endpoint.kind.clone(),
+                render_version: super::RENDER_VERSION,
+                prompt: compaction::SUMMARY_PROMPT.into(),
+                tools: serde_json::Value::Array(Vec::new()),
+                history_upto: upto,
+                summary_id: self.summary.as_ref().map(|s| s.id),
+                purpose: "compaction",
+            },
+        };
+        let counted = usage.map_or_else(
+            || (usage::estimate_tokens(context_chars(&request)), usage::estimate_tokens(text.len())),
+            |(input, output)| (clamp(input), clamp(output)),
+        );
+        self.pending = Some((record, counted));
+        self.write_pending().await;
+        if outcome.0 != "ok" {
+            tracing::warn!(user = %self.session.user_id, code = outcome.1, "compaction failed; the request goes unshortened");
+            return Ok(false);
+        }
+        let summary = chat::add_summary(&space, &self.chat_id, upto, text.trim()).await?;
+        self.events.emit("compacted", json!({ "upto": upto }));
+        let mut context = vec![ContextMessage::System(self.prompt.clone()), compaction::summary_message(&summary.text)];
+        context.extend(super::context_from(&newer));
+        self.context = context;
+        self.summary = Some(summary);
+        Ok(true)
+    }
+
+    /// Streams a summary request to its end, without showing it: (text, usage, failure).
+    async fn summarise(&self, request: &ChatRequest) -> (String, Option<(u64, u64)>, Option<ProviderError>) {
+        let stall = self.runtime.inner.limits.stall;
+        let send = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier);
+        let mut stream = tokio::select! {
+            () = self.stop.cancelled() => return (String::new(), None, Some(ProviderError::Withheld("stopped".into()))),
+            opened = tokio::time::timeout(stall, send) => match opened {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(err)) => return (String::new(), None, Some(err)),
+                Err(_) => return (String::new(), None, Some(ProviderError::Stalled(stall))),
+            },
+        };
+        let (mut text, mut usage) = (String::new(), None::<(u64, u64)>);
+        loop {
+            let next = tokio::select! {
+                () = self.stop.cancelled() => return (text, usage, Some(ProviderError::Withheld("stopped".into()))),
+                next = tokio::time::timeout(stall, stream.next()) => next,
+            };
+            match next {
+                Err(_) => return (text, usage, Some(ProviderError::Stalled(stall))),
+                Ok(None) => return (text, usage, None),
+                Ok(Some(Err(err))) => return (text, usage, Some(err)),
+                Ok(Some(Ok(deltas))) => {
+                    for delta in deltas {
+                        match delta {
+                            Delta::Text(piece) => text.push_str(&piece),
+                            Delta::Usage { input, output } => {
+                                let (seen_in, seen_out) = usage.unwrap_or_default();
+                                usage = Some((seen_in.max(input), seen_out.max(output)));
+                            }
+                            Delta::ToolCall { .. } | Delta::Finish(_) => {}
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Waits for the person's message to be committed, if that is still pending.
@@ -487,6 +605,8 @@ impl Turn {
                 prompt: self.prompt.clone(),
                 tools: providers::tools_to_json(&request.tools),
                 history_upto: self.last_row,
+                summary_id: self.summary.as_ref().map(|s| s.id),
+                purpose: "turn",
             },
         };
         Some((record, counted))

@@ -97,6 +97,39 @@ pub struct RequestSource {
     pub tools: Value,
     /// The last history row the context held.
     pub history_upto: i64,
+    /// The summary that stood in for the rows before it, if any.
+    pub summary_id: Option<i64>,
+    /// `turn`, or `compaction` for a request that wrote a summary.
+    pub purpose: &'static str,
+}
+
+/// A summary of a conversation's rows up to `upto` (§8.6).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Summary {
+    pub id: i64,
+    pub upto: i64,
+    pub text: String,
+}
+
+/// The conversation's latest summary.
+pub async fn latest_summary(store: &PrivateStore, session_id: &str) -> Result<Option<Summary>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, upto, text FROM summaries WHERE session_id = ? ORDER BY id DESC LIMIT 1")
+        .bind(session_id)
+        .fetch_optional(store.pool())
+        .await?)
+}
+
+/// Stores a summary of the rows up to `upto`.
+pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text: &str) -> Result<Summary, StoreError> {
+    let id = sqlx::query("INSERT INTO summaries (session_id, upto, text, created_at) VALUES (?, ?, ?, ?)")
+        .bind(session_id)
+        .bind(upto)
+        .bind(text)
+        .bind(timestamp())
+        .execute(store.pool())
+        .await?
+        .last_insert_rowid();
+    Ok(Summary { id, upto, text: text.to_owned() })
 }
 
 /// How long a title taken from the first message may be.
@@ -319,8 +352,8 @@ async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecor
     sqlx::query(
         "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
                                      outcome, error_code, created_at, session_id, kind, render_version,
-                                     prompt_version, toolset_version, history_upto)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     prompt_version, toolset_version, history_upto, summary_id, purpose)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&record.turn_id)
     .bind(&record.provider)
@@ -339,6 +372,8 @@ async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecor
     .bind(&prompt_version)
     .bind(&toolset_version)
     .bind(source.history_upto)
+    .bind(source.summary_id)
+    .bind(source.purpose)
     .execute(conn)
     .await?;
     Ok(())
@@ -355,6 +390,7 @@ fn content_version(content: &[u8]) -> String {
 pub struct StoredRequest {
     pub model: String,
     pub source: RequestSource,
+    pub summary: Option<Summary>,
 }
 
 /// The parts of request `id` of a conversation; none for another conversation's request
@@ -364,18 +400,29 @@ pub async fn stored_request(
     session_id: &str,
     id: i64,
 ) -> Result<Option<StoredRequest>, StoreError> {
-    let row: Option<(String, String, i64, String, String, i64)> = sqlx::query_as(
-        "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto
+    type Row = (String, String, i64, String, String, i64, Option<i64>, String);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id, r.purpose
          FROM model_requests r
          JOIN request_prompts p ON p.version = r.prompt_version
          JOIN request_toolsets t ON t.version = r.toolset_version
-         WHERE r.id = ? AND r.session_id = ?",
+         WHERE r.id = ? AND r.session_id = ? AND r.purpose = 'turn'",
     )
     .bind(id)
     .bind(session_id)
     .fetch_optional(store.pool())
     .await?;
-    Ok(row.map(|(model, kind, render_version, prompt, tools, history_upto)| StoredRequest {
+    let Some((model, kind, render_version, prompt, tools, history_upto, summary_id, _)) = row else { return Ok(None) };
+    let summary = match summary_id {
+        Some(summary_id) => {
+            sqlx::query_as("SELECT id, upto, text FROM summaries WHERE id = ?")
+                .bind(summary_id)
+                .fetch_optional(store.pool())
+                .await?
+        }
+        None => None,
+    };
+    Ok(Some(StoredRequest {
         model,
         source: RequestSource {
             session_id: session_id.to_owned(),
@@ -384,13 +431,21 @@ pub async fn stored_request(
             prompt,
             tools: serde_json::from_str(&tools).unwrap_or(Value::Null),
             history_upto,
+            summary_id,
+            purpose: "turn",
         },
+        summary,
     }))
 }
 
-/// A conversation's history up to and including row `upto`, oldest first.
-pub async fn history_upto(store: &PrivateStore, session_id: &str, upto: i64) -> Result<Vec<Message>, StoreError> {
-    Ok(history(store, session_id).await?.into_iter().filter(|m| m.id <= upto).collect())
+/// A conversation's rows after `after` up to and including `upto`, oldest first.
+pub async fn history_between(
+    store: &PrivateStore,
+    session_id: &str,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<Message>, StoreError> {
+    Ok(history(store, session_id).await?.into_iter().filter(|m| m.id > after && m.id <= upto).collect())
 }
 
 /// The model requests of a session's turns, oldest first.
@@ -399,7 +454,8 @@ pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<Valu
         "SELECT json_object('id', r.id, 'turn_id', r.turn_id, 'provider', r.provider, 'model', r.model,
                 'tokens_in', r.tokens_in, 'tokens_out', r.tokens_out, 'ttft_ms', r.ttft_ms,
                 'latency_ms', r.latency_ms, 'attempts', r.attempts, 'outcome', r.outcome,
-                'error_code', r.error_code, 'created_at', r.created_at)
+                'error_code', r.error_code, 'created_at', r.created_at, 'purpose', r.purpose,
+                'summary_id', r.summary_id, 'history_upto', r.history_upto)
          FROM model_requests r JOIN turns t ON t.id = r.turn_id WHERE t.session_id = ? ORDER BY r.id",
     )
     .bind(session_id)

@@ -831,3 +831,68 @@ async fn a_stored_request_is_rebuilt_byte_for_byte_after_the_prompt_and_tools_ch
     let path = format!("/api/sessions/{session}/requests/999/rebuild");
     assert_eq!(chat.server.call(Method::GET, &path, Some(&chat.token), None).await.0, 404);
 }
+
+/// Compaction (§8.6): under a small context budget older turns are summarised; later
+/// requests carry the summary instead of them, a tool call never loses its result, and the
+/// full history stays readable.
+#[tokio::test]
+async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_result() {
+    let chat = Chat::start().await;
+    let small = json!({ "name": "small", "kind": "openai", "base_url": chat.model.openai_base(),
+                        "models": [{ "id": "scripted-small", "context_window": 1200 }] });
+    assert_eq!(chat.server.post("/api/providers", Some(&chat.token), small).await.0, 201);
+    let said = |marker: &str| format!("{marker} {}", "and so on ".repeat(40));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("current_time", json!({}))]));
+    chat.model.push(Reply::text(said("reply-one")));
+    chat.model.push(Reply::text(said("reply-two")));
+    chat.model.push(Reply::text(said("reply-three")));
+    chat.model.push(Reply::text("SUMMARY-OF-EARLIER: they talked about time."));
+    chat.model.push(Reply::text(said("reply-four")));
+    chat.model.push(Reply::text(said("reply-five")));
+    let session = chat.new_session(json!({ "model": "small/scripted-small" })).await;
+    for marker in ["alpha", "bravo", "charlie", "delta", "echo"] {
+        chat.send(&session, &said(marker)).await;
+        let last = chat.finished(&session).await.pop().unwrap();
+        assert_eq!(last["status"], "done", "{last}");
+    }
+
+    let requests: Vec<Value> = chat.model.requests().into_iter().map(|r| r.body).collect();
+    let firsts: Vec<String> =
+        requests.iter().map(|r| r["messages"][0]["content"].as_str().unwrap().chars().take(12).collect()).collect();
+    assert_eq!(requests.len(), 7, "{firsts:?}");
+    let summarising: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i]["messages"][0]["content"].as_str().unwrap().starts_with("You summarise"))
+        .collect();
+    assert_eq!(summarising, [4], "one summary, made when the fourth turn would not fit");
+    let transcript = requests[4]["messages"][1]["content"].as_str().unwrap();
+    assert!(transcript.contains("Person: alpha") && transcript.contains("current_time returned"), "{transcript}");
+    assert!(!transcript.contains("delta"), "the latest turn is kept, not summarised");
+    for later in &requests[5..] {
+        let text = later["messages"].to_string();
+        assert!(text.contains("SUMMARY-OF-EARLIER"), "the summary stands in: {text}");
+        assert!(!text.contains("alpha") && !text.contains("bravo"), "older turns are gone from the request");
+        assert!(text.contains("charlie") && text.contains("delta"));
+    }
+    // In every request, each tool result follows the assistant message that asked for it.
+    for request in &requests {
+        let messages = request["messages"].as_array().unwrap();
+        for (i, message) in messages.iter().enumerate().filter(|(_, m)| m["role"] == "tool") {
+            let id = &message["tool_call_id"];
+            let asked = messages[..i].iter().rev().find(|m| m["role"] == "assistant").unwrap();
+            assert!(asked["tool_calls"].as_array().unwrap().iter().any(|c| &c["id"] == id), "{request}");
+        }
+    }
+    // The whole history is still there, and the summary request is on record.
+    let history = chat.history(&session).await;
+    assert!(history[0]["text"].as_str().unwrap().starts_with("alpha"));
+    let (_, records) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    let records = records.as_array().unwrap();
+    assert_eq!(records.iter().filter(|r| r["purpose"] == "compaction").count(), 1, "{records:?}");
+    // A request made with the summary is rebuilt byte for byte too.
+    let raw = chat.model.requests()[5].raw.clone();
+    let id = records.iter().filter(|r| r["purpose"] == "turn").nth(4).unwrap()["id"].as_i64().unwrap();
+    let path = format!("/api/sessions/{session}/requests/{id}/rebuild");
+    let (_, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+    assert_eq!(rebuilt["raw"].as_str().unwrap(), raw);
+}
