@@ -31,8 +31,11 @@ fn ip(args: &[&str]) {
 
 impl Namespace {
     fn create() -> Self {
-        let tag = std::process::id() % 100_000;
-        let subnet = std::process::id() % 250 + 1;
+        // Unique per namespace: tests in this process run side by side.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let tag = std::process::id() % 10_000 * 10 + n % 10;
+        let subnet = (std::process::id() + n * 37) % 250 + 1;
         let ns = Self {
             name: format!("skald-test-{tag}"),
             host_side: format!("skh{tag}"),
@@ -165,4 +168,56 @@ async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_on
     };
     assert_eq!((last["status"].as_str(), last["text"].as_str()), (Some("done"), Some("You said: hello over the LAN")));
     assert_eq!(remote.chat_requests().await, 1);
+}
+
+/// A `local_only` person's long conversation is compacted by a local model: the summary,
+/// which carries their words, never goes to the remote provider beside it (§8.6, §16).
+#[tokio::test]
+async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
+    if !is_root() {
+        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
+        return;
+    }
+    let ns = Namespace::create();
+    let remote = RemoteModel::start(&ns);
+    let local = scripted_model::ScriptedModel::start().await;
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
+    let admin = setup["token"].as_str().unwrap().to_owned();
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Kim", "role": "restricted" })).await;
+    let code = added["enrolment_code"].as_str().unwrap();
+    let (_, enrolled) =
+        server.post("/api/enrol", None, json!({ "name": "Kim", "enrolment_code": code, "password": KIM_PW })).await;
+    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    // A remote provider with a fast model, and a local one with a small window.
+    let lan = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
+    assert_eq!(server.post("/api/providers", Some(&admin), lan).await.0, 201);
+    let home = json!({ "name": "home", "kind": "openai", "base_url": local.openai_base(),
+                       "models": [{ "id": "small", "context_window": 1200, "strength": "fast" }] });
+    assert_eq!(server.post("/api/providers", Some(&admin), home).await.0, 201);
+
+    let (_, session) = server.post("/api/sessions", Some(&kim), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+    let long = |marker: &str| format!("{marker} {}", "and so on ".repeat(60));
+    for marker in ["alpha", "bravo", "charlie", "delta"] {
+        assert_eq!(server.post(&path, Some(&kim), json!({ "text": long(marker) })).await.0, 202);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let (_, history) = server.call(Method::GET, &path, Some(&kim), None).await;
+            let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+            if last["role"] == "assistant" && last["status"] != "tool_calls" {
+                assert_eq!(last["status"], "done", "{last}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "the turn did not end");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+    let summaries = local
+        .requests()
+        .iter()
+        .filter(|r| r.body["messages"][0]["content"].as_str().is_some_and(|c| c.starts_with("You summarise")))
+        .count();
+    assert!(summaries >= 1, "the conversation was compacted, locally");
+    assert_eq!(remote.chat_requests().await, 0, "nothing of Kim's went to the remote provider");
 }
