@@ -273,12 +273,10 @@ impl Runtime {
         // stands between the person's message and the model's first token.
         let space = &session.space;
         let private = async {
-            let (conversation, history, summary) = tokio::try_join!(
-                chat::session(space, chat_id),
-                chat::history(space, chat_id),
-                chat::latest_summary(space, chat_id)
-            )?;
-            Ok::<_, TurnError>((conversation.ok_or(TurnError::NoSession)?, history, summary))
+            let (found, history) =
+                tokio::try_join!(chat::session_with_summary(space, chat_id), chat::history(space, chat_id))?;
+            let (conversation, summary) = found.ok_or(TurnError::NoSession)?;
+            Ok::<_, TurnError>((conversation, history, summary))
         };
         let shared = async {
             let role = self.role_of(&session.user_id).await?;

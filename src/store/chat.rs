@@ -111,12 +111,32 @@ pub struct Summary {
     pub text: String,
 }
 
-/// The conversation's latest summary.
-pub async fn latest_summary(store: &PrivateStore, session_id: &str) -> Result<Option<Summary>, StoreError> {
-    Ok(sqlx::query_as("SELECT id, upto, text FROM summaries WHERE session_id = ? ORDER BY id DESC LIMIT 1")
-        .bind(session_id)
-        .fetch_optional(store.pool())
-        .await?)
+/// A conversation with its latest summary, in one query: a turn's start reads both.
+pub async fn session_with_summary(
+    store: &PrivateStore,
+    id: &str,
+) -> Result<Option<(ChatSession, Option<Summary>)>, StoreError> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        session: ChatSession,
+        summary_id: Option<i64>,
+        summary_upto: Option<i64>,
+        summary_text: Option<String>,
+    }
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT c.*, m.id AS summary_id, m.upto AS summary_upto, m.text AS summary_text
+         FROM ({SESSION_SELECT} WHERE s.id = ?1) c
+         LEFT JOIN (SELECT id, upto, text FROM summaries WHERE session_id = ?1 ORDER BY id DESC LIMIT 1) m"
+    ));
+    let row: Option<Row> = sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?;
+    Ok(row.map(|row| {
+        let summary = match (row.summary_id, row.summary_upto, row.summary_text) {
+            (Some(id), Some(upto), Some(text)) => Some(Summary { id, upto, text }),
+            _ => None,
+        };
+        (row.session, summary)
+    }))
 }
 
 /// Stores a summary of the rows up to `upto`.
