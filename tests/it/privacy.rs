@@ -110,6 +110,20 @@ impl Drop for RemoteModel {
     }
 }
 
+/// A server with Ada (administrator) and Kim, whose `restricted` role is `local_only`;
+/// returns the server and their two tokens.
+async fn with_kim() -> (Server, String, String) {
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
+    let admin = setup["token"].as_str().unwrap().to_owned();
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Kim", "role": "restricted" })).await;
+    let code = added["enrolment_code"].as_str().unwrap();
+    let (_, enrolled) =
+        server.post("/api/enrol", None, json!({ "name": "Kim", "enrolment_code": code, "password": KIM_PW })).await;
+    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    (server, admin, kim)
+}
+
 fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
@@ -122,14 +136,7 @@ async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_on
     }
     let ns = Namespace::create();
     let remote = RemoteModel::start(&ns);
-    let server = Server::start();
-    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
-    let admin = setup["token"].as_str().unwrap().to_owned();
-    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Kim", "role": "restricted" })).await;
-    let code = added["enrolment_code"].as_str().unwrap();
-    let (_, enrolled) =
-        server.post("/api/enrol", None, json!({ "name": "Kim", "enrolment_code": code, "password": KIM_PW })).await;
-    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    let (server, admin, kim) = with_kim().await;
     let provider = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
     let (status, created) = server.post("/api/providers", Some(&admin), provider).await;
     assert_eq!(status, 201, "{created}");
@@ -181,14 +188,7 @@ async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
     let ns = Namespace::create();
     let remote = RemoteModel::start(&ns);
     let local = scripted_model::ScriptedModel::start().await;
-    let server = Server::start();
-    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": ADMIN_PW })).await;
-    let admin = setup["token"].as_str().unwrap().to_owned();
-    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Kim", "role": "restricted" })).await;
-    let code = added["enrolment_code"].as_str().unwrap();
-    let (_, enrolled) =
-        server.post("/api/enrol", None, json!({ "name": "Kim", "enrolment_code": code, "password": KIM_PW })).await;
-    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    let (server, admin, kim) = with_kim().await;
     // A remote provider with a fast model, and a local one with a small window.
     let lan = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
     assert_eq!(server.post("/api/providers", Some(&admin), lan).await.0, 201);
