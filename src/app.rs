@@ -18,7 +18,7 @@ use crate::http::boundary::Boundary;
 use crate::http::{self, AppState};
 use crate::notify::{Notification, Notifier};
 use crate::secrets::InstanceSecrets;
-use crate::store::{DataDir, SystemStore, roles};
+use crate::store::{DataDir, SystemStore, approval_rules, roles};
 use crate::users::sessions::Sessions;
 use crate::users::{Accounts, KdfPolicy};
 
@@ -104,6 +104,9 @@ impl App {
         let listener = TcpListener::from_std(listener).map_err(|source| StartError::Bind { port, source })?;
         let system = SystemStore::open(&data_dir.system_db()).await?;
         roles::seed_presets(&system)
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
+        approval_rules::seed_presets(&system)
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
         let policy = KdfPolicy::from_env();

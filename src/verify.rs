@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 10] = [
+const KNOWN_TABLES: [&str; 11] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -31,6 +31,7 @@ const KNOWN_TABLES: [&str; 10] = [
     "providers",
     "models",
     "usage_daily",
+    "approval_rules",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -9,6 +9,7 @@
 pub mod compaction;
 pub mod definition;
 pub mod events;
+pub mod gate;
 pub mod tools;
 mod turn;
 pub mod usage;

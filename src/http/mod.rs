@@ -17,6 +17,7 @@ pub mod meta;
 pub mod people;
 pub mod providers;
 pub mod routes;
+pub mod rules;
 pub mod state;
 pub mod ws;
 

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, chat, me, meta, people, providers, ws};
+use super::{AppState, admin, chat, me, meta, people, providers, rules, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -53,6 +53,10 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/audit", Admin, Header, admin::audit_trail),
         route(M::GET, "/api/instance/secrets", Admin, Header, admin::secrets_status),
         route(M::GET, "/api/usage", Admin, Header, admin::usage),
+        route(M::GET, "/api/approval-rules", Admin, Header, rules::list),
+        route(M::POST, "/api/approval-rules", Admin, Header, rules::add),
+        route(M::PUT, "/api/approval-rules/{id}", Admin, Header, rules::replace),
+        route(M::DELETE, "/api/approval-rules/{id}", Admin, Header, rules::delete),
         // the caller's own account and space
         route(M::GET, "/api/me", Session, Header, me::me),
         route(M::POST, "/api/me/password", Session, Header, me::change_password),

@@ -9,6 +9,7 @@
 //! <data dir>/database/users/<id>.db   one encrypted file per person (SQLCipher)
 //! ```
 
+pub mod approval_rules;
 pub mod audit;
 pub mod chat;
 pub mod data_dir;

@@ -10,6 +10,7 @@ mod keyring;
 mod neutrality;
 mod people;
 mod privacy;
+mod rules;
 mod serve;
 mod support;
 mod tamper;

@@ -1,0 +1,256 @@
+//! The approval gate (§8.4): whether a tool call runs, is refused, or waits for a person.
+//! Pure: the rules and the situation come in, a decision goes out. The order is the
+//! blueprint's: a confirmed write always requires; otherwise any matching `deny` wins;
+//! otherwise the matching rule with the lowest priority number; a tie between different
+//! effects, or no match at all, requires. A role that may not approve turns `require` into
+//! `deny` (until supervision exists).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::providers::catalogue::allowed;
+
+/// Tools whose every call a person confirms, whatever the rules say.
+pub const CONFIRMED_WRITES: [&str; 2] = ["remember", "schedule"];
+
+/// The priority a person's own "always allow this for me" rules take: ahead of the
+/// presets' `require` for writes, never ahead of an administrator's `deny`.
+pub const PERSONAL_PRIORITY: i64 = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    Allow,
+    Deny,
+    Require,
+}
+
+/// One rule, shared (from the shared database) or a person's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// A tool name pattern (`*` for any run of characters).
+    pub tool: String,
+    /// A pattern over the call's arguments as compact JSON, if the rule looks at them.
+    #[serde(default)]
+    pub args: Option<String>,
+    /// The role it applies to; none for every role.
+    #[serde(default)]
+    pub role: Option<String>,
+    pub effect: Effect,
+    pub priority: i64,
+}
+
+/// Where a rule came from, for the decision's explanation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Shared,
+    Personal,
+}
+
+/// What the gate knows about the call and the person making it.
+#[derive(Debug, Clone)]
+pub struct Situation<'a> {
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    pub role: &'a str,
+    /// The role lets this person approve calls.
+    pub may_approve: bool,
+    /// The tool changes something outside the conversation (writes, sends, fetches).
+    pub side_effects: bool,
+    /// Outside content (a fetched page, an MCP result) has entered this conversation: a
+    /// person's own "always allow" no longer stands in for asking (injection hygiene).
+    pub outside_content: bool,
+}
+
+/// The gate's answer, with the reason a card or the audit can show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub effect: Effect,
+    pub reason: String,
+}
+
+/// Decides one call.
+pub fn decide(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Decision {
+    let decision = raw_decision(situation, shared, personal);
+    if decision.effect == Effect::Require && !situation.may_approve {
+        return Decision {
+            effect: Effect::Deny,
+            reason: format!("{}; this role may not approve calls, so it is refused", decision.reason),
+        };
+    }
+    decision
+}
+
+fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Decision {
+    if CONFIRMED_WRITES.contains(&situation.tool) {
+        return require(format!("{} is always confirmed by the person", situation.tool));
+    }
+    let arguments = situation.arguments.to_string();
+    let applies = |rule: &Rule| {
+        allowed(std::slice::from_ref(&rule.tool), situation.tool)
+            && rule.role.as_deref().is_none_or(|role| role == situation.role || role == "*")
+            && rule.args.as_ref().is_none_or(|pattern| allowed(std::slice::from_ref(pattern), &arguments))
+    };
+    // A person's own rules count only for tools their role lets them approve, and not
+    // for side effects once outside content has entered the conversation.
+    let personal_counts = situation.may_approve && !(situation.outside_content && situation.side_effects);
+    let matching: Vec<(&Rule, Source)> = shared
+        .iter()
+        .filter(|r| applies(r))
+        .map(|r| (r, Source::Shared))
+        .chain(personal.iter().filter(|r| personal_counts && applies(r)).map(|r| (r, Source::Personal)))
+        .collect();
+    if let Some((rule, _)) = matching.iter().find(|(r, _)| r.effect == Effect::Deny) {
+        return Decision { effect: Effect::Deny, reason: format!("a rule refuses {} calls", rule.tool) };
+    }
+    let Some(best) = matching.iter().map(|(r, _)| r.priority).min() else {
+        return require(format!("no rule covers {}", situation.tool));
+    };
+    let top: Vec<&(&Rule, Source)> = matching.iter().filter(|(r, _)| r.priority == best).collect();
+    let effect = top[0].0.effect;
+    if top.iter().any(|(r, _)| r.effect != effect) {
+        return require(format!("rules of equal priority disagree about {}", situation.tool));
+    }
+    let reason = match (effect, top[0].1) {
+        (Effect::Allow, Source::Personal) => format!("you chose to always allow {}", situation.tool),
+        (Effect::Allow, Source::Shared) => format!("{} is allowed by a rule", situation.tool),
+        (_, _) => format!("{} asks the person first", situation.tool),
+    };
+    Decision { effect, reason }
+}
+
+fn require(reason: String) -> Decision {
+    Decision { effect: Effect::Require, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Effect::{Allow, Deny, Require};
+    use serde_json::json;
+
+    fn rule(tool: &str, effect: Effect, priority: i64) -> Rule {
+        Rule { tool: tool.into(), args: None, role: None, effect, priority }
+    }
+
+    fn presets() -> Vec<Rule> {
+        vec![
+            rule("note_read", Allow, 100),
+            rule("note_write", Require, 100),
+            rule("web_fetch", Require, 100),
+            rule("*", Require, 1000),
+        ]
+    }
+
+    fn situation<'a>(tool: &'a str, arguments: &'a Value) -> Situation<'a> {
+        Situation {
+            tool,
+            arguments,
+            role: "member",
+            may_approve: true,
+            side_effects: tool != "note_read",
+            outside_content: false,
+        }
+    }
+
+    fn effect_of(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Effect {
+        decide(situation, shared, personal).effect
+    }
+
+    #[test]
+    fn confirmed_write_always_requires() {
+        let args = json!({ "text": "likes tea" });
+        let allow_all = [rule("*", Allow, 1)];
+        assert_eq!(effect_of(&situation("remember", &args), &allow_all, &allow_all), Require);
+        assert_eq!(effect_of(&situation("schedule", &args), &allow_all, &[]), Require);
+    }
+
+    #[test]
+    fn reads_are_allowed_and_writes_require_by_the_presets() {
+        let args = json!({ "id": 1 });
+        assert_eq!(effect_of(&situation("note_read", &args), &presets(), &[]), Allow);
+        assert_eq!(effect_of(&situation("note_write", &args), &presets(), &[]), Require);
+        assert_eq!(effect_of(&situation("web_fetch", &args), &presets(), &[]), Require);
+    }
+
+    #[test]
+    fn no_matching_rule_requires() {
+        let args = json!({});
+        assert_eq!(effect_of(&situation("note_write", &args), &[rule("note_read", Allow, 1)], &[]), Require);
+    }
+
+    #[test]
+    fn deny_beats_always_allow() {
+        let args = json!({});
+        let shared = [rule("note_write", Deny, 900)];
+        let personal = [rule("note_write", Allow, PERSONAL_PRIORITY)];
+        assert_eq!(effect_of(&situation("note_write", &args), &shared, &personal), Deny);
+    }
+
+    #[test]
+    fn the_lowest_priority_number_wins() {
+        let args = json!({});
+        let shared = [rule("note_*", Require, 100), rule("note_write", Allow, 10)];
+        assert_eq!(effect_of(&situation("note_write", &args), &shared, &[]), Allow);
+    }
+
+    #[test]
+    fn ties_go_to_require() {
+        let args = json!({});
+        let shared = [rule("note_write", Allow, 10), rule("note_*", Require, 10)];
+        assert_eq!(effect_of(&situation("note_write", &args), &shared, &[]), Require);
+    }
+
+    #[test]
+    fn a_personal_always_allow_skips_the_card() {
+        let args = json!({ "title": "x" });
+        let personal = [rule("note_write", Allow, PERSONAL_PRIORITY)];
+        let decision = decide(&situation("note_write", &args), &presets(), &personal);
+        assert_eq!(decision.effect, Allow);
+        assert!(decision.reason.contains("you chose"));
+    }
+
+    #[test]
+    fn outside_content_makes_always_allow_ask_again_for_side_effects() {
+        let args = json!({ "title": "x" });
+        let personal = [rule("note_write", Allow, PERSONAL_PRIORITY), rule("note_read", Allow, PERSONAL_PRIORITY)];
+        let mut tainted = situation("note_write", &args);
+        tainted.outside_content = true;
+        assert_eq!(effect_of(&tainted, &presets(), &personal), Require);
+        let mut read = situation("note_read", &args);
+        read.outside_content = true;
+        assert_eq!(effect_of(&read, &presets(), &personal), Allow, "reads have no side effect");
+    }
+
+    #[test]
+    fn a_role_that_may_not_approve_gets_deny_instead_of_a_card() {
+        let args = json!({});
+        let mut restricted = situation("note_write", &args);
+        restricted.may_approve = false;
+        let personal = [rule("note_write", Allow, PERSONAL_PRIORITY)];
+        let decision = decide(&restricted, &presets(), &personal);
+        assert_eq!(decision.effect, Deny, "their own always-allow does not count either");
+        assert!(decision.reason.contains("may not approve"));
+        assert_eq!(effect_of(&situation("note_read", &args), &presets(), &[]), Allow);
+    }
+
+    #[test]
+    fn an_argument_pattern_covers_only_the_calls_it_matches() {
+        let shared = [Rule { args: Some(r#"*"url":"https://example.org/*"#.into()), ..rule("web_fetch", Allow, 10) }];
+        let fine = json!({ "url": "https://example.org/page" });
+        let changed = json!({ "url": "https://evil.example/page" });
+        assert_eq!(effect_of(&situation("web_fetch", &fine), &shared, &[]), Allow);
+        assert_eq!(effect_of(&situation("web_fetch", &changed), &shared, &[]), Require);
+    }
+
+    #[test]
+    fn a_rule_for_one_role_leaves_the_others_alone() {
+        let args = json!({});
+        let shared = [Rule { role: Some("admin".into()), ..rule("note_write", Allow, 10) }];
+        assert_eq!(effect_of(&situation("note_write", &args), &shared, &[]), Require);
+        let admin = Situation { role: "admin", ..situation("note_write", &args) };
+        assert_eq!(effect_of(&admin, &shared, &[]), Allow);
+    }
+}

@@ -1,0 +1,81 @@
+//! The approval gate's shared rules (§8.4), for administrators: list, add, change (a new
+//! priority reorders), delete. Each change is in the audit trail.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::AdminActor;
+use super::error::ApiError;
+use super::json::Body;
+use crate::agent::gate::Rule;
+use crate::store::StoreError;
+use crate::store::approval_rules::{self, StoredRule};
+
+/// `GET /api/approval-rules`: every rule, in the order the gate weighs them.
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<StoredRule>>, ApiError> {
+    Ok(Json(approval_rules::list(&state.system).await?))
+}
+
+/// `POST /api/approval-rules` `{"tool","args"?,"role"?,"effect","priority"}`
+pub async fn add(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(rule): Body<Rule>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let id = approval_rules::add(&state.system, &actor, &valid(rule)?).await.map_err(refused)?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
+}
+
+/// `PUT /api/approval-rules/{id}`: replaces a rule.
+pub async fn replace(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<i64>,
+    Body(rule): Body<Rule>,
+) -> Result<StatusCode, ApiError> {
+    approval_rules::replace(&state.system, &actor, id, &valid(rule)?).await.map_err(refused)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/approval-rules/{id}`
+pub async fn delete(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, ApiError> {
+    approval_rules::delete(&state.system, &actor, id).await.map_err(refused)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn valid(mut rule: Rule) -> Result<Rule, ApiError> {
+    let bad = |message: &str| ApiError::BadRequest { code: "invalid_rule", message: message.into() };
+    rule.tool = rule.tool.trim().to_owned();
+    let tool_fits = (1..=100).contains(&rule.tool.len())
+        && rule
+            .tool
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'*'));
+    if !tool_fits {
+        return Err(bad(
+            "tool is a tool name or pattern: lowercase letters, digits, '_', '-', '.', and '*' for any run",
+        ));
+    }
+    if rule.args.as_ref().is_some_and(|a| a.is_empty() || a.len() > 1000) {
+        return Err(bad("args is a pattern of 1 to 1000 characters over the call's arguments as compact JSON"));
+    }
+    if !(0..=1_000_000).contains(&rule.priority) {
+        return Err(bad("priority is a number from 0 to 1000000; lower numbers are weighed first"));
+    }
+    Ok(rule)
+}
+
+fn refused(err: StoreError) -> ApiError {
+    match err {
+        StoreError::NotFound => ApiError::Missing { code: "no_rule", message: "there is no such rule".into() },
+        StoreError::WrongState(why) => ApiError::BadRequest { code: "unknown_role", message: why.into() },
+        other => other.into(),
+    }
+}
