@@ -121,7 +121,8 @@ impl App {
         agents
             .seed()
             .map_err(|err| StartError::Prepare { path: data_dir.root().join("agents"), reason: err.to_string() })?;
-        let agent = Runtime::new(system.clone(), secrets.clone(), agents, Limits::from_env());
+        let notifier = Notifier::default();
+        let agent = Runtime::new(system.clone(), secrets.clone(), agents, Limits::from_env(), notifier.clone());
         let launch_token = LaunchToken::generate();
         if options.write_token_file {
             data_dir
@@ -134,7 +135,7 @@ impl App {
             accounts,
             secrets,
             boundary: Boundary::new(port),
-            notifier: Notifier::default(),
+            notifier,
             agent,
             shutdown: CancellationToken::new(),
         };

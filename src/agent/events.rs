@@ -35,6 +35,11 @@ impl Events {
         self.sender.subscribe()
     }
 
+    /// Sends an event that belongs to no turn to one person's windows.
+    pub fn to_person(&self, user: &UserId, value: Value) {
+        self.send(user, value.to_string());
+    }
+
     fn send(&self, user: &UserId, json: String) {
         // No receiver means no open window: the history has it all anyway.
         let _ = self.sender.send(Event { user: user.clone(), json: json.into() });

@@ -105,6 +105,7 @@ struct Inner {
     secrets: InstanceSecrets,
     agents: AgentDir,
     tools: Registry,
+    notifier: crate::notify::Notifier,
     client: reqwest::Client,
     events: Events,
     limits: Limits,
@@ -167,12 +168,19 @@ pub struct Started {
 }
 
 impl Runtime {
-    pub fn new(system: SystemStore, secrets: InstanceSecrets, agents: AgentDir, limits: Limits) -> Self {
+    pub fn new(
+        system: SystemStore,
+        secrets: InstanceSecrets,
+        agents: AgentDir,
+        limits: Limits,
+        notifier: crate::notify::Notifier,
+    ) -> Self {
         let inner = Inner {
             system,
             secrets,
             agents,
             tools: Registry::builtin(),
+            notifier,
             client: crate::providers::http_client(),
             events: Events::default(),
             limits,

@@ -15,6 +15,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::events::TurnEvents;
+use super::tools::ToolContext;
 use super::usage;
 use super::{Runtime, calls_to_json, compaction, random_id};
 use crate::providers::catalogue::CatalogueModel;
@@ -512,14 +513,21 @@ impl Turn {
             self.events.emit("tool_call_started", started);
         }
         let registry = self.runtime.inner.tools.clone();
-        let (offered, stop) = (&self.offered, &self.stop);
+        let context = ToolContext {
+            user: self.session.user_id.clone(),
+            chat_id: self.chat_id.clone(),
+            space: self.session.space.clone(),
+            notifier: self.runtime.inner.notifier.clone(),
+            events: self.runtime.inner.events.clone(),
+        };
+        let (offered, stop, context) = (&self.offered, &self.stop, &context);
         let outcomes = futures_util::future::join_all(calls.iter().map(|call| {
             let registry = registry.clone();
             async move {
                 tokio::select! {
                     biased;
                     () = stop.cancelled() => None,
-                    result = registry.call(offered, &call.name, &call.arguments) => Some(result),
+                    result = registry.call(offered, &call.name, &call.arguments, context) => Some(result),
                 }
             }
         }))

@@ -519,6 +519,29 @@ fn title_from(text: &str) -> String {
     format!("{}…", at_word.trim_end())
 }
 
+/// A conversation's scratchpad; empty when nothing was written.
+pub async fn scratchpad(store: &PrivateStore, session_id: &str) -> Result<String, StoreError> {
+    Ok(sqlx::query_scalar("SELECT text FROM scratchpads WHERE session_id = ?")
+        .bind(session_id)
+        .fetch_optional(store.pool())
+        .await?
+        .unwrap_or_default())
+}
+
+/// Replaces a conversation's scratchpad.
+pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO scratchpads (session_id, text, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+    )
+    .bind(session_id)
+    .bind(text)
+    .bind(timestamp())
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -838,6 +838,9 @@ async fn a_stored_request_is_rebuilt_byte_for_byte_after_the_prompt_and_tools_ch
 #[tokio::test]
 async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_result() {
     let chat = Chat::start().await;
+    // The request sizes below assume the one tool.
+    let one_tool = json!({ "tools": ["current_time"] });
+    assert_eq!(chat.server.call(Method::PATCH, "/api/roles/admin", Some(&chat.token), Some(one_tool)).await.0, 200);
     let small = json!({ "name": "small", "kind": "openai", "base_url": chat.model.openai_base(),
                         "models": [{ "id": "scripted-small", "context_window": 1200 }] });
     assert_eq!(chat.server.post("/api/providers", Some(&chat.token), small).await.0, 201);
@@ -895,4 +898,37 @@ async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_res
     let path = format!("/api/sessions/{session}/requests/{id}/rebuild");
     let (_, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
     assert_eq!(rebuilt["raw"].as_str().unwrap(), raw);
+}
+
+#[tokio::test]
+async fn the_scratchpad_keeps_working_notes_and_notify_reaches_the_persons_windows() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply::tool_calls([
+        ScriptedCall::new("scratchpad", json!({ "action": "write", "text": "plan: A" })),
+        ScriptedCall::new("notify", json!({ "title": "Tea is ready", "body": "Five minutes are up." })),
+    ]));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("scratchpad", json!({ "action": "append", "text": "B" }))]));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("scratchpad", json!({ "action": "read" }))]));
+    chat.model.push(Reply::text("Noted."));
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Plan and remind me").await;
+    let events = socket.until_turn_end().await;
+    let notified = of_type(&events, "notify");
+    assert_eq!(notified.len(), 1, "{events:?}");
+    assert_eq!(
+        (notified[0]["title"].as_str(), notified[0]["body"].as_str()),
+        (Some("Tea is ready"), Some("Five minutes are up."))
+    );
+    let history = chat.finished(&session).await;
+    let results: Vec<&str> =
+        history.iter().filter(|m| m["role"] == "tool").map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(results.last().copied(), Some("plan: A\nB"), "{results:?}");
+    // Another conversation has its own, empty scratchpad.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("scratchpad", json!({ "action": "read" }))]));
+    chat.model.push(Reply::text("Empty."));
+    let other = chat.new_session(json!({})).await;
+    chat.send(&other, "What is on your scratchpad?").await;
+    let history = chat.finished(&other).await;
+    assert_eq!(history.iter().find(|m| m["role"] == "tool").unwrap()["text"], "(empty)");
 }

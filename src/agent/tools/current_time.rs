@@ -3,7 +3,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolResult};
+use super::{Tool, ToolContext, ToolResult};
 
 pub struct CurrentTime;
 
@@ -26,7 +26,7 @@ impl Tool for CurrentTime {
         })
     }
 
-    fn call(&self, arguments: Value) -> BoxFuture<'_, ToolResult> {
+    fn call<'a>(&'a self, arguments: Value, _: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move { now_in(arguments["timezone"].as_str()) })
     }
 }

@@ -3,6 +3,8 @@
 //! comes back as text for the model plus a status for the record.
 
 mod current_time;
+mod notify;
+mod scratchpad;
 
 use std::sync::Arc;
 
@@ -15,13 +17,23 @@ use crate::providers::catalogue::allowed;
 /// What a tool call produced. An error is text the model reads and can act on.
 pub type ToolResult = Result<String, String>;
 
+/// Where a call runs: whose turn, in which conversation, with what it may reach.
+pub struct ToolContext {
+    pub user: crate::ids::UserId,
+    pub chat_id: String,
+    /// The person's open encrypted file.
+    pub space: crate::store::private::PrivateStore,
+    pub notifier: crate::notify::Notifier,
+    pub events: super::events::Events,
+}
+
 /// One built-in tool.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
     /// The JSON schema of the arguments.
     fn parameters(&self) -> Value;
-    fn call(&self, arguments: Value) -> BoxFuture<'_, ToolResult>;
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
 }
 
 /// Every tool Skald has; cheap to clone.
@@ -32,7 +44,13 @@ pub struct Registry {
 
 impl Registry {
     pub fn builtin() -> Self {
-        Self { tools: Arc::new(vec![Box::new(current_time::CurrentTime)]) }
+        Self {
+            tools: Arc::new(vec![
+                Box::new(current_time::CurrentTime),
+                Box::new(scratchpad::Scratchpad),
+                Box::new(notify::Notify),
+            ]),
+        }
     }
 
     /// The tools both pattern lists allow, as offered to the model, in a stable order.
@@ -50,20 +68,29 @@ impl Registry {
 
     /// Runs a call the model made. Only offered tools run; the arguments must be a JSON
     /// object (empty text counts as `{}`).
-    pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str) -> ToolResult {
-        let tool = self
-            .tools
+    pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str, context: &ToolContext) -> ToolResult {
+        let tool = self.find(offered, name)?;
+        tool.call(parse_arguments(arguments)?, context).await
+    }
+
+    fn find(&self, offered: &[ToolSpec], name: &str) -> Result<&dyn Tool, String> {
+        self.tools
             .iter()
             .find(|t| t.name() == name && offered.iter().any(|o| o.name == name))
-            .ok_or_else(|| format!("there is no tool named {name:?} available here"))?;
-        let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
-        let value: Value =
-            serde_json::from_str(arguments).map_err(|err| format!("the arguments are not valid JSON: {err}"))?;
-        if !value.is_object() {
-            return Err("the arguments must be a JSON object".into());
-        }
-        tool.call(value).await
+            .map(AsRef::as_ref)
+            .ok_or_else(|| format!("there is no tool named {name:?} available here"))
     }
+}
+
+/// A call's arguments as the JSON object every tool takes; empty text counts as `{}`.
+fn parse_arguments(arguments: &str) -> Result<Value, String> {
+    let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
+    let value: Value =
+        serde_json::from_str(arguments).map_err(|err| format!("the arguments are not valid JSON: {err}"))?;
+    if !value.is_object() {
+        return Err("the arguments must be a JSON object".into());
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -77,19 +104,21 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin();
-        assert_eq!(registry.offered(&all(), &all()).len(), 1);
+        assert_eq!(registry.offered(&all(), &all()).len(), 3);
         assert!(registry.offered(&all(), &[]).is_empty());
         assert!(registry.offered(&["note_*".into()], &all()).is_empty());
+        assert_eq!(registry.offered(&["current_time".into()], &all())[0].name, "current_time");
     }
 
-    #[tokio::test]
-    async fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
+    #[test]
+    fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
         let registry = Registry::builtin();
         let offered = registry.offered(&all(), &all());
-        assert!(registry.call(&offered, "rm_rf", "{}").await.unwrap_err().contains("no tool"));
-        assert!(registry.call(&offered, "current_time", "{\"tim").await.unwrap_err().contains("not valid JSON"));
-        assert!(registry.call(&offered, "current_time", "[1]").await.unwrap_err().contains("object"));
-        assert!(registry.call(&offered, "current_time", "").await.is_ok());
-        assert!(registry.call(&[], "current_time", "{}").await.is_err(), "a tool not offered does not run");
+        assert!(registry.find(&offered, "rm_rf").err().unwrap().contains("no tool"));
+        assert!(registry.find(&[], "current_time").is_err(), "a tool not offered does not run");
+        assert!(registry.find(&offered, "current_time").is_ok());
+        assert!(parse_arguments("{\"tim").unwrap_err().contains("not valid JSON"));
+        assert!(parse_arguments("[1]").unwrap_err().contains("object"));
+        assert_eq!(parse_arguments("  ").unwrap(), serde_json::json!({}));
     }
 }
