@@ -66,6 +66,17 @@ pub fn cut(rows: &[Message], keep: i64) -> Option<i64> {
     (boundary > 0).then(|| rows[boundary - 1].id)
 }
 
+/// A transcript cut to at most `max_chars`, keeping its end (the part nearest what is
+/// kept), so the summary request itself fits the model.
+pub fn fit(transcript: String, max_chars: usize) -> String {
+    let count = transcript.chars().count();
+    if count <= max_chars {
+        return transcript;
+    }
+    let tail: String = transcript.chars().skip(count - max_chars).collect();
+    format!("(the beginning is cut)\n{tail}")
+}
+
 /// The rows to summarise as a plain transcript, after the summary they extend.
 pub fn transcript(earlier: Option<&str>, rows: &[Message]) -> String {
     /// Tool results are cut to this many characters in a transcript.
@@ -150,6 +161,13 @@ mod tests {
         assert!(text.contains("Person: What time is it?"));
         assert!(text.contains("Assistant called current_time with {}"));
         assert!(text.contains("current_time returned: noon"));
+    }
+
+    #[test]
+    fn a_transcript_too_long_for_the_model_keeps_its_end() {
+        assert_eq!(fit("short".into(), 10), "short");
+        let cut = fit("0123456789".into(), 4);
+        assert_eq!(cut, "(the beginning is cut)\n6789");
     }
 
     #[test]

@@ -58,11 +58,16 @@ pub struct AgentDir {
 }
 
 /// What identifies a version of an agent's two files without reading them.
-type Stamp = [(Option<SystemTime>, u64); 2];
+/// Size, modify and change times, and the inode: a replaced file is a new inode, and
+/// `cp -p` keeps the modify time but not the change time.
+type Stamp = [(Option<SystemTime>, u64, i64, i64, u64); 2];
 
 fn stamp(folder: &Path) -> Stamp {
-    ["meta.json", "AGENT.md"]
-        .map(|name| std::fs::metadata(folder.join(name)).map_or((None, 0), |m| (m.modified().ok(), m.len())))
+    use std::os::unix::fs::MetadataExt;
+    ["meta.json", "AGENT.md"].map(|name| {
+        std::fs::metadata(folder.join(name))
+            .map_or((None, 0, 0, 0, 0), |m| (m.modified().ok(), m.len(), m.ctime(), m.ctime_nsec(), m.ino()))
+    })
 }
 
 impl AgentDir {

@@ -74,10 +74,9 @@ impl TurnEvents {
     /// JSON tree; the same shape as [`TurnEvents::emit`] makes.
     pub fn token(&mut self, text: &str) {
         self.seq += 1;
-        let text = serde_json::to_string(text).expect("a string serializes");
-        let (session, turn) = (&self.session, &self.turn);
-        let json =
-            format!(r#"{{"type":"token","session":"{session}","turn":"{turn}","seq":{},"text":{text}}}"#, self.seq);
+        let quoted = |s: &str| serde_json::to_string(s).expect("a string serializes");
+        let (session, turn, text) = (quoted(&self.session), quoted(&self.turn), quoted(text));
+        let json = format!(r#"{{"type":"token","session":{session},"turn":{turn},"seq":{},"text":{text}}}"#, self.seq);
         self.events.send(&self.user, json);
     }
 }

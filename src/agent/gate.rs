@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::providers::catalogue::allowed;
+// Argument patterns compare case too (`glob`): arguments are data, not names.
+use crate::providers::catalogue::{allowed, glob};
 
 /// Tools whose every call a person confirms, whatever the rules say.
 pub const CONFIRMED_WRITES: [&str; 2] = ["remember", "schedule"];
@@ -91,16 +92,22 @@ fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> De
     let applies = |rule: &Rule| {
         allowed(std::slice::from_ref(&rule.tool), situation.tool)
             && rule.role.as_deref().is_none_or(|role| role == situation.role || role == "*")
-            && rule.args.as_ref().is_none_or(|pattern| allowed(std::slice::from_ref(pattern), &arguments))
+            && rule.args.as_ref().is_none_or(|pattern| glob(pattern, &arguments))
     };
-    // A person's own rules count only for tools their role lets them approve, and not
-    // for side effects once outside content has entered the conversation.
-    let personal_counts = situation.may_approve && !(situation.outside_content && situation.side_effects);
+    // A person's own allows count only where their role lets them approve, and not for
+    // side effects once outside content has entered the conversation; their own denies
+    // always count. None of their rules is weighed before PERSONAL_PRIORITY.
+    let allows_count = situation.may_approve && !(situation.outside_content && situation.side_effects);
+    let personal: Vec<Rule> = personal
+        .iter()
+        .filter(|r| r.effect != Effect::Allow || allows_count)
+        .map(|r| Rule { priority: r.priority.max(PERSONAL_PRIORITY), ..r.clone() })
+        .collect();
     let matching: Vec<(&Rule, Source)> = shared
         .iter()
         .filter(|r| applies(r))
         .map(|r| (r, Source::Shared))
-        .chain(personal.iter().filter(|r| personal_counts && applies(r)).map(|r| (r, Source::Personal)))
+        .chain(personal.iter().filter(|r| applies(r)).map(|r| (r, Source::Personal)))
         .collect();
     if let Some((rule, _)) = matching.iter().find(|(r, _)| r.effect == Effect::Deny) {
         return Decision { effect: Effect::Deny, reason: format!("a rule refuses {} calls", rule.tool) };
@@ -243,6 +250,31 @@ mod tests {
         let changed = json!({ "url": "https://evil.example/page" });
         assert_eq!(effect_of(&situation("web_fetch", &fine), &shared, &[]), Allow);
         assert_eq!(effect_of(&situation("web_fetch", &changed), &shared, &[]), Require);
+    }
+
+    #[test]
+    fn a_persons_own_deny_counts_even_where_their_allows_do_not() {
+        let args = json!({});
+        let shared = [rule("note_write", Allow, 100)];
+        let personal = [rule("note_write", Deny, 1)];
+        let mut tainted = situation("note_write", &args);
+        tainted.outside_content = true;
+        assert_eq!(effect_of(&tainted, &shared, &personal), Deny);
+    }
+
+    #[test]
+    fn a_personal_rule_is_never_weighed_before_the_personal_priority() {
+        let args = json!({});
+        let shared = [rule("note_write", Require, 10)];
+        let personal = [rule("note_write", Allow, 0)];
+        assert_eq!(effect_of(&situation("note_write", &args), &shared, &personal), Require);
+    }
+
+    #[test]
+    fn argument_patterns_compare_case() {
+        let shared = [Rule { args: Some(r#"{"path":"/notes/*"}"#.into()), ..rule("note_read", Allow, 10) }];
+        assert_eq!(effect_of(&situation("note_read", &json!({ "path": "/notes/a" })), &shared, &[]), Allow);
+        assert_eq!(effect_of(&situation("note_read", &json!({ "path": "/NOTES/a" })), &shared, &[]), Require);
     }
 
     #[test]

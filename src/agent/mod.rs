@@ -110,20 +110,22 @@ struct Inner {
     events: Events,
     limits: Limits,
     /// Running turns by conversation id: one at a time per conversation.
-    running: Mutex<HashMap<String, Running>>,
+    running: Mutex<HashMap<(UserId, String), Running>>,
     /// Providers and models as last read, with the sealed keys; emptied by every change
     /// through [`Runtime::providers_changed`], so a turn reads the shared database only
     /// after an administrator changed something.
-    providers: tokio::sync::RwLock<Option<Arc<ProviderCache>>>,
+    providers: tokio::sync::Mutex<Option<Arc<ProviderCache>>>,
+    /// Counts provider changes; a cache filled before the latest change is refilled.
+    providers_generation: std::sync::atomic::AtomicU64,
 }
 
 struct ProviderCache {
+    generation: u64,
     models: Vec<CatalogueModel>,
     sealed_keys: HashMap<String, Vec<u8>>,
 }
 
 struct Running {
-    user: UserId,
     turn_id: String,
     stop: CancellationToken,
     finished: CancellationToken,
@@ -135,6 +137,7 @@ struct Running {
 /// included, or when starting fails — it frees the conversation and wakes a waiting stop.
 struct Claim {
     runtime: Runtime,
+    user: UserId,
     chat_id: String,
     turn_id: String,
     finished: CancellationToken,
@@ -152,7 +155,7 @@ impl Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        self.runtime.forget(&self.chat_id, &self.turn_id);
+        self.runtime.forget(&self.user, &self.chat_id, &self.turn_id);
         if let Some(owner) = &self.owner {
             owner.touch_now();
         }
@@ -185,7 +188,8 @@ impl Runtime {
             events: Events::default(),
             limits,
             running: Mutex::new(HashMap::new()),
-            providers: tokio::sync::RwLock::new(None),
+            providers: tokio::sync::Mutex::new(None),
+            providers_generation: std::sync::atomic::AtomicU64::new(0),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -217,16 +221,18 @@ impl Runtime {
     }
 
     async fn provider_cache(&self) -> Result<Arc<ProviderCache>, TurnError> {
-        if let Some(cache) = self.inner.providers.read().await.as_ref() {
+        let mut slot = self.inner.providers.lock().await;
+        let generation = self.inner.providers_generation.load(Ordering::Acquire);
+        if let Some(cache) = slot.as_ref().filter(|c| c.generation == generation) {
             return Ok(cache.clone());
         }
-        let mut slot = self.inner.providers.write().await;
-        if let Some(cache) = slot.as_ref() {
-            return Ok(cache.clone());
-        }
-        let system = &self.inner.system;
-        let (rows, keys) = tokio::try_join!(providers::catalogue(system), providers::sealed_keys(system))?;
+        // One read transaction: the models, addresses and keys of one moment.
+        let mut tx = self.inner.system.pool().begin().await.map_err(StoreError::from)?;
+        let rows = providers::catalogue_in(&mut tx).await?;
+        let keys = providers::sealed_keys_in(&mut tx).await?;
+        drop(tx);
         let cache = Arc::new(ProviderCache {
+            generation,
             models: rows.into_iter().map(CatalogueModel::from).collect(),
             sealed_keys: keys.into_iter().filter_map(|(id, key)| Some((id, key?))).collect(),
         });
@@ -234,10 +240,10 @@ impl Runtime {
         Ok(cache)
     }
 
-    /// Forgets the cached providers; every route that changes one calls this after the
-    /// change is committed.
-    pub async fn providers_changed(&self) {
-        *self.inner.providers.write().await = None;
+    /// Marks the cached providers stale; every route that changes one calls this right
+    /// after the change is committed. Synchronous, so nothing can come between.
+    pub fn providers_changed(&self) {
+        self.inner.providers_generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// The models a role may use: allowed by name and by its privacy tier (§16).
@@ -330,6 +336,7 @@ impl Runtime {
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
             prompt: agent.prompt.clone(),
             summary,
+            compaction_tried: false,
             last_row: 0,
             role,
             events,
@@ -366,20 +373,21 @@ impl Runtime {
         stop: &CancellationToken,
     ) -> Result<Claim, Option<CancellationToken>> {
         let mut running = self.inner.running.lock().expect("running turns");
-        if let Some(current) = running.get(chat_id) {
+        let key = (user.clone(), chat_id.to_owned());
+        if let Some(current) = running.get(&key) {
             return Err(current.closing.load(Ordering::Acquire).then(|| current.finished.clone()));
         }
         let (finished, closing) = (CancellationToken::new(), Arc::new(AtomicBool::new(false)));
         let entry = Running {
-            user: user.clone(),
             turn_id: turn_id.to_owned(),
             stop: stop.clone(),
             finished: finished.clone(),
             closing: closing.clone(),
         };
-        running.insert(chat_id.to_owned(), entry);
+        running.insert(key, entry);
         Ok(Claim {
             runtime: self.clone(),
+            user: user.clone(),
             chat_id: chat_id.to_owned(),
             turn_id: turn_id.to_owned(),
             finished,
@@ -393,7 +401,7 @@ impl Runtime {
     pub async fn stop(&self, user: &UserId, chat_id: &str) -> bool {
         let found = {
             let running = self.inner.running.lock().expect("running turns");
-            running.get(chat_id).filter(|r| &r.user == user).map(|r| (r.stop.clone(), r.finished.clone()))
+            running.get(&(user.clone(), chat_id.to_owned())).map(|r| (r.stop.clone(), r.finished.clone()))
         };
         let Some((stop, finished)) = found else { return false };
         stop.cancel();
@@ -402,8 +410,8 @@ impl Runtime {
     }
 
     /// Whether a conversation has a turn running in this process.
-    pub fn is_running(&self, chat_id: &str) -> bool {
-        self.inner.running.lock().expect("running turns").contains_key(chat_id)
+    pub fn is_running(&self, user: &UserId, chat_id: &str) -> bool {
+        self.inner.running.lock().expect("running turns").contains_key(&(user.clone(), chat_id.to_owned()))
     }
 
     /// At unlock: turns recorded as running that no task is running were cut off by a
@@ -442,10 +450,11 @@ impl Runtime {
         Ok(closed)
     }
 
-    fn forget(&self, chat_id: &str, turn_id: &str) {
+    fn forget(&self, user: &UserId, chat_id: &str, turn_id: &str) {
         let mut running = self.inner.running.lock().expect("running turns");
-        if running.get(chat_id).is_some_and(|r| r.turn_id == turn_id) {
-            running.remove(chat_id);
+        let key = (user.clone(), chat_id.to_owned());
+        if running.get(&key).is_some_and(|r| r.turn_id == turn_id) {
+            running.remove(&key);
         }
     }
 
@@ -532,6 +541,9 @@ pub async fn rebuild(
     request_id: i64,
 ) -> Result<(String, serde_json::Value), RebuildError> {
     let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
+    if stored.source.summary_id.is_some() && stored.summary.is_none() {
+        return Err(RebuildError::NotFound); // its summary is gone: composing without it would be wrong
+    }
     let source = stored.source;
     if source.render_version != RENDER_VERSION {
         return Err(RebuildError::OtherVersion(source.render_version));

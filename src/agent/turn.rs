@@ -48,6 +48,8 @@ pub(super) struct Turn {
     pub prompt: String,
     /// The summary standing in for the older history (§8.6), if any.
     pub summary: Option<Summary>,
+    /// Compaction is tried at most once a turn.
+    pub compaction_tried: bool,
     /// The last history row the context holds, kept with each request's record.
     pub last_row: i64,
     pub events: TurnEvents,
@@ -176,11 +178,15 @@ impl Turn {
                 return Ok(Some(closing));
             }
             let mut request = self.next_request();
-            if compaction::estimate(&request) > compaction::budget(self.model.context_window) {
+            if !self.compaction_tried && compaction::estimate(&request) > compaction::budget(self.model.context_window)
+            {
                 // A summary is written to the person's file: only once their message is.
                 if !self.committed(commit).await {
+                    self.not_saved();
                     return Ok(None);
                 }
+                // Tried once a turn: a summary that fails is not retried, nor billed again.
+                self.compaction_tried = true;
                 if self.compact().await? {
                     request = self.next_request();
                 }
@@ -188,9 +194,7 @@ impl Turn {
             let started = Instant::now();
             let (reply, end, attempts) = self.request(&request, commit).await;
             if matches!(end, End::NotSaved) || !self.committed(commit).await {
-                let error =
-                    json!({ "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." });
-                self.events.emit("turn_ended", json!({ "status": "error", "error": error }));
+                self.not_saved();
                 return Ok(None);
             }
             self.pending = self.account(&request, &reply, &end, attempts, started.elapsed());
@@ -227,6 +231,12 @@ impl Turn {
         Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
     }
 
+    /// Tells the windows the turn ended because the person's message could not be saved.
+    fn not_saved(&mut self) {
+        let error = json!({ "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." });
+        self.events.emit("turn_ended", json!({ "status": "error", "error": error }));
+    }
+
     fn next_request(&self) -> ChatRequest {
         ChatRequest {
             model: self.model.model_id.clone(),
@@ -247,6 +257,9 @@ impl Turn {
         let Some(upto) = compaction::cut(&rows, keep) else { return Ok(false) };
         let (older, newer): (Vec<_>, Vec<_>) = rows.into_iter().partition(|m| m.id <= upto);
         let transcript = compaction::transcript(self.summary.as_ref().map(|s| s.text.as_str()), &older);
+        let room =
+            compaction::budget(self.model.context_window) - usage::estimate_tokens(compaction::SUMMARY_PROMPT.len());
+        let transcript = compaction::fit(transcript, usize::try_from(room.max(0) * 4 * 9 / 10).unwrap_or(0));
         let request = ChatRequest {
             model: self.model.model_id.clone(),
             messages: vec![ContextMessage::System(compaction::SUMMARY_PROMPT.into()), ContextMessage::User(transcript)],
@@ -254,7 +267,11 @@ impl Turn {
         };
         let started = Instant::now();
         let (text, usage, end) = self.summarise(&request).await;
+        if matches!(end, Some(ProviderError::Withheld(_))) {
+            return Ok(false); // nothing was sent: nothing to record or bill
+        }
         let outcome = match &end {
+            _ if self.stop.is_cancelled() => ("stopped", None),
             None if !text.trim().is_empty() => ("ok", None),
             None => ("error", Some("empty_summary")),
             Some(err) => ("error", Some(err.code())),
@@ -281,10 +298,14 @@ impl Turn {
                 purpose: "compaction",
             },
         };
-        let counted = usage.map_or_else(
-            || (usage::estimate_tokens(context_chars(&request)), usage::estimate_tokens(text.len())),
-            |(input, output)| (clamp(input), clamp(output)),
-        );
+        // What the provider reported is billed; an estimate only for a summary that came back.
+        let counted = match usage {
+            Some((input, output)) => (clamp(input), clamp(output)),
+            None if outcome.0 == "ok" => {
+                (usage::estimate_tokens(context_chars(&request)), usage::estimate_tokens(text.len()))
+            }
+            None => (0, 0),
+        };
         self.pending = Some((record, counted));
         self.write_pending().await;
         if outcome.0 != "ok" {
@@ -315,7 +336,7 @@ impl Turn {
         let (mut text, mut usage) = (String::new(), None::<(u64, u64)>);
         loop {
             let next = tokio::select! {
-                () = self.stop.cancelled() => return (text, usage, Some(ProviderError::Withheld("stopped".into()))),
+                () = self.stop.cancelled() => return (text, usage, Some(ProviderError::Protocol("stopped".into()))),
                 next = tokio::time::timeout(stall, stream.next()) => next,
             };
             match next {
@@ -672,6 +693,13 @@ impl Turn {
         if let Err(err) = counted {
             tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
         }
-        ended
+        match ended {
+            // The record must not cost the turn its end: written again without it.
+            Err(err) if record.is_some() => {
+                tracing::error!(user = %self.session.user_id, %err, "ending the turn with its request record failed");
+                chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, None).await
+            }
+            other => other,
+        }
     }
 }

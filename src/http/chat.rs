@@ -80,7 +80,7 @@ pub async fn delete(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    if state.agent.is_running(&id) {
+    if state.agent.is_running(&caller.session.user_id, &id) {
         return Err(TurnError::Busy.into());
     }
     chat::delete_session(&caller.session.space, &id).await.map_err(not_found)?;

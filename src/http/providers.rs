@@ -66,7 +66,7 @@ pub async fn add(
         trusted_lan: req.trusted_lan,
     };
     providers::insert(&state.system, &actor, &new, &models).await.map_err(name_taken)?;
-    state.agent.providers_changed().await;
+    state.agent.providers_changed();
     tracing::info!(provider = %id, models = models.len(), "provider added");
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "models": models }))))
 }
@@ -132,7 +132,7 @@ pub async fn update(
         models: models.as_deref(),
     };
     providers::update(&state.system, &actor, &id, &change).await.map_err(name_taken)?;
-    state.agent.providers_changed().await;
+    state.agent.providers_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -153,7 +153,7 @@ pub async fn refresh(
         .collect();
     let change = ProviderChange { models: Some(&merged), ..ProviderChange::default() };
     providers::update(&state.system, &actor, &id, &change).await?;
-    state.agent.providers_changed().await;
+    state.agent.providers_changed();
     Ok(Json(json!({ "models": merged })))
 }
 
@@ -167,7 +167,7 @@ pub async fn delete(
         StoreError::NotFound => no_provider(),
         other => other.into(),
     })?;
-    state.agent.providers_changed().await;
+    state.agent.providers_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 

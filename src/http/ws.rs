@@ -45,6 +45,9 @@ pub async fn upgrade(
         .on_upgrade(move |socket| run(socket, state, caller))
 }
 
+/// The most events sent in one flush.
+const MAX_BATCH: usize = 256;
+
 /// The close code a socket gets when its session ends (lock, logout, idle).
 const CLOSE_LOCKED: u16 = 4001;
 
@@ -75,7 +78,10 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 let Some(receiver) = events.as_mut() else { return };
                 // Everything already waiting goes out with the first, in one flush.
                 let mut next = Some(event);
+                // At most a batch at a time, so a steady stream still lets a lock be noticed.
+                let mut batch = 0;
                 while let Some(event) = next.take() {
+                    batch += 1;
                     let text = match event {
                         Ok(event) if Some(&event.user) == user.as_ref() => Some(event.json.to_string()),
                         Ok(_) => None,
@@ -87,6 +93,9 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                         && socket.feed(Message::Text(text.into())).await.is_err()
                     {
                         return;
+                    }
+                    if batch >= MAX_BATCH {
+                        break;
                     }
                     next = match receiver.try_recv() {
                         Ok(event) => Some(Ok(event)),

@@ -57,7 +57,8 @@ pub fn allowed(patterns: &[String], name: &str) -> bool {
     patterns.iter().any(|p| glob(&p.to_lowercase(), &name.to_lowercase()))
 }
 
-fn glob(pattern: &str, text: &str) -> bool {
+/// `*` for any run of characters; everything else compared exactly.
+pub fn glob(pattern: &str, text: &str) -> bool {
     let Some((head, rest)) = pattern.split_once('*') else { return pattern == text };
     let Some(mut text) = text.strip_prefix(head) else { return false };
     let mut parts: Vec<&str> = rest.split('*').collect();

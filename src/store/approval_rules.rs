@@ -1,6 +1,6 @@
 //! The approval gate's shared rules (§8.4). Presets from
-//! `database/presets/approval_rules.json` are seeded once into an empty table; after that
-//! administrators own the rows. Each change is in the audit trail.
+//! `database/presets/approval_rules.json` are seeded once, at the instance's first start;
+//! after that administrators own the rows. Each change is in the audit trail.
 
 use serde::Serialize;
 use serde_json::json;
@@ -58,12 +58,15 @@ fn effect_name(effect: Effect) -> &'static str {
     }
 }
 
-/// Seeds the preset rules if the table is empty (a new instance).
+/// Seeds the preset rules, once in the instance's life.
 pub async fn seed_presets(store: &SystemStore) -> Result<(), StoreError> {
     let presets: Vec<Rule> = serde_json::from_str(PRESETS).expect("database/presets/approval_rules.json is valid");
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let existing: i64 = sqlx::query_scalar("SELECT count(*) FROM approval_rules").fetch_one(&mut *tx).await?;
-    if existing > 0 {
+    let first_time = sqlx::query("UPDATE instance SET approval_rules_seeded = 1 WHERE approval_rules_seeded = 0")
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if first_time == 0 {
         return Ok(());
     }
     for rule in &presets {

@@ -83,9 +83,9 @@ pub async fn get(store: &SystemStore, id: &str) -> Result<Option<Provider>, Stor
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
-/// Every provider's sealed key, by provider id.
-pub async fn sealed_keys(store: &SystemStore) -> Result<Vec<(String, Option<Vec<u8>>)>, StoreError> {
-    Ok(sqlx::query_as("SELECT id, api_key FROM providers").fetch_all(store.pool()).await?)
+/// Every provider's sealed key, by provider id, read in the caller's transaction.
+pub async fn sealed_keys_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<(String, Option<Vec<u8>>)>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, api_key FROM providers").fetch_all(tx).await?)
 }
 
 pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>, StoreError> {
@@ -97,15 +97,15 @@ pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>
     .await?)
 }
 
-/// Every model of every provider, in a stable order.
-pub async fn catalogue(store: &SystemStore) -> Result<Vec<CatalogueRow>, StoreError> {
+/// Every model of every provider, in a stable order, read in the caller's transaction.
+pub async fn catalogue_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<CatalogueRow>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT p.id AS provider_id, p.name AS provider_name, p.kind, p.base_url, p.trusted_lan, p.created_by,
                 p.updated_by, m.model_id, m.context_window, m.strength, m.tools
          FROM models m JOIN providers p ON p.id = m.provider_id
          ORDER BY p.created_at, p.name, m.model_id",
     )
-    .fetch_all(store.pool())
+    .fetch_all(tx)
     .await?)
 }
 

@@ -61,3 +61,22 @@ async fn administrators_list_add_reorder_and_delete_rules_and_nobody_else_can() 
         assert!(actions.contains(&action), "{action} in {actions:?}");
     }
 }
+
+#[tokio::test]
+async fn presets_are_seeded_once_and_rules_an_administrator_deleted_stay_deleted() {
+    let server = Server::start();
+    let (_, setup) =
+        server.post("/api/setup", None, json!({ "name": "Ada", "password": "otter lantern quietly" })).await;
+    let admin = setup["token"].as_str().unwrap().to_owned();
+    let (_, rules) = server.call(Method::GET, "/api/approval-rules", Some(&admin), None).await;
+    for rule in rules.as_array().unwrap() {
+        let path = format!("/api/approval-rules/{}", rule["id"]);
+        assert_eq!(server.call(Method::DELETE, &path, Some(&admin), None).await.0, 204);
+    }
+    let server = Server::start_in(server.stop("TERM"));
+    let (_, login) =
+        server.post("/api/login", None, json!({ "name": "Ada", "password": "otter lantern quietly" })).await;
+    let admin = login["token"].as_str().unwrap();
+    let (_, rules) = server.call(Method::GET, "/api/approval-rules", Some(admin), None).await;
+    assert_eq!(rules, json!([]), "no preset came back");
+}

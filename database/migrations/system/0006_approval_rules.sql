@@ -11,3 +11,7 @@ CREATE TABLE approval_rules (
     created_by TEXT    NOT NULL,
     created_at TEXT    NOT NULL
 ) STRICT;
+
+-- Whether the presets were seeded: once, ever. Rules an administrator deleted, all of
+-- them included, do not come back at the next start.
+ALTER TABLE instance ADD COLUMN approval_rules_seeded INTEGER NOT NULL DEFAULT 0 CHECK (approval_rules_seeded IN (0, 1));
