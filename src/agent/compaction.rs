@@ -27,20 +27,30 @@ pub fn budget(context_window: i64) -> i64 {
 
 /// Roughly how many tokens a request is.
 pub fn estimate(request: &ChatRequest) -> i64 {
-    let chars: usize = request
+    // Each call also costs its framing: an id and a type, roughly.
+    let calls: usize = request
+        .messages
+        .iter()
+        .map(|m| if let ContextMessage::Assistant { tool_calls, .. } = m { tool_calls.len() } else { 0 })
+        .sum();
+    let tools: usize =
+        request.tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len()).sum();
+    estimate_tokens(message_chars(request) + calls * 16 + tools)
+}
+
+/// The characters of a request's messages: their text, and each call's name and arguments.
+pub fn message_chars(request: &ChatRequest) -> usize {
+    request
         .messages
         .iter()
         .map(|m| match m {
             ContextMessage::System(t) | ContextMessage::User(t) => t.len(),
             ContextMessage::Assistant { text, tool_calls } => {
-                text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len() + 16).sum::<usize>()
+                text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
             }
             ContextMessage::Tool { content, .. } => content.len(),
         })
-        .sum();
-    let tools: usize =
-        request.tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len()).sum();
-    estimate_tokens(chars + tools)
+        .sum()
 }
 
 fn row_tokens(row: &Message) -> i64 {

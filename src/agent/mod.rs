@@ -125,6 +125,25 @@ struct ProviderCache {
     sealed_keys: HashMap<String, Vec<u8>>,
 }
 
+impl ProviderCache {
+    /// A model's provider address and key, opened for this request only.
+    fn endpoint(&self, secrets: &InstanceSecrets, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
+        Ok(Endpoint {
+            provider: model.provider.clone(),
+            privacy: model.privacy,
+            kind: model.kind.clone(),
+            base_url: model.base_url.clone(),
+            api_key: self.key(secrets, &model.provider_id)?,
+        })
+    }
+
+    fn key(&self, secrets: &InstanceSecrets, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
+        let Some(sealed) = self.sealed_keys.get(provider_id) else { return Ok(None) };
+        let plain = secrets.open(sealed, &key_purpose(provider_id))?;
+        Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
+    }
+}
+
 struct Running {
     turn_id: String,
     stop: CancellationToken,
@@ -215,11 +234,6 @@ impl Runtime {
         roles::of_active_user(&self.inner.system, user).await?.ok_or(TurnError::NoAccount)
     }
 
-    /// Every model of every provider.
-    async fn catalogue(&self) -> Result<Vec<CatalogueModel>, TurnError> {
-        Ok(self.provider_cache().await?.models.clone())
-    }
-
     async fn provider_cache(&self) -> Result<Arc<ProviderCache>, TurnError> {
         let mut slot = self.inner.providers.lock().await;
         let generation = self.inner.providers_generation.load(Ordering::Acquire);
@@ -248,24 +262,13 @@ impl Runtime {
 
     /// The models a role may use: allowed by name and by its privacy tier (§16).
     pub async fn models_for(&self, role: &Role) -> Result<Vec<CatalogueModel>, TurnError> {
-        let all = self.catalogue().await?;
-        Ok(all.into_iter().filter(|m| usable(role, m)).collect())
+        let cache = self.provider_cache().await?;
+        Ok(cache.models.iter().filter(|m| usable(role, m)).cloned().collect())
     }
 
     /// Checks a model a person wants to pin a conversation to.
     pub async fn check_pin(&self, role: &Role, name: &str) -> Result<(), TurnError> {
-        let all = self.catalogue().await?;
-        let model = all.iter().find(|m| m.name.eq_ignore_ascii_case(name));
-        match model {
-            None => Err(TurnError::UnknownModel(name.to_owned())),
-            Some(m) if !catalogue::allowed(&role.allowed_models, &m.name) => {
-                Err(TurnError::ModelNotAllowed(m.name.clone()))
-            }
-            Some(m) if !catalogue::tier_allows(&role.privacy_tier, m.privacy) => {
-                Err(TurnError::PrivacyTier { model: m.name.clone(), provider: m.provider.clone() })
-            }
-            Some(_) => Ok(()),
-        }
+        check_pin(&self.provider_cache().await?.models, role, name)
     }
 
     /// Starts a turn in `chat_id` with the person's message. Returns once the message is
@@ -298,16 +301,17 @@ impl Runtime {
             if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
                 return Err(TurnError::UsageCap { cap, used });
             }
-            self.provider_cache().await?;
-            Ok(role)
+            Ok((role, self.provider_cache().await?))
         };
-        let ((conversation, mut history, summary), role) = tokio::try_join!(private, shared)?;
+        // One snapshot of the providers serves the whole start: the model, its fallback
+        // and the key belong to the same moment.
+        let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
         if let Some(summary) = &summary {
             history.retain(|m| m.id > summary.upto);
         }
         let agent = self.inner.agents.load(&conversation.agent)?;
-        let (model, fallback) = self.pick_model(&role, &agent, conversation.model.as_deref()).await?;
-        let endpoint = self.endpoint(&model).await?;
+        let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
+        let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         let mut context = compose(
             model.model_id.clone(),
@@ -458,62 +462,14 @@ impl Runtime {
         }
     }
 
-    /// The model a turn uses and, unless the conversation is pinned, a fallback on another
-    /// provider for when the first one keeps failing — both within what the role allows.
-    async fn pick_model(
-        &self,
-        role: &Role,
-        agent: &Agent,
-        pinned: Option<&str>,
-    ) -> Result<(CatalogueModel, Option<CatalogueModel>), TurnError> {
-        let all = self.catalogue().await?;
-        let within_tier: Vec<CatalogueModel> =
-            all.iter().filter(|m| catalogue::tier_allows(&role.privacy_tier, m.privacy)).cloned().collect();
-        let wish = Wish {
-            pinned,
-            agent_model: agent.meta.preferred_model.as_deref(),
-            agent_strength: agent.meta.preferred_strength.as_deref(),
-            role_strength: Some(&role.preferred_strength),
-        };
-        if let Some(model) = catalogue::choose(&within_tier, &role.allowed_models, &wish) {
-            let fallback = match pinned {
-                Some(_) => None,
-                None => {
-                    let others: Vec<CatalogueModel> =
-                        within_tier.iter().filter(|m| m.provider_id != model.provider_id).cloned().collect();
-                    let wish = Wish { pinned: None, ..wish };
-                    catalogue::choose(&others, &role.allowed_models, &wish).cloned()
-                }
-            };
-            return Ok((model.clone(), fallback));
-        }
-        if let Some(name) = pinned {
-            self.check_pin(role, name).await?;
-        }
-        if all.iter().any(|m| catalogue::allowed(&role.allowed_models, &m.name)) {
-            return Err(TurnError::NoLocalModel);
-        }
-        Err(TurnError::NoModel)
-    }
-
-    /// The provider's address and key, opened for this turn only.
+    /// A model's provider address and key, from the providers as they are now.
     async fn endpoint(&self, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
-        let api_key = self.provider_key(&model.provider_id).await?;
-        Ok(Endpoint {
-            provider: model.provider.clone(),
-            privacy: model.privacy,
-            kind: model.kind.clone(),
-            base_url: model.base_url.clone(),
-            api_key,
-        })
+        self.provider_cache().await?.endpoint(&self.inner.secrets, model)
     }
 
     /// A provider's API key, opened for one use, if it has one.
     pub async fn provider_key(&self, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
-        let cache = self.provider_cache().await?;
-        let Some(sealed) = cache.sealed_keys.get(provider_id) else { return Ok(None) };
-        let plain = self.inner.secrets.open(sealed, &key_purpose(provider_id))?;
-        Ok(Some(Zeroizing::new(String::from_utf8_lossy(&plain).into_owned())))
+        self.provider_cache().await?.key(&self.inner.secrets, provider_id)
     }
 }
 
@@ -570,6 +526,55 @@ fn compose(
     messages.extend(summary.map(compaction::summary_message));
     messages.extend(context_from(history));
     ChatRequest { model, messages, tools }
+}
+
+/// The model a turn uses and, unless the conversation is pinned, a fallback on another
+/// provider for when the first one keeps failing — both within what the role allows.
+fn pick_model(
+    models: &[CatalogueModel],
+    role: &Role,
+    agent: &Agent,
+    pinned: Option<&str>,
+) -> Result<(CatalogueModel, Option<CatalogueModel>), TurnError> {
+    let within_tier = || models.iter().filter(|m| catalogue::tier_allows(&role.privacy_tier, m.privacy));
+    let wish = Wish {
+        pinned,
+        agent_model: agent.meta.preferred_model.as_deref(),
+        agent_strength: agent.meta.preferred_strength.as_deref(),
+        role_strength: Some(&role.preferred_strength),
+    };
+    if let Some(model) = catalogue::choose(within_tier(), &role.allowed_models, &wish) {
+        let fallback = match pinned {
+            Some(_) => None,
+            None => {
+                let others = within_tier().filter(|m| m.provider_id != model.provider_id);
+                catalogue::choose(others, &role.allowed_models, &Wish { pinned: None, ..wish }).cloned()
+            }
+        };
+        return Ok((model.clone(), fallback));
+    }
+    if let Some(name) = pinned {
+        check_pin(models, role, name)?;
+    }
+    if models.iter().any(|m| catalogue::allowed(&role.allowed_models, &m.name)) {
+        return Err(TurnError::NoLocalModel);
+    }
+    Err(TurnError::NoModel)
+}
+
+/// Why a person may not pin a conversation to `name`, if they may not: it does not exist,
+/// their role does not allow it, or it is remote and their tier is `local_only`.
+fn check_pin(models: &[CatalogueModel], role: &Role, name: &str) -> Result<(), TurnError> {
+    match models.iter().find(|m| m.name.eq_ignore_ascii_case(name)) {
+        None => Err(TurnError::UnknownModel(name.to_owned())),
+        Some(m) if !catalogue::allowed(&role.allowed_models, &m.name) => {
+            Err(TurnError::ModelNotAllowed(m.name.clone()))
+        }
+        Some(m) if !catalogue::tier_allows(&role.privacy_tier, m.privacy) => {
+            Err(TurnError::PrivacyTier { model: m.name.clone(), provider: m.provider.clone() })
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 /// Whether a role may use a model: by name and by privacy tier.

@@ -117,18 +117,10 @@ fn clamp(tokens: u64) -> i64 {
     i64::try_from(tokens.min(1 << 40)).unwrap_or(0)
 }
 
-fn context_chars(request: &ChatRequest) -> usize {
-    request
-        .messages
-        .iter()
-        .map(|m| match m {
-            ContextMessage::System(t) | ContextMessage::User(t) => t.len(),
-            ContextMessage::Assistant { text, tool_calls } => {
-                text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
-            }
-            ContextMessage::Tool { content, .. } => content.len(),
-        })
-        .sum()
+/// Usage as some protocols report it, input and output in separate events.
+fn merge_usage(seen: Option<(u64, u64)>, input: u64, output: u64) -> Option<(u64, u64)> {
+    let (seen_in, seen_out) = seen.unwrap_or_default();
+    Some((seen_in.max(input), seen_out.max(output)))
 }
 
 fn reply_chars(reply: &Reply) -> usize {
@@ -302,7 +294,7 @@ impl Turn {
         let counted = match usage {
             Some((input, output)) => (clamp(input), clamp(output)),
             None if outcome.0 == "ok" => {
-                (usage::estimate_tokens(context_chars(&request)), usage::estimate_tokens(text.len()))
+                (usage::estimate_tokens(compaction::message_chars(&request)), usage::estimate_tokens(text.len()))
             }
             None => (0, 0),
         };
@@ -347,10 +339,7 @@ impl Turn {
                     for delta in deltas {
                         match delta {
                             Delta::Text(piece) => text.push_str(&piece),
-                            Delta::Usage { input, output } => {
-                                let (seen_in, seen_out) = usage.unwrap_or_default();
-                                usage = Some((seen_in.max(input), seen_out.max(output)));
-                            }
+                            Delta::Usage { input, output } => usage = merge_usage(usage, input, output),
                             Delta::ToolCall { .. } | Delta::Finish(_) => {}
                         }
                     }
@@ -502,11 +491,7 @@ impl Turn {
                         }
                         call.1.push_str(&arguments);
                     }
-                    // Some protocols report input and output usage in separate events.
-                    Delta::Usage { input, output } => {
-                        let (seen_in, seen_out) = reply.usage.unwrap_or_default();
-                        reply.usage = Some((seen_in.max(input), seen_out.max(output)));
-                    }
+                    Delta::Usage { input, output } => reply.usage = merge_usage(reply.usage, input, output),
                     Delta::Finish(_) => {}
                 }
             }
@@ -608,7 +593,7 @@ impl Turn {
             if reply.is_empty() {
                 (0, 0)
             } else {
-                (usage::estimate_tokens(context_chars(request)), usage::estimate_tokens(reply_chars(reply)))
+                (usage::estimate_tokens(compaction::message_chars(request)), usage::estimate_tokens(reply_chars(reply)))
             }
         });
         let (outcome, error_code) = match end {

@@ -89,14 +89,10 @@ pub struct ProviderPatch {
     name: Option<String>,
     base_url: Option<String>,
     /// `null` removes the key; absent leaves it.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
     api_key: Option<Option<String>>,
     trusted_lan: Option<bool>,
     models: Option<Vec<ModelInput>>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
 }
 
 /// `PATCH /api/providers/{id}` (administrators)

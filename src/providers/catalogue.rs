@@ -92,11 +92,11 @@ pub struct Wish<'a> {
 
 /// The model a turn uses, among those the role allows.
 pub fn choose<'m>(
-    models: &'m [CatalogueModel],
+    models: impl IntoIterator<Item = &'m CatalogueModel>,
     allowed_patterns: &[String],
     wish: &Wish,
 ) -> Option<&'m CatalogueModel> {
-    let allowed: Vec<&CatalogueModel> = models.iter().filter(|m| allowed(allowed_patterns, &m.name)).collect();
+    let allowed: Vec<&CatalogueModel> = models.into_iter().filter(|m| allowed(allowed_patterns, &m.name)).collect();
     let named = |name: &str| allowed.iter().copied().find(|m| m.name.eq_ignore_ascii_case(name));
     let of_strength = |strength: &str| allowed.iter().copied().find(|m| m.strength == strength);
     if let Some(pinned) = wish.pinned {

@@ -308,14 +308,7 @@ pub async fn end_turn(
 
 /// A session's history, oldest first.
 pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-                error_message, created_at
-         FROM messages WHERE session_id = ? ORDER BY id",
-    )
-    .bind(session_id)
-    .fetch_all(store.pool())
-    .await?)
+    history_between(store, session_id, 0, i64::MAX).await
 }
 
 /// Turns recorded as running, with their session: after a restart these were cut off.
@@ -465,7 +458,16 @@ pub async fn history_between(
     after: i64,
     upto: i64,
 ) -> Result<Vec<Message>, StoreError> {
-    Ok(history(store, session_id).await?.into_iter().filter(|m| m.id > after && m.id <= upto).collect())
+    Ok(sqlx::query_as(
+        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
+                error_message, created_at
+         FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id",
+    )
+    .bind(session_id)
+    .bind(after)
+    .bind(upto)
+    .fetch_all(store.pool())
+    .await?)
 }
 
 /// The model requests of a session's turns, oldest first.

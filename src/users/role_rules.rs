@@ -32,7 +32,8 @@ pub struct RolePatch {
     pub memory_retention_days: Option<i64>,
 }
 
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+/// For `Option<Option<T>>` patch fields: a present `null` is `Some(None)`, absent is `None`.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
 }
 
