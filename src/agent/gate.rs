@@ -63,6 +63,9 @@ pub struct Situation<'a> {
     /// Outside content (a fetched page, an MCP result) has entered this conversation: a
     /// person's own "always allow" no longer stands in for asking (injection hygiene).
     pub outside_content: bool,
+    /// The arguments hash a person allowed on this call's card, if they did: it stands
+    /// for their decision only while it matches these arguments.
+    pub approved: Option<&'a str>,
 }
 
 /// The gate's answer, with the reason a card or the audit can show.
@@ -85,10 +88,7 @@ pub fn decide(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Deci
 }
 
 fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Decision {
-    if CONFIRMED_WRITES.contains(&situation.tool) {
-        return require(format!("{} is always confirmed by the person", situation.tool));
-    }
-    let arguments = situation.arguments.to_string();
+    let arguments = canonical(situation.arguments);
     let applies = |rule: &Rule| {
         allowed(std::slice::from_ref(&rule.tool), situation.tool)
             && rule.role.as_deref().is_none_or(|role| role == situation.role || role == "*")
@@ -112,6 +112,14 @@ fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> De
     if let Some((rule, _)) = matching.iter().find(|(r, _)| r.effect == Effect::Deny) {
         return Decision { effect: Effect::Deny, reason: format!("a rule refuses {} calls", rule.tool) };
     }
+    let approved_these =
+        situation.approved.is_some_and(|hash| hash == arguments_hash(situation.tool, situation.arguments));
+    if approved_these {
+        return Decision { effect: Effect::Allow, reason: "the person allowed this call".into() };
+    }
+    if CONFIRMED_WRITES.contains(&situation.tool) {
+        return require(format!("{} is always confirmed by the person", situation.tool));
+    }
     let Some(best) = matching.iter().map(|(r, _)| r.priority).min() else {
         return require(format!("no rule covers {}", situation.tool));
     };
@@ -126,6 +134,32 @@ fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> De
         (_, _) => format!("{} asks the person first", situation.tool),
     };
     Decision { effect, reason }
+}
+
+/// What a card's decision binds: the tool and its exact arguments, hashed. Two calls
+/// with the same arguments in another key order hash alike; any other change does not.
+pub fn arguments_hash(tool: &str, arguments: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(tool.as_bytes());
+    hasher.update([0]);
+    hasher.update(canonical(arguments).as_bytes());
+    hex::encode(hasher.finalize())
+}
+
+/// JSON with object keys in sorted order, whatever order the model wrote them in.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> =
+                keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
 }
 
 fn require(reason: String) -> Decision {
@@ -159,6 +193,7 @@ mod tests {
             may_approve: true,
             side_effects: tool != "note_read",
             outside_content: false,
+            approved: None,
         }
     }
 
@@ -284,5 +319,47 @@ mod tests {
         assert_eq!(effect_of(&situation("note_write", &args), &shared, &[]), Require);
         let admin = Situation { role: "admin", ..situation("note_write", &args) };
         assert_eq!(effect_of(&admin, &shared, &[]), Allow);
+    }
+
+    #[test]
+    fn an_approval_allows_exactly_the_arguments_the_card_showed() {
+        let shown = json!({ "title": "Shopping", "text": "eggs" });
+        let hash = arguments_hash("note_write", &shown);
+        let same_in_another_order: Value = serde_json::from_str(r#"{"text":"eggs","title":"Shopping"}"#).unwrap();
+        let approved = Situation { approved: Some(&hash), ..situation("note_write", &same_in_another_order) };
+        assert_eq!(effect_of(&approved, &presets(), &[]), Allow);
+    }
+
+    #[test]
+    fn changed_argument_needs_new_decision() {
+        let shown = json!({ "title": "Shopping", "text": "eggs" });
+        let hash = arguments_hash("note_write", &shown);
+        let changed = json!({ "title": "Shopping", "text": "eggs and the door code" });
+        let situation = Situation { approved: Some(&hash), ..situation("note_write", &changed) };
+        assert_eq!(effect_of(&situation, &presets(), &[]), Require);
+    }
+
+    #[test]
+    fn an_approval_for_one_tool_does_not_cover_another() {
+        let args = json!({ "id": 3 });
+        let hash = arguments_hash("note_read", &args);
+        let situation = Situation { approved: Some(&hash), ..situation("note_delete", &args) };
+        assert_eq!(effect_of(&situation, &presets(), &[]), Require);
+    }
+
+    #[test]
+    fn a_confirmed_write_runs_once_the_person_approved_it() {
+        let args = json!({ "text": "likes tea" });
+        let hash = arguments_hash("remember", &args);
+        let approved = Situation { approved: Some(&hash), ..situation("remember", &args) };
+        assert_eq!(effect_of(&approved, &presets(), &[]), Allow);
+    }
+
+    #[test]
+    fn deny_beats_an_approval_given_before_the_rule_changed() {
+        let args = json!({ "title": "x" });
+        let hash = arguments_hash("note_write", &args);
+        let approved = Situation { approved: Some(&hash), ..situation("note_write", &args) };
+        assert_eq!(effect_of(&approved, &[rule("note_write", Deny, 500)], &[]), Deny);
     }
 }

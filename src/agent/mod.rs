@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod definition;
 pub mod events;
 pub mod gate;
+pub mod inbox;
 pub mod tools;
 mod turn;
 pub mod usage;
@@ -30,7 +31,7 @@ use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::chat::{self, Message, NewMessage, TurnEnd};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
-use crate::store::{StoreError, SystemStore, providers};
+use crate::store::{StoreError, SystemStore, approvals, providers};
 use crate::users::sessions::Session;
 use definition::{Agent, AgentDir, DefinitionError};
 use events::{Events, TurnEvents};
@@ -201,7 +202,7 @@ impl Runtime {
             system,
             secrets,
             agents,
-            tools: Registry::builtin(),
+            tools: Registry::builtin(tools::web_fetch::FetchPolicy::from_env()),
             notifier,
             client: crate::providers::http_client(),
             events: Events::default(),
@@ -287,66 +288,10 @@ impl Runtime {
             }
             Err(None) => return Err(TurnError::Busy),
         };
-        // The private file and the shared database are read at once: every lookup here
-        // stands between the person's message and the model's first token.
-        let space = &session.space;
-        let private = async {
-            let (found, history) =
-                tokio::try_join!(chat::session_with_summary(space, chat_id), chat::history(space, chat_id))?;
-            let (conversation, summary) = found.ok_or(TurnError::NoSession)?;
-            Ok::<_, TurnError>((conversation, history, summary))
-        };
-        let shared = async {
-            let role = self.role_of(&session.user_id).await?;
-            if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
-                return Err(TurnError::UsageCap { cap, used });
-            }
-            Ok((role, self.provider_cache().await?))
-        };
-        // One snapshot of the providers serves the whole start: the model, its fallback
-        // and the key belong to the same moment.
-        let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
-        if let Some(summary) = &summary {
-            history.retain(|m| m.id > summary.upto);
-        }
-        let agent = self.inner.agents.load(&conversation.agent)?;
-        let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
-        let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
-        let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
-        let mut context = compose(
-            model.model_id.clone(),
-            &agent.prompt,
-            summary.as_ref().map(|s| s.text.as_str()),
-            &history,
-            Vec::new(),
-        )
-        .messages;
-        context.push(ContextMessage::User(text.clone()));
-
-        let mut events =
-            TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
-        events.emit("turn_started", serde_json::json!({ "model": model.name, "agent": agent.id }));
+        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, true).await?;
+        turn.context.push(ContextMessage::User(text.clone()));
+        turn.events.emit("turn_started", serde_json::json!({ "model": turn.model.name, "agent": turn.agent }));
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
-        let turn = turn::Turn {
-            runtime: self.clone(),
-            session: session.clone(),
-            chat_id: chat_id.to_owned(),
-            turn_id: turn_id.clone(),
-            model,
-            fallback,
-            endpoint,
-            offered,
-            context,
-            max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
-            prompt: agent.prompt.clone(),
-            summary,
-            compaction_tried: false,
-            last_row: 0,
-            role,
-            events,
-            stop,
-            pending: None,
-        };
         let claim = claim.handed_to_task(session.clone());
         let closing = claim.closing.clone();
         if !session.spawn(async move {
@@ -365,6 +310,167 @@ impl Runtime {
         });
         let message_id = commit.await.map_err(|_| TurnError::Locked)??;
         Ok(Started { turn_id, message_id })
+    }
+
+    /// Reads what a turn starts from — the conversation, its history and summary, the
+    /// role, the providers — and sets the turn up, its context ending with the history.
+    /// The private file and the shared database are read at once: every lookup here stands
+    /// between the person's message and the model's first token. A person who writes on
+    /// (`moving_on`) while a turn waits on cards has moved on: that turn is withdrawn.
+    async fn set_up(
+        &self,
+        session: &Arc<Session>,
+        chat_id: &str,
+        turn_id: String,
+        stop: CancellationToken,
+        moving_on: bool,
+    ) -> Result<turn::Turn, TurnError> {
+        let space = &session.space;
+        let private = async {
+            let (found, history) =
+                tokio::try_join!(chat::session_with_summary(space, chat_id), chat::history(space, chat_id))?;
+            let (conversation, summary) = found.ok_or(TurnError::NoSession)?;
+            Ok::<_, TurnError>((conversation, history, summary))
+        };
+        let shared = async {
+            let role = self.role_of(&session.user_id).await?;
+            if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
+                return Err(TurnError::UsageCap { cap, used });
+            }
+            Ok((role, self.provider_cache().await?))
+        };
+        // One snapshot of the providers serves the whole start: the model, its fallback
+        // and the key belong to the same moment.
+        let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
+        if moving_on && conversation.turn_state.as_deref() == Some("parked") {
+            self.withdraw_parked(session, chat_id, MOVED_ON).await?;
+            history = chat::history(space, chat_id).await?;
+        }
+        if let Some(summary) = &summary {
+            history.retain(|m| m.id > summary.upto);
+        }
+        let agent = self.inner.agents.load(&conversation.agent)?;
+        let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
+        let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
+        let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
+        let context = compose(
+            model.model_id.clone(),
+            &agent.prompt,
+            summary.as_ref().map(|s| s.text.as_str()),
+            &history,
+            Vec::new(),
+        )
+        .messages;
+        let events =
+            TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
+        Ok(turn::Turn {
+            runtime: self.clone(),
+            session: session.clone(),
+            chat_id: chat_id.to_owned(),
+            turn_id,
+            model,
+            fallback,
+            endpoint,
+            offered,
+            context,
+            max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
+            prompt: agent.prompt.clone(),
+            summary,
+            compaction_tried: false,
+            last_row: history.last().map_or(0, |m| m.id),
+            role,
+            events,
+            stop,
+            pending: None,
+            agent: agent.id.clone(),
+            outside_content: conversation.outside_content,
+            unsettled: None,
+        })
+    }
+
+    /// Resumes a parked turn once no card holds it (§8.1): from the stored history, also
+    /// after a restart. Returns false when there was nothing to resume (another window's
+    /// decision resumed it first, or it was withdrawn).
+    pub async fn resume(&self, session: Arc<Session>, chat_id: &str, turn_id: &str) -> Result<bool, TurnError> {
+        let stop = session.ended().child_token();
+        let claim = self.claim(&session.user_id, chat_id, turn_id, &stop).map_err(|_| TurnError::Busy)?;
+        if !approvals::unpark(&session.space, turn_id).await? {
+            return Ok(false);
+        }
+        let mut turn = match self.set_up(&session, chat_id, turn_id.to_owned(), stop, false).await {
+            Ok(turn) => turn,
+            Err(err) => {
+                // Running in the file with no task to end it: ended here, with the reason.
+                let message = err.to_string();
+                let end = TurnEnd { state: "error", error_code: Some("resume_failed"), error_message: Some(&message) };
+                let last = NewMessage {
+                    session_id: chat_id,
+                    turn_id,
+                    role: "assistant",
+                    text: "",
+                    status: "error",
+                    error_code: end.error_code,
+                    error_message: end.error_message,
+                    ..NewMessage::default()
+                };
+                chat::end_turn(&session.space, &last, &end, "Error: the turn could not go on.", None).await?;
+                return Err(err);
+            }
+        };
+        let history = chat::history(&session.space, chat_id).await?;
+        turn.unsettled = unsettled_calls(&history, turn_id);
+        turn.events.emit(
+            "turn_started",
+            serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
+        );
+        let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
+        let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
+        let claim = claim.handed_to_task(session.clone());
+        let closing = claim.closing.clone();
+        if !session.spawn(async move {
+            let _claim = claim;
+            turn.run(committed_rx, closing).await;
+        }) {
+            return Err(TurnError::Locked);
+        }
+        Ok(true)
+    }
+
+    /// At unlock: parked turns whose cards were all decided but that never went on (the
+    /// decision's resume was cut off by a crash) go on now.
+    pub async fn resume_ready(&self, session: Arc<Session>) -> Result<usize, TurnError> {
+        let mut resumed = 0;
+        for (turn_id, chat_id) in approvals::ready_to_resume(&session.space).await? {
+            if self.resume(session.clone(), &chat_id, &turn_id).await? {
+                resumed += 1;
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Ends the turns of a conversation that wait on cards: their cards are withdrawn, their
+    /// calls get a result saying so, and the turn ends `stopped`.
+    async fn withdraw_parked(&self, session: &Session, chat_id: &str, why: &str) -> Result<usize, StoreError> {
+        let space = &session.space;
+        let parked = approvals::parked_in(space, chat_id).await?;
+        for turn_id in &parked {
+            approvals::withdraw(space, turn_id).await?;
+            let last = NewMessage {
+                session_id: chat_id,
+                turn_id,
+                role: "assistant",
+                text: "",
+                status: "stopped",
+                ..NewMessage::default()
+            };
+            let end = TurnEnd { state: "stopped", error_code: None, error_message: None };
+            chat::end_turn(space, &last, &end, why, None).await?;
+            self.inner.events.to_person(
+                &session.user_id,
+                serde_json::json!({ "type": "turn_ended", "session": chat_id, "turn": turn_id, "status": "stopped" }),
+            );
+        }
+        Ok(parked.len())
     }
 
     /// Marks a conversation as having a running turn. Refused when it already has one;
@@ -402,15 +508,18 @@ impl Runtime {
 
     /// Stops the running turn of a conversation, waiting until it has recorded its end.
     /// Returns whether a turn was running.
-    pub async fn stop(&self, user: &UserId, chat_id: &str) -> bool {
+    /// A turn parked on cards is ended too, its cards withdrawn.
+    pub async fn stop(&self, session: &Session, chat_id: &str) -> Result<bool, StoreError> {
         let found = {
             let running = self.inner.running.lock().expect("running turns");
-            running.get(&(user.clone(), chat_id.to_owned())).map(|r| (r.stop.clone(), r.finished.clone()))
+            running.get(&(session.user_id.clone(), chat_id.to_owned())).map(|r| (r.stop.clone(), r.finished.clone()))
         };
-        let Some((stop, finished)) = found else { return false };
+        let Some((stop, finished)) = found else {
+            return Ok(self.withdraw_parked(session, chat_id, STOPPED_UNDECIDED).await? > 0);
+        };
         stop.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(10), finished.cancelled()).await;
-        true
+        Ok(true)
     }
 
     /// Whether a conversation has a turn running in this process.
@@ -471,6 +580,33 @@ impl Runtime {
     pub async fn provider_key(&self, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
         self.provider_cache().await?.key(&self.inner.secrets, provider_id)
     }
+}
+
+/// The result a call waiting on a card gets when the person writes on instead.
+const MOVED_ON: &str = "Not run: the person sent a new message instead of deciding on this call.";
+
+/// The result a call waiting on a card gets when the person stops its turn.
+const STOPPED_UNDECIDED: &str = "Not run: the person stopped the turn before deciding on this call.";
+
+/// The calls of a turn's latest tool request that have no result yet, with the text the
+/// model wrote beside them: what a resumed turn settles first.
+fn unsettled_calls(history: &[Message], turn_id: &str) -> Option<(String, Vec<ToolCall>)> {
+    let asked =
+        history.iter().rev().find(|m| m.turn_id == turn_id && m.role == "assistant" && m.tool_calls.is_some())?;
+    let answered: Vec<&str> = history
+        .iter()
+        .filter(|m| m.turn_id == turn_id && m.role == "tool")
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let calls: Vec<ToolCall> = asked
+        .tool_calls
+        .as_ref()
+        .map(calls_from_json)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .collect();
+    (!calls.is_empty()).then(|| (asked.text.clone(), calls))
 }
 
 /// The version of how requests are composed from stored parts (the system prompt, then

@@ -17,14 +17,14 @@ use tokio_util::sync::CancellationToken;
 use super::events::TurnEvents;
 use super::tools::ToolContext;
 use super::usage;
-use super::{Runtime, calls_to_json, compaction, random_id};
+use super::{Runtime, calls_to_json, compaction, gate, random_id};
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
 use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd};
 use crate::store::roles::Role;
-use crate::store::{StoreError, usage as usage_totals};
+use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
 use crate::users::sessions::Session;
 
 pub(super) struct Turn {
@@ -57,6 +57,13 @@ pub(super) struct Turn {
     /// The latest model request and its token counts, not yet written: the turn's last
     /// one is written with the turn's end, in one commit.
     pub pending: Option<(RequestRecord, (i64, i64))>,
+    /// The agent the conversation runs, named on cards.
+    pub agent: String,
+    /// Outside content has entered the conversation (§8.4's injection hygiene).
+    pub outside_content: bool,
+    /// A resumed turn's calls still without results, with what the model said when it
+    /// made them: settled before any further model request.
+    pub unsettled: Option<(String, Vec<ToolCall>)>,
 }
 
 /// How one model request ended.
@@ -74,6 +81,34 @@ type Commit = Option<tokio::sync::oneshot::Receiver<Option<i64>>>;
 
 /// The text a call without a result gets when its turn ends around it.
 const ORPHAN_RESULT: &str = "Error: the turn ended before this call finished.";
+
+/// What the model reads for a call the person stopped while it ran.
+const CANCELLED: &str = "Cancelled: the person stopped the turn before this call finished.";
+
+/// What the model reads for a call whose card was withdrawn.
+const WITHDRAWN: &str = "Not run: the person did not decide on this call.";
+
+/// What the model reads for a call the person declined.
+const DENIED: &str = "Denied: the person declined this call, so it was not run. Do not try it again unless they ask; \
+     tell them what you could not do.";
+
+/// The gate's verdict on one call of a response.
+enum Verdict {
+    Run,
+    /// Not run; the text is the call's result.
+    Refuse(String),
+    /// A person decides first; the gate's reason goes on the card.
+    Ask(String),
+    /// Its card was withdrawn.
+    Cancelled,
+}
+
+/// How a response's calls came out.
+pub(super) enum Settled {
+    Ran,
+    /// Cards wait on the person; the turn parks.
+    Parked,
+}
 
 /// What one model request produced.
 #[derive(Default)]
@@ -138,6 +173,12 @@ impl Turn {
         let outcome = self.rounds(&mut commit).await;
         closing.store(true, std::sync::atomic::Ordering::Release);
         let closing = match outcome {
+            Ok(Some(closing)) if closing.state == "parked" => {
+                // The cards hold the turn now; it goes on when the person decides.
+                self.write_pending().await;
+                self.events.emit("turn_parked", json!({ "status": "parked" }));
+                return;
+            }
             Ok(Some(closing)) => closing,
             Ok(None) => return,
             Err(err) => {
@@ -162,6 +203,14 @@ impl Turn {
     /// Runs model rounds until the turn ends; `None` when the person's message was never
     /// committed (nothing of this turn may be written then).
     async fn rounds(&mut self, commit: &mut Commit) -> Result<Option<Closing>, StoreError> {
+        if let Some((why, calls)) = self.unsettled.take() {
+            if let Settled::Parked = self.settle(&why, calls).await? {
+                return Ok(Some(Closing { state: "parked", text: String::new(), error: None }));
+            }
+            if self.stop.is_cancelled() {
+                return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
+            }
+        }
         let mut round = 0;
         while round < self.max_rounds {
             if round > 0
@@ -213,7 +262,9 @@ impl Turn {
                 return Ok(Some(Closing { state: "done", text: reply.text, error: None }));
             }
             self.write_pending().await;
-            self.run_tools(reply.text, calls).await?;
+            if let Settled::Parked = self.run_tools(reply.text, calls).await? {
+                return Ok(Some(Closing { state: "parked", text: String::new(), error: None }));
+            }
             if self.stop.is_cancelled() {
                 return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
             }
@@ -498,11 +549,8 @@ impl Turn {
         }
     }
 
-    /// Appends the model's request for tools, runs them concurrently, and appends every
-    /// result in call order. A stop cancels the calls still running; they are recorded as
-    /// cancelled.
-    async fn run_tools(&mut self, text: String, calls: Vec<ToolCall>) -> Result<(), StoreError> {
-        let space = &self.session.space;
+    /// Appends the model's request for tools, then settles the calls (see [`Turn::settle`]).
+    async fn run_tools(&mut self, text: String, calls: Vec<ToolCall>) -> Result<Settled, StoreError> {
         let asked = NewMessage {
             session_id: &self.chat_id,
             turn_id: &self.turn_id,
@@ -513,42 +561,88 @@ impl Turn {
             model: Some(&self.model.name),
             ..NewMessage::default()
         };
-        self.last_row = chat::append(space, &[asked]).await?.last().copied().unwrap_or(self.last_row);
+        self.last_row = chat::append(&self.session.space, &[asked]).await?.last().copied().unwrap_or(self.last_row);
         for call in &calls {
             let started = json!({ "call": { "id": call.id, "name": call.name, "arguments": call.arguments } });
             self.events.emit("tool_call_started", started);
+        }
+        self.context.push(ContextMessage::Assistant { text: text.clone(), tool_calls: calls.clone() });
+        self.settle(&text, calls).await
+    }
+
+    /// Puts each call of one model response through the approval gate (§8.4). If any needs
+    /// a person, cards are created for those and the turn parks: nothing of the response
+    /// runs until every card is decided, so results stay in call order. Otherwise the
+    /// allowed calls run concurrently and every call gets its one result, in call order:
+    /// its output, its error, a refusal the model can read, or a cancellation when the
+    /// person stops the turn.
+    async fn settle(&mut self, why: &str, calls: Vec<ToolCall>) -> Result<Settled, StoreError> {
+        let space = self.session.space.clone();
+        let (shared, personal, cards) = tokio::try_join!(
+            approval_rules::list(self.runtime.system()),
+            approvals::personal_rules(&space),
+            approvals::of_turn(&space, &self.turn_id),
+        )?;
+        let shared: Vec<gate::Rule> = shared.into_iter().map(|r| r.rule).collect();
+        let verdicts: Vec<Verdict> = calls
+            .iter()
+            .map(|call| self.judge(call, &shared, &personal, cards.iter().find(|c| c.call_id == call.id)))
+            .collect();
+        let asks: Vec<approvals::NewCard> = calls
+            .iter()
+            .zip(&verdicts)
+            .filter_map(|(call, verdict)| match verdict {
+                Verdict::Ask(reason) => Some(self.new_card(call, why, reason)),
+                _ => None,
+            })
+            .collect();
+        if !asks.is_empty() {
+            approvals::park(&space, &self.turn_id, &asks).await?;
+            let created = approvals::of_turn(&space, &self.turn_id).await?;
+            for card in created.iter().filter(|c| c.state == "pending") {
+                self.events.emit("card", json!({ "card": super::inbox::card_view(card) }));
+            }
+            return Ok(Settled::Parked);
         }
         let registry = self.runtime.inner.tools.clone();
         let context = ToolContext {
             user: self.session.user_id.clone(),
             chat_id: self.chat_id.clone(),
-            space: self.session.space.clone(),
+            space: space.clone(),
             notifier: self.runtime.inner.notifier.clone(),
             events: self.runtime.inner.events.clone(),
         };
         let (offered, stop, context) = (&self.offered, &self.stop, &context);
-        let outcomes = futures_util::future::join_all(calls.iter().map(|call| {
+        let outcomes = futures_util::future::join_all(calls.iter().zip(verdicts).map(|(call, verdict)| {
             let registry = registry.clone();
             async move {
-                tokio::select! {
-                    biased;
-                    () = stop.cancelled() => None,
-                    result = registry.call(offered, &call.name, &call.arguments, context) => Some(result),
+                match verdict {
+                    Verdict::Run => tokio::select! {
+                        biased;
+                        () = stop.cancelled() => (CANCELLED.to_owned(), "cancelled"),
+                        result = registry.call(offered, &call.name, &call.arguments, context) => match result {
+                            Ok(output) => (output, "ok"),
+                            Err(why) => (format!("Error: {why}"), "error"),
+                        },
+                    },
+                    Verdict::Refuse(text) => (text, "denied"),
+                    Verdict::Cancelled => (WITHDRAWN.to_owned(), "cancelled"),
+                    Verdict::Ask(_) => unreachable!("a call that needs a person parks the turn"),
                 }
             }
         }))
         .await;
-        let results: Vec<(String, &'static str)> = outcomes
-            .into_iter()
-            .map(|outcome| match outcome {
-                Some(Ok(output)) => (output, "ok"),
-                Some(Err(why)) => (format!("Error: {why}"), "error"),
-                None => ("Cancelled: the person stopped the turn before this call finished.".to_owned(), "cancelled"),
-            })
-            .collect();
+        let brought_in = calls
+            .iter()
+            .zip(&outcomes)
+            .any(|(call, (_, status))| *status == "ok" && registry.brings_outside_content(&call.name));
+        if brought_in && !self.outside_content {
+            approvals::mark_outside_content(&space, &self.chat_id).await?;
+            self.outside_content = true;
+        }
         let rows: Vec<NewMessage> = calls
             .iter()
-            .zip(&results)
+            .zip(&outcomes)
             .map(|(call, (text, status))| NewMessage {
                 session_id: &self.chat_id,
                 turn_id: &self.turn_id,
@@ -560,17 +654,80 @@ impl Turn {
                 ..NewMessage::default()
             })
             .collect();
-        let appended = chat::append(space, &rows).await?;
+        let appended = chat::append(&space, &rows).await?;
         self.last_row = appended.last().copied().unwrap_or(self.last_row);
-        for (call, (text, status)) in calls.iter().zip(&results) {
+        for (call, (text, status)) in calls.iter().zip(&outcomes) {
             let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
             self.events.emit("tool_call_finished", finished);
         }
-        self.context.push(ContextMessage::Assistant { text, tool_calls: calls.clone() });
-        for (call, (text, _)) in calls.iter().zip(results) {
+        for (call, (text, _)) in calls.iter().zip(outcomes) {
             self.context.push(ContextMessage::Tool { call_id: call.id.clone(), content: text });
         }
-        Ok(())
+        Ok(Settled::Ran)
+    }
+
+    /// What the gate says of one call, given the card it may already have.
+    fn judge(
+        &self,
+        call: &ToolCall,
+        shared: &[gate::Rule],
+        personal: &[gate::Rule],
+        card: Option<&approvals::Card>,
+    ) -> Verdict {
+        let registry = &self.runtime.inner.tools;
+        // A call that cannot run (a tool not offered, arguments that are no JSON object)
+        // runs only to return its error: nothing to ask anyone about.
+        let (Some(side_effects), Ok(arguments)) =
+            (registry.side_effects(&self.offered, &call.name), super::tools::parse_arguments(&call.arguments))
+        else {
+            return Verdict::Run;
+        };
+        match card.map(|c| c.state.as_str()) {
+            Some("denied") => return Verdict::Refuse(DENIED.to_owned()),
+            Some("withdrawn") => return Verdict::Cancelled,
+            Some("pending") => return Verdict::Ask(card.map(|c| c.reason.clone()).unwrap_or_default()),
+            _ => {}
+        }
+        let approved = card.filter(|c| c.state == "allowed").map(|c| c.arguments_hash.as_str());
+        let situation = gate::Situation {
+            tool: &call.name,
+            arguments: &arguments,
+            role: self.role.id.as_str(),
+            may_approve: self.role.may_approve,
+            side_effects,
+            outside_content: self.outside_content,
+            approved,
+        };
+        let decision = gate::decide(&situation, shared, personal);
+        match decision.effect {
+            gate::Effect::Allow => Verdict::Run,
+            gate::Effect::Deny => Verdict::Refuse(format!(
+                "Refused: {}. This call was not run; do not try it again, and tell the person what you could not do.",
+                decision.reason
+            )),
+            // Decided once already, yet the gate still asks: the arguments are not the
+            // ones the person saw. Never a second card for the same call.
+            gate::Effect::Require if card.is_some() => {
+                Verdict::Refuse("Refused: these arguments are not the ones the person approved.".to_owned())
+            }
+            gate::Effect::Require => Verdict::Ask(decision.reason),
+        }
+    }
+
+    fn new_card(&self, call: &ToolCall, why: &str, reason: &str) -> approvals::NewCard {
+        let arguments = super::tools::parse_arguments(&call.arguments).unwrap_or_default();
+        approvals::NewCard {
+            id: random_id("card"),
+            session_id: self.chat_id.clone(),
+            turn_id: self.turn_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            arguments_hash: gate::arguments_hash(&call.name, &arguments),
+            agent: self.agent.clone(),
+            why: why.to_owned(),
+            reason: reason.to_owned(),
+        }
     }
 
     /// What to record of a model request: the record for the person's file and the tokens

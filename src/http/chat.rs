@@ -143,14 +143,15 @@ pub async fn rebuild(caller: Caller, Path((id, request)): Path<(String, i64)>) -
     Ok(Json(json!({ "id": request, "kind": kind, "body": body, "raw": raw })))
 }
 
-/// `POST /api/sessions/{id}/stop`: stops the running turn; returns once it has stopped.
+/// `POST /api/sessions/{id}/stop`: stops the running turn, or ends one waiting on cards;
+/// returns once it has stopped.
 pub async fn stop(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     find(&caller, &id).await?;
-    let stopped = state.agent.stop(&caller.session.user_id, &id).await;
+    let stopped = state.agent.stop(&caller.session, &id).await?;
     Ok(Json(json!({ "stopped": stopped })))
 }
 

@@ -100,13 +100,16 @@ pub async fn login(
     Ok(Json(unlocked.into()))
 }
 
-/// At unlock, turns cut off by a restart become `error` (§8.1). A failure here is logged
-/// and does not refuse the login: the history stays readable either way.
+/// At unlock, turns cut off by a restart become `error`, and parked turns whose cards
+/// were all decided go on (§8.1). A failure here is logged and does not refuse the login:
+/// the history stays readable either way.
 async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
-    if let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await
-        && let Err(err) = state.agent.close_interrupted(&session).await
-    {
+    let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await else { return };
+    if let Err(err) = state.agent.close_interrupted(&session).await {
         tracing::error!(user = %session.user_id, %err, "could not close interrupted turns");
+    }
+    if let Err(err) = state.agent.resume_ready(session.clone()).await {
+        tracing::error!(user = %session.user_id, %err, "could not resume decided turns");
     }
 }
 

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, chat, me, meta, people, providers, rules, ws};
+use super::{AppState, admin, chat, inbox, me, meta, notes, people, providers, rules, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -83,6 +83,11 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/sessions/{id}/requests", Session, Header, chat::requests),
         route(M::GET, "/api/sessions/{id}/requests/{request}/rebuild", Session, Header, chat::rebuild),
         route(M::POST, "/api/sessions/{id}/stop", Session, Header, chat::stop),
+        // what waits on me
+        route(M::GET, "/api/inbox", Session, Header, inbox::list),
+        route(M::POST, "/api/inbox/{id}", Session, Header, inbox::decide),
+        route(M::GET, "/api/notes", Session, Header, notes::list),
+        route(M::GET, "/api/notes/{id}", Session, Header, notes::get),
     ]
 }
 

@@ -18,6 +18,8 @@ pub struct ChatSession {
     pub updated_at: String,
     /// The state of the session's latest turn, if it has one.
     pub turn_state: Option<String>,
+    /// Content from outside Skald (a fetched page) has entered this conversation.
+    pub outside_content: bool,
 }
 
 /// One row of history, as the API returns it.
@@ -155,7 +157,7 @@ pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text
 /// How long a title taken from the first message may be.
 const TITLE_CHARS: usize = 60;
 
-const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at,
+const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at, s.outside_content,
         (SELECT t.state FROM turns t WHERE t.session_id = s.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1)
           AS turn_state
      FROM chat_sessions s";
@@ -185,6 +187,7 @@ pub async fn create_session(
         created_at: now.clone(),
         updated_at: now,
         turn_state: None,
+        outside_content: false,
     })
 }
 

@@ -10,10 +10,12 @@
 //! ```
 
 pub mod approval_rules;
+pub mod approvals;
 pub mod audit;
 pub mod chat;
 pub mod data_dir;
 pub mod instance;
+pub mod notes;
 pub mod private;
 pub mod providers;
 pub mod roles;

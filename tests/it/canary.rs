@@ -132,3 +132,75 @@ async fn canaries_said_in_chat_and_repeated_by_the_model_never_reach_the_disk_in
     assert!(files >= 4, "the scan saw the data directory ({files} files)");
     assert!(hits.is_empty(), "found in the clear:\n{}", hits.join("\n"));
 }
+
+/// Words in a card's arguments and in notes — the note itself and its full-text index —
+/// stay inside the owner's encrypted file too.
+#[tokio::test]
+async fn canaries_in_cards_and_notes_never_reach_the_disk_in_the_clear() {
+    use scripted_model::{Reply, ScriptedCall};
+    let model = scripted_model::ScriptedModel::start().await;
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap().to_owned();
+    let provider = json!({ "name": "scripted", "kind": "openai", "base_url": model.openai_base() });
+    assert_eq!(server.post("/api/providers", Some(&token), provider).await.0, 201);
+    let canaries: Vec<String> = (0..4).map(|_| format!("canary{}", random_hex(12))).collect();
+
+    // Two notes allowed and written; a third card left waiting in the inbox.
+    for (i, canary) in canaries.iter().enumerate() {
+        let arguments = json!({ "title": format!("t{i} {canary}"), "text": format!("body {canary}") });
+        model.push(Reply::tool_calls([ScriptedCall::new("note_write", arguments)]));
+        let (_, session) = server.post("/api/sessions", Some(&token), json!({})).await;
+        let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+        assert_eq!(server.post(&path, Some(&token), json!({ "text": "note it" })).await.0, 202);
+        let card = wait_for_card(&server, &token).await;
+        if i < 3 {
+            let decided = server
+                .post(
+                    &format!("/api/inbox/{}", card["id"].as_str().unwrap()),
+                    Some(&token),
+                    json!({ "decision": "allow" }),
+                )
+                .await;
+            assert_eq!(decided.0, 200, "{}", decided.1);
+            wait_until_no_turn_runs(&server, &token, &path).await;
+        }
+    }
+    let (_, notes) = server.call(Method::GET, "/api/notes", Some(&token), None).await;
+    assert_eq!(notes.as_array().unwrap().len(), 3, "{notes}");
+    let (_, found) = server.call(Method::GET, &format!("/api/notes?q={}", canaries[1]), Some(&token), None).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "the full-text index has it: {found}");
+
+    let sandbox = server.stop("TERM");
+    let needles: Vec<(String, Vec<u8>)> =
+        canaries.iter().flat_map(|c| forms(c).into_iter().map(move |f| (format!("canary {c}"), f))).collect();
+    let (mut hits, mut files) = (Vec::new(), 0);
+    scan(sandbox.dir.path(), &needles, &mut hits, &mut files);
+    assert!(files >= 4, "the scan saw the data directory ({files} files)");
+    assert!(hits.is_empty(), "found in the clear:\n{}", hits.join("\n"));
+}
+
+async fn wait_for_card(server: &Server, token: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, inbox) = server.call(Method::GET, "/api/inbox", Some(token), None).await;
+        if let Some(card) = inbox.as_array().and_then(|cards| cards.first()) {
+            return card.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no card came");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_until_no_turn_runs(server: &Server, token: &str, messages: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, history) = server.call(Method::GET, messages, Some(token), None).await;
+        let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+        if last["role"] == "assistant" && last["status"] == "done" {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the turn did not end");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -14,6 +14,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::support::{Sandbox, Server};
 
+mod approvals;
+
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);
 

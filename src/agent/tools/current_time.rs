@@ -26,6 +26,10 @@ impl Tool for CurrentTime {
         })
     }
 
+    fn side_effects(&self) -> bool {
+        false
+    }
+
     fn call<'a>(&'a self, arguments: Value, _: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move { now_in(arguments["timezone"].as_str()) })
     }

@@ -3,8 +3,14 @@
 //! comes back as text for the model plus a status for the record.
 
 mod current_time;
+mod note_delete;
+mod note_list;
+mod note_read;
+mod note_search;
+mod note_write;
 mod notify;
 mod scratchpad;
+pub mod web_fetch;
 
 use std::sync::Arc;
 
@@ -33,6 +39,15 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     /// The JSON schema of the arguments.
     fn parameters(&self) -> Value;
+    /// Whether a call changes or reaches something outside the conversation (writes a
+    /// note, shows a notification, fetches a page). Once outside content has entered a
+    /// conversation, a person's own "always allow" no longer covers such tools (§8.4).
+    fn side_effects(&self) -> bool;
+    /// Whether what it returns comes from outside Skald (a web page, later an MCP server):
+    /// the conversation is then marked as holding outside content.
+    fn brings_outside_content(&self) -> bool {
+        false
+    }
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
 }
 
@@ -43,12 +58,19 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn builtin() -> Self {
+    /// The built-in tools; `fetch` bounds what `web_fetch` may reach.
+    pub fn builtin(fetch: web_fetch::FetchPolicy) -> Self {
         Self {
             tools: Arc::new(vec![
                 Box::new(current_time::CurrentTime),
                 Box::new(scratchpad::Scratchpad),
                 Box::new(notify::Notify),
+                Box::new(note_write::NoteWrite),
+                Box::new(note_read::NoteRead),
+                Box::new(note_list::NoteList),
+                Box::new(note_search::NoteSearch),
+                Box::new(note_delete::NoteDelete),
+                Box::new(web_fetch::WebFetch::new(fetch)),
             ]),
         }
     }
@@ -73,6 +95,16 @@ impl Registry {
         tool.call(parse_arguments(arguments)?, context).await
     }
 
+    /// Whether an offered tool has side effects; none for a tool not offered here.
+    pub fn side_effects(&self, offered: &[ToolSpec], name: &str) -> Option<bool> {
+        self.find(offered, name).ok().map(Tool::side_effects)
+    }
+
+    /// Whether a tool's results come from outside Skald.
+    pub fn brings_outside_content(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name() == name && t.brings_outside_content())
+    }
+
     fn find(&self, offered: &[ToolSpec], name: &str) -> Result<&dyn Tool, String> {
         self.tools
             .iter()
@@ -83,7 +115,7 @@ impl Registry {
 }
 
 /// A call's arguments as the JSON object every tool takes; empty text counts as `{}`.
-fn parse_arguments(arguments: &str) -> Result<Value, String> {
+pub fn parse_arguments(arguments: &str) -> Result<Value, String> {
     let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
     let value: Value =
         serde_json::from_str(arguments).map_err(|err| format!("the arguments are not valid JSON: {err}"))?;
@@ -103,16 +135,18 @@ mod tests {
 
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
-        let registry = Registry::builtin();
-        assert_eq!(registry.offered(&all(), &all()).len(), 3);
+        let registry = Registry::builtin(web_fetch::FetchPolicy::default());
+        assert_eq!(registry.offered(&all(), &all()).len(), 9);
         assert!(registry.offered(&all(), &[]).is_empty());
-        assert!(registry.offered(&["note_*".into()], &all()).is_empty());
+        let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
+        assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);
+        assert!(registry.offered(&["note_*".into()], &["web_*".into()]).is_empty());
         assert_eq!(registry.offered(&["current_time".into()], &all())[0].name, "current_time");
     }
 
     #[test]
     fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
-        let registry = Registry::builtin();
+        let registry = Registry::builtin(web_fetch::FetchPolicy::default());
         let offered = registry.offered(&all(), &all());
         assert!(registry.find(&offered, "rm_rf").err().unwrap().contains("no tool"));
         assert!(registry.find(&[], "current_time").is_err(), "a tool not offered does not run");

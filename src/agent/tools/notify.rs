@@ -34,6 +34,10 @@ impl Tool for Notify {
         })
     }
 
+    fn side_effects(&self) -> bool {
+        true
+    }
+
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let title = arguments["title"].as_str().map(str::trim).filter(|t| !t.is_empty());

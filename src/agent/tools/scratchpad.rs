@@ -34,6 +34,10 @@ impl Tool for Scratchpad {
         })
     }
 
+    fn side_effects(&self) -> bool {
+        false
+    }
+
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let storage = |err: crate::store::StoreError| format!("the scratchpad could not be used: {err}");

@@ -1,0 +1,60 @@
+//! `note_search`: finds the person's notes by the words in them, best match first.
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolResult};
+use crate::store::notes;
+
+pub struct NoteSearch;
+
+/// The most hits one search returns.
+const MAX_HITS: u32 = 10;
+
+impl Tool for NoteSearch {
+    fn name(&self) -> &'static str {
+        "note_search"
+    }
+
+    fn description(&self) -> &'static str {
+        "Searches the person's saved notes for words, in titles and text, and returns the best \
+         matches (at most 10) with their id, title and the passage that matched. A note matches \
+         when it holds every word (or a word starting with it); accents and case do not matter. \
+         Use a few distinctive words, then note_read to see a note whole."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": { "type": "string", "description": "Words to look for; plain words, no operators." }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn side_effects(&self) -> bool {
+        false
+    }
+
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let query = arguments["query"].as_str().unwrap_or("");
+            if query.trim().is_empty() {
+                return Err("note_search needs \"query\", some words to look for".into());
+            }
+            let hits = notes::search(&context.space, query, MAX_HITS)
+                .await
+                .map_err(|err| format!("the notes could not be searched: {err}"))?;
+            if hits.is_empty() {
+                return Ok("no note holds all of those words; try fewer or other words, or note_list".into());
+            }
+            Ok(hits
+                .iter()
+                .map(|hit| format!("{} {:?}: {}", hit.id, hit.title, hit.snippet))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        })
+    }
+}

@@ -1,0 +1,222 @@
+//! The approval gate's records in a person's encrypted file (§8.4, §8.5): the cards that
+//! wait on them, with the exact arguments each one binds, and their own "always allow
+//! this for me" rules. Nothing here reaches the shared database.
+
+use serde::Serialize;
+
+use super::private::PrivateStore;
+use super::{StoreError, timestamp};
+use crate::agent::gate::{Effect, Rule};
+
+/// A card as stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Card {
+    pub id: String,
+    pub kind: String,
+    pub session_id: String,
+    pub turn_id: String,
+    pub call_id: String,
+    pub tool: String,
+    /// The arguments exactly as the model sent them (JSON text).
+    pub arguments: String,
+    pub arguments_hash: String,
+    pub agent: String,
+    pub why: String,
+    pub reason: String,
+    pub state: String,
+    pub created_at: String,
+    pub decided_at: Option<String>,
+}
+
+/// A card about to be created.
+#[derive(Debug, Clone)]
+pub struct NewCard {
+    pub id: String,
+    pub session_id: String,
+    pub turn_id: String,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: String,
+    pub arguments_hash: String,
+    pub agent: String,
+    pub why: String,
+    pub reason: String,
+}
+
+const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, \
+     why, reason, state, created_at, decided_at FROM cards";
+
+/// Creates approval cards and parks their turn, in one transaction: once this returns the
+/// cards survive a crash, and the turn waits for them (§8.1).
+pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Result<(), StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    for card in cards {
+        sqlx::query(
+            "INSERT INTO cards (id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, why,
+                                reason, state, created_at)
+             VALUES (?, 'approval', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+             ON CONFLICT (call_id) DO NOTHING",
+        )
+        .bind(&card.id)
+        .bind(&card.session_id)
+        .bind(&card.turn_id)
+        .bind(&card.call_id)
+        .bind(&card.tool)
+        .bind(&card.arguments)
+        .bind(&card.arguments_hash)
+        .bind(&card.agent)
+        .bind(&card.why)
+        .bind(&card.reason)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query("UPDATE turns SET state = 'parked' WHERE id = ? AND state = 'running'")
+        .bind(turn_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The cards waiting on the person, oldest first.
+pub async fn pending(store: &PrivateStore) -> Result<Vec<Card>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} WHERE state = 'pending' ORDER BY created_at, rowid"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
+pub async fn get(store: &PrivateStore, id: &str) -> Result<Option<Card>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} WHERE id = ?"));
+    Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
+}
+
+/// The cards of one turn, by the call they are about.
+pub async fn of_turn(store: &PrivateStore, turn_id: &str) -> Result<Vec<Card>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} WHERE turn_id = ? ORDER BY created_at, rowid"));
+    Ok(sqlx::query_as(sql).bind(turn_id).fetch_all(store.pool()).await?)
+}
+
+/// Records a person's decision on a pending card, with the personal rule it adds if any,
+/// in one transaction. Returns how many cards of the same turn still wait.
+pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Option<&Rule>) -> Result<i64, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let state = if allowed { "allowed" } else { "denied" };
+    let turn: Option<String> = sqlx::query_scalar(
+        "UPDATE cards SET state = ?, decided_at = ? WHERE id = ? AND state = 'pending' RETURNING turn_id",
+    )
+    .bind(state)
+    .bind(&now)
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(turn) = turn else { return Err(StoreError::WrongState("this card was already decided")) };
+    if let Some(rule) = always {
+        insert_rule(&mut tx, rule, &now).await?;
+    }
+    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
+        .bind(&turn)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(waiting)
+}
+
+/// Withdraws the pending cards of a turn that will not go on (the person stopped it or
+/// moved on); returns how many were withdrawn.
+pub async fn withdraw(store: &PrivateStore, turn_id: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query("UPDATE cards SET state = 'withdrawn', decided_at = ? WHERE turn_id = ? AND state = 'pending'")
+        .bind(timestamp())
+        .bind(turn_id)
+        .execute(store.pool())
+        .await?
+        .rows_affected())
+}
+
+/// Turns of a conversation parked on cards.
+pub async fn parked_in(store: &PrivateStore, session_id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT id FROM turns WHERE session_id = ? AND state = 'parked' ORDER BY started_at")
+        .bind(session_id)
+        .fetch_all(store.pool())
+        .await?)
+}
+
+/// Parked turns no card holds any more, with their conversation: a decision whose resume
+/// was cut off by a crash. They go on at the owner's next unlock.
+pub async fn ready_to_resume(store: &PrivateStore) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT t.id, t.session_id FROM turns t
+         WHERE t.state = 'parked'
+           AND NOT EXISTS (SELECT 1 FROM cards c WHERE c.turn_id = t.id AND c.state = 'pending')",
+    )
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// Moves a parked turn back to running; false when it was not parked (another window's
+/// decision resumed it first).
+pub async fn unpark(store: &PrivateStore, turn_id: &str) -> Result<bool, StoreError> {
+    let moved = sqlx::query("UPDATE turns SET state = 'running' WHERE id = ? AND state = 'parked'")
+        .bind(turn_id)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    Ok(moved == 1)
+}
+
+/// The person's own rules.
+pub async fn personal_rules(store: &PrivateStore) -> Result<Vec<Rule>, StoreError> {
+    let rows: Vec<(String, Option<String>, String, i64)> =
+        sqlx::query_as("SELECT tool, args, effect, priority FROM personal_rules ORDER BY id")
+            .fetch_all(store.pool())
+            .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(tool, args, effect, priority)| {
+            let effect = serde_json::from_value(serde_json::Value::String(effect)).ok()?;
+            Some(Rule { tool, args, role: None, effect, priority })
+        })
+        .collect())
+}
+
+async fn insert_rule(tx: &mut sqlx::SqliteConnection, rule: &Rule, now: &str) -> Result<(), StoreError> {
+    let effect = match rule.effect {
+        Effect::Allow => "allow",
+        Effect::Deny => "deny",
+        Effect::Require => "require",
+    };
+    // The same rule twice would change nothing: kept once.
+    sqlx::query(
+        "INSERT INTO personal_rules (tool, args, effect, priority, created_at)
+         SELECT ?1, ?2, ?3, ?4, ?5
+         WHERE NOT EXISTS (SELECT 1 FROM personal_rules WHERE tool = ?1 AND args IS ?2 AND effect = ?3)",
+    )
+    .bind(&rule.tool)
+    .bind(&rule.args)
+    .bind(effect)
+    .bind(rule.priority)
+    .bind(now)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+/// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
+/// cleared: what came in stays in the history.
+pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
+        .bind(session_id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// Whether outside content has entered the conversation.
+pub async fn has_outside_content(store: &PrivateStore, session_id: &str) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar("SELECT outside_content FROM chat_sessions WHERE id = ?")
+        .bind(session_id)
+        .fetch_optional(store.pool())
+        .await?
+        .unwrap_or(false))
+}
