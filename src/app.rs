@@ -11,6 +11,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::definition::AgentDir;
+use crate::agent::tools::Registry;
+use crate::agent::tools::web_fetch::FetchPolicy;
 use crate::agent::{Limits, Runtime};
 use crate::crypto::LaunchToken;
 use crate::error::StartError;
@@ -122,7 +124,8 @@ impl App {
             .seed()
             .map_err(|err| StartError::Prepare { path: data_dir.root().join("agents"), reason: err.to_string() })?;
         let notifier = Notifier::default();
-        let agent = Runtime::new(system.clone(), secrets.clone(), agents, Limits::from_env(), notifier.clone());
+        let tools = Registry::builtin(FetchPolicy::from_env());
+        let agent = Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone());
         let launch_token = LaunchToken::generate();
         if options.write_token_file {
             data_dir

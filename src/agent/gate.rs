@@ -362,4 +362,15 @@ mod tests {
         let approved = Situation { approved: Some(&hash), ..situation("note_write", &args) };
         assert_eq!(effect_of(&approved, &[rule("note_write", Deny, 500)], &[]), Deny);
     }
+
+    #[test]
+    fn the_hash_ignores_key_order_at_every_depth_but_not_array_order() {
+        let nested: Value = serde_json::from_str(r#"{"b":{"y":1,"x":[{"q":1,"p":2}]},"a":"s"}"#).unwrap();
+        let reordered: Value = serde_json::from_str(r#"{"a":"s","b":{"x":[{"p":2,"q":1}],"y":1}}"#).unwrap();
+        assert_eq!(arguments_hash("t", &nested), arguments_hash("t", &reordered));
+        let swapped = json!({ "a": "s", "b": { "x": [1, 2], "y": 1 } });
+        let other = json!({ "a": "s", "b": { "x": [2, 1], "y": 1 } });
+        assert_ne!(arguments_hash("t", &swapped), arguments_hash("t", &other));
+        assert_ne!(arguments_hash("t", &json!({ "a": "1" })), arguments_hash("t", &json!({ "a": 1 })));
+    }
 }

@@ -21,6 +21,8 @@ pub enum DecisionError {
     NotFound,
     #[error("this card was already decided")]
     AlreadyDecided,
+    /// Cards never change once written: this catches a window deciding from a stale or
+    /// mixed-up view (another card's hash), so a decision never covers what was not shown.
     #[error("the card changed since you saw it; look at it again before deciding")]
     Changed,
     #[error("your role does not let you approve the assistant's actions; you can deny it")]
@@ -136,7 +138,10 @@ impl Runtime {
         let decided = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
         let view = card_view(&decided);
         self.events().to_person(&session.user_id, json!({ "type": "card_decided", "card": view }));
-        let resumed = waiting == 0 && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
+        // Debug builds only: leave the decided turn parked, as a crash right here would, so
+        // tests can check that the next unlock resumes it.
+        let skip = cfg!(debug_assertions) && std::env::var_os("SKALD_TEST_SKIP_RESUME").is_some();
+        let resumed = waiting == 0 && !skip && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
         Ok((view, resumed))
     }
 

@@ -28,7 +28,7 @@ use crate::providers::catalogue::{self, CatalogueModel, Wish};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
-use crate::store::chat::{self, Message, NewMessage, TurnEnd};
+use crate::store::chat::{self, Message, TurnEnd};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, approvals, providers};
@@ -195,6 +195,7 @@ impl Runtime {
         system: SystemStore,
         secrets: InstanceSecrets,
         agents: AgentDir,
+        tools: Registry,
         limits: Limits,
         notifier: crate::notify::Notifier,
     ) -> Self {
@@ -202,7 +203,7 @@ impl Runtime {
             system,
             secrets,
             agents,
-            tools: Registry::builtin(tools::web_fetch::FetchPolicy::from_env()),
+            tools,
             notifier,
             client: crate::providers::http_client(),
             events: Events::default(),
@@ -288,7 +289,7 @@ impl Runtime {
             }
             Err(None) => return Err(TurnError::Busy),
         };
-        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, true).await?;
+        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, Start::Message).await?;
         turn.context.push(ContextMessage::User(text.clone()));
         turn.events.emit("turn_started", serde_json::json!({ "model": turn.model.name, "agent": turn.agent }));
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
@@ -315,15 +316,14 @@ impl Runtime {
     /// Reads what a turn starts from — the conversation, its history and summary, the
     /// role, the providers — and sets the turn up, its context ending with the history.
     /// The private file and the shared database are read at once: every lookup here stands
-    /// between the person's message and the model's first token. A person who writes on
-    /// (`moving_on`) while a turn waits on cards has moved on: that turn is withdrawn.
+    /// between the person's message and the model's first token.
     async fn set_up(
         &self,
         session: &Arc<Session>,
         chat_id: &str,
         turn_id: String,
         stop: CancellationToken,
-        moving_on: bool,
+        start: Start,
     ) -> Result<turn::Turn, TurnError> {
         let space = &session.space;
         let private = async {
@@ -342,16 +342,23 @@ impl Runtime {
         // One snapshot of the providers serves the whole start: the model, its fallback
         // and the key belong to the same moment.
         let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
-        if moving_on && conversation.turn_state.as_deref() == Some("parked") {
-            self.withdraw_parked(session, chat_id, MOVED_ON).await?;
-            history = chat::history(space, chat_id).await?;
-        }
-        if let Some(summary) = &summary {
-            history.retain(|m| m.id > summary.upto);
-        }
         let agent = self.inner.agents.load(&conversation.agent)?;
         let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
         let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
+        // A person who writes on while a turn waits on cards has moved on: that turn is
+        // withdrawn, once nothing can refuse the new message any more. The caller holds
+        // the conversation's claim.
+        if start == Start::Message && conversation.turn_state.as_deref() == Some("parked") {
+            self.withdraw_parked(session, chat_id, MOVED_ON).await?;
+            history = chat::history(space, chat_id).await?;
+        }
+        let unsettled = match start {
+            Start::Resume => unsettled_calls(&history, &turn_id),
+            Start::Message => None,
+        };
+        if let Some(summary) = &summary {
+            history.retain(|m| m.id > summary.upto);
+        }
         let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         let context = compose(
             model.model_id.clone(),
@@ -384,93 +391,100 @@ impl Runtime {
             pending: None,
             agent: agent.id.clone(),
             outside_content: conversation.outside_content,
-            unsettled: None,
+            unsettled,
         })
     }
 
     /// Resumes a parked turn once no card holds it (§8.1): from the stored history, also
     /// after a restart. Returns false when there was nothing to resume (another window's
-    /// decision resumed it first, or it was withdrawn).
+    /// decision resumed it first, or it was stopped or withdrawn meanwhile).
     pub async fn resume(&self, session: Arc<Session>, chat_id: &str, turn_id: &str) -> Result<bool, TurnError> {
         let stop = session.ended().child_token();
-        let claim = self.claim(&session.user_id, chat_id, turn_id, &stop).map_err(|_| TurnError::Busy)?;
+        let claim = match self.claim(&session.user_id, chat_id, turn_id, &stop) {
+            Ok(claim) => claim,
+            // The task that parked this turn may still be finishing up, or a stop may be
+            // withdrawing it: either is over in moments.
+            Err(_) => {
+                if let Some(current) = self.finished_of(&session.user_id, chat_id) {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), current.cancelled()).await;
+                }
+                match self.claim(&session.user_id, chat_id, turn_id, &stop) {
+                    Ok(claim) => claim,
+                    Err(_) => return Err(TurnError::Busy),
+                }
+            }
+        };
         if !approvals::unpark(&session.space, turn_id).await? {
             return Ok(false);
         }
-        let mut turn = match self.set_up(&session, chat_id, turn_id.to_owned(), stop, false).await {
-            Ok(turn) => turn,
-            Err(err) => {
-                // Running in the file with no task to end it: ended here, with the reason.
-                let message = err.to_string();
-                let end = TurnEnd { state: "error", error_code: Some("resume_failed"), error_message: Some(&message) };
-                let last = NewMessage {
-                    session_id: chat_id,
-                    turn_id,
-                    role: "assistant",
-                    text: "",
-                    status: "error",
-                    error_code: end.error_code,
-                    error_message: end.error_message,
-                    ..NewMessage::default()
-                };
-                chat::end_turn(&session.space, &last, &end, "Error: the turn could not go on.", None).await?;
-                return Err(err);
-            }
+        // From here the turn is `running` on disk: whatever fails ends it, with the reason.
+        let started = async {
+            let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume).await?;
+            let claim = claim.handed_to_task(session.clone());
+            let closing = claim.closing.clone();
+            let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
+            let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
+            let spawned = session.spawn(async move {
+                let _claim = claim;
+                let mut turn = turn;
+                turn.events.emit(
+                    "turn_started",
+                    serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
+                );
+                turn.run(committed_rx, closing).await;
+            });
+            if spawned { Ok(()) } else { Err(TurnError::Locked) }
         };
-        let history = chat::history(&session.space, chat_id).await?;
-        turn.unsettled = unsettled_calls(&history, turn_id);
-        turn.events.emit(
-            "turn_started",
-            serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
-        );
-        let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
-        let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
-        let claim = claim.handed_to_task(session.clone());
-        let closing = claim.closing.clone();
-        if !session.spawn(async move {
-            let _claim = claim;
-            turn.run(committed_rx, closing).await;
-        }) {
-            return Err(TurnError::Locked);
+        if let Err(err) = started.await {
+            let message = err.to_string();
+            let end = TurnEnd { state: "error", error_code: Some("resume_failed"), error_message: Some(&message) };
+            chat::close_turn(&session.space, chat_id, turn_id, &end, "Error: the turn could not go on.", "running")
+                .await?;
+            return Err(err);
         }
         Ok(true)
     }
 
     /// At unlock: parked turns whose cards were all decided but that never went on (the
-    /// decision's resume was cut off by a crash) go on now.
-    pub async fn resume_ready(&self, session: Arc<Session>) -> Result<usize, TurnError> {
+    /// decision's resume was cut off by a crash) go on now. One that cannot is logged and
+    /// the others still go on.
+    pub async fn resume_ready(&self, session: Arc<Session>) -> Result<usize, StoreError> {
         let mut resumed = 0;
         for (turn_id, chat_id) in approvals::ready_to_resume(&session.space).await? {
-            if self.resume(session.clone(), &chat_id, &turn_id).await? {
-                resumed += 1;
+            match self.resume(session.clone(), &chat_id, &turn_id).await {
+                Ok(true) => resumed += 1,
+                Ok(false) => {}
+                Err(err) => tracing::warn!(user = %session.user_id, %err, "a decided turn could not go on"),
             }
         }
         Ok(resumed)
     }
 
-    /// Ends the turns of a conversation that wait on cards: their cards are withdrawn, their
-    /// calls get a result saying so, and the turn ends `stopped`.
+    /// Ends the turns of a conversation that wait on cards: each ends `stopped`, its calls
+    /// get a result saying why, and its cards are withdrawn. The caller holds the
+    /// conversation's claim, so no decision can resume one meanwhile.
     async fn withdraw_parked(&self, session: &Session, chat_id: &str, why: &str) -> Result<usize, StoreError> {
         let space = &session.space;
-        let parked = approvals::parked_in(space, chat_id).await?;
-        for turn_id in &parked {
-            approvals::withdraw(space, turn_id).await?;
-            let last = NewMessage {
-                session_id: chat_id,
-                turn_id,
-                role: "assistant",
-                text: "",
-                status: "stopped",
-                ..NewMessage::default()
-            };
+        let mut ended = 0;
+        for turn_id in approvals::parked_in(space, chat_id).await? {
             let end = TurnEnd { state: "stopped", error_code: None, error_message: None };
-            chat::end_turn(space, &last, &end, why, None).await?;
+            if !chat::close_turn(space, chat_id, &turn_id, &end, why, "parked").await? {
+                continue;
+            }
+            approvals::withdraw(space, &turn_id).await?;
             self.inner.events.to_person(
                 &session.user_id,
                 serde_json::json!({ "type": "turn_ended", "session": chat_id, "turn": turn_id, "status": "stopped" }),
             );
+            ended += 1;
         }
-        Ok(parked.len())
+        Ok(ended)
+    }
+
+    /// The token that fires when the conversation's current turn task is done, if one runs.
+    fn finished_of(&self, user: &UserId, chat_id: &str) -> Option<CancellationToken> {
+        let running = self.inner.running.lock().expect("running turns");
+        running.get(&(user.clone(), chat_id.to_owned())).map(|r| r.finished.clone())
     }
 
     /// Marks a conversation as having a running turn. Refused when it already has one;
@@ -507,19 +521,32 @@ impl Runtime {
     }
 
     /// Stops the running turn of a conversation, waiting until it has recorded its end.
-    /// Returns whether a turn was running.
-    /// A turn parked on cards is ended too, its cards withdrawn.
+    /// A turn parked on cards is ended too, its cards withdrawn. Returns whether a turn
+    /// was running or waiting.
     pub async fn stop(&self, session: &Session, chat_id: &str) -> Result<bool, StoreError> {
+        if self.cancel_running(&session.user_id, chat_id).await {
+            return Ok(true);
+        }
+        // Nothing runs, but a turn may wait on cards: withdrawn under the conversation's
+        // claim, so a decision cannot resume it halfway through.
+        let withdrawing = CancellationToken::new();
+        match self.claim(&session.user_id, chat_id, "withdrawing", &withdrawing) {
+            Ok(_claim) => Ok(self.withdraw_parked(session, chat_id, STOPPED_UNDECIDED).await? > 0),
+            // A decision resumed it a moment ago: that running turn is stopped instead.
+            Err(_) => Ok(self.cancel_running(&session.user_id, chat_id).await),
+        }
+    }
+
+    /// Cancels the turn task of a conversation and waits until it has recorded its end.
+    async fn cancel_running(&self, user: &UserId, chat_id: &str) -> bool {
         let found = {
             let running = self.inner.running.lock().expect("running turns");
-            running.get(&(session.user_id.clone(), chat_id.to_owned())).map(|r| (r.stop.clone(), r.finished.clone()))
+            running.get(&(user.clone(), chat_id.to_owned())).map(|r| (r.stop.clone(), r.finished.clone()))
         };
-        let Some((stop, finished)) = found else {
-            return Ok(self.withdraw_parked(session, chat_id, STOPPED_UNDECIDED).await? > 0);
-        };
+        let Some((stop, finished)) = found else { return false };
         stop.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(10), finished.cancelled()).await;
-        Ok(true)
+        true
     }
 
     /// Whether a conversation has a turn running in this process.
@@ -543,18 +570,11 @@ impl Runtime {
                 continue;
             }
             let why = "Skald closed while this reply was being written. Send your message again.";
-            let last = NewMessage {
-                session_id: &chat_id,
-                turn_id: &turn_id,
-                role: "assistant",
-                text: "",
-                status: "error",
-                error_code: Some("interrupted"),
-                error_message: Some(why),
-                ..NewMessage::default()
-            };
             let end = TurnEnd { state: "error", error_code: Some("interrupted"), error_message: Some(why) };
-            chat::end_turn(space, &last, &end, "Error: Skald stopped before this call finished.", None).await?;
+            let orphan = "Error: Skald stopped before this call finished.";
+            if !chat::close_turn(space, &chat_id, &turn_id, &end, orphan, "running").await? {
+                continue;
+            }
             closed += 1;
         }
         if closed > 0 {
@@ -580,6 +600,13 @@ impl Runtime {
     pub async fn provider_key(&self, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
         self.provider_cache().await?.key(&self.inner.secrets, provider_id)
     }
+}
+
+/// How a turn starts: with the person's new message, or resumed after its cards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    Message,
+    Resume,
 }
 
 /// The result a call waiting on a card gets when the person writes on instead.

@@ -85,9 +85,6 @@ const ORPHAN_RESULT: &str = "Error: the turn ended before this call finished.";
 /// What the model reads for a call the person stopped while it ran.
 const CANCELLED: &str = "Cancelled: the person stopped the turn before this call finished.";
 
-/// What the model reads for a call whose card was withdrawn.
-const WITHDRAWN: &str = "Not run: the person did not decide on this call.";
-
 /// What the model reads for a call the person declined.
 const DENIED: &str = "Denied: the person declined this call, so it was not run. Do not try it again unless they ask; \
      tell them what you could not do.";
@@ -99,8 +96,6 @@ enum Verdict {
     Refuse(String),
     /// A person decides first; the gate's reason goes on the card.
     Ask(String),
-    /// Its card was withdrawn.
-    Cancelled,
 }
 
 /// How a response's calls came out.
@@ -108,6 +103,8 @@ pub(super) enum Settled {
     Ran,
     /// Cards wait on the person; the turn parks.
     Parked,
+    /// The person stopped the turn before any card was written.
+    Stopped,
 }
 
 /// What one model request produced.
@@ -174,9 +171,16 @@ impl Turn {
         closing.store(true, std::sync::atomic::Ordering::Release);
         let closing = match outcome {
             Ok(Some(closing)) if closing.state == "parked" => {
-                // The cards hold the turn now; it goes on when the person decides.
+                // The cards hold the turn now; it goes on when the person decides. A stop
+                // that came while the cards were being written ends it here instead.
                 self.write_pending().await;
                 self.events.emit("turn_parked", json!({ "status": "parked" }));
+                if self.stop.is_cancelled()
+                    && let Err(err) =
+                        self.runtime.withdraw_parked(&self.session, &self.chat_id, super::STOPPED_UNDECIDED).await
+                {
+                    tracing::error!(user = %self.session.user_id, %err, "could not withdraw the cards of a stopped turn");
+                }
                 return;
             }
             Ok(Some(closing)) => closing,
@@ -210,6 +214,7 @@ impl Turn {
             if self.stop.is_cancelled() {
                 return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
             }
+            // The step limit counts from here again: each resume follows a person's decision.
         }
         let mut round = 0;
         while round < self.max_rounds {
@@ -597,6 +602,9 @@ impl Turn {
             })
             .collect();
         if !asks.is_empty() {
+            if self.stop.is_cancelled() {
+                return Ok(Settled::Stopped); // no card for a turn the person already stopped
+            }
             approvals::park(&space, &self.turn_id, &asks).await?;
             let created = approvals::of_turn(&space, &self.turn_id).await?;
             for card in created.iter().filter(|c| c.state == "pending") {
@@ -611,6 +619,8 @@ impl Turn {
             space: space.clone(),
             notifier: self.runtime.inner.notifier.clone(),
             events: self.runtime.inner.events.clone(),
+            outside_content: self.outside_content,
+            brought_outside: std::sync::atomic::AtomicBool::new(false),
         };
         let (offered, stop, context) = (&self.offered, &self.stop, &context);
         let outcomes = futures_util::future::join_all(calls.iter().zip(verdicts).map(|(call, verdict)| {
@@ -626,18 +636,21 @@ impl Turn {
                         },
                     },
                     Verdict::Refuse(text) => (text, "denied"),
-                    Verdict::Cancelled => (WITHDRAWN.to_owned(), "cancelled"),
                     Verdict::Ask(_) => unreachable!("a call that needs a person parks the turn"),
                 }
             }
         }))
         .await;
-        let brought_in = calls
-            .iter()
-            .zip(&outcomes)
-            .any(|(call, (_, status))| *status == "ok" && registry.brings_outside_content(&call.name));
+        // Outside content came in with a successful outside tool, or wherever a tool says
+        // so through the context: web_fetch for any answer a server gave (an error page, a
+        // redirect), a note tool for a note written from a fetched page.
+        let brought_in = context.brought_outside.load(std::sync::atomic::Ordering::Acquire)
+            || calls
+                .iter()
+                .zip(&outcomes)
+                .any(|(call, (_, status))| *status == "ok" && registry.brings_outside_content(&call.name));
         if brought_in && !self.outside_content {
-            approvals::mark_outside_content(&space, &self.chat_id).await?;
+            chat::mark_outside_content(&space, &self.chat_id).await?;
             self.outside_content = true;
         }
         let rows: Vec<NewMessage> = calls
@@ -682,9 +695,9 @@ impl Turn {
         else {
             return Verdict::Run;
         };
+        // Withdrawn cards belong to turns that ended: they are never settled again.
         match card.map(|c| c.state.as_str()) {
             Some("denied") => return Verdict::Refuse(DENIED.to_owned()),
-            Some("withdrawn") => return Verdict::Cancelled,
             Some("pending") => return Verdict::Ask(card.map(|c| c.reason.clone()).unwrap_or_default()),
             _ => {}
         }
@@ -830,8 +843,10 @@ impl Turn {
                 None => Ok(()),
             }
         };
-        let (ended, counted) =
-            tokio::join!(chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, record.as_ref()), usage);
+        let (ended, counted) = tokio::join!(
+            chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, record.as_ref(), "running"),
+            usage
+        );
         if let Err(err) = counted {
             tracing::error!(user = %self.session.user_id, %err, "could not add to the usage totals");
         }
@@ -839,9 +854,9 @@ impl Turn {
             // The record must not cost the turn its end: written again without it.
             Err(err) if record.is_some() => {
                 tracing::error!(user = %self.session.user_id, %err, "ending the turn with its request record failed");
-                chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, None).await
+                chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, None, "running").await.map(drop)
             }
-            other => other,
+            other => other.map(drop),
         }
     }
 }

@@ -37,17 +37,50 @@ pub async fn fallback(method: Method, uri: Uri) -> Response {
 
 fn file(path: &str) -> Option<Response> {
     let path = if path.is_empty() { "index.html" } else { path };
-    let asset = WebAssets::get(path)?;
-    let mime = HeaderValue::from_str(asset.metadata.mimetype())
-        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let (data, mime) = match dev_dir() {
+        Some(dir) => from_dir(&dir, path)?,
+        None => {
+            let asset = WebAssets::get(path)?;
+            (asset.data.into_owned(), asset.metadata.mimetype().to_owned())
+        }
+    };
+    let mime = HeaderValue::from_str(&mime).unwrap_or(HeaderValue::from_static("application/octet-stream"));
     // Bundled files carry a content hash in their names; the page itself must be fresh.
     let cache = if path.starts_with("assets/") {
         HeaderValue::from_static("public, max-age=31536000, immutable")
     } else {
         HeaderValue::from_static("no-cache")
     };
-    let mut response = Response::new(Body::from(asset.data.into_owned()));
+    let mut response = Response::new(Body::from(data));
     response.headers_mut().insert(header::CONTENT_TYPE, mime);
     response.headers_mut().insert(header::CACHE_CONTROL, cache);
     Some(response)
+}
+
+/// `SKALD_DEV_WEB_DIR`, honoured by debug builds only: serve the web UI from that folder
+/// instead of the embedded copy, so the page can be rebuilt without rebuilding Skald.
+fn dev_dir() -> Option<std::path::PathBuf> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    std::env::var_os("SKALD_DEV_WEB_DIR").map(std::path::PathBuf::from)
+}
+
+/// A file of the development folder, refusing any path that climbs out of it.
+fn from_dir(dir: &std::path::Path, path: &str) -> Option<(Vec<u8>, String)> {
+    if path.split('/').any(|part| part == ".." || part.is_empty()) || path.contains('\\') {
+        return None;
+    }
+    let data = std::fs::read(dir.join(path)).ok()?;
+    let mime = match path.rsplit('.').next() {
+        Some("html") => "text/html",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("json") => "application/json",
+        Some("woff2") => "font/woff2",
+        _ => "application/octet-stream",
+    };
+    Some((data, mime.to_owned()))
 }

@@ -80,9 +80,13 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
     Ok(())
 }
 
-/// The cards waiting on the person, oldest first.
+/// The cards waiting on the person, oldest first: pending cards of parked turns (a turn
+/// ended by a stop is ended before its cards are withdrawn).
 pub async fn pending(store: &PrivateStore) -> Result<Vec<Card>, StoreError> {
-    let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} WHERE state = 'pending' ORDER BY created_at, rowid"));
+    let sql = sqlx::AssertSqlSafe(format!(
+        "{CARD_SELECT} WHERE state = 'pending' AND turn_id IN (SELECT id FROM turns WHERE state = 'parked')
+         ORDER BY created_at, rowid"
+    ));
     Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
 }
 
@@ -200,23 +204,4 @@ async fn insert_rule(tx: &mut sqlx::SqliteConnection, rule: &Rule, now: &str) ->
     .execute(tx)
     .await?;
     Ok(())
-}
-
-/// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
-/// cleared: what came in stays in the history.
-pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
-    sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
-        .bind(session_id)
-        .execute(store.pool())
-        .await?;
-    Ok(())
-}
-
-/// Whether outside content has entered the conversation.
-pub async fn has_outside_content(store: &PrivateStore, session_id: &str) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar("SELECT outside_content FROM chat_sessions WHERE id = ?")
-        .bind(session_id)
-        .fetch_optional(store.pool())
-        .await?
-        .unwrap_or(false))
 }

@@ -265,15 +265,34 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
 /// closing assistant row, then the turn's state. However a turn ends, each of its calls
 /// has exactly one result (§8.1). The turn's last model request, if given, is recorded in
 /// the same transaction: one commit, one flush, at the end of every reply.
+///
+/// Only a turn in state `from` is ended: whoever finds it in another state lost a race
+/// (a parked turn that a decision resumed meanwhile) and writes nothing; false then.
 pub async fn end_turn(
     store: &PrivateStore,
     last: &NewMessage<'_>,
     end: &TurnEnd<'_>,
     orphan_result: &str,
     request: Option<&RequestRecord>,
-) -> Result<(), StoreError> {
+    from: &str,
+) -> Result<bool, StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let moved = sqlx::query(
+        "UPDATE turns SET state = ?, error_code = ?, error_message = ?, ended_at = ? WHERE id = ? AND state = ?",
+    )
+    .bind(end.state)
+    .bind(end.error_code)
+    .bind(end.error_message)
+    .bind(&now)
+    .bind(last.turn_id)
+    .bind(from)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if moved == 0 {
+        return Ok(false);
+    }
     if let Some(record) = request {
         insert_request(&mut tx, record).await?;
     }
@@ -292,20 +311,45 @@ pub async fn end_turn(
         insert_message(&mut tx, &result, &now).await?;
     }
     insert_message(&mut tx, last, &now).await?;
-    sqlx::query("UPDATE turns SET state = ?, error_code = ?, error_message = ?, ended_at = ? WHERE id = ?")
-        .bind(end.state)
-        .bind(end.error_code)
-        .bind(end.error_message)
-        .bind(&now)
-        .bind(last.turn_id)
-        .execute(&mut *tx)
-        .await?;
     sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
         .bind(&now)
         .bind(last.session_id)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    Ok(true)
+}
+
+/// Ends a turn that has nothing more to say (interrupted, withdrawn, unable to go on):
+/// an empty closing row with the state and the error, if any. See [`end_turn`].
+pub async fn close_turn(
+    store: &PrivateStore,
+    session_id: &str,
+    turn_id: &str,
+    end: &TurnEnd<'_>,
+    orphan_result: &str,
+    from: &str,
+) -> Result<bool, StoreError> {
+    let last = NewMessage {
+        session_id,
+        turn_id,
+        role: "assistant",
+        text: "",
+        status: end.state,
+        error_code: end.error_code,
+        error_message: end.error_message,
+        ..NewMessage::default()
+    };
+    end_turn(store, &last, end, orphan_result, None, from).await
+}
+
+/// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
+/// cleared: what came in stays in the history.
+pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
+        .bind(session_id)
+        .execute(store.pool())
+        .await?;
     Ok(())
 }
 

@@ -19,6 +19,9 @@ pub struct Note {
     pub body: String,
     pub created_at: String,
     pub updated_at: String,
+    /// Written while outside content (a fetched page) was in the conversation: reading it
+    /// brings that content into the reader's conversation (§8.4's injection hygiene).
+    pub outside: bool,
 }
 
 /// A line of the list of notes: enough to pick one without reading them all.
@@ -29,6 +32,7 @@ pub struct NoteSummary {
     pub updated_at: String,
     /// The length of the body in characters.
     pub chars: i64,
+    pub outside: bool,
 }
 
 /// A note that matched a search.
@@ -39,9 +43,10 @@ pub struct Hit {
     /// A few words of the body around the matches, each match wrapped in `**`; the start
     /// of the body when only the title matched.
     pub snippet: String,
+    pub outside: bool,
 }
 
-const NOTE_COLUMNS: &str = "id, title, body, created_at, updated_at";
+const NOTE_COLUMNS: &str = "id, title, body, created_at, updated_at, outside";
 
 /// Whether a title and body (either left out when unchanged) fit a note; the reason
 /// when they do not, in words a person or a model can act on.
@@ -60,29 +65,38 @@ pub fn check(title: Option<&str>, body: Option<&str>) -> Result<(), &'static str
     Ok(())
 }
 
-pub async fn create(store: &PrivateStore, title: &str, body: &str) -> Result<Note, StoreError> {
+/// A new note; `outside` when outside content was in the conversation that wrote it.
+pub async fn create(store: &PrivateStore, title: &str, body: &str, outside: bool) -> Result<Note, StoreError> {
     check(Some(title), Some(body)).map_err(StoreError::WrongState)?;
     let now = timestamp();
     let sql = sqlx::AssertSqlSafe(format!(
-        "INSERT INTO notes (title, body, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING {NOTE_COLUMNS}"
+        "INSERT INTO notes (title, body, created_at, updated_at, outside) VALUES (?, ?, ?, ?, ?) RETURNING {NOTE_COLUMNS}"
     ));
-    Ok(sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).fetch_one(store.pool()).await?)
+    Ok(sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?)
 }
 
-/// Replaces the title, the body, or both, of note `id`.
+/// Replaces the title, the body, or both, of note `id`. A note once written with outside
+/// content stays marked.
 pub async fn update(
     store: &PrivateStore,
     id: i64,
     title: Option<&str>,
     body: Option<&str>,
+    outside: bool,
 ) -> Result<Note, StoreError> {
     check(title, body).map_err(StoreError::WrongState)?;
     let sql = sqlx::AssertSqlSafe(format!(
-        "UPDATE notes SET title = coalesce(?, title), body = coalesce(?, body), updated_at = ?
+        "UPDATE notes SET title = coalesce(?, title), body = coalesce(?, body), updated_at = ?, outside = outside OR ?
          WHERE id = ? RETURNING {NOTE_COLUMNS}"
     ));
-    let note =
-        sqlx::query_as(sql).bind(title).bind(body).bind(timestamp()).bind(id).fetch_optional(store.pool()).await?;
+    let note = sqlx::query_as(sql)
+        .bind(title)
+        .bind(body)
+        .bind(timestamp())
+        .bind(outside)
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
     note.ok_or(StoreError::NotFound)
 }
 
@@ -95,7 +109,7 @@ pub async fn get(store: &PrivateStore, id: i64) -> Result<Option<Note>, StoreErr
 pub async fn list(store: &PrivateStore) -> Result<Vec<NoteSummary>, StoreError> {
     // SQLite's length() of TEXT counts characters, as `chars().count()` does.
     Ok(sqlx::query_as(
-        "SELECT id, title, updated_at, length(body) AS chars FROM notes ORDER BY updated_at DESC, id DESC",
+        "SELECT id, title, updated_at, length(body) AS chars, outside FROM notes ORDER BY updated_at DESC, id DESC",
     )
     .fetch_all(store.pool())
     .await?)
@@ -107,7 +121,7 @@ pub async fn search(store: &PrivateStore, query: &str, limit: u32) -> Result<Vec
     let Some(expression) = match_expression(query) else { return Ok(Vec::new()) };
     // A word in the title counts for more than one in the body.
     Ok(sqlx::query_as(
-        "SELECT n.id, n.title, snippet(notes_search, 1, '**', '**', '…', 16) AS snippet
+        "SELECT n.id, n.title, snippet(notes_search, 1, '**', '**', '…', 16) AS snippet, n.outside
          FROM notes_search JOIN notes n ON n.id = notes_search.rowid
          WHERE notes_search MATCH ?
          ORDER BY bm25(notes_search, 4.0, 1.0), n.id DESC
@@ -207,25 +221,25 @@ mod tests {
         #[tokio::test]
         async fn a_note_is_written_read_changed_and_deleted_by_id() {
             let (_dir, store) = open().await;
-            let note = create(&store, "Shopping", "milk").await.unwrap();
+            let note = create(&store, "Shopping", "milk", false).await.unwrap();
             assert_eq!(get(&store, note.id).await.unwrap().unwrap().body, "milk");
 
-            let changed = update(&store, note.id, None, Some("milk, bread")).await.unwrap();
+            let changed = update(&store, note.id, None, Some("milk, bread"), false).await.unwrap();
             assert_eq!((changed.title.as_str(), changed.body.as_str()), ("Shopping", "milk, bread"));
             assert_eq!(changed.created_at, note.created_at);
 
             delete(&store, note.id).await.unwrap();
             assert!(get(&store, note.id).await.unwrap().is_none());
             assert!(matches!(delete(&store, note.id).await, Err(StoreError::NotFound)));
-            assert!(matches!(update(&store, note.id, Some("x"), None).await, Err(StoreError::NotFound)));
+            assert!(matches!(update(&store, note.id, Some("x"), None, false).await, Err(StoreError::NotFound)));
         }
 
         #[tokio::test]
         async fn the_list_shows_the_latest_change_first_with_the_length_in_characters() {
             let (_dir, store) = open().await;
-            let first = create(&store, "First", "café").await.unwrap();
-            let second = create(&store, "Second", "").await.unwrap();
-            update(&store, first.id, Some("First, again"), None).await.unwrap();
+            let first = create(&store, "First", "café", false).await.unwrap();
+            let second = create(&store, "Second", "", false).await.unwrap();
+            update(&store, first.id, Some("First, again"), None, false).await.unwrap();
             let list = list(&store).await.unwrap();
             assert_eq!(list.iter().map(|n| n.id).collect::<Vec<_>>(), [first.id, second.id]);
             assert_eq!((list[0].title.as_str(), list[0].chars), ("First, again", 4));
@@ -234,8 +248,8 @@ mod tests {
         #[tokio::test]
         async fn search_finds_every_word_by_prefix_without_accents_and_follows_changes() {
             let (_dir, store) = open().await;
-            let trip = create(&store, "Trip", "Train to Lyon, then the café near the station").await.unwrap();
-            let shop = create(&store, "Shopping", "milk, bread, coffee").await.unwrap();
+            let trip = create(&store, "Trip", "Train to Lyon, then the café near the station", false).await.unwrap();
+            let shop = create(&store, "Shopping", "milk, bread, coffee", false).await.unwrap();
 
             assert_eq!(ids(&search(&store, "cafe station", 10).await.unwrap()), [trip.id]);
             assert_eq!(ids(&search(&store, "shop", 10).await.unwrap()), [shop.id], "a word's start finds it");
@@ -243,7 +257,7 @@ mod tests {
             let hit = &search(&store, "lyon", 10).await.unwrap()[0];
             assert!(hit.snippet.contains("**Lyon**"), "{}", hit.snippet);
 
-            update(&store, shop.id, None, Some("tea")).await.unwrap();
+            update(&store, shop.id, None, Some("tea"), false).await.unwrap();
             assert!(search(&store, "milk", 10).await.unwrap().is_empty());
             assert_eq!(ids(&search(&store, "tea", 10).await.unwrap()), [shop.id]);
             delete(&store, trip.id).await.unwrap();
@@ -253,8 +267,8 @@ mod tests {
         #[tokio::test]
         async fn a_title_match_ranks_above_a_body_match() {
             let (_dir, store) = open().await;
-            let in_body = create(&store, "Groceries", "remember the garden hose").await.unwrap();
-            let in_title = create(&store, "Garden", "tomatoes and beans").await.unwrap();
+            let in_body = create(&store, "Groceries", "remember the garden hose", false).await.unwrap();
+            let in_title = create(&store, "Garden", "tomatoes and beans", false).await.unwrap();
             assert_eq!(ids(&search(&store, "garden", 10).await.unwrap()), [in_title.id, in_body.id]);
             assert_eq!(search(&store, "garden", 1).await.unwrap().len(), 1);
         }
@@ -262,7 +276,7 @@ mod tests {
         #[tokio::test]
         async fn any_text_is_a_query_that_cannot_fail() {
             let (_dir, store) = open().await;
-            let note = create(&store, "Odd", "say \"hi\" AND NOT (x) col:y ^z").await.unwrap();
+            let note = create(&store, "Odd", "say \"hi\" AND NOT (x) col:y ^z", false).await.unwrap();
             for query in ["\"", "AND", "NOT (x", "col:y", "^z", "*", "?!", "\"hi\"", "NEAR(", "\0"] {
                 let result = search(&store, query, 10).await;
                 assert!(result.is_ok(), "{query:?} failed: {:?}", result.err());
@@ -275,8 +289,8 @@ mod tests {
         async fn a_title_or_body_over_the_limit_is_refused() {
             let (_dir, store) = open().await;
             let long = "t".repeat(MAX_TITLE_CHARS + 1);
-            assert!(matches!(create(&store, &long, "").await, Err(StoreError::WrongState(_))));
-            assert!(matches!(create(&store, " ", "").await, Err(StoreError::WrongState(_))));
+            assert!(matches!(create(&store, &long, "", false).await, Err(StoreError::WrongState(_))));
+            assert!(matches!(create(&store, " ", "", false).await, Err(StoreError::WrongState(_))));
             assert!(list(&store).await.unwrap().is_empty());
         }
     }

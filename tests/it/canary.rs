@@ -146,7 +146,7 @@ async fn canaries_in_cards_and_notes_never_reach_the_disk_in_the_clear() {
     assert_eq!(server.post("/api/providers", Some(&token), provider).await.0, 201);
     let canaries: Vec<String> = (0..4).map(|_| format!("canary{}", random_hex(12))).collect();
 
-    // Two notes allowed and written; a third card left waiting in the inbox.
+    // Three notes allowed and written; a fourth card left waiting in the inbox.
     for (i, canary) in canaries.iter().enumerate() {
         let arguments = json!({ "title": format!("t{i} {canary}"), "text": format!("body {canary}") });
         model.push(Reply::tool_calls([ScriptedCall::new("note_write", arguments)]));

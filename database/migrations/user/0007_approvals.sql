@@ -1,6 +1,7 @@
 -- The approval gate's side in the person's file (§8.4, §8.5): the cards waiting on them
--- and their own "always allow this for me" rules. A card binds the exact arguments it
--- showed: the call runs with those, and only if their hash still matches.
+-- and their own "always allow this for me" rules. An approval card binds the exact
+-- arguments it showed: the call runs with those, and only if their hash still matches. A
+-- question card (`clarify`) holds the person's answer.
 
 CREATE TABLE cards (
     id             TEXT PRIMARY KEY,
@@ -17,7 +18,8 @@ CREATE TABLE cards (
     -- what the assistant said when it asked, and why the gate wants a person
     why            TEXT NOT NULL,
     reason         TEXT NOT NULL,
-    state          TEXT NOT NULL CHECK (state IN ('pending', 'allowed', 'denied', 'withdrawn')),
+    state          TEXT NOT NULL CHECK (state IN ('pending', 'allowed', 'denied', 'answered', 'withdrawn')),
+    answer         TEXT,
     created_at     TEXT NOT NULL,
     decided_at     TEXT
 ) STRICT;

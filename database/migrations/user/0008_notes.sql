@@ -5,7 +5,10 @@ CREATE TABLE notes (
     title      TEXT    NOT NULL,
     body       TEXT    NOT NULL,
     created_at TEXT    NOT NULL,
-    updated_at TEXT    NOT NULL
+    updated_at TEXT    NOT NULL,
+    -- written while outside content (a fetched page) was in the conversation: reading it
+    -- brings that content along (§8.4's injection hygiene)
+    outside    INTEGER NOT NULL DEFAULT 0 CHECK (outside IN (0, 1))
 ) STRICT;
 -- The list shows the most recently changed notes first.
 CREATE INDEX notes_by_update ON notes (updated_at);

@@ -31,6 +31,18 @@ pub struct ToolContext {
     pub space: crate::store::private::PrivateStore,
     pub notifier: crate::notify::Notifier,
     pub events: super::events::Events,
+    /// Outside content had entered the conversation when the call was decided.
+    pub outside_content: bool,
+    /// Set by a tool that brought outside content in without being an outside tool itself
+    /// (a note written from a fetched page): the conversation is marked after the call.
+    pub brought_outside: std::sync::atomic::AtomicBool,
+}
+
+impl ToolContext {
+    /// Notes that what the call returned carries outside content.
+    pub fn mark_outside(&self) {
+        self.brought_outside.store(true, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// One built-in tool.

@@ -38,6 +38,10 @@ impl Tool for NoteList {
         Box::pin(async move {
             let list =
                 notes::list(&context.space).await.map_err(|err| format!("the notes could not be listed: {err}"))?;
+            // Titles written from outside content carry it too.
+            if list.iter().any(|note| note.outside) {
+                context.mark_outside();
+            }
             Ok(lines(&list))
         })
     }
@@ -66,7 +70,13 @@ mod tests {
     use super::*;
 
     fn note(id: i64) -> NoteSummary {
-        NoteSummary { id, title: format!("Note {id}"), updated_at: "2025-03-04T05:06:07.890Z".into(), chars: 3 }
+        NoteSummary {
+            id,
+            title: format!("Note {id}"),
+            updated_at: "2025-03-04T05:06:07.890Z".into(),
+            chars: 3,
+            outside: false,
+        }
     }
 
     #[test]

@@ -43,6 +43,9 @@ impl Tool for NoteRead {
             let Some(note) = note else {
                 return Err(format!("there is no note {id}; note_list shows the notes there are"));
             };
+            if note.outside {
+                context.mark_outside();
+            }
             let updated = note.updated_at.get(..10).unwrap_or(&note.updated_at);
             Ok(format!("note {} {:?}, updated {updated}\n\n{}", note.id, note.title, note.body))
         })

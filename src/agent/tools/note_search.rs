@@ -47,6 +47,9 @@ impl Tool for NoteSearch {
             let hits = notes::search(&context.space, query, MAX_HITS)
                 .await
                 .map_err(|err| format!("the notes could not be searched: {err}"))?;
+            if hits.iter().any(|hit| hit.outside) {
+                context.mark_outside();
+            }
             if hits.is_empty() {
                 return Ok("no note holds all of those words; try fewer or other words, or note_list".into());
             }

@@ -47,9 +47,11 @@ impl Tool for NoteWrite {
             let title = title.trim();
             notes::check(Some(title), Some(text))?;
             let saved = match &arguments["id"] {
-                Value::Null => notes::create(&context.space, title, text).await,
+                Value::Null => notes::create(&context.space, title, text, context.outside_content).await,
                 id => match id.as_i64() {
-                    Some(id) => notes::update(&context.space, id, Some(title), Some(text)).await,
+                    Some(id) => {
+                        notes::update(&context.space, id, Some(title), Some(text), context.outside_content).await
+                    }
                     None => return Err("\"id\" is the number of an existing note; leave it out for a new note".into()),
                 },
             };
