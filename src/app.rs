@@ -126,6 +126,7 @@ impl App {
         let notifier = Notifier::default();
         let tools = Registry::builtin(FetchPolicy::from_env());
         let agent = Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone());
+        agent.observe_all().await;
         let launch_token = LaunchToken::generate();
         if options.write_token_file {
             data_dir

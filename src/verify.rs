@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 11] = [
+const KNOWN_TABLES: [&str; 13] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -32,6 +32,8 @@ const KNOWN_TABLES: [&str; 11] = [
     "models",
     "usage_daily",
     "approval_rules",
+    "agent_versions",
+    "notices",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -139,6 +139,7 @@ mod tests {
             error_code: None,
             error_message: None,
             created_at: String::new(),
+            frame_id: None,
         }
     }
 

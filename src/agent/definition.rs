@@ -91,6 +91,52 @@ impl AgentDir {
         Ok(())
     }
 
+    /// Every agent folder, each loaded or with the reason it cannot be, sorted by id. A
+    /// malformed agent is reported here and skipped by everything that offers agents.
+    pub fn list(&self) -> Vec<Result<Agent, DefinitionError>> {
+        let Ok(entries) = std::fs::read_dir(&self.root) else { return Vec::new() };
+        let mut ids: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|id| valid_id(id))
+            .collect();
+        ids.sort();
+        ids.iter().map(|id| self.load(id)).collect()
+    }
+
+    /// Whether an agent's files are exactly the ones Skald ships.
+    pub fn is_bundled(&self, agent: &Agent) -> bool {
+        let file = |name: &str| Bundled::get(&format!("{}/{name}", agent.id)).map(|f| f.data.into_owned());
+        match (file("meta.json"), file("AGENT.md")) {
+            (Some(meta), Some(prompt)) => version(&meta, &prompt) == agent.version,
+            _ => false,
+        }
+    }
+
+    /// Writes an agent's two files, each replaced whole (a reader sees the old file or the
+    /// new one, never half of one). Both are checked first: a malformed agent is refused,
+    /// not written. Returns the agent as it now loads.
+    pub fn save(&self, id: &str, meta: &str, prompt: &str) -> Result<Agent, DefinitionError> {
+        if !valid_id(id) {
+            return Err(DefinitionError::Malformed {
+                id: id.to_owned(),
+                why: "an agent id is 1 to 40 lowercase letters, digits, - or _".into(),
+            });
+        }
+        check(id, meta, prompt)?;
+        let folder = self.root.join(id);
+        let io =
+            |e: std::io::Error| DefinitionError::Malformed { id: id.to_owned(), why: format!("could not save: {e}") };
+        std::fs::create_dir_all(&folder).map_err(io)?;
+        for (name, text) in [("meta.json", meta), ("AGENT.md", prompt)] {
+            let partial = folder.join(format!(".{name}.partial"));
+            std::fs::write(&partial, text).map_err(io)?;
+            std::fs::rename(&partial, folder.join(name)).map_err(io)?;
+        }
+        self.load(id)
+    }
+
     /// One agent as its files are now.
     pub fn load(&self, id: &str) -> Result<Agent, DefinitionError> {
         if !valid_id(id) {
@@ -117,23 +163,36 @@ impl AgentDir {
             std::fs::read_to_string(folder.join("meta.json")).map_err(|e| malformed(format!("meta.json: {e}")))?;
         let prompt =
             std::fs::read_to_string(folder.join("AGENT.md")).map_err(|e| malformed(format!("AGENT.md: {e}")))?;
-        let meta: Meta = serde_json::from_str(&meta_text).map_err(|e| malformed(format!("meta.json: {e}")))?;
-        if let Some(strength) = &meta.preferred_strength
-            && !crate::providers::catalogue::STRENGTHS.contains(&strength.as_str())
-        {
-            return Err(malformed(format!(
-                "meta.json: preferred_strength {strength:?} is not fast, balanced or strong"
-            )));
-        }
-        if prompt.trim().is_empty() {
-            return Err(malformed("AGENT.md is empty".into()));
-        }
-        let mut hash = Sha256::new();
-        hash.update(meta_text.as_bytes());
-        hash.update([0]);
-        hash.update(prompt.as_bytes());
-        Ok(Agent { id: id.to_owned(), meta, prompt, version: hex::encode(hash.finalize()) })
+        check(id, &meta_text, &prompt)
     }
+}
+
+/// An agent from the text of its two files, or why they do not make one.
+fn check(id: &str, meta_text: &str, prompt: &str) -> Result<Agent, DefinitionError> {
+    let malformed = |why: String| DefinitionError::Malformed { id: id.to_owned(), why };
+    let meta: Meta = serde_json::from_str(meta_text).map_err(|e| malformed(format!("meta.json: {e}")))?;
+    if let Some(strength) = &meta.preferred_strength
+        && !crate::providers::catalogue::STRENGTHS.contains(&strength.as_str())
+    {
+        return Err(malformed(format!("meta.json: preferred_strength {strength:?} is not fast, balanced or strong")));
+    }
+    if meta.name.trim().is_empty() {
+        return Err(malformed("meta.json: the name is empty".into()));
+    }
+    if prompt.trim().is_empty() {
+        return Err(malformed("AGENT.md is empty".into()));
+    }
+    let version = version(meta_text.as_bytes(), prompt.as_bytes());
+    Ok(Agent { id: id.to_owned(), meta, prompt: prompt.to_owned(), version })
+}
+
+/// SHA-256 of both files: the version a stored request and the privacy page name.
+fn version(meta: &[u8], prompt: &[u8]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(meta);
+    hash.update([0]);
+    hash.update(prompt);
+    hex::encode(hash.finalize())
 }
 
 /// Agent ids are folder names: lowercase letters, digits, `-` and `_`.
@@ -169,5 +228,24 @@ mod tests {
         assert!(matches!(agents.load("broken"), Err(DefinitionError::Malformed { .. })));
         assert!(matches!(agents.load("nobody"), Err(DefinitionError::Unknown(_))));
         assert!(matches!(agents.load("../etc"), Err(DefinitionError::Unknown(_))));
+        let listed: Vec<bool> = agents.list().iter().map(Result::is_ok).collect();
+        assert_eq!(listed, [false], "listed, as a problem");
+    }
+
+    #[test]
+    fn the_shipped_agents_are_recognised_until_edited_and_a_bad_save_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = AgentDir::new(dir.path());
+        agents.seed().unwrap();
+        let ids: Vec<String> = agents.list().into_iter().map(|a| a.unwrap().id).collect();
+        assert_eq!(ids, ["main", "planner", "researcher"]);
+        let planner = agents.load("planner").unwrap();
+        assert!(agents.is_bundled(&planner));
+        let meta = r#"{"name":"Planner","tools":[]}"#;
+        let saved = agents.save("planner", meta, "Plan briefly.").unwrap();
+        assert!(!agents.is_bundled(&saved));
+        assert!(matches!(agents.save("planner", "{", "x"), Err(DefinitionError::Malformed { .. })));
+        assert_eq!(agents.load("planner").unwrap().prompt, "Plan briefly.", "the bad save wrote nothing");
+        assert!(agents.save("../x", meta, "x").is_err());
     }
 }

@@ -29,6 +29,10 @@ pub enum DecisionError {
     MayNotApprove,
     #[error("your role does not let you always allow {0}; you can allow it this once")]
     AlwaysNotPermitted(String),
+    #[error("{0}")]
+    WrongKind(&'static str),
+    #[error("an answer is 1 to 4000 characters")]
+    BadAnswer,
     #[error(transparent)]
     Turn(#[from] TurnError),
 }
@@ -50,14 +54,23 @@ pub struct Decision {
     pub always: bool,
 }
 
-/// A card as the inbox shows it.
+/// The longest answer a person can give to a question card.
+const MAX_ANSWER_CHARS: usize = 4000;
+
+/// A card as the inbox shows it. A question card adds `question`, `suggestions` and, once
+/// answered, `answer` to its details.
 pub fn card_view(card: &Card) -> Value {
     let arguments: Value = serde_json::from_str(&card.arguments).unwrap_or(Value::Null);
-    json!({
+    let question = (card.kind == "question").then(|| super::tools::clarify::question(&arguments).ok()).flatten();
+    let summary = match &question {
+        Some((text, _)) => text.clone(),
+        None => summary(&card.tool, &arguments),
+    };
+    let mut view = json!({
         "id": card.id,
         "kind": card.kind,
         "state": card.state,
-        "summary": summary(&card.tool, &arguments),
+        "summary": summary,
         "session_id": card.session_id,
         "created_at": card.created_at,
         "details": {
@@ -70,7 +83,13 @@ pub fn card_view(card: &Card) -> Value {
             "turn_id": card.turn_id,
             "call_id": card.call_id,
         },
-    })
+    });
+    if let Some((text, suggestions)) = question {
+        view["details"]["question"] = json!(text);
+        view["details"]["suggestions"] = json!(suggestions);
+        view["details"]["answer"] = json!(card.answer);
+    }
+    view
 }
 
 /// One line naming the action: the tool and its most telling argument.
@@ -142,6 +161,37 @@ impl Runtime {
         // tests can check that the next unlock resumes it.
         let skip = cfg!(debug_assertions) && std::env::var_os("SKALD_TEST_SKIP_RESUME").is_some();
         let resumed = waiting == 0 && !skip && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
+        Ok((view, resumed))
+    }
+
+    /// Records a person's answer to one of their question cards and, when it was the last
+    /// card holding its turn, resumes the turn. Returns the card as answered and whether the
+    /// turn resumed.
+    pub async fn answer(
+        &self,
+        session: Arc<Session>,
+        card_id: &str,
+        text: &str,
+    ) -> Result<(Value, bool), DecisionError> {
+        let text = text.trim();
+        if text.is_empty() || text.chars().count() > MAX_ANSWER_CHARS {
+            return Err(DecisionError::BadAnswer);
+        }
+        let space = &session.space;
+        let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
+        if card.kind != "question" {
+            return Err(DecisionError::WrongKind(
+                r#"this card asks for a decision: send {"decision": "allow"} or "deny""#,
+            ));
+        }
+        if card.state != "pending" {
+            return Err(DecisionError::AlreadyDecided);
+        }
+        let waiting = approvals::answer(space, card_id, text).await?;
+        let answered = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
+        let view = card_view(&answered);
+        self.events().to_person(&session.user_id, json!({ "type": "card_decided", "card": view }));
+        let resumed = waiting == 0 && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
         Ok((view, resumed))
     }
 

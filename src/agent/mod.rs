@@ -28,6 +28,7 @@ use crate::providers::catalogue::{self, CatalogueModel, Wish};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
+use crate::store::agents::{self as agent_versions, Source as AgentSource};
 use crate::store::chat::{self, Message, TurnEnd};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
@@ -118,6 +119,9 @@ struct Inner {
     providers: tokio::sync::Mutex<Option<Arc<ProviderCache>>>,
     /// Counts provider changes; a cache filled before the latest change is refilled.
     providers_generation: std::sync::atomic::AtomicU64,
+    /// The agent versions last recorded, by agent id: a turn records its agent's version
+    /// only when it changed.
+    agent_versions: Mutex<HashMap<String, String>>,
 }
 
 struct ProviderCache {
@@ -211,6 +215,7 @@ impl Runtime {
             running: Mutex::new(HashMap::new()),
             providers: tokio::sync::Mutex::new(None),
             providers_generation: std::sync::atomic::AtomicU64::new(0),
+            agent_versions: Mutex::default(),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -229,6 +234,50 @@ impl Runtime {
 
     pub fn client(&self) -> &reqwest::Client {
         &self.inner.client
+    }
+
+    /// Records an agent's version when it is new to this process: for the privacy page,
+    /// and as a notice to everyone when someone changed it (§3, §8.7). In the background:
+    /// a turn does not wait for it.
+    pub fn observe(&self, agent: &Agent) {
+        {
+            let mut seen = self.inner.agent_versions.lock().expect("agent versions");
+            if seen.get(&agent.id) == Some(&agent.version) {
+                return;
+            }
+            seen.insert(agent.id.clone(), agent.version.clone());
+        }
+        let source = if self.inner.agents.is_bundled(agent) { AgentSource::Bundled } else { AgentSource::Disk };
+        let (runtime, id, hash) = (self.clone(), agent.id.clone(), agent.version.clone());
+        tokio::spawn(async move {
+            if let Err(err) = agent_versions::record(runtime.system(), &id, &hash, source, None).await {
+                tracing::warn!(agent = %id, %err, "could not record an agent's version");
+                runtime.inner.agent_versions.lock().expect("agent versions").remove(&id);
+            }
+        });
+    }
+
+    /// At start: the version of every agent as its files are now, so changes made while
+    /// Skald was closed are recorded (and noticed) before anyone talks to them.
+    pub async fn observe_all(&self) {
+        for agent in self.inner.agents.list().into_iter().flatten() {
+            let source = if self.inner.agents.is_bundled(&agent) { AgentSource::Bundled } else { AgentSource::Disk };
+            match agent_versions::record(self.system(), &agent.id, &agent.version, source, None).await {
+                Ok(_) => {
+                    self.inner.agent_versions.lock().expect("agent versions").insert(agent.id, agent.version);
+                }
+                Err(err) => tracing::warn!(agent = %agent.id, %err, "could not record an agent's version"),
+            }
+        }
+    }
+
+    /// Saves an agent's files for a person (an administrator) and records the version as
+    /// theirs; everyone else finds a notice at their next login.
+    pub async fn save_agent(&self, by: &UserId, id: &str, meta: &str, prompt: &str) -> Result<Agent, TurnError> {
+        let agent = self.inner.agents.save(id, meta, prompt)?;
+        self.inner.agent_versions.lock().expect("agent versions").insert(agent.id.clone(), agent.version.clone());
+        agent_versions::record(self.system(), &agent.id, &agent.version, AgentSource::App, Some(by)).await?;
+        Ok(agent)
     }
 
     /// The person's role, read now: a change by an administrator applies to the next turn.
@@ -343,6 +392,7 @@ impl Runtime {
         // and the key belong to the same moment.
         let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
         let agent = self.inner.agents.load(&conversation.agent)?;
+        self.observe(&agent);
         let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
         let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
         // A person who writes on while a turn waits on cards has moved on: that turn is
@@ -353,13 +403,14 @@ impl Runtime {
             history = chat::history(space, chat_id).await?;
         }
         let unsettled = match start {
-            Start::Resume => unsettled_calls(&history, &turn_id),
+            Start::Resume => unsettled_calls(&history, &turn_id, None),
             Start::Message => None,
         };
         if let Some(summary) = &summary {
             history.retain(|m| m.id > summary.upto);
         }
-        let offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
+        let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
+        offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
         let context = compose(
             model.model_id.clone(),
             &agent.prompt,
@@ -390,8 +441,10 @@ impl Runtime {
             stop,
             pending: None,
             agent: agent.id.clone(),
-            outside_content: conversation.outside_content,
+            outside_content: Arc::new(AtomicBool::new(conversation.outside_content)),
             unsettled,
+            frame: None,
+            frames_opened: Arc::default(),
         })
     }
 
@@ -426,7 +479,6 @@ impl Runtime {
             let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
             let spawned = session.spawn(async move {
                 let _claim = claim;
-                let mut turn = turn;
                 turn.events.emit(
                     "turn_started",
                     serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
@@ -615,16 +667,14 @@ const MOVED_ON: &str = "Not run: the person sent a new message instead of decidi
 /// The result a call waiting on a card gets when the person stops its turn.
 const STOPPED_UNDECIDED: &str = "Not run: the person stopped the turn before deciding on this call.";
 
-/// The calls of a turn's latest tool request that have no result yet, with the text the
-/// model wrote beside them: what a resumed turn settles first.
-fn unsettled_calls(history: &[Message], turn_id: &str) -> Option<(String, Vec<ToolCall>)> {
-    let asked =
-        history.iter().rev().find(|m| m.turn_id == turn_id && m.role == "assistant" && m.tool_calls.is_some())?;
-    let answered: Vec<&str> = history
-        .iter()
-        .filter(|m| m.turn_id == turn_id && m.role == "tool")
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
+/// The calls of a turn's latest tool request in one frame (none for the conversation's
+/// own) that have no result yet, with the text the model wrote beside them: what a resumed
+/// turn or frame settles first.
+fn unsettled_calls(history: &[Message], turn_id: &str, frame: Option<&str>) -> Option<(String, Vec<ToolCall>)> {
+    let ours = |m: &&Message| m.turn_id == turn_id && m.frame_id.as_deref() == frame;
+    let asked = history.iter().filter(ours).rev().find(|m| m.role == "assistant" && m.tool_calls.is_some())?;
+    let answered: Vec<&str> =
+        history.iter().filter(ours).filter(|m| m.role == "tool").filter_map(|m| m.tool_call_id.as_deref()).collect();
     let calls: Vec<ToolCall> = asked
         .tool_calls
         .as_ref()
@@ -757,25 +807,28 @@ pub fn random_id(prefix: &str) -> String {
     format!("{prefix}_{}", hex::encode(bytes))
 }
 
-/// The history as a model reads it. Stored tool rows hold exactly what the model was
-/// given; an errored turn's empty closing row is no message at all.
+/// The conversation's history as a model reads it: its own rows, not those of the
+/// sub-agent frames inside it. Stored tool rows hold exactly what the model was given; an
+/// errored turn's empty closing row is no message at all.
 pub fn context_from(history: &[Message]) -> Vec<ContextMessage> {
-    history
-        .iter()
-        .filter_map(|m| match m.role.as_str() {
-            "user" => Some(ContextMessage::User(m.text.clone())),
-            "assistant" => {
-                let tool_calls = m.tool_calls.as_ref().map(calls_from_json).unwrap_or_default();
-                (!m.text.is_empty() || !tool_calls.is_empty())
-                    .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
-            }
-            "tool" => Some(ContextMessage::Tool {
-                call_id: m.tool_call_id.clone().unwrap_or_default(),
-                content: m.text.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
+    as_context(history.iter().filter(|m| m.frame_id.is_none()))
+}
+
+/// Rows as a model reads them.
+fn as_context<'a>(rows: impl Iterator<Item = &'a Message>) -> Vec<ContextMessage> {
+    rows.filter_map(|m| match m.role.as_str() {
+        "user" => Some(ContextMessage::User(m.text.clone())),
+        "assistant" => {
+            let tool_calls = m.tool_calls.as_ref().map(calls_from_json).unwrap_or_default();
+            (!m.text.is_empty() || !tool_calls.is_empty())
+                .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
+        }
+        "tool" => {
+            Some(ContextMessage::Tool { call_id: m.tool_call_id.clone().unwrap_or_default(), content: m.text.clone() })
+        }
+        _ => None,
+    })
+    .collect()
 }
 
 /// Tool calls as stored with an assistant row.

@@ -8,14 +8,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::definition::Agent;
 use super::events::TurnEvents;
-use super::tools::ToolContext;
+use super::tools::{self, ToolContext};
 use super::usage;
 use super::{Runtime, calls_to_json, compaction, gate, random_id};
 use crate::providers::catalogue::CatalogueModel;
@@ -59,11 +62,16 @@ pub(super) struct Turn {
     pub pending: Option<(RequestRecord, (i64, i64))>,
     /// The agent the conversation runs, named on cards.
     pub agent: String,
-    /// Outside content has entered the conversation (§8.4's injection hygiene).
-    pub outside_content: bool,
+    /// Outside content has entered the conversation (§8.4's injection hygiene); shared by
+    /// the turn's frames, since they all write into the same conversation.
+    pub outside_content: Arc<AtomicBool>,
     /// A resumed turn's calls still without results, with what the model said when it
     /// made them: settled before any further model request.
     pub unsettled: Option<(String, Vec<ToolCall>)>,
+    /// The sub-agent frame this is; none for the conversation's own turn.
+    pub frame: Option<FrameInfo>,
+    /// How many frames the turn has opened, against [`MAX_FRAMES`].
+    pub frames_opened: Arc<AtomicUsize>,
 }
 
 /// How one model request ended.
@@ -94,8 +102,43 @@ enum Verdict {
     Run,
     /// Not run; the text is the call's result.
     Refuse(String),
-    /// A person decides first; the gate's reason goes on the card.
-    Ask(String),
+    /// A person decides or answers first: an `approval` or a `question` card, with the
+    /// gate's reason.
+    Ask {
+        reason: String,
+        kind: &'static str,
+    },
+    /// A question the person answered; the text is the call's result.
+    Answered(String),
+}
+
+/// What one call of a response came to.
+enum Outcome {
+    /// Its result and status.
+    Done(String, &'static str),
+    /// A card inside its frame waits on the person.
+    Parked,
+}
+
+/// A sub-agent frame's place in its turn (§8.3).
+pub(super) struct FrameInfo {
+    pub id: String,
+    /// 2 for a callee of the conversation's own agent.
+    pub depth: i64,
+}
+
+/// How deep agents may call each other, the conversation's own agent counting as 1.
+pub const MAX_DEPTH: i64 = 5;
+
+/// The most frames one turn may open, however they nest.
+pub const MAX_FRAMES: usize = 16;
+
+/// The most frames of one response that run at the same time.
+pub const MAX_PARALLEL_FRAMES: usize = 4;
+
+/// The kind of card a call that needs the person raises.
+fn card_kind(tool: &str) -> &'static str {
+    if tool == tools::CLARIFY { "question" } else { "approval" }
 }
 
 /// How a response's calls came out.
@@ -300,7 +343,8 @@ impl Turn {
     async fn compact(&mut self) -> Result<bool, StoreError> {
         let space = self.session.space.clone();
         let after = self.summary.as_ref().map_or(0, |s| s.upto);
-        let rows = chat::history_between(&space, &self.chat_id, after, self.last_row).await?;
+        let mut rows = chat::history_between(&space, &self.chat_id, after, self.last_row).await?;
+        rows.retain(|m| m.frame_id.is_none()); // frames' work is summed up in their results
         let keep = compaction::budget(self.model.context_window) / 2;
         let Some(upto) = compaction::cut(&rows, keep) else { return Ok(false) };
         let (older, newer): (Vec<_>, Vec<_>) = rows.into_iter().partition(|m| m.id <= upto);
@@ -344,6 +388,7 @@ impl Turn {
                 history_upto: upto,
                 summary_id: self.summary.as_ref().map(|s| s.id),
                 purpose: "compaction",
+                frame_id: None,
             },
         };
         // What the provider reported is billed; an estimate only for a summary that came back.
@@ -564,6 +609,7 @@ impl Turn {
             status: "tool_calls",
             tool_calls: Some(calls_to_json(&calls)),
             model: Some(&self.model.name),
+            frame_id: self.frame_id(),
             ..NewMessage::default()
         };
         self.last_row = chat::append(&self.session.space, &[asked]).await?.last().copied().unwrap_or(self.last_row);
@@ -578,9 +624,11 @@ impl Turn {
     /// Puts each call of one model response through the approval gate (§8.4). If any needs
     /// a person, cards are created for those and the turn parks: nothing of the response
     /// runs until every card is decided, so results stay in call order. Otherwise the
-    /// allowed calls run concurrently and every call gets its one result, in call order:
-    /// its output, its error, a refusal the model can read, or a cancellation when the
-    /// person stops the turn.
+    /// allowed calls run concurrently (sub-agent frames at most [`MAX_PARALLEL_FRAMES`] at
+    /// a time) and every call gets its one result, in call order: its output, its error, a
+    /// refusal the model can read, or a cancellation when the person stops the turn. A
+    /// frame that parks on a card parks the whole turn; the calls that finished keep
+    /// their results.
     async fn settle(&mut self, why: &str, calls: Vec<ToolCall>) -> Result<Settled, StoreError> {
         let space = self.session.space.clone();
         let (shared, personal, cards) = tokio::try_join!(
@@ -597,7 +645,7 @@ impl Turn {
             .iter()
             .zip(&verdicts)
             .filter_map(|(call, verdict)| match verdict {
-                Verdict::Ask(reason) => Some(self.new_card(call, why, reason)),
+                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, kind)),
                 _ => None,
             })
             .collect();
@@ -605,11 +653,7 @@ impl Turn {
             if self.stop.is_cancelled() {
                 return Ok(Settled::Stopped); // no card for a turn the person already stopped
             }
-            approvals::park(&space, &self.turn_id, &asks).await?;
-            let created = approvals::of_turn(&space, &self.turn_id).await?;
-            for card in created.iter().filter(|c| c.state == "pending") {
-                self.events.emit("card", json!({ "card": super::inbox::card_view(card) }));
-            }
+            self.park(&asks).await?;
             return Ok(Settled::Parked);
         }
         let registry = self.runtime.inner.tools.clone();
@@ -619,44 +663,57 @@ impl Turn {
             space: space.clone(),
             notifier: self.runtime.inner.notifier.clone(),
             events: self.runtime.inner.events.clone(),
-            outside_content: self.outside_content,
-            brought_outside: std::sync::atomic::AtomicBool::new(false),
+            agents: self.runtime.agents().clone(),
+            outside_content: self.outside_content.load(Ordering::Acquire),
+            brought_outside: AtomicBool::new(false),
         };
-        let (offered, stop, context) = (&self.offered, &self.stop, &context);
-        let outcomes = futures_util::future::join_all(calls.iter().zip(verdicts).map(|(call, verdict)| {
-            let registry = registry.clone();
-            async move {
-                match verdict {
-                    Verdict::Run => tokio::select! {
-                        biased;
-                        () = stop.cancelled() => (CANCELLED.to_owned(), "cancelled"),
-                        result = registry.call(offered, &call.name, &call.arguments, context) => match result {
-                            Ok(output) => (output, "ok"),
-                            Err(why) => (format!("Error: {why}"), "error"),
+        let slots = tokio::sync::Semaphore::new(MAX_PARALLEL_FRAMES);
+        let this: &Turn = self;
+        let (offered, stop, context, slots) = (&this.offered, &this.stop, &context, &slots);
+        let outcomes: Vec<Outcome> =
+            futures_util::future::join_all(calls.iter().zip(verdicts).map(|(call, verdict)| {
+                let registry = registry.clone();
+                async move {
+                    match verdict {
+                        Verdict::Run if call.name == tools::CALL_AGENT => this.call_agent(call, slots).await,
+                        Verdict::Run => tokio::select! {
+                            biased;
+                            () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                            result = registry.call(offered, &call.name, &call.arguments, context) => match result {
+                                Ok(output) => Outcome::Done(output, "ok"),
+                                Err(why) => Outcome::Done(format!("Error: {why}"), "error"),
+                            },
                         },
-                    },
-                    Verdict::Refuse(text) => (text, "denied"),
-                    Verdict::Ask(_) => unreachable!("a call that needs a person parks the turn"),
+                        Verdict::Refuse(text) => Outcome::Done(text, "denied"),
+                        Verdict::Answered(text) => Outcome::Done(text, "ok"),
+                        Verdict::Ask { .. } => unreachable!("a call that needs a person parks the turn"),
+                    }
                 }
-            }
-        }))
-        .await;
+            }))
+            .await;
         // Outside content came in with a successful outside tool, or wherever a tool says
         // so through the context: web_fetch for any answer a server gave (an error page, a
         // redirect), a note tool for a note written from a fetched page.
-        let brought_in = context.brought_outside.load(std::sync::atomic::Ordering::Acquire)
-            || calls
-                .iter()
-                .zip(&outcomes)
-                .any(|(call, (_, status))| *status == "ok" && registry.brings_outside_content(&call.name));
-        if brought_in && !self.outside_content {
+        let brought_in = context.brought_outside.load(Ordering::Acquire)
+            || calls.iter().zip(&outcomes).any(|(call, outcome)| {
+                matches!(outcome, Outcome::Done(_, "ok")) && registry.brings_outside_content(&call.name)
+            });
+        if brought_in && !self.outside_content.swap(true, Ordering::AcqRel) {
             chat::mark_outside_content(&space, &self.chat_id).await?;
-            self.outside_content = true;
         }
-        let rows: Vec<NewMessage> = calls
+        let parked = outcomes.iter().any(|o| matches!(o, Outcome::Parked));
+        let done: Vec<(&ToolCall, &str, &'static str)> = calls
             .iter()
             .zip(&outcomes)
-            .map(|(call, (text, status))| NewMessage {
+            .filter_map(|(call, outcome)| match outcome {
+                Outcome::Done(text, status) => Some((call, text.as_str(), *status)),
+                Outcome::Parked => None,
+            })
+            .collect();
+        let frame_id = self.frame_id();
+        let rows: Vec<NewMessage> = done
+            .iter()
+            .map(|(call, text, status)| NewMessage {
                 session_id: &self.chat_id,
                 turn_id: &self.turn_id,
                 role: "tool",
@@ -664,19 +721,38 @@ impl Turn {
                 status,
                 tool_call_id: Some(&call.id),
                 tool_name: Some(&call.name),
+                frame_id,
                 ..NewMessage::default()
             })
             .collect();
         let appended = chat::append(&space, &rows).await?;
         self.last_row = appended.last().copied().unwrap_or(self.last_row);
-        for (call, (text, status)) in calls.iter().zip(&outcomes) {
+        for (call, text, status) in &done {
             let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
             self.events.emit("tool_call_finished", finished);
         }
-        for (call, (text, _)) in calls.iter().zip(outcomes) {
-            self.context.push(ContextMessage::Tool { call_id: call.id.clone(), content: text });
+        if parked {
+            return Ok(Settled::Parked);
+        }
+        for (call, text, _) in done {
+            self.context.push(ContextMessage::Tool { call_id: call.id.clone(), content: text.to_owned() });
         }
         Ok(Settled::Ran)
+    }
+
+    /// Writes the cards and parks the turn (and this frame, inside one), then shows the
+    /// new cards in the person's windows.
+    async fn park(&mut self, asks: &[approvals::NewCard]) -> Result<(), StoreError> {
+        let space = &self.session.space;
+        approvals::park(space, &self.turn_id, asks).await?;
+        if let Some(frame) = self.frame_id() {
+            chat::set_frame_state(space, frame, "parked").await?;
+        }
+        let created = approvals::of_turn(space, &self.turn_id).await?;
+        for card in created.iter().filter(|c| c.state == "pending" && asks.iter().any(|a| a.call_id == c.call_id)) {
+            self.events.emit("card", json!({ "card": super::inbox::card_view(card) }));
+        }
+        Ok(())
     }
 
     /// What the gate says of one call, given the card it may already have.
@@ -691,46 +767,57 @@ impl Turn {
         // A call that cannot run (a tool not offered, arguments that are no JSON object)
         // runs only to return its error: nothing to ask anyone about.
         let (Some(side_effects), Ok(arguments)) =
-            (registry.side_effects(&self.offered, &call.name), super::tools::parse_arguments(&call.arguments))
+            (registry.side_effects(&self.offered, &call.name), tools::parse_arguments(&call.arguments))
         else {
             return Verdict::Run;
         };
         // Withdrawn cards belong to turns that ended: they are never settled again.
-        match card.map(|c| c.state.as_str()) {
-            Some("denied") => return Verdict::Refuse(DENIED.to_owned()),
-            Some("pending") => return Verdict::Ask(card.map(|c| c.reason.clone()).unwrap_or_default()),
+        match card.map(|c| (c.state.as_str(), c)) {
+            Some(("denied", _)) => return Verdict::Refuse(DENIED.to_owned()),
+            Some(("answered", c)) => {
+                return Verdict::Answered(format!("The person answered: {}", c.answer.as_deref().unwrap_or("")));
+            }
+            Some(("pending", c)) => return Verdict::Ask { reason: c.reason.clone(), kind: card_kind(&call.name) },
             _ => {}
         }
         let approved = card.filter(|c| c.state == "allowed").map(|c| c.arguments_hash.as_str());
+        let asking = call.name == tools::CLARIFY;
+        if asking && tools::clarify::question(&arguments).is_err() {
+            return Verdict::Run; // to return why it is no question
+        }
         let situation = gate::Situation {
             tool: &call.name,
             arguments: &arguments,
             role: self.role.id.as_str(),
-            may_approve: self.role.may_approve,
+            // Answering a question is no approval: every role may.
+            may_approve: self.role.may_approve || asking,
             side_effects,
-            outside_content: self.outside_content,
+            outside_content: self.outside_content.load(Ordering::Acquire),
             approved,
         };
         let decision = gate::decide(&situation, shared, personal);
         match decision.effect {
-            gate::Effect::Allow => Verdict::Run,
             gate::Effect::Deny => Verdict::Refuse(format!(
                 "Refused: {}. This call was not run; do not try it again, and tell the person what you could not do.",
                 decision.reason
             )),
+            // A question always goes to the person, whatever else the rules say.
+            _ if asking => Verdict::Ask { reason: "the assistant has a question for you".into(), kind: "question" },
+            gate::Effect::Allow => Verdict::Run,
             // Decided once already, yet the gate still asks: the arguments are not the
             // ones the person saw. Never a second card for the same call.
             gate::Effect::Require if card.is_some() => {
                 Verdict::Refuse("Refused: these arguments are not the ones the person approved.".to_owned())
             }
-            gate::Effect::Require => Verdict::Ask(decision.reason),
+            gate::Effect::Require => Verdict::Ask { reason: decision.reason, kind: "approval" },
         }
     }
 
-    fn new_card(&self, call: &ToolCall, why: &str, reason: &str) -> approvals::NewCard {
-        let arguments = super::tools::parse_arguments(&call.arguments).unwrap_or_default();
+    fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: &'static str) -> approvals::NewCard {
+        let arguments = tools::parse_arguments(&call.arguments).unwrap_or_default();
         approvals::NewCard {
             id: random_id("card"),
+            kind,
             session_id: self.chat_id.clone(),
             turn_id: self.turn_id.clone(),
             call_id: call.id.clone(),
@@ -741,6 +828,172 @@ impl Turn {
             why: why.to_owned(),
             reason: reason.to_owned(),
         }
+    }
+
+    fn frame_id(&self) -> Option<&str> {
+        self.frame.as_ref().map(|f| f.id.as_str())
+    }
+
+    /// How deep this frame sits: 1 for the conversation's own.
+    fn depth(&self) -> i64 {
+        self.frame.as_ref().map_or(1, |f| f.depth)
+    }
+
+    /// Runs a `call_agent` call: opens the callee's frame (or resumes the one it opened
+    /// before its turn parked) and runs it to its answer (§8.3).
+    async fn call_agent(&self, call: &ToolCall, slots: &tokio::sync::Semaphore) -> Outcome {
+        let _slot = tokio::select! {
+            biased;
+            () = self.stop.cancelled() => return Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+            slot = slots.acquire() => slot,
+        };
+        match self.frame_for(call).await {
+            Ok(frame) => frame.run_frame().await,
+            Err(why) => Outcome::Done(format!("Error: {why}"), "error"),
+        }
+    }
+
+    /// The callee's frame for a call: resumed from its stored rows when the call opened
+    /// one before (the turn parked inside it), else opened now within the limits.
+    async fn frame_for(&self, call: &ToolCall) -> Result<Turn, String> {
+        let space = &self.session.space;
+        let storage = |err: StoreError| format!("the agent could not be started: {err}");
+        if let Some(frame) = chat::frame_for_call(space, &call.id).await.map_err(storage)? {
+            let agent = self.runtime.agents().load(&frame.agent).map_err(|err| err.to_string())?;
+            let rows = chat::frame_rows(space, &frame.id).await.map_err(storage)?;
+            let mut callee = self.callee(&agent, FrameInfo { id: frame.id.clone(), depth: frame.depth }).await?;
+            callee.context.extend(super::as_context(rows.iter()));
+            callee.unsettled = super::unsettled_calls(&rows, &self.turn_id, Some(&frame.id));
+            callee.last_row = rows.last().map_or(0, |m| m.id);
+            chat::set_frame_state(space, &frame.id, "running").await.map_err(storage)?;
+            return Ok(callee);
+        }
+        let arguments = tools::parse_arguments(&call.arguments)?;
+        let (Some(agent_id), Some(task)) = (arguments["agent"].as_str(), arguments["task"].as_str()) else {
+            return Err("call_agent needs \"agent\" (an id from list_agents) and \"task\"".into());
+        };
+        let depth = self.depth() + 1;
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "agents may call each other at most {MAX_DEPTH} deep, and this call would be {depth} deep; do the \
+                 task yourself or answer with what you have"
+            ));
+        }
+        if self.frames_opened.fetch_add(1, Ordering::AcqRel) >= MAX_FRAMES {
+            return Err(format!("this turn already called {MAX_FRAMES} agents; answer with what you have"));
+        }
+        let agent = self
+            .runtime
+            .agents()
+            .load(agent_id)
+            .map_err(|err| format!("{err}; list_agents shows the agents there are"))?;
+        let id = random_id("frame");
+        let mut callee = self.callee(&agent, FrameInfo { id: id.clone(), depth }).await?;
+        let opened = chat::NewFrame {
+            id: &id,
+            session_id: &self.chat_id,
+            turn_id: &self.turn_id,
+            call_id: &call.id,
+            outer_id: self.frame_id(),
+            agent: &agent.id,
+            depth,
+        };
+        callee.last_row = chat::open_frame(space, &opened, task).await.map_err(storage)?;
+        callee.context.push(ContextMessage::User(task.to_owned()));
+        callee.events.emit("frame_started", json!({ "agent": agent.id, "depth": depth, "call_id": call.id }));
+        Ok(callee)
+    }
+
+    /// A callee's turn, inside this one: its own prompt and model, the tools its role,
+    /// its definition and its caller all allow, the same stop and the same limits.
+    async fn callee(&self, agent: &Agent, frame: FrameInfo) -> Result<Turn, String> {
+        let providers = self.runtime.provider_cache().await.map_err(|err| err.to_string())?;
+        let (model, fallback) =
+            super::pick_model(&providers.models, &self.role, agent, None).map_err(|err| err.to_string())?;
+        let endpoint = providers.endpoint(&self.runtime.inner.secrets, &model).map_err(|err| err.to_string())?;
+        let offered: Vec<ToolSpec> = self
+            .runtime
+            .inner
+            .tools
+            .offered(&self.role.tools, &agent.meta.tools)
+            .into_iter()
+            .filter(|tool| self.offered.iter().any(|mine| mine.name == tool.name))
+            .collect();
+        self.runtime.observe(agent);
+        Ok(Turn {
+            runtime: self.runtime.clone(),
+            session: self.session.clone(),
+            chat_id: self.chat_id.clone(),
+            turn_id: self.turn_id.clone(),
+            model,
+            fallback,
+            endpoint,
+            offered,
+            context: vec![ContextMessage::System(agent.prompt.clone())],
+            max_rounds: self.max_rounds,
+            role: self.role.clone(),
+            prompt: agent.prompt.clone(),
+            summary: None,
+            // A frame's context is its task and its own work: nothing to compact.
+            compaction_tried: true,
+            last_row: 0,
+            events: self.events.for_frame(&frame.id),
+            stop: self.stop.clone(),
+            pending: None,
+            agent: agent.id.clone(),
+            outside_content: self.outside_content.clone(),
+            unsettled: None,
+            frame: Some(frame),
+            frames_opened: self.frames_opened.clone(),
+        })
+    }
+
+    /// Runs a frame to its end and closes it: its answer, a cancellation, an error, or
+    /// parked when a card inside it waits on the person. Boxed: frames nest.
+    fn run_frame(mut self) -> BoxFuture<'static, Outcome> {
+        Box::pin(async move {
+            let closing = match self.rounds(&mut None).await {
+                Ok(Some(closing)) => closing,
+                Ok(None) => Closing { state: "error", text: String::new(), error: None },
+                Err(err) => Closing {
+                    state: "error",
+                    text: String::new(),
+                    error: Some(("storage", format!("Skald could not save this agent's work: {err}"))),
+                },
+            };
+            self.write_pending().await;
+            if closing.state == "parked" {
+                return Outcome::Parked;
+            }
+            let frame_id = self.frame_id().map(str::to_owned);
+            let last = NewMessage {
+                session_id: &self.chat_id,
+                turn_id: &self.turn_id,
+                role: "assistant",
+                text: &closing.text,
+                status: closing.state,
+                model: Some(&self.model.name),
+                error_code: closing.error.as_ref().map(|(code, _)| *code),
+                error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
+                frame_id: frame_id.as_deref(),
+                ..NewMessage::default()
+            };
+            if let Err(err) = chat::end_frame(&self.session.space, &last, closing.state).await {
+                tracing::error!(user = %self.session.user_id, %err, "could not record the end of an agent's frame");
+            }
+            self.events.emit("frame_ended", json!({ "status": closing.state }));
+            match (closing.state, closing.error) {
+                ("done", _) if closing.text.trim().is_empty() => {
+                    Outcome::Done(format!("The {} agent finished without an answer.", self.agent), "ok")
+                }
+                ("done", _) => Outcome::Done(closing.text, "ok"),
+                ("stopped", _) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                (_, error) => {
+                    let why = error.map_or_else(|| "it failed".to_owned(), |(_, message)| message);
+                    Outcome::Done(format!("Error: the {} agent could not finish: {why}", self.agent), "error")
+                }
+            }
+        })
     }
 
     /// What to record of a model request: the record for the person's file and the tokens
@@ -791,6 +1044,7 @@ impl Turn {
                 history_upto: self.last_row,
                 summary_id: self.summary.as_ref().map(|s| s.id),
                 purpose: "turn",
+                frame_id: self.frame_id().map(str::to_owned),
             },
         };
         Some((record, counted))

@@ -34,8 +34,8 @@ pub struct Answer {
     answer: Option<String>,
 }
 
-/// `POST /api/inbox/{id}`: allows or denies an approval card; `always` beside `allow`
-/// adds a personal always-allow rule where the role permits.
+/// `POST /api/inbox/{id}`: allows or denies an approval card (`always` beside `allow`
+/// adds a personal always-allow rule where the role permits), or answers a question card.
 pub async fn decide(
     State(state): State<AppState>,
     caller: Caller,
@@ -45,12 +45,14 @@ pub async fn decide(
     let allow = match (req.decision.as_deref(), &req.answer) {
         (Some("allow"), None) => true,
         (Some("deny"), None) => false,
-        (None, Some(_)) => {
-            let message = "this card asks for a decision, not an answer".to_owned();
-            return Err(ApiError::BadRequest { code: "not_a_question", message });
+        (None, Some(answer)) if !req.always && req.arguments_hash.is_none() => {
+            let (card, resumed) =
+                state.agent.answer(caller.session.clone(), &id, answer).await.map_err(decision_error)?;
+            return Ok(Json(json!({ "card": card, "resumed": resumed })));
         }
         _ => {
-            let message = r#"send {"decision":"allow"} or {"decision":"deny"}"#.to_owned();
+            let message =
+                r#"send {"decision":"allow"}, {"decision":"deny"} or, for a question, {"answer":"…"}"#.to_owned();
             return Err(ApiError::BadRequest { code: "invalid_decision", message });
         }
     };
@@ -81,6 +83,8 @@ fn decision_error(err: DecisionError) -> ApiError {
         DecisionError::Changed => ApiError::Conflict { code: "card_changed", message },
         DecisionError::MayNotApprove => ApiError::Refused { code: "may_not_approve", message },
         DecisionError::AlwaysNotPermitted(_) => ApiError::Refused { code: "always_not_permitted", message },
+        DecisionError::WrongKind(_) => ApiError::BadRequest { code: "wrong_card_kind", message },
+        DecisionError::BadAnswer => ApiError::BadRequest { code: "invalid_answer", message },
         DecisionError::Turn(turn) => turn.into(),
     }
 }

@@ -6,6 +6,7 @@
 //! Never here: SQL (that is `store`), decisions about keys or people.
 
 pub mod admin;
+pub mod agents;
 pub mod assets;
 pub mod auth;
 pub mod boundary;

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, chat, inbox, me, meta, notes, people, providers, rules, ws};
+use super::{AppState, admin, agents, chat, inbox, me, meta, notes, people, providers, rules, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -72,6 +72,9 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/providers/{id}", Admin, Header, providers::delete),
         route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),
         route(M::GET, "/api/models", Session, Header, providers::models),
+        // agents
+        route(M::GET, "/api/agents", Session, Header, agents::list),
+        route(M::PUT, "/api/agents/{id}", Admin, Header, agents::save),
         // conversations
         route(M::POST, "/api/sessions", Session, Header, chat::create),
         route(M::GET, "/api/sessions", Session, Header, chat::list),
@@ -86,6 +89,8 @@ pub fn table() -> Vec<Route> {
         // what waits on me
         route(M::GET, "/api/inbox", Session, Header, inbox::list),
         route(M::POST, "/api/inbox/{id}", Session, Header, inbox::decide),
+        route(M::GET, "/api/notices", Session, Header, agents::notices),
+        route(M::POST, "/api/notices/seen", Session, Header, agents::seen),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),
     ]

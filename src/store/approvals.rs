@@ -24,6 +24,8 @@ pub struct Card {
     pub why: String,
     pub reason: String,
     pub state: String,
+    /// The person's answer to a question card.
+    pub answer: Option<String>,
     pub created_at: String,
     pub decided_at: Option<String>,
 }
@@ -32,6 +34,8 @@ pub struct Card {
 #[derive(Debug, Clone)]
 pub struct NewCard {
     pub id: String,
+    /// `approval` or `question`.
+    pub kind: &'static str,
     pub session_id: String,
     pub turn_id: String,
     pub call_id: String,
@@ -44,7 +48,7 @@ pub struct NewCard {
 }
 
 const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, \
-     why, reason, state, created_at, decided_at FROM cards";
+     why, reason, state, answer, created_at, decided_at FROM cards";
 
 /// Creates approval cards and parks their turn, in one transaction: once this returns the
 /// cards survive a crash, and the turn waits for them (§8.1).
@@ -55,10 +59,11 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
         sqlx::query(
             "INSERT INTO cards (id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, why,
                                 reason, state, created_at)
-             VALUES (?, 'approval', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
              ON CONFLICT (call_id) DO NOTHING",
         )
         .bind(&card.id)
+        .bind(card.kind)
         .bind(&card.session_id)
         .bind(&card.turn_id)
         .bind(&card.call_id)
@@ -108,7 +113,8 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let state = if allowed { "allowed" } else { "denied" };
     let turn: Option<String> = sqlx::query_scalar(
-        "UPDATE cards SET state = ?, decided_at = ? WHERE id = ? AND state = 'pending' RETURNING turn_id",
+        "UPDATE cards SET state = ?, decided_at = ?
+         WHERE id = ? AND kind = 'approval' AND state = 'pending' RETURNING turn_id",
     )
     .bind(state)
     .bind(&now)
@@ -119,6 +125,28 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     if let Some(rule) = always {
         insert_rule(&mut tx, rule, &now).await?;
     }
+    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
+        .bind(&turn)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(waiting)
+}
+
+/// Records a person's answer to a pending question card. Returns how many cards of the
+/// same turn still wait.
+pub async fn answer(store: &PrivateStore, id: &str, text: &str) -> Result<i64, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let turn: Option<String> = sqlx::query_scalar(
+        "UPDATE cards SET state = 'answered', answer = ?, decided_at = ?
+         WHERE id = ? AND kind = 'question' AND state = 'pending' RETURNING turn_id",
+    )
+    .bind(text)
+    .bind(timestamp())
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(turn) = turn else { return Err(StoreError::WrongState("this question was already answered")) };
     let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
         .bind(&turn)
         .fetch_one(&mut *tx)

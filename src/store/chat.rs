@@ -44,6 +44,9 @@ pub struct Message {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     pub created_at: String,
+    /// The sub-agent frame the row belongs to; none for the conversation itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<String>,
 }
 
 /// A row about to be appended.
@@ -60,6 +63,7 @@ pub struct NewMessage<'a> {
     pub model: Option<&'a str>,
     pub error_code: Option<&'a str>,
     pub error_message: Option<&'a str>,
+    pub frame_id: Option<&'a str>,
 }
 
 /// How a turn ended, for the turn row.
@@ -103,6 +107,8 @@ pub struct RequestSource {
     pub summary_id: Option<i64>,
     /// `turn`, or `compaction` for a request that wrote a summary.
     pub purpose: &'static str,
+    /// The sub-agent frame that made the request, if one did.
+    pub frame_id: Option<String>,
 }
 
 /// A summary of a conversation's rows up to `upto` (§8.6).
@@ -297,7 +303,7 @@ pub async fn end_turn(
         insert_request(&mut tx, record).await?;
     }
     let status = if end.state == "stopped" { "cancelled" } else { "error" };
-    for (call_id, name) in unanswered_calls(&mut tx, last.turn_id).await? {
+    for (call_id, name, frame_id) in unanswered_calls(&mut tx, last.turn_id).await? {
         let result = NewMessage {
             session_id: last.session_id,
             turn_id: last.turn_id,
@@ -306,10 +312,19 @@ pub async fn end_turn(
             status,
             tool_call_id: Some(&call_id),
             tool_name: Some(&name),
+            frame_id: frame_id.as_deref(),
             ..NewMessage::default()
         };
         insert_message(&mut tx, &result, &now).await?;
     }
+    // Frames the turn ends around end with it: stopped with a stopped turn, else failed.
+    let frame_state = if end.state == "stopped" { "stopped" } else { "error" };
+    sqlx::query("UPDATE frames SET state = ?, ended_at = ? WHERE turn_id = ? AND state IN ('running', 'parked')")
+        .bind(frame_state)
+        .bind(&now)
+        .bind(last.turn_id)
+        .execute(&mut *tx)
+        .await?;
     insert_message(&mut tx, last, &now).await?;
     sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
         .bind(&now)
@@ -363,10 +378,15 @@ pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(String, String)>
     Ok(sqlx::query_as("SELECT id, session_id FROM turns WHERE state = 'running'").fetch_all(store.pool()).await?)
 }
 
-/// Tool calls of a turn that have no recorded result: `(call id, tool name)`, in order.
-async fn unanswered_calls(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Result<Vec<(String, String)>, StoreError> {
-    let asked: Vec<(String,)> = sqlx::query_as(
-        "SELECT tool_calls FROM messages WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL ORDER BY id",
+/// Tool calls of a turn that have no recorded result: `(call id, tool name, frame)`, in
+/// order, inner frames included.
+async fn unanswered_calls(
+    tx: &mut sqlx::SqliteConnection,
+    turn_id: &str,
+) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
+    let asked: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT tool_calls, frame_id FROM messages
+         WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL ORDER BY id",
     )
     .bind(turn_id)
     .fetch_all(&mut *tx)
@@ -377,12 +397,12 @@ async fn unanswered_calls(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Res
             .fetch_all(&mut *tx)
             .await?;
     let mut open = Vec::new();
-    for (calls,) in asked {
+    for (calls, frame_id) in asked {
         let calls: Vec<Value> = serde_json::from_str(&calls).unwrap_or_default();
         for call in calls {
             let id = call["id"].as_str().unwrap_or_default();
             if !answered.iter().any(|(a,)| a == id) {
-                open.push((id.to_owned(), call["name"].as_str().unwrap_or_default().to_owned()));
+                open.push((id.to_owned(), call["name"].as_str().unwrap_or_default().to_owned(), frame_id.clone()));
             }
         }
     }
@@ -412,8 +432,8 @@ async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecor
     sqlx::query(
         "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
                                      outcome, error_code, created_at, session_id, kind, render_version,
-                                     prompt_version, toolset_version, history_upto, summary_id, purpose)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     prompt_version, toolset_version, history_upto, summary_id, purpose, frame_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&record.turn_id)
     .bind(&record.provider)
@@ -434,6 +454,7 @@ async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecor
     .bind(source.history_upto)
     .bind(source.summary_id)
     .bind(source.purpose)
+    .bind(&source.frame_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -466,7 +487,7 @@ pub async fn stored_request(
          FROM model_requests r
          JOIN request_prompts p ON p.version = r.prompt_version
          JOIN request_toolsets t ON t.version = r.toolset_version
-         WHERE r.id = ? AND r.session_id = ? AND r.purpose = 'turn'",
+         WHERE r.id = ? AND r.session_id = ? AND r.purpose = 'turn' AND r.frame_id IS NULL",
     )
     .bind(id)
     .bind(session_id)
@@ -493,6 +514,7 @@ pub async fn stored_request(
             history_upto,
             summary_id,
             purpose: "turn",
+            frame_id: None,
         },
         summary,
     }))
@@ -507,7 +529,7 @@ pub async fn history_between(
 ) -> Result<Vec<Message>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-                error_message, created_at
+                error_message, created_at, frame_id
          FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id",
     )
     .bind(session_id)
@@ -536,8 +558,8 @@ pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<Valu
 async fn insert_message(tx: &mut sqlx::SqliteConnection, m: &NewMessage<'_>, now: &str) -> Result<i64, StoreError> {
     let id = sqlx::query(
         "INSERT INTO messages (session_id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model,
-                               error_code, error_message, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               error_code, error_message, created_at, frame_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(m.session_id)
     .bind(m.turn_id)
@@ -551,6 +573,7 @@ async fn insert_message(tx: &mut sqlx::SqliteConnection, m: &NewMessage<'_>, now
     .bind(m.error_code)
     .bind(m.error_message)
     .bind(now)
+    .bind(m.frame_id)
     .execute(tx)
     .await?
     .last_insert_rowid();
@@ -566,6 +589,102 @@ fn title_from(text: &str) -> String {
     let cut: String = line.chars().take(TITLE_CHARS).collect();
     let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
     format!("{}…", at_word.trim_end())
+}
+
+/// A sub-agent frame as stored (§8.3).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Frame {
+    pub id: String,
+    pub call_id: String,
+    pub outer_id: Option<String>,
+    pub agent: String,
+    pub depth: i64,
+    pub state: String,
+}
+
+/// A frame about to be opened.
+#[derive(Debug)]
+pub struct NewFrame<'a> {
+    pub id: &'a str,
+    pub session_id: &'a str,
+    pub turn_id: &'a str,
+    pub call_id: &'a str,
+    pub outer_id: Option<&'a str>,
+    pub agent: &'a str,
+    pub depth: i64,
+}
+
+/// Opens a frame with the task it was given as its first row, in one transaction.
+pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) -> Result<i64, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query(
+        "INSERT INTO frames (id, turn_id, session_id, call_id, outer_id, agent, depth, state, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+    )
+    .bind(frame.id)
+    .bind(frame.turn_id)
+    .bind(frame.session_id)
+    .bind(frame.call_id)
+    .bind(frame.outer_id)
+    .bind(frame.agent)
+    .bind(frame.depth)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    let task_row = NewMessage {
+        session_id: frame.session_id,
+        turn_id: frame.turn_id,
+        role: "user",
+        text: task,
+        status: "sent",
+        frame_id: Some(frame.id),
+        ..NewMessage::default()
+    };
+    let id = insert_message(&mut tx, &task_row, &now).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Ends a frame with its closing row and its state, in one transaction.
+pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: &str) -> Result<(), StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_message(&mut tx, last, &now).await?;
+    sqlx::query("UPDATE frames SET state = ?, ended_at = ? WHERE id = ?")
+        .bind(state)
+        .bind(&now)
+        .bind(last.frame_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Moves a frame to `state` (`parked` while its turn waits, `running` when it goes on).
+pub async fn set_frame_state(store: &PrivateStore, frame_id: &str, state: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE frames SET state = ? WHERE id = ?").bind(state).bind(frame_id).execute(store.pool()).await?;
+    Ok(())
+}
+
+/// The frame a `call_agent` call opened, if it opened one.
+pub async fn frame_for_call(store: &PrivateStore, call_id: &str) -> Result<Option<Frame>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, call_id, outer_id, agent, depth, state FROM frames WHERE call_id = ?")
+        .bind(call_id)
+        .fetch_optional(store.pool())
+        .await?)
+}
+
+/// A frame's rows, oldest first.
+pub async fn frame_rows(store: &PrivateStore, frame_id: &str) -> Result<Vec<Message>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
+                error_message, created_at, frame_id
+         FROM messages WHERE frame_id = ? ORDER BY id",
+    )
+    .bind(frame_id)
+    .fetch_all(store.pool())
+    .await?)
 }
 
 /// A conversation's scratchpad; empty when nothing was written.

@@ -2,7 +2,10 @@
 //! offers the model the tools its role and its agent both allow; a call runs here and
 //! comes back as text for the model plus a status for the record.
 
+mod call_agent;
+pub mod clarify;
 mod current_time;
+mod list_agents;
 mod note_delete;
 mod note_list;
 mod note_read;
@@ -20,6 +23,12 @@ use serde_json::Value;
 use crate::providers::ToolSpec;
 use crate::providers::catalogue::allowed;
 
+/// The tool that opens a sub-agent frame; the turn loop runs it.
+pub const CALL_AGENT: &str = "call_agent";
+
+/// The tool that asks the person a question; the turn loop parks on it.
+pub const CLARIFY: &str = "clarify";
+
 /// What a tool call produced. An error is text the model reads and can act on.
 pub type ToolResult = Result<String, String>;
 
@@ -31,6 +40,7 @@ pub struct ToolContext {
     pub space: crate::store::private::PrivateStore,
     pub notifier: crate::notify::Notifier,
     pub events: super::events::Events,
+    pub agents: super::definition::AgentDir,
     /// Outside content had entered the conversation when the call was decided.
     pub outside_content: bool,
     /// Set by a tool that brought outside content in without being an outside tool itself
@@ -83,6 +93,9 @@ impl Registry {
                 Box::new(note_search::NoteSearch),
                 Box::new(note_delete::NoteDelete),
                 Box::new(web_fetch::WebFetch::new(fetch)),
+                Box::new(list_agents::ListAgents),
+                Box::new(call_agent::CallAgent),
+                Box::new(clarify::Clarify),
             ]),
         }
     }
@@ -148,7 +161,7 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin(web_fetch::FetchPolicy::default());
-        assert_eq!(registry.offered(&all(), &all()).len(), 9);
+        assert_eq!(registry.offered(&all(), &all()).len(), 12);
         assert!(registry.offered(&all(), &[]).is_empty());
         let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);

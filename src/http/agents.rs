@@ -1,0 +1,105 @@
+//! Agent definitions (§8.7) and the notices their changes leave (§3): the list with each
+//! agent's version and who last changed it, problems with malformed ones, an
+//! administrator's edit, and a person's unseen notices.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::{AdminActor, Caller};
+use super::error::ApiError;
+use super::json::Body;
+use crate::agent::TurnError;
+use crate::agent::definition::{Agent, DefinitionError};
+use crate::store::agents::{self, Version};
+
+/// The longest `AGENT.md` an administrator can save.
+const MAX_PROMPT_BYTES: usize = 64 * 1024;
+
+/// `GET /api/agents`: every agent with its version and who last changed it, and the
+/// folders that hold no usable agent, with the reason.
+pub async fn list(State(state): State<AppState>, _caller: Caller) -> Result<Json<Value>, ApiError> {
+    let versions = agents::latest(&state.system).await?;
+    let (mut listed, mut problems) = (Vec::new(), Vec::new());
+    for loaded in state.agent.agents().list() {
+        match loaded {
+            Ok(agent) => listed.push(view(&agent, versions.iter().find(|v| v.agent_id == agent.id))),
+            Err(DefinitionError::Malformed { id, why }) => problems.push(json!({ "id": id, "error": why })),
+            Err(DefinitionError::Unknown(_)) => {}
+        }
+    }
+    Ok(Json(json!({ "agents": listed, "problems": problems })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    /// `meta.json` as a JSON object.
+    meta: Value,
+    /// `AGENT.md`.
+    prompt: String,
+}
+
+/// `PUT /api/agents/{id}` `{"meta":{…},"prompt":"…"}`: writes an agent's two files (a new
+/// agent when the id is new), recorded as this administrator's change; everyone else
+/// finds a notice at their next login. A malformed agent is refused, not written.
+pub async fn save(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+    Body(edit): Body<Edit>,
+) -> Result<Json<Value>, ApiError> {
+    if edit.prompt.len() > MAX_PROMPT_BYTES {
+        let message = format!("AGENT.md is at most {} KiB", MAX_PROMPT_BYTES / 1024);
+        return Err(ApiError::BadRequest { code: "agent_invalid", message });
+    }
+    if !edit.meta.is_object() {
+        let message = "meta is the JSON object meta.json holds".to_owned();
+        return Err(ApiError::BadRequest { code: "agent_invalid", message });
+    }
+    let meta = serde_json::to_string_pretty(&edit.meta).expect("a JSON value serializes");
+    let agent = state.agent.save_agent(&actor.id, &id, &meta, &edit.prompt).await.map_err(|err| match err {
+        TurnError::Agent(invalid) => ApiError::BadRequest { code: "agent_invalid", message: invalid.to_string() },
+        other => other.into(),
+    })?;
+    let versions = agents::latest(&state.system).await?;
+    Ok(Json(view(&agent, versions.iter().find(|v| v.agent_id == agent.id))))
+}
+
+/// `GET /api/notices`: what changed while I was away, not yet marked seen, oldest first.
+pub async fn notices(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
+    Ok(Json(agents::unseen_notices(&state.system, &caller.session.user_id).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seen {
+    upto: i64,
+}
+
+/// `POST /api/notices/seen` `{"upto": id}`: marks my notices up to `upto` as seen.
+pub async fn seen(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(seen): Body<Seen>,
+) -> Result<Json<Value>, ApiError> {
+    let marked = agents::mark_seen(&state.system, &caller.session.user_id, seen.upto).await?;
+    Ok(Json(json!({ "marked": marked })))
+}
+
+fn view(agent: &Agent, version: Option<&Version>) -> Value {
+    json!({
+        "id": agent.id,
+        "name": agent.meta.name,
+        "description": agent.meta.description,
+        "preferred_model": agent.meta.preferred_model,
+        "preferred_strength": agent.meta.preferred_strength,
+        "tools": agent.meta.tools,
+        "hash": agent.version,
+        "source": version.map(|v| v.source.as_str()),
+        "changed_by": version.and_then(|v| v.changed_by.as_ref().map(|id| json!({ "id": id, "name": v.changed_by_name }))),
+        "changed_at": version.map(|v| v.seen_at.as_str()),
+    })
+}

@@ -1,0 +1,125 @@
+//! Which version of each agent definition has run, and who changed it (§3, §8.7), with
+//! the notices a change leaves for everyone else. Names, hashes and people only: an
+//! agent's prompt stays in its files.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{StoreError, SystemStore, timestamp};
+use crate::ids::UserId;
+
+/// Where a version came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Shipped with Skald, unedited.
+    Bundled,
+    /// Saved through Skald by a person.
+    App,
+    /// Its files were edited outside Skald.
+    Disk,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Bundled => "bundled",
+            Self::App => "app",
+            Self::Disk => "disk",
+        }
+    }
+}
+
+/// The latest version of an agent, as the privacy page shows it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Version {
+    pub agent_id: String,
+    pub hash: String,
+    pub source: String,
+    pub changed_by: Option<String>,
+    pub changed_by_name: Option<String>,
+    pub seen_at: String,
+}
+
+/// Records that `agent_id` now has `hash`, unless that is already its latest version. A
+/// change after the first version leaves a notice for every active person but the one
+/// who made it. Returns whether this was a new version.
+pub async fn record(
+    store: &SystemStore,
+    agent_id: &str,
+    hash: &str,
+    source: Source,
+    changed_by: Option<&UserId>,
+) -> Result<bool, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let latest: Option<String> =
+        sqlx::query_scalar("SELECT hash FROM agent_versions WHERE agent_id = ? ORDER BY id DESC LIMIT 1")
+            .bind(agent_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if latest.as_deref() == Some(hash) {
+        return Ok(false);
+    }
+    sqlx::query("INSERT INTO agent_versions (agent_id, hash, source, changed_by, seen_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(agent_id)
+        .bind(hash)
+        .bind(source.as_str())
+        .bind(changed_by)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    if latest.is_some() {
+        let body = json!({ "agent": agent_id, "hash": hash, "source": source.as_str(), "changed_by": changed_by });
+        sqlx::query(
+            "INSERT INTO notices (user_id, kind, body, created_at)
+             SELECT id, 'agent_changed', ?, ? FROM users WHERE status = 'active' AND id IS NOT ?",
+        )
+        .bind(body.to_string())
+        .bind(&now)
+        .bind(changed_by)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The latest version of every agent seen, by agent id.
+pub async fn latest(store: &SystemStore) -> Result<Vec<Version>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT v.agent_id, v.hash, v.source, v.changed_by, u.name AS changed_by_name, v.seen_at
+         FROM agent_versions v LEFT JOIN users u ON u.id = v.changed_by
+         WHERE v.id = (SELECT max(id) FROM agent_versions WHERE agent_id = v.agent_id)
+         ORDER BY v.agent_id",
+    )
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// A person's notices not yet marked seen, oldest first.
+pub async fn unseen_notices(store: &SystemStore, user: &UserId) -> Result<Vec<Value>, StoreError> {
+    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
+        "SELECT id, kind, body, created_at FROM notices WHERE user_id = ? AND seen_at IS NULL ORDER BY id",
+    )
+    .bind(user)
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, kind, body, created_at)| {
+            let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            json!({ "id": id, "kind": kind, "body": body, "created_at": created_at })
+        })
+        .collect())
+}
+
+/// Marks a person's notices seen, up to and including `upto`.
+pub async fn mark_seen(store: &SystemStore, user: &UserId, upto: i64) -> Result<u64, StoreError> {
+    Ok(sqlx::query("UPDATE notices SET seen_at = ? WHERE user_id = ? AND id <= ? AND seen_at IS NULL")
+        .bind(timestamp())
+        .bind(user)
+        .bind(upto)
+        .execute(store.pool())
+        .await?
+        .rows_affected())
+}
