@@ -123,8 +123,10 @@ impl Runtime {
         seen_hash: Option<&str>,
     ) -> Result<(Value, bool), DecisionError> {
         let space = &session.space;
-        let card =
-            approvals::get(space, card_id).await?.filter(|c| c.kind == "approval").ok_or(DecisionError::NotFound)?;
+        let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
+        if card.kind != "approval" {
+            return Err(DecisionError::WrongKind(r#"this card asks a question: answer it with {"answer": "…"}"#));
+        }
         if card.state != "pending" {
             return Err(DecisionError::AlreadyDecided);
         }

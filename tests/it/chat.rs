@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::support::{Sandbox, Server};
 
+mod agents;
 mod approvals;
 
 const PASSWORD: &str = "otter lantern quietly";
@@ -77,7 +78,9 @@ impl Chat {
         loop {
             let history = self.history(session).await;
             let closed = history.last().is_some_and(|m| {
-                m["role"] == "assistant" && ["done", "stopped", "error"].contains(&m["status"].as_str().unwrap())
+                m["role"] == "assistant"
+                    && m.get("frame_id").is_none()
+                    && ["done", "stopped", "error"].contains(&m["status"].as_str().unwrap())
             });
             if closed {
                 return history;
