@@ -24,6 +24,7 @@ pub mod app;
 pub mod config;
 pub mod crypto;
 pub mod error;
+pub mod export;
 pub mod http;
 pub mod ids;
 pub mod logging;

@@ -14,6 +14,7 @@ use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::{Agent, DefinitionError};
 use crate::store::agents::{self, Version};
+use crate::store::notices;
 
 /// The longest `AGENT.md` an administrator can save.
 const MAX_PROMPT_BYTES: usize = 64 * 1024;
@@ -31,6 +32,23 @@ pub async fn list(State(state): State<AppState>, _caller: Caller) -> Result<Json
         }
     }
     Ok(Json(json!({ "agents": listed, "problems": problems })))
+}
+
+/// `GET /api/agents/{id}`: one agent with its prompt and definition as written, so
+/// anyone can read what shapes the answers they get (§3).
+pub async fn get(
+    State(state): State<AppState>,
+    _caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let agent = state.agent.agents().load(&id).map_err(|err| match err {
+        DefinitionError::Unknown(_) => ApiError::Missing { code: "unknown_agent", message: err.to_string() },
+        DefinitionError::Malformed { .. } => ApiError::Conflict { code: "agent_invalid", message: err.to_string() },
+    })?;
+    let versions = agents::latest(&state.system).await?;
+    let mut body = view(&agent, versions.iter().find(|v| v.agent_id == agent.id));
+    body["prompt"] = json!(agent.prompt);
+    Ok(Json(body))
 }
 
 #[derive(Deserialize)]
@@ -70,7 +88,7 @@ pub async fn save(
 
 /// `GET /api/notices`: what changed while I was away, not yet marked seen, oldest first.
 pub async fn notices(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
-    Ok(Json(agents::unseen_notices(&state.system, &caller.session.user_id).await?))
+    Ok(Json(notices::unseen(&state.system, &caller.session.user_id).await?))
 }
 
 #[derive(Deserialize)]
@@ -85,7 +103,7 @@ pub async fn seen(
     caller: Caller,
     Body(seen): Body<Seen>,
 ) -> Result<Json<Value>, ApiError> {
-    let marked = agents::mark_seen(&state.system, &caller.session.user_id, seen.upto).await?;
+    let marked = notices::mark_seen(&state.system, &caller.session.user_id, seen.upto).await?;
     Ok(Json(json!({ "marked": marked })))
 }
 

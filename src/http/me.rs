@@ -13,7 +13,11 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
-use crate::store::{audit, roles, users};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::store::agents as agent_versions;
+use crate::store::{audit, notices, roles, users};
 use crate::users::PublicUser;
 
 const MAX_SETTING_KEY: usize = 64;
@@ -97,4 +101,115 @@ fn check_key(key: &str) -> Result<(), ApiError> {
             message: format!("a setting key is 1–{MAX_SETTING_KEY} letters, digits, '.', '_' or '-'"),
         })
     }
+}
+
+/// `GET /api/me/privacy`: who can see my words (§3) — what opens my space, where my turns
+/// go and who configured it, the agents that shape them and who changed those, what the
+/// administrators can see about me, and what changed while I was away.
+pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
+    let system = state.accounts.system();
+    let me = &caller.session.user_id;
+    let row = users::find(system, me).await?.ok_or(ApiError::NotFound)?;
+    let role = state.agent.role_of(me).await?;
+    let keys: Vec<Value> = users::wrap_purposes(system, me)
+        .await?
+        .into_iter()
+        .map(|purpose| {
+            let what = match purpose.as_str() {
+                "password" => "your password",
+                "recovery" => "your recovery code",
+                _ => "another key",
+            };
+            json!({ "kind": purpose, "what": what })
+        })
+        .collect();
+    let mut providers: Vec<Value> = Vec::new();
+    for model in state.agent.models_for(&role).await? {
+        match providers.iter_mut().find(|p| p["id"] == model.provider_id.as_str()) {
+            Some(provider) => provider["models"].as_array_mut().expect("a list").push(json!(model.model_id)),
+            None => providers.push(json!({
+                "id": model.provider_id,
+                "name": model.provider,
+                "kind": model.kind,
+                "privacy": model.privacy,
+                "configured_by": model.configured_by,
+                "changed_by": model.changed_by,
+                "models": [model.model_id],
+            })),
+        }
+    }
+    let versions = agent_versions::latest(system).await?;
+    let agents: Vec<Value> = state
+        .agent
+        .agents()
+        .list()
+        .into_iter()
+        .flatten()
+        .map(|agent| {
+            let version = versions.iter().find(|v| v.agent_id == agent.id);
+            json!({
+                "id": agent.id,
+                "name": agent.meta.name,
+                "hash": agent.version,
+                "source": version.map(|v| v.source.as_str()),
+                "changed_by": version.and_then(|v| v.changed_by_name.clone()),
+                "changed_at": version.map(|v| v.seen_at.as_str()),
+            })
+        })
+        .collect();
+    let today = crate::agent::usage::today();
+    let usage = crate::store::usage::summary(system, &today, &crate::agent::usage::month_start(&today))
+        .await?
+        .into_iter()
+        .find(|u| u.user_id == me.as_str());
+    Ok(Json(json!({
+        "keys": keys,
+        "supervisors": [],
+        "providers": providers,
+        "agents": agents,
+        "administrators_see": {
+            "name": row.name,
+            "role": role.label,
+            "usage": usage,
+            "audit": audit::about(system, me).await?,
+        },
+        "notices": notices::unseen(system, me).await?,
+    })))
+}
+
+/// `GET /api/me/export`: everything in my space as a zip archive I can read without Skald.
+pub async fn export(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let row = users::find(state.accounts.system(), &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
+    let bytes = crate::export::archive(&caller.session.space, &row.name).await.map_err(|err| match err {
+        crate::export::ExportError::Store(store) => ApiError::from(store),
+        other => ApiError::Internal(Box::new(other)),
+    })?;
+    let day = crate::agent::usage::today();
+    let disposition = format!("attachment; filename=\"skald-export-{day}.zip\"");
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static("application/zip")),
+        (header::CONTENT_DISPOSITION, HeaderValue::from_str(&disposition).expect("an ASCII header")),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+    ];
+    Ok((headers, bytes).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteAccount {
+    password: String,
+    /// My exact name, typed.
+    confirm: String,
+}
+
+/// `DELETE /api/me` `{"password","confirm"}`: deletes my account and destroys my private
+/// file. The last administrator cannot (409 `last_admin`).
+pub async fn delete_account(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<DeleteAccount>,
+) -> Result<StatusCode, ApiError> {
+    let password = Zeroizing::new(req.password);
+    state.accounts.delete_own_account(&caller.session.user_id, &password, &req.confirm).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -59,6 +59,9 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/approval-rules/{id}", Admin, Header, rules::delete),
         // the caller's own account and space
         route(M::GET, "/api/me", Session, Header, me::me),
+        route(M::DELETE, "/api/me", Session, Header, me::delete_account),
+        route(M::GET, "/api/me/privacy", Session, Header, me::privacy),
+        route(M::GET, "/api/me/export", Session, Header, me::export),
         route(M::POST, "/api/me/password", Session, Header, me::change_password),
         route(M::GET, "/api/me/audit", Session, Header, me::audit),
         route(M::GET, "/api/me/settings", Session, Header, me::settings),
@@ -74,6 +77,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/models", Session, Header, providers::models),
         // agents
         route(M::GET, "/api/agents", Session, Header, agents::list),
+        route(M::GET, "/api/agents/{id}", Session, Header, agents::get),
         route(M::PUT, "/api/agents/{id}", Admin, Header, agents::save),
         // conversations
         route(M::POST, "/api/sessions", Session, Header, chat::create),

@@ -1,11 +1,11 @@
-//! Which version of each agent definition has run, and who changed it (§3, §8.7), with
-//! the notices a change leaves for everyone else. Names, hashes and people only: an
-//! agent's prompt stays in its files.
+//! Which version of each agent definition has run, and who changed it (§3, §8.7); a
+//! change leaves a notice for everyone else. Names, hashes and people only: an agent's
+//! prompt stays in its files.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{StoreError, SystemStore, timestamp};
+use super::{StoreError, SystemStore, notices, timestamp};
 use crate::ids::UserId;
 
 /// Where a version came from.
@@ -70,15 +70,7 @@ pub async fn record(
         .await?;
     if latest.is_some() {
         let body = json!({ "agent": agent_id, "hash": hash, "source": source.as_str(), "changed_by": changed_by });
-        sqlx::query(
-            "INSERT INTO notices (user_id, kind, body, created_at)
-             SELECT id, 'agent_changed', ?, ? FROM users WHERE status = 'active' AND id IS NOT ?",
-        )
-        .bind(body.to_string())
-        .bind(&now)
-        .bind(changed_by)
-        .execute(&mut *tx)
-        .await?;
+        notices::tell_everyone_but(&mut tx, changed_by, "agent_changed", &body).await?;
     }
     tx.commit().await?;
     Ok(true)
@@ -94,32 +86,4 @@ pub async fn latest(store: &SystemStore) -> Result<Vec<Version>, StoreError> {
     )
     .fetch_all(store.pool())
     .await?)
-}
-
-/// A person's notices not yet marked seen, oldest first.
-pub async fn unseen_notices(store: &SystemStore, user: &UserId) -> Result<Vec<Value>, StoreError> {
-    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT id, kind, body, created_at FROM notices WHERE user_id = ? AND seen_at IS NULL ORDER BY id",
-    )
-    .bind(user)
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, kind, body, created_at)| {
-            let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            json!({ "id": id, "kind": kind, "body": body, "created_at": created_at })
-        })
-        .collect())
-}
-
-/// Marks a person's notices seen, up to and including `upto`.
-pub async fn mark_seen(store: &SystemStore, user: &UserId, upto: i64) -> Result<u64, StoreError> {
-    Ok(sqlx::query("UPDATE notices SET seen_at = ? WHERE user_id = ? AND id <= ? AND seen_at IS NULL")
-        .bind(timestamp())
-        .bind(user)
-        .bind(upto)
-        .execute(store.pool())
-        .await?
-        .rows_affected())
 }

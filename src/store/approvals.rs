@@ -95,6 +95,12 @@ pub async fn pending(store: &PrivateStore) -> Result<Vec<Card>, StoreError> {
     Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
 }
 
+/// Every card, decided or not, oldest first: for the person's export.
+pub async fn all(store: &PrivateStore) -> Result<Vec<Card>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} ORDER BY created_at, rowid"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
 pub async fn get(store: &PrivateStore, id: &str) -> Result<Option<Card>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("{CARD_SELECT} WHERE id = ?"));
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)

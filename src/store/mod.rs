@@ -17,6 +17,7 @@ pub mod chat;
 pub mod data_dir;
 pub mod instance;
 pub mod notes;
+pub mod notices;
 pub mod private;
 pub mod providers;
 pub mod roles;

@@ -105,6 +105,12 @@ pub async fn get(store: &PrivateStore, id: i64) -> Result<Option<Note>, StoreErr
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
+/// Every note whole, oldest first: for the person's export.
+pub async fn all(store: &PrivateStore) -> Result<Vec<Note>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("SELECT {NOTE_COLUMNS} FROM notes ORDER BY id"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
 /// Every note, most recently changed first.
 pub async fn list(store: &PrivateStore) -> Result<Vec<NoteSummary>, StoreError> {
     // SQLite's length() of TEXT counts characters, as `chars().count()` does.

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::audit::{self, Actor};
+use super::notices;
 use super::{StoreError, SystemStore, timestamp};
 
 /// A provider as stored, without its key.
@@ -138,7 +139,8 @@ pub async fn insert(
     .map_err(name_taken)?;
     replace_models(&mut tx, new.id, models).await?;
     let detail = json!({ "provider": new.id, "name": new.name, "kind": new.kind, "base_url": new.base_url });
-    audit::record(&mut tx, actor, None, "provider.added", detail).await?;
+    audit::record(&mut tx, actor, None, "provider.added", detail.clone()).await?;
+    notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_added", &with_actor(detail, actor)).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -183,7 +185,8 @@ pub async fn update(
         "trusted_lan": change.trusted_lan,
         "models_changed": change.models.is_some(),
     });
-    audit::record(&mut tx, actor, None, "provider.changed", detail).await?;
+    audit::record(&mut tx, actor, None, "provider.changed", detail.clone()).await?;
+    notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_changed", &with_actor(detail, actor)).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -195,8 +198,16 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), 
         return Err(StoreError::NotFound);
     }
     audit::record(&mut tx, actor, None, "provider.deleted", json!({ "provider": id })).await?;
+    let body = with_actor(json!({ "provider": id }), actor);
+    notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_deleted", &body).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// A notice's body: the change and who made it, by name as they were called then.
+fn with_actor(mut detail: serde_json::Value, actor: &Actor) -> serde_json::Value {
+    detail["changed_by"] = json!({ "id": actor.id, "name": actor.name });
+    detail
 }
 
 async fn replace_models(

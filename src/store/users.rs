@@ -157,6 +157,14 @@ pub async fn wrap(store: &SystemStore, id: &UserId, purpose: Purpose) -> Result<
     Ok(row.map(|r| WrappedKey(r.get("wrapped"))))
 }
 
+/// What opens a person's space: the purposes of their key wraps (`password`, `recovery`).
+pub async fn wrap_purposes(store: &SystemStore, id: &UserId) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT purpose FROM key_wraps WHERE user_id = ? ORDER BY purpose")
+        .bind(id)
+        .fetch_all(store.pool())
+        .await?)
+}
+
 /// Replaces some of a person's wraps in one transaction: a crash leaves all old or all new.
 pub async fn replace_wraps(
     store: &SystemStore,

@@ -47,6 +47,23 @@ impl Accounts {
         if confirm != row.name {
             return Err(AccountError::ConfirmationMismatch);
         }
+        self.destroy(actor, id).await
+    }
+
+    /// A person deletes their own account: `confirm` must be their exact name and
+    /// `password` their current password (a stolen unlocked session alone cannot do it).
+    pub async fn delete_own_account(&self, id: &UserId, password: &str, confirm: &str) -> Result<(), AccountError> {
+        let row = user_rows::find(self.system(), id).await?.ok_or(AccountError::NotFound)?;
+        if confirm != row.name {
+            return Err(AccountError::ConfirmationMismatch);
+        }
+        self.check_password_of(&row, password).await?;
+        let actor = Actor { id: row.id.clone(), name: row.name.clone() };
+        self.destroy(&actor, id).await
+    }
+
+    /// Removes a person's row (audited) and then their private file, ending their sessions.
+    async fn destroy(&self, actor: &Actor, id: &UserId) -> Result<(), AccountError> {
         user_rows::delete(self.system(), actor, id).await?;
         self.sessions().end_user(id).await;
         let path = private::path_for(self.users_dir(), id);

@@ -336,6 +336,15 @@ impl Accounts {
         Ok(())
     }
 
+    /// Checks a person's current password against their key record, rate-limited like a
+    /// login.
+    pub(crate) async fn check_password_of(&self, row: &UserRow, password: &str) -> Result<(), AccountError> {
+        let limit_key = format!("login/{}", row.name.to_lowercase());
+        self.check_limit(&limit_key)?;
+        let wrapped = self.wrap_of(row, Purpose::Password).await?;
+        self.unwrap_typed(&limit_key, &wrapped, password, &row.id, Purpose::Password).await.map(drop)
+    }
+
     /// The argon2id parameters for new wraps: calibrated once per instance and stored.
     pub async fn kdf_target(&self) -> Result<KdfParams, AccountError> {
         let system = self.inner.system.clone();

@@ -22,6 +22,27 @@ wait_for() { # seconds, description, command...
   fail "$what (waited ${limit}s)"
 }
 
+# Two people, seeded through `serve` first, so the window opens on the login picker.
+api() { # token method path [json]
+  curl -sf -X "$2" -H "Authorization: Bearer $1" ${4:+-H 'Content-Type: application/json' -d "$4"} "$seed_base$3"
+}
+"$bin" serve --data-dir "$data" --port 0 > "$work/seed.out" 2> "$work/seed.err" &
+seed=$!
+wait_for 60 "the seeding server's ready line" grep -q '^skald listening on' "$work/seed.out"
+seed_line=$(head -n 1 "$work/seed.out")
+seed_base=${seed_line#skald listening on }
+seed_base=${seed_base%% *}
+seed_token=${seed_line##*token=}
+admin=$(api "$seed_token" POST /api/setup '{"name":"Ada","password":"otter lantern quietly"}') || fail "setup through the API"
+admin_token=$(sed -E 's/.*"token":"([0-9a-f]+)".*/\1/' <<<"$admin")
+added=$(api "$admin_token" POST /api/users '{"name":"Bea","role":"member"}') || fail "adding a person through the API"
+code=$(sed -E 's/.*"enrolment_code":"([^"]+)".*/\1/' <<<"$added")
+api "$seed_token" POST /api/enrol "{\"name\":\"Bea\",\"enrolment_code\":\"$code\",\"password\":\"maple harbour violin\"}" > /dev/null ||
+  fail "enrolling the second person"
+kill -TERM "$seed"
+wait "$seed" || fail "the seeding server did not exit cleanly"
+ok "seeded two people through skald serve"
+
 started=$(date +%s%N)
 "$bin" --data-dir "$data" > "$work/stdout" 2> "$work/stderr" &
 pid=$!
@@ -38,6 +59,11 @@ rendered=$(date +%s%N)
 ok "the page rendered ($(((rendered - started) / 1000000)) ms from exec)"
 grep -qE 'request.*method=GET path=/api/health status=200' "$work/stderr" || fail "the page did not reach /api/health with the token"
 ok "the page reached /api/health with the launch token"
+# The page reports "rendered" once the picker (or setup) is on screen; on a seeded data
+# directory it is the picker, which reads the people with the launch token.
+grep -qE 'request.*method=GET path=/api/instance status=200' "$work/stderr" || fail "the page did not ask whether setup is needed"
+grep -qE 'request.*method=GET path=/api/users status=200' "$work/stderr" || fail "the page did not load the login picker"
+ok "the page shows the login picker"
 
 # A second launch hands over to the first and exits; the first keeps serving.
 second=0
@@ -71,9 +97,9 @@ helpers=$(pgrep -f 'WebKit(Web|Network)Process' || true)
 echo "idle PSS: app $(pss_kib "$pid") KiB, with WebKit processes $(pss_kib "$pid" $helpers) KiB" | tee "$out/pss.txt"
 
 # Log in through the API, then lock as the tray would: the session token is refused.
-setup=$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-  -d '{"name":"Ada","password":"otter lantern quietly"}' "$base/api/setup") || fail "setup through the API"
-session=$(sed -E 's/.*"token":"([0-9a-f]+)".*/\1/' <<<"$setup")
+login=$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"name":"Ada","password":"otter lantern quietly"}' "$base/api/login") || fail "login through the API"
+session=$(sed -E 's/.*"token":"([0-9a-f]+)".*/\1/' <<<"$login")
 [[ $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me") == 200 ]] || fail "the session works"
 kill -USR2 "$pid"
 wait_for 10 "the lock to take effect" test "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me")" = 401

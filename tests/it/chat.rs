@@ -16,6 +16,7 @@ use crate::support::{Sandbox, Server};
 
 mod agents;
 mod approvals;
+mod mine;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);

@@ -13,14 +13,14 @@ use super::{Chat, PASSWORD, WAIT, of_type, silent_listener};
 use crate::support::{Sandbox, Server};
 
 impl Chat {
-    async fn inbox(&self) -> Vec<Value> {
+    pub(super) async fn inbox(&self) -> Vec<Value> {
         let (status, body) = self.server.call(Method::GET, "/api/inbox", Some(&self.token), None).await;
         assert_eq!(status, 200, "{body}");
         body.as_array().unwrap().clone()
     }
 
     /// Waits until `count` cards are pending, and returns them.
-    async fn cards(&self, count: usize) -> Vec<Value> {
+    pub(super) async fn cards(&self, count: usize) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let cards = self.inbox().await;
@@ -32,18 +32,18 @@ impl Chat {
         }
     }
 
-    async fn decide(&self, card: &Value, body: Value) -> (u16, Value) {
+    pub(super) async fn decide(&self, card: &Value, body: Value) -> (u16, Value) {
         let path = format!("/api/inbox/{}", card["id"].as_str().unwrap());
         self.server.post(&path, Some(&self.token), body).await
     }
 
-    async fn notes(&self) -> Vec<Value> {
+    pub(super) async fn notes(&self) -> Vec<Value> {
         let (status, body) = self.server.call(Method::GET, "/api/notes", Some(&self.token), None).await;
         assert_eq!(status, 200, "{body}");
         body.as_array().unwrap().clone()
     }
 
-    async fn session_state(&self, session: &str) -> Value {
+    pub(super) async fn session_state(&self, session: &str) -> Value {
         let path = format!("/api/sessions/{session}");
         self.server.call(Method::GET, &path, Some(&self.token), None).await.1
     }

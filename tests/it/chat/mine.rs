@@ -1,0 +1,134 @@
+//! A person's own view and data (§3, §14): who can see their words, the notices a
+//! provider change leaves, the export of their space, and deleting their own account.
+
+use std::io::Read;
+
+use reqwest::Method;
+use scripted_model::{Reply, ScriptedCall};
+use serde_json::{Value, json};
+
+use super::{Chat, PASSWORD};
+
+const BO_PASSWORD: &str = "maple harbour seventeen";
+
+/// Adds Bo as a member and returns Bo's session token.
+async fn add_bo(chat: &Chat) -> String {
+    let (_, added) = chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Bo", "role": "member" })).await;
+    let enrol = json!({ "name": "Bo", "enrolment_code": added["enrolment_code"], "password": BO_PASSWORD });
+    let (status, enrolled) = chat.server.post("/api/enrol", None, enrol).await;
+    assert_eq!(status, 201, "{enrolled}");
+    enrolled["token"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_privacy_page_names_the_provider_and_who_set_it_up_and_a_change_leaves_a_notice() {
+    let chat = Chat::start().await;
+    let bo = add_bo(&chat).await;
+    let (status, page) = chat.server.call(Method::GET, "/api/me/privacy", Some(&bo), None).await;
+    assert_eq!(status, 200, "{page}");
+    let kinds: Vec<&str> = page["keys"].as_array().unwrap().iter().map(|k| k["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["password", "recovery"]);
+    assert_eq!(page["supervisors"], json!([]));
+    let provider = &page["providers"][0];
+    assert_eq!((provider["name"].as_str(), provider["configured_by"].as_str()), (Some("scripted"), Some("Ada")));
+    assert_eq!(provider["privacy"], "local", "a provider on this machine");
+    assert!(page["agents"].as_array().unwrap().iter().any(|a| a["id"] == "main" && a["source"] == "bundled"));
+    assert_eq!(page["administrators_see"]["name"], "Bo");
+    assert_eq!(page["notices"], json!([]));
+
+    // Ada moves the provider: Bo is told, by name; Ada, who did it, is not.
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
+    let patch = json!({ "name": "renamed" });
+    assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
+    let (_, page) = chat.server.call(Method::GET, "/api/me/privacy", Some(&bo), None).await;
+    let notices = page["notices"].as_array().unwrap();
+    assert_eq!(notices.len(), 1, "{page}");
+    assert_eq!(notices[0]["kind"], "provider_changed");
+    assert_eq!(
+        (notices[0]["body"]["changed_by"]["name"].as_str(), notices[0]["body"]["name"].as_str()),
+        (Some("Ada"), Some("renamed"))
+    );
+    assert_eq!(page["providers"][0]["changed_by"], "Ada");
+    let (_, adas) = chat.server.call(Method::GET, "/api/notices", Some(&chat.token), None).await;
+    assert_eq!(adas, json!([]));
+    // An agent's prompt is readable by anyone it answers.
+    let (status, main) = chat.server.call(Method::GET, "/api/agents/main", Some(&bo), None).await;
+    assert_eq!(status, 200);
+    assert!(main["prompt"].as_str().unwrap().starts_with("You are Skald"), "{main}");
+}
+
+#[tokio::test]
+async fn the_export_is_a_readable_archive_holding_a_planted_note_and_the_conversation() {
+    let chat = Chat::start().await;
+    chat.model.push(Reply::tool_calls([ScriptedCall::new(
+        "note_write",
+        json!({ "title": "Garden plan", "text": "tomatoes by the fence" }),
+    )]));
+    chat.model.push(Reply::text("Noted."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "note the garden plan").await;
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(chat.decide(&card, json!({ "decision": "allow" })).await.0, 200);
+    chat.finished(&session).await;
+
+    let response =
+        reqwest::Client::new().get(chat.server.url("/api/me/export")).bearer_auth(&chat.token).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/zip");
+    assert!(response.headers()["content-disposition"].to_str().unwrap().contains("skald-export-"));
+    let bytes = response.bytes().await.unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let names: Vec<String> = archive.file_names().map(|name| name.unwrap().into_owned()).collect();
+    let note =
+        names.iter().find(|n| n.starts_with("notes/") && n.ends_with("garden-plan.md")).expect("the note's file");
+    let mut text = String::new();
+    archive.by_name(note).unwrap().read_to_string(&mut text).unwrap();
+    assert_eq!(text, "# Garden plan\n\ntomatoes by the fence\n");
+    let conversation = names.iter().find(|n| n.starts_with("conversations/")).expect("the conversation's file");
+    let mut text = String::new();
+    archive.by_name(conversation).unwrap().read_to_string(&mut text).unwrap();
+    assert!(text.contains("note the garden plan") && text.contains("Noted."), "{text}");
+    let mut json = String::new();
+    archive.by_name("skald.json").unwrap().read_to_string(&mut json).unwrap();
+    let everything: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(everything["notes"][0]["title"], "Garden plan");
+    assert_eq!(everything["cards"][0]["state"], "allowed");
+}
+
+#[tokio::test]
+async fn deleting_my_account_needs_my_password_and_name_and_destroys_my_file() {
+    let chat = Chat::start().await;
+    let bo = add_bo(&chat).await;
+    let users = chat.server.data_dir().join("database/users");
+    let files = || {
+        std::fs::read_dir(&users).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "db")).count()
+    };
+    assert_eq!(files(), 2);
+    let (status, body) = chat
+        .server
+        .call(Method::DELETE, "/api/me", Some(&bo), Some(json!({ "password": "wrong one here", "confirm": "Bo" })))
+        .await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = chat
+        .server
+        .call(Method::DELETE, "/api/me", Some(&bo), Some(json!({ "password": BO_PASSWORD, "confirm": "bo" })))
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("confirmation_mismatch")));
+    let (status, _) = chat
+        .server
+        .call(Method::DELETE, "/api/me", Some(&bo), Some(json!({ "password": BO_PASSWORD, "confirm": "Bo" })))
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(files(), 1, "Bo's file is gone");
+    let (status, _) = chat.server.call(Method::GET, "/api/me", Some(&bo), None).await;
+    assert_eq!(status, 401, "the session ended");
+    let (status, _) = chat.server.post("/api/login", None, json!({ "name": "Bo", "password": BO_PASSWORD })).await;
+    assert_eq!(status, 401);
+    // The last administrator cannot leave the instance without one.
+    let (status, body) = chat
+        .server
+        .call(Method::DELETE, "/api/me", Some(&chat.token), Some(json!({ "password": PASSWORD, "confirm": "Ada" })))
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("last_admin")), "{body}");
+}
