@@ -145,6 +145,7 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String
     let script = init_script(&origin, core.launch_token().expose());
     let guard = core.clone();
     let opener = handle.clone();
+    let new_window_opener = handle.clone();
     let first_load = Arc::new(AtomicBool::new(true));
     let window = WebviewWindowBuilder::new(handle, WINDOW, WebviewUrl::External(url))
         .title("Skald")
@@ -164,6 +165,17 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String
                 tracing::warn!(%err, "the system opener failed");
             }
             false
+        })
+        // A link meant for a new window (`target=_blank`) never opens one inside Skald: a
+        // web address goes to the system browser, anything else nowhere.
+        .on_new_window(move |url, _| {
+            if matches!(url.scheme(), "http" | "https" | "mailto") {
+                tracing::info!(origin = %origin_of(&url), "a new-window link handed to the system opener");
+                if let Err(err) = new_window_opener.opener().open_url(url.as_str(), None::<&str>) {
+                    tracing::warn!(%err, "the system opener failed");
+                }
+            }
+            tauri::webview::NewWindowResponse::Deny
         })
         .on_page_load(move |window, payload| {
             if payload.event() != PageLoadEvent::Finished {

@@ -114,6 +114,11 @@ impl AgentDir {
         }
     }
 
+    /// The agent two files' texts would make, without writing them.
+    pub fn parse(&self, id: &str, meta: &str, prompt: &str) -> Result<Agent, DefinitionError> {
+        check(id, meta, prompt)
+    }
+
     /// Writes an agent's two files, each replaced whole (a reader sees the old file or the
     /// new one, never half of one). Both are checked first: a malformed agent is refused,
     /// not written. Returns the agent as it now loads.

@@ -197,6 +197,12 @@ impl Runtime {
         Ok((view, resumed))
     }
 
+    /// A person as a card names them: `{"id","name"}`.
+    pub async fn person(&self, user: &crate::ids::UserId) -> Result<Value, StoreError> {
+        let row = crate::store::users::find(self.system(), user).await?;
+        Ok(row.map_or(Value::Null, |row| json!({ "id": row.id, "name": row.name })))
+    }
+
     /// The cards waiting on the person, as the inbox shows them.
     pub async fn inbox(&self, session: &Session) -> Result<Vec<Value>, StoreError> {
         Ok(approvals::pending(&session.space).await?.iter().map(card_view).collect())

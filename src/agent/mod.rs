@@ -16,7 +16,7 @@ mod turn;
 pub mod usage;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ pub enum TurnError {
     NoSession,
     #[error("a reply is still being written in this conversation; wait for it or stop it first")]
     Busy,
+    #[error("the last reply in this conversation did not fail, so there is nothing to try again")]
+    NothingToRetry,
     #[error("no model is available to you yet; an administrator can connect one in Settings → Models")]
     NoModel,
     #[error("your role does not allow the model {0}; pick another model for this conversation")]
@@ -240,42 +242,47 @@ impl Runtime {
     /// and as a notice to everyone when someone changed it (§3, §8.7). In the background:
     /// a turn does not wait for it.
     pub fn observe(&self, agent: &Agent) {
-        {
-            let mut seen = self.inner.agent_versions.lock().expect("agent versions");
-            if seen.get(&agent.id) == Some(&agent.version) {
-                return;
-            }
-            seen.insert(agent.id.clone(), agent.version.clone());
+        if !self.first_sight(agent) {
+            return;
         }
-        let source = if self.inner.agents.is_bundled(agent) { AgentSource::Bundled } else { AgentSource::Disk };
-        let (runtime, id, hash) = (self.clone(), agent.id.clone(), agent.version.clone());
-        tokio::spawn(async move {
-            if let Err(err) = agent_versions::record(runtime.system(), &id, &hash, source, None).await {
-                tracing::warn!(agent = %id, %err, "could not record an agent's version");
-                runtime.inner.agent_versions.lock().expect("agent versions").remove(&id);
-            }
-        });
+        let (runtime, agent) = (self.clone(), agent.clone());
+        tokio::spawn(async move { runtime.record_version(&agent).await });
     }
 
-    /// At start: the version of every agent as its files are now, so changes made while
-    /// Skald was closed are recorded (and noticed) before anyone talks to them.
+    /// Records the version of every agent as its files are now: at start, so changes made
+    /// while Skald was closed are on record (and noticed) before anyone talks to them, and
+    /// before the list of agents is shown.
     pub async fn observe_all(&self) {
         for agent in self.inner.agents.list().into_iter().flatten() {
-            let source = if self.inner.agents.is_bundled(&agent) { AgentSource::Bundled } else { AgentSource::Disk };
-            match agent_versions::record(self.system(), &agent.id, &agent.version, source, None).await {
-                Ok(_) => {
-                    self.inner.agent_versions.lock().expect("agent versions").insert(agent.id, agent.version);
-                }
-                Err(err) => tracing::warn!(agent = %agent.id, %err, "could not record an agent's version"),
+            if self.first_sight(&agent) {
+                self.record_version(&agent).await;
             }
+        }
+    }
+
+    /// Whether this version of the agent is new to this process; marks it seen.
+    fn first_sight(&self, agent: &Agent) -> bool {
+        let mut seen = self.inner.agent_versions.lock().expect("agent versions");
+        seen.insert(agent.id.clone(), agent.version.clone()).as_ref() != Some(&agent.version)
+    }
+
+    /// Records a version seen in the files: shipped, or edited outside Skald. A failure is
+    /// logged and the version forgotten, so the next sight tries again.
+    async fn record_version(&self, agent: &Agent) {
+        let source = if self.inner.agents.is_bundled(agent) { AgentSource::Bundled } else { AgentSource::Disk };
+        if let Err(err) = agent_versions::record(self.system(), &agent.id, &agent.version, source, None).await {
+            tracing::warn!(agent = %agent.id, %err, "could not record an agent's version");
+            self.inner.agent_versions.lock().expect("agent versions").remove(&agent.id);
         }
     }
 
     /// Saves an agent's files for a person (an administrator) and records the version as
-    /// theirs; everyone else finds a notice at their next login.
+    /// theirs; everyone else finds a notice at their next login. The version is marked
+    /// seen before the files change, so no turn in between records it as an edit on disk.
     pub async fn save_agent(&self, by: &UserId, id: &str, meta: &str, prompt: &str) -> Result<Agent, TurnError> {
+        let planned = self.inner.agents.parse(id, meta, prompt)?;
+        self.first_sight(&planned);
         let agent = self.inner.agents.save(id, meta, prompt)?;
-        self.inner.agent_versions.lock().expect("agent versions").insert(agent.id.clone(), agent.version.clone());
         agent_versions::record(self.system(), &agent.id, &agent.version, AgentSource::App, Some(by)).await?;
         Ok(agent)
     }
@@ -317,6 +324,15 @@ impl Runtime {
         Ok(cache.models.iter().filter(|m| usable(role, m)).cloned().collect())
     }
 
+    /// The model a conversation's next turn would use, as things are now; none when no
+    /// model is usable (the turn will say why).
+    pub async fn next_model(&self, user: &UserId, agent: &str, pinned: Option<&str>) -> Option<CatalogueModel> {
+        let role = self.role_of(user).await.ok()?;
+        let agent = self.inner.agents.load(agent).ok()?;
+        let providers = self.provider_cache().await.ok()?;
+        pick_model(&providers.models, &role, &agent, pinned).ok().map(|(model, _)| model)
+    }
+
     /// Checks a model a person wants to pin a conversation to.
     pub async fn check_pin(&self, role: &Role, name: &str) -> Result<(), TurnError> {
         check_pin(&self.provider_cache().await?.models, role, name)
@@ -326,6 +342,17 @@ impl Runtime {
     /// committed; the model request was sent concurrently, so durability costs the reply
     /// no time to its first token.
     pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
+        self.begin(session, chat_id, Some(text)).await
+    }
+
+    /// Tries a conversation's failed last turn again, from the person's last message: no
+    /// new message, no copy of the old one. Only a turn that ended in `error` is retried.
+    pub async fn retry_turn(&self, session: Arc<Session>, chat_id: &str) -> Result<Started, TurnError> {
+        self.begin(session, chat_id, None).await
+    }
+
+    /// Starts a turn with the person's new message, or a retry of the failed one without.
+    async fn begin(&self, session: Arc<Session>, chat_id: &str, text: Option<String>) -> Result<Started, TurnError> {
         // Claimed before the history is read, so the context includes the previous turn's end.
         let turn_id = random_id("turn");
         let stop = session.ended().child_token();
@@ -338,8 +365,11 @@ impl Runtime {
             }
             Err(None) => return Err(TurnError::Busy),
         };
-        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, Start::Message).await?;
-        turn.context.push(ContextMessage::User(text.clone()));
+        let start = if text.is_some() { Start::Message } else { Start::Retry };
+        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start).await?;
+        if let Some(text) = &text {
+            turn.context.push(ContextMessage::User(text.clone()));
+        }
         turn.events.emit("turn_started", serde_json::json!({ "model": turn.model.name, "agent": turn.agent }));
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
         let claim = claim.handed_to_task(session.clone());
@@ -354,7 +384,10 @@ impl Runtime {
         // whether its message was saved.
         let (space, chat, turn, words) = (session.space.clone(), chat_id.to_owned(), turn_id.clone(), text);
         let commit = tokio::spawn(async move {
-            let result = chat::begin_turn(&space, &chat, &turn, &words).await;
+            let result = match words {
+                Some(words) => chat::begin_turn(&space, &chat, &turn, &words).await,
+                None => chat::begin_retry(&space, &chat, &turn).await,
+            };
             let _ = committed_tx.send(result.as_ref().ok().copied());
             result
         });
@@ -398,13 +431,26 @@ impl Runtime {
         // A person who writes on while a turn waits on cards has moved on: that turn is
         // withdrawn, once nothing can refuse the new message any more. The caller holds
         // the conversation's claim.
+        if start == Start::Retry {
+            if conversation.turn_state.as_deref() != Some("error") {
+                return Err(TurnError::NothingToRetry);
+            }
+            // The context ends with the person's last message, as it did for the failed try.
+            let last_message = history.iter().rev().find(|m| m.role == "user" && m.frame_id.is_none()).map(|m| m.id);
+            history.retain(|m| last_message.is_some_and(|id| m.id <= id));
+        }
         if start == Start::Message && conversation.turn_state.as_deref() == Some("parked") {
             self.withdraw_parked(session, chat_id, MOVED_ON).await?;
             history = chat::history(space, chat_id).await?;
         }
         let unsettled = match start {
             Start::Resume => unsettled_calls(&history, &turn_id, None),
-            Start::Message => None,
+            Start::Message | Start::Retry => None,
+        };
+        // A resumed turn counts the frames it opened before it parked against its cap.
+        let frames_before = match start {
+            Start::Resume => frame_count(&history, &turn_id),
+            Start::Message | Start::Retry => 0,
         };
         if let Some(summary) = &summary {
             history.retain(|m| m.id > summary.upto);
@@ -444,7 +490,8 @@ impl Runtime {
             outside_content: Arc::new(AtomicBool::new(conversation.outside_content)),
             unsettled,
             frame: None,
-            frames_opened: Arc::default(),
+            frames_opened: Arc::new(AtomicUsize::new(frames_before)),
+            asks: Vec::new(),
         })
     }
 
@@ -654,10 +701,12 @@ impl Runtime {
     }
 }
 
-/// How a turn starts: with the person's new message, or resumed after its cards.
+/// How a turn starts: with the person's new message, as a retry of a failed one, or
+/// resumed after its cards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Start {
     Message,
+    Retry,
     Resume,
 }
 
@@ -666,6 +715,15 @@ const MOVED_ON: &str = "Not run: the person sent a new message instead of decidi
 
 /// The result a call waiting on a card gets when the person stops its turn.
 const STOPPED_UNDECIDED: &str = "Not run: the person stopped the turn before deciding on this call.";
+
+/// How many frames a turn has opened, from its rows.
+fn frame_count(history: &[Message], turn_id: &str) -> usize {
+    let mut frames: Vec<&str> =
+        history.iter().filter(|m| m.turn_id == turn_id).filter_map(|m| m.frame_id.as_deref()).collect();
+    frames.sort_unstable();
+    frames.dedup();
+    frames.len()
+}
 
 /// The calls of a turn's latest tool request in one frame (none for the conversation's
 /// own) that have no result yet, with the text the model wrote beside them: what a resumed

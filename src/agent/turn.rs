@@ -3,8 +3,10 @@
 //! without tools, the person stops it, it fails, or the step limit is reached.
 //!
 //! Invariants kept here: history is only appended to; every tool call that reached the
-//! history gets exactly one result row (ok, error or cancelled); every model request is
-//! recorded; a turn always ends in `done`, `stopped` or `error`, never hangs.
+//! history gets exactly one result row (ok, error, denied or cancelled); every model
+//! request is recorded; a turn always ends in `done`, `stopped` or `error`, or waits
+//! `parked` on cards a person decides, never hangs. Sub-agent frames (§8.3) are turns
+//! inside the turn, run by the same loop.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -72,6 +74,8 @@ pub(super) struct Turn {
     pub frame: Option<FrameInfo>,
     /// How many frames the turn has opened, against [`MAX_FRAMES`].
     pub frames_opened: Arc<AtomicUsize>,
+    /// A frame's cards, handed up to the conversation's own turn to write.
+    pub asks: Vec<approvals::NewCard>,
 }
 
 /// How one model request ended.
@@ -116,8 +120,31 @@ enum Verdict {
 enum Outcome {
     /// Its result and status.
     Done(String, &'static str),
-    /// A card inside its frame waits on the person.
-    Parked,
+    /// Its frame met calls that need the person: their cards, not yet written.
+    Park(Vec<approvals::NewCard>),
+}
+
+/// Why a `call_agent` call opens no frame to run.
+enum FrameStart {
+    /// Refused or failed, with the reason the model reads.
+    Refused(String),
+    /// Its frame already finished: the result as it ended.
+    Finished(Outcome),
+}
+
+/// A finished frame's result, read back from its closing row.
+fn finished_frame(agent: &str, rows: &[crate::store::chat::Message]) -> Outcome {
+    let closing = rows.iter().rev().find(|m| m.role == "assistant" && m.tool_calls.is_none());
+    match closing.map(|m| (m.status.as_str(), m)) {
+        Some(("done", m)) => Outcome::Done(m.text.clone(), "ok"),
+        Some(("stopped", _)) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+        _ => Outcome::Done(format!("Error: the {agent} agent could not finish."), "error"),
+    }
+}
+
+/// Whether a tool is among those offered.
+fn offers(offered: &[ToolSpec], name: &str) -> bool {
+    offered.iter().any(|tool| tool.name == name)
 }
 
 /// A sub-agent frame's place in its turn (§8.3).
@@ -650,11 +677,7 @@ impl Turn {
             })
             .collect();
         if !asks.is_empty() {
-            if self.stop.is_cancelled() {
-                return Ok(Settled::Stopped); // no card for a turn the person already stopped
-            }
-            self.park(&asks).await?;
-            return Ok(Settled::Parked);
+            return self.wait_on(asks).await;
         }
         let registry = self.runtime.inner.tools.clone();
         let context = ToolContext {
@@ -675,7 +698,10 @@ impl Turn {
                 let registry = registry.clone();
                 async move {
                     match verdict {
-                        Verdict::Run if call.name == tools::CALL_AGENT => this.call_agent(call, slots).await,
+                        // Only where call_agent is offered: elsewhere it runs to return its error.
+                        Verdict::Run if call.name == tools::CALL_AGENT && offers(offered, tools::CALL_AGENT) => {
+                            this.call_agent(call, slots).await
+                        }
                         Verdict::Run => tokio::select! {
                             biased;
                             () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
@@ -701,13 +727,12 @@ impl Turn {
         if brought_in && !self.outside_content.swap(true, Ordering::AcqRel) {
             chat::mark_outside_content(&space, &self.chat_id).await?;
         }
-        let parked = outcomes.iter().any(|o| matches!(o, Outcome::Parked));
         let done: Vec<(&ToolCall, &str, &'static str)> = calls
             .iter()
             .zip(&outcomes)
             .filter_map(|(call, outcome)| match outcome {
                 Outcome::Done(text, status) => Some((call, text.as_str(), *status)),
-                Outcome::Parked => None,
+                Outcome::Park(_) => None,
             })
             .collect();
         let frame_id = self.frame_id();
@@ -731,8 +756,19 @@ impl Turn {
             let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
             self.events.emit("tool_call_finished", finished);
         }
-        if parked {
-            return Ok(Settled::Parked);
+        // Frames that met a card hand theirs up. The calls that finished keep their
+        // results (their work is done and must not run again); the parked ones get theirs
+        // when the turn goes on, after them.
+        let handed_up: Vec<approvals::NewCard> = outcomes
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Outcome::Park(cards) => Some(cards.iter().cloned()),
+                Outcome::Done(..) => None,
+            })
+            .flatten()
+            .collect();
+        if !handed_up.is_empty() {
+            return self.wait_on(handed_up).await;
         }
         for (call, text, _) in done {
             self.context.push(ContextMessage::Tool { call_id: call.id.clone(), content: text.to_owned() });
@@ -740,19 +776,28 @@ impl Turn {
         Ok(Settled::Ran)
     }
 
-    /// Writes the cards and parks the turn (and this frame, inside one), then shows the
-    /// new cards in the person's windows.
-    async fn park(&mut self, asks: &[approvals::NewCard]) -> Result<(), StoreError> {
+    /// Cards for calls that need the person. The conversation's own turn writes them and
+    /// parks, once every frame of the response has come back: while any still runs the
+    /// turn stays `running`, so a crash meanwhile closes it like any cut-off turn. A frame
+    /// hands its cards up to its caller instead.
+    async fn wait_on(&mut self, cards: Vec<approvals::NewCard>) -> Result<Settled, StoreError> {
+        if self.stop.is_cancelled() {
+            return Ok(Settled::Stopped); // no card for a turn the person already stopped
+        }
+        if self.frame.is_some() {
+            self.asks.extend(cards);
+            return Ok(Settled::Parked);
+        }
         let space = &self.session.space;
-        approvals::park(space, &self.turn_id, asks).await?;
-        if let Some(frame) = self.frame_id() {
-            chat::set_frame_state(space, frame, "parked").await?;
-        }
+        approvals::park(space, &self.turn_id, &cards).await?;
+        let person = self.runtime.person(&self.session.user_id).await?;
         let created = approvals::of_turn(space, &self.turn_id).await?;
-        for card in created.iter().filter(|c| c.state == "pending" && asks.iter().any(|a| a.call_id == c.call_id)) {
-            self.events.emit("card", json!({ "card": super::inbox::card_view(card) }));
+        for card in created.iter().filter(|c| c.state == "pending" && cards.iter().any(|a| a.call_id == c.call_id)) {
+            let mut view = super::inbox::card_view(card);
+            view["details"]["for"] = person.clone();
+            self.events.emit("card", json!({ "card": view }));
         }
-        Ok(())
+        Ok(Settled::Parked)
     }
 
     /// What the gate says of one call, given the card it may already have.
@@ -801,7 +846,7 @@ impl Turn {
                 "Refused: {}. This call was not run; do not try it again, and tell the person what you could not do.",
                 decision.reason
             )),
-            // A question always goes to the person, whatever else the rules say.
+            // A question goes to the person unless a rule refuses it outright.
             _ if asking => Verdict::Ask { reason: "the assistant has a question for you".into(), kind: "question" },
             gate::Effect::Allow => Verdict::Run,
             // Decided once already, yet the gate still asks: the arguments are not the
@@ -849,18 +894,24 @@ impl Turn {
         };
         match self.frame_for(call).await {
             Ok(frame) => frame.run_frame().await,
-            Err(why) => Outcome::Done(format!("Error: {why}"), "error"),
+            Err(FrameStart::Refused(why)) => Outcome::Done(format!("Error: {why}"), "error"),
+            Err(FrameStart::Finished(outcome)) => outcome,
         }
     }
 
     /// The callee's frame for a call: resumed from its stored rows when the call opened
-    /// one before (the turn parked inside it), else opened now within the limits.
-    async fn frame_for(&self, call: &ToolCall) -> Result<Turn, String> {
+    /// one before its turn parked, else opened now within the limits.
+    async fn frame_for(&self, call: &ToolCall) -> Result<Turn, FrameStart> {
         let space = &self.session.space;
-        let storage = |err: StoreError| format!("the agent could not be started: {err}");
+        let storage = |err: StoreError| FrameStart::Refused(format!("the agent could not be started: {err}"));
         if let Some(frame) = chat::frame_for_call(space, &call.id).await.map_err(storage)? {
-            let agent = self.runtime.agents().load(&frame.agent).map_err(|err| err.to_string())?;
             let rows = chat::frame_rows(space, &frame.id).await.map_err(storage)?;
+            if !matches!(frame.state.as_str(), "parked" | "running") {
+                // It finished before its turn parked on a sibling's card: its answer is
+                // read back, not worked out again.
+                return Err(FrameStart::Finished(finished_frame(&frame.agent, &rows)));
+            }
+            let agent = self.runtime.agents().load(&frame.agent).map_err(|err| FrameStart::Refused(err.to_string()))?;
             let mut callee = self.callee(&agent, FrameInfo { id: frame.id.clone(), depth: frame.depth }).await?;
             callee.context.extend(super::as_context(rows.iter()));
             callee.unsettled = super::unsettled_calls(&rows, &self.turn_id, Some(&frame.id));
@@ -868,25 +919,26 @@ impl Turn {
             chat::set_frame_state(space, &frame.id, "running").await.map_err(storage)?;
             return Ok(callee);
         }
-        let arguments = tools::parse_arguments(&call.arguments)?;
+        let refused = |why: String| FrameStart::Refused(why);
+        let arguments = tools::parse_arguments(&call.arguments).map_err(refused)?;
         let (Some(agent_id), Some(task)) = (arguments["agent"].as_str(), arguments["task"].as_str()) else {
-            return Err("call_agent needs \"agent\" (an id from list_agents) and \"task\"".into());
+            return Err(refused("call_agent needs \"agent\" (an id from list_agents) and \"task\"".into()));
         };
         let depth = self.depth() + 1;
         if depth > MAX_DEPTH {
-            return Err(format!(
+            return Err(refused(format!(
                 "agents may call each other at most {MAX_DEPTH} deep, and this call would be {depth} deep; do the \
                  task yourself or answer with what you have"
-            ));
-        }
-        if self.frames_opened.fetch_add(1, Ordering::AcqRel) >= MAX_FRAMES {
-            return Err(format!("this turn already called {MAX_FRAMES} agents; answer with what you have"));
+            )));
         }
         let agent = self
             .runtime
             .agents()
             .load(agent_id)
-            .map_err(|err| format!("{err}; list_agents shows the agents there are"))?;
+            .map_err(|err| refused(format!("{err}; list_agents shows the agents there are")))?;
+        if self.frames_opened.fetch_add(1, Ordering::AcqRel) >= MAX_FRAMES {
+            return Err(refused(format!("this turn already called {MAX_FRAMES} agents; answer with what you have")));
+        }
         let id = random_id("frame");
         let mut callee = self.callee(&agent, FrameInfo { id: id.clone(), depth }).await?;
         let opened = chat::NewFrame {
@@ -906,11 +958,11 @@ impl Turn {
 
     /// A callee's turn, inside this one: its own prompt and model, the tools its role,
     /// its definition and its caller all allow, the same stop and the same limits.
-    async fn callee(&self, agent: &Agent, frame: FrameInfo) -> Result<Turn, String> {
-        let providers = self.runtime.provider_cache().await.map_err(|err| err.to_string())?;
-        let (model, fallback) =
-            super::pick_model(&providers.models, &self.role, agent, None).map_err(|err| err.to_string())?;
-        let endpoint = providers.endpoint(&self.runtime.inner.secrets, &model).map_err(|err| err.to_string())?;
+    async fn callee(&self, agent: &Agent, frame: FrameInfo) -> Result<Turn, FrameStart> {
+        let refused = |err: super::TurnError| FrameStart::Refused(err.to_string());
+        let providers = self.runtime.provider_cache().await.map_err(refused)?;
+        let (model, fallback) = super::pick_model(&providers.models, &self.role, agent, None).map_err(refused)?;
+        let endpoint = providers.endpoint(&self.runtime.inner.secrets, &model).map_err(refused)?;
         let offered: Vec<ToolSpec> = self
             .runtime
             .inner
@@ -945,6 +997,7 @@ impl Turn {
             unsettled: None,
             frame: Some(frame),
             frames_opened: self.frames_opened.clone(),
+            asks: Vec::new(),
         })
     }
 
@@ -963,7 +1016,12 @@ impl Turn {
             };
             self.write_pending().await;
             if closing.state == "parked" {
-                return Outcome::Parked;
+                if let Some(frame) = self.frame_id()
+                    && let Err(err) = chat::set_frame_state(&self.session.space, frame, "parked").await
+                {
+                    tracing::error!(user = %self.session.user_id, %err, "could not mark an agent's frame as waiting");
+                }
+                return Outcome::Park(std::mem::take(&mut self.asks));
             }
             let frame_id = self.frame_id().map(str::to_owned);
             let last = NewMessage {

@@ -22,6 +22,7 @@ const MAX_PROMPT_BYTES: usize = 64 * 1024;
 /// `GET /api/agents`: every agent with its version and who last changed it, and the
 /// folders that hold no usable agent, with the reason.
 pub async fn list(State(state): State<AppState>, _caller: Caller) -> Result<Json<Value>, ApiError> {
+    state.agent.observe_all().await; // what the files hold now, on record before it is shown
     let versions = agents::latest(&state.system).await?;
     let (mut listed, mut problems) = (Vec::new(), Vec::new());
     for loaded in state.agent.agents().list() {

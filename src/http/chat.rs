@@ -52,25 +52,54 @@ pub async fn list(caller: Caller) -> Result<Json<Vec<ChatSession>>, ApiError> {
     Ok(Json(chat::sessions(&caller.session.space).await?))
 }
 
-/// `GET /api/sessions/{id}`
-pub async fn get(caller: Caller, Path(id): Path<String>) -> Result<Json<ChatSession>, ApiError> {
-    Ok(Json(find(&caller, &id).await?))
+/// `GET /api/sessions/{id}`, with `next_model`: the model the next turn would use as
+/// things are now (`name`, `provider`, `privacy`), or null when none is usable.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let session = find(&caller, &id).await?;
+    let next = state.agent.next_model(&caller.session.user_id, &session.agent, session.model.as_deref()).await;
+    let mut body = serde_json::to_value(&session).expect("a session serializes");
+    body["next_model"] =
+        next.map_or(Value::Null, |m| json!({ "name": m.name, "provider": m.provider, "privacy": m.privacy }));
+    Ok(Json(body))
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Rename {
-    title: String,
+pub struct SessionPatch {
+    title: Option<String>,
+    /// A model to pin the conversation to; `null` unpins it; absent leaves it.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    model: Option<Option<String>>,
 }
 
-/// `PATCH /api/sessions/{id}`: renames a conversation.
-pub async fn rename(caller: Caller, Path(id): Path<String>, Body(req): Body<Rename>) -> Result<StatusCode, ApiError> {
-    let title = req.title.trim();
-    if title.chars().count() > MAX_TITLE_CHARS {
-        let message = format!("a title has at most {MAX_TITLE_CHARS} characters");
-        return Err(ApiError::BadRequest { code: "invalid_title", message });
+/// `PATCH /api/sessions/{id}` `{"title"?, "model"?}`: renames a conversation, or pins it to
+/// another model the role allows (403 otherwise), or unpins it with `null`.
+pub async fn rename(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(req): Body<SessionPatch>,
+) -> Result<StatusCode, ApiError> {
+    find(&caller, &id).await?;
+    if let Some(title) = &req.title {
+        let title = title.trim();
+        if title.chars().count() > MAX_TITLE_CHARS {
+            let message = format!("a title has at most {MAX_TITLE_CHARS} characters");
+            return Err(ApiError::BadRequest { code: "invalid_title", message });
+        }
+        chat::rename_session(&caller.session.space, &id, title).await.map_err(not_found)?;
     }
-    chat::rename_session(&caller.session.space, &id, title).await.map_err(not_found)?;
+    if let Some(model) = &req.model {
+        if let Some(name) = model {
+            let role = state.agent.role_of(&caller.session.user_id).await?;
+            state.agent.check_pin(&role, name).await?;
+        }
+        chat::set_session_model(&caller.session.space, &id, model.as_deref()).await.map_err(not_found)?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -110,6 +139,17 @@ pub async fn send(
         return Err(ApiError::BadRequest { code: "message_too_long", message });
     }
     let started = state.agent.start_turn(caller.session.clone(), &id, req.text).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "turn": started.turn_id, "message": started.message_id }))))
+}
+
+/// `POST /api/sessions/{id}/retry`: tries the failed last turn again from the person's last
+/// message (409 `nothing_to_retry` when it did not fail). 202 like a new message.
+pub async fn retry(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let started = state.agent.retry_turn(caller.session.clone(), &id).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "turn": started.turn_id, "message": started.message_id }))))
 }
 

@@ -131,6 +131,7 @@ impl From<TurnError> for ApiError {
         match err {
             TurnError::NoSession => Self::Missing { code: "no_session", message },
             TurnError::Busy => Self::Conflict { code: "turn_running", message },
+            TurnError::NothingToRetry => Self::Conflict { code: "nothing_to_retry", message },
             TurnError::NoModel => Self::Conflict { code: "no_model", message },
             TurnError::ModelNotAllowed(_) => Self::Refused { code: "model_not_allowed", message },
             TurnError::UnknownModel(_) => Self::BadRequest { code: "unknown_model", message },

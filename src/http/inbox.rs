@@ -11,11 +11,10 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
 use crate::agent::inbox::{Decision, DecisionError};
-use crate::store::users;
 
 /// `GET /api/inbox`: pending cards, oldest first, each saying for whom it is.
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
-    let person = person(&state, &caller).await?;
+    let person = state.agent.person(&caller.session.user_id).await?;
     let mut cards = state.agent.inbox(&caller.session).await?;
     for card in &mut cards {
         card["details"]["for"] = person.clone();
@@ -67,12 +66,6 @@ pub async fn decide(
         .await
         .map_err(decision_error)?;
     Ok(Json(json!({ "card": card, "resumed": resumed })))
-}
-
-/// The caller as a card names them.
-async fn person(state: &AppState, caller: &Caller) -> Result<Value, ApiError> {
-    let row = users::find(state.accounts.system(), &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
-    Ok(json!({ "id": row.id, "name": row.name }))
 }
 
 fn decision_error(err: DecisionError) -> ApiError {

@@ -138,6 +138,7 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
             })),
         }
     }
+    state.agent.observe_all().await; // the agents as their files are now, on record
     let versions = agent_versions::latest(system).await?;
     let agents: Vec<Value> = state
         .agent

@@ -41,8 +41,8 @@ pub struct Version {
 }
 
 /// Records that `agent_id` now has `hash`, unless that is already its latest version. A
-/// change after the first version leaves a notice for every active person but the one
-/// who made it. Returns whether this was a new version.
+/// change, or a new agent that did not ship with Skald, leaves a notice for every active
+/// person but the one who made it. Returns whether this was a new version.
 pub async fn record(
     store: &SystemStore,
     agent_id: &str,
@@ -68,7 +68,9 @@ pub async fn record(
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-    if latest.is_some() {
+    // A change to an agent, or an agent that appeared and did not ship with Skald: either
+    // may now handle people's words.
+    if latest.is_some() || source != Source::Bundled {
         let body = json!({ "agent": agent_id, "hash": hash, "source": source.as_str(), "changed_by": changed_by });
         notices::tell_everyone_but(&mut tx, changed_by, "agent_changed", &body).await?;
     }

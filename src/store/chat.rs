@@ -254,6 +254,42 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     Ok(id)
 }
 
+/// Starts a retry of a conversation's failed turn: a new turn with no new message. Returns
+/// the row of the person's last message, which the retry answers.
+pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) -> Result<i64, StoreError> {
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
+        .bind(turn_id)
+        .bind(session_id)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    let asked: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM messages WHERE session_id = ? AND role = 'user' AND frame_id IS NULL")
+            .bind(session_id)
+            .fetch_one(&mut *tx)
+            .await?;
+    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
+        .bind(&now)
+        .bind(session_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(asked.unwrap_or(0))
+}
+
+/// Pins a conversation to a model, or unpins it (none).
+pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&str>) -> Result<(), StoreError> {
+    let updated = sqlx::query("UPDATE chat_sessions SET model = ? WHERE id = ?")
+        .bind(model)
+        .bind(id)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
 /// Appends rows to the history in one transaction; returns their ids.
 pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
     let now = timestamp();

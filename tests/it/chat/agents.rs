@@ -363,3 +363,71 @@ async fn a_card_inside_a_sub_agent_parks_the_whole_turn_and_the_decision_resumes
     assert_eq!(resumed[1]["content"], "note: buy stamps");
     assert_eq!(resumed.as_array().unwrap().last().unwrap()["role"], "tool");
 }
+
+#[tokio::test]
+async fn a_callee_whose_definition_has_no_call_agent_cannot_open_frames_and_a_role_can_forbid_them() {
+    let chat = Chat::start().await;
+    // The planner's definition offers no tools: its call_agent only returns an error.
+    chat.model.push(Reply::tool_calls([call_agent("planner", "plan")]));
+    chat.model.push(Reply::tool_calls([call_agent("researcher", "look it up")]));
+    chat.model.push(Reply::text("I can only plan."));
+    chat.model.push(Reply::text("Here is the plan."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "plan it").await;
+    let history = chat.finished(&session).await;
+    assert_eq!(frames(&history).len(), 1, "no frame for the planner's call: {history:#?}");
+    let inner = history.iter().find(|m| m["role"] == "tool" && m.get("frame_id").is_some()).unwrap();
+    assert_eq!(inner["status"], "error");
+    assert!(inner["text"].as_str().unwrap().contains("no tool named \"call_agent\""), "{inner}");
+
+    // A role without sub-agents is not even offered call_agent.
+    let patch = json!({ "may_use_subagents": false });
+    let (status, body) = chat.server.call(Method::PATCH, "/api/roles/admin", Some(&chat.token), Some(patch)).await;
+    assert_eq!(status, 200, "{body}");
+    chat.model.push(Reply::tool_calls([call_agent("planner", "plan")]));
+    chat.model.push(Reply::text("I will do it myself."));
+    let other = chat.new_session(json!({})).await;
+    chat.send(&other, "plan it again").await;
+    let history = chat.finished(&other).await;
+    let requests = chat.model.requests();
+    let offered: Vec<&str> =
+        requests[4].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(!offered.contains(&"call_agent") && offered.contains(&"current_time"), "{offered:?}");
+    assert!(frames(&history).is_empty());
+    assert_eq!(own_results(&history)[0]["status"], "error");
+}
+
+#[tokio::test]
+async fn two_frames_that_both_meet_a_card_park_the_turn_once_and_both_go_on_after_the_decisions() {
+    let chat = Chat::start().await;
+    chat.put_agent("scribe", &["note_write"], "Write the notes you are asked for.").await;
+    chat.model.push(Reply::tool_calls([call_agent("scribe", "note A"), call_agent("scribe", "note B")]));
+    // Each scribe asks to write its note; which gets which reply does not matter.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("note_write", json!({ "title": "A", "text": "a" }))]));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("note_write", json!({ "title": "B", "text": "b" }))]));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "two notes").await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let cards = loop {
+        let (_, inbox) = chat.server.call(Method::GET, "/api/inbox", Some(&chat.token), None).await;
+        if inbox.as_array().unwrap().len() == 2 {
+            break inbox;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "two cards did not come: {inbox}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    let (_, state) = chat.server.call(Method::GET, &format!("/api/sessions/{session}"), Some(&chat.token), None).await;
+    assert_eq!(state["turn_state"], "parked");
+    for (i, card) in cards.as_array().unwrap().iter().enumerate() {
+        let path = format!("/api/inbox/{}", card["id"].as_str().unwrap());
+        let (status, decided) = chat.server.post(&path, Some(&chat.token), json!({ "decision": "allow" })).await;
+        assert_eq!((status, decided["resumed"].as_bool()), (200, Some(i == 1)), "{decided}");
+    }
+    // Both scribes, then the turn, finish (unscripted, each echoes its last message).
+    let history = chat.finished(&session).await;
+    assert_eq!(history.last().unwrap()["status"], "done");
+    let results: Vec<&str> = own_results(&history).iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(results, ["You said: note A", "You said: note B"], "each frame's answer, in call order");
+    let (_, notes) = chat.server.call(Method::GET, "/api/notes", Some(&chat.token), None).await;
+    assert_eq!(notes.as_array().unwrap().len(), 2);
+}
