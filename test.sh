@@ -38,7 +38,7 @@ cargo test --locked -p scripted-model
 
 stage "browser tests (Chromium)"
 cargo build --locked --features desktop --bin skald
-SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web run test:e2e --silent
+SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web test --silent
 
 stage "desktop smoke test (Xvfb)"
 tests/desktop/smoke.sh "$CARGO_TARGET_DIR/debug/skald" "${SKALD_ARTIFACTS:-$CARGO_TARGET_DIR/desktop-smoke}"

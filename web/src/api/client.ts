@@ -4,7 +4,24 @@
  * Owns: the bearer token for the session, request and response shapes, and
  * turning every failure into an `ApiError`. Never: stores the token anywhere
  * but this object's private field, nor puts it in a URL, nor logs it.
+ *
+ * One client holds one bearer: the launch token (setup, the picker, login,
+ * enrolment, recovery) or, after a login, a person's session token
+ * (`withToken`). Dropping the session client forgets the session.
  */
+import {
+  isCard,
+  isRecord,
+  isUnlocked,
+  type Card,
+  type ChatSession,
+  type DetectedServer,
+  type HistoryRow,
+  type Me,
+  type Model,
+  type Person,
+  type Unlocked,
+} from './types.js';
 
 /** The body of `GET /api/health`. */
 export interface Health {
@@ -45,6 +62,17 @@ export interface ApiClientOptions {
 /** Milestones the page reports to the server's log. */
 export type ClientEvent = 'rendered';
 
+/** What `POST /api/providers` takes. */
+export interface NewProvider {
+  readonly name: string;
+  readonly kind: string;
+  readonly base_url: string;
+  readonly api_key?: string;
+}
+
+/** The subprotocol that names Skald's live-event protocol on `/api/ws`. */
+export const LIVE_PROTOCOL = 'skald.v1';
+
 /** Talks to one Skald server with one bearer token. */
 export class ApiClient {
   // An ES private field: not enumerable, not reachable from outside, not
@@ -52,12 +80,160 @@ export class ApiClient {
   readonly #token: string;
   readonly #baseUrl: string;
   readonly #fetch: typeof fetch;
+  readonly #options: ApiClientOptions;
 
   constructor(token: string, options: ApiClientOptions = {}) {
     this.#token = token;
+    this.#options = options;
     this.#baseUrl = options.baseUrl ?? window.location.origin;
     // Bound, because a bare `fetch` called as a method throws "Illegal invocation".
     this.#fetch = options.fetch ?? window.fetch.bind(window);
+  }
+
+  /** A client for the same server with another bearer (a session token after login). */
+  withToken(token: string): ApiClient {
+    return new ApiClient(token, this.#options);
+  }
+
+  /**
+   * Opens the live-event socket. A browser cannot set headers on a WebSocket,
+   * so the bearer rides in the subprotocol list, base64url without padding.
+   */
+  openLiveSocket(): WebSocket {
+    const url = new URL('/api/ws', this.#baseUrl);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return new WebSocket(url, [LIVE_PROTOCOL, `skald.bearer.${base64Url(this.#token)}`]);
+  }
+
+  // ---- launch-token routes -------------------------------------------------
+
+  /** `GET /api/instance`: whether the first administrator still has to be made. */
+  async instance(signal?: AbortSignal): Promise<{ readonly setup_required: boolean }> {
+    const body = await this.#request('GET', '/api/instance', signal);
+    if (!isRecord(body) || typeof body['setup_required'] !== 'boolean') throw unexpected('instance');
+    return { setup_required: body['setup_required'] };
+  }
+
+  /** `POST /api/setup`: the first administrator, logged in at once. */
+  async setup(name: string, password: string): Promise<Unlocked> {
+    return unlocked(await this.#request('POST', '/api/setup', undefined, { name, password }));
+  }
+
+  /** `GET /api/users`: the people of this instance, for the picker. */
+  async people(signal?: AbortSignal): Promise<Person[]> {
+    return list(await this.#request('GET', '/api/users', signal), 'people') as Person[];
+  }
+
+  /** `POST /api/login` */
+  async login(name: string, password: string): Promise<Unlocked> {
+    return unlocked(await this.#request('POST', '/api/login', undefined, { name, password }));
+  }
+
+  /** `POST /api/enrol`: the person spends their enrolment code and chooses a password. */
+  async enrol(name: string, enrolmentCode: string, password: string): Promise<Unlocked> {
+    const body = { name, enrolment_code: enrolmentCode, password };
+    return unlocked(await this.#request('POST', '/api/enrol', undefined, body));
+  }
+
+  /** `POST /api/recover`: a forgotten password, reset with the recovery code. */
+  async recover(name: string, recoveryCode: string, newPassword: string): Promise<Unlocked> {
+    const body = { name, recovery_code: recoveryCode, new_password: newPassword };
+    return unlocked(await this.#request('POST', '/api/recover', undefined, body));
+  }
+
+  // ---- session routes ------------------------------------------------------
+
+  /** `GET /api/me`: who I am and what my role allows. */
+  async me(signal?: AbortSignal): Promise<Me> {
+    const body = await this.#request('GET', '/api/me', signal);
+    if (!isRecord(body) || !isRecord(body['user']) || !isRecord(body['role'])) throw unexpected('me');
+    return body as unknown as Me;
+  }
+
+  /** `POST /api/lock`: locks every window of mine. */
+  async lock(): Promise<void> {
+    await this.#request('POST', '/api/lock');
+  }
+
+  /** `GET /api/models`: the models my role allows. */
+  async models(signal?: AbortSignal): Promise<Model[]> {
+    return list(await this.#request('GET', '/api/models', signal), 'models') as Model[];
+  }
+
+  /** `GET /api/sessions`: my conversations, most recent first. */
+  async sessions(signal?: AbortSignal): Promise<ChatSession[]> {
+    return list(await this.#request('GET', '/api/sessions', signal), 'sessions') as ChatSession[];
+  }
+
+  /** `POST /api/sessions`, pinned to `model` when given. */
+  async createSession(model?: string): Promise<ChatSession> {
+    const body = await this.#request('POST', '/api/sessions', undefined, model === undefined ? {} : { model });
+    if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
+    return body as unknown as ChatSession;
+  }
+
+  /** `GET /api/sessions/{id}` */
+  async session(id: string, signal?: AbortSignal): Promise<ChatSession> {
+    const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}`, signal);
+    if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
+    return body as unknown as ChatSession;
+  }
+
+  /** `PATCH /api/sessions/{id}` */
+  async renameSession(id: string, title: string): Promise<void> {
+    await this.#request('PATCH', `/api/sessions/${encodeURIComponent(id)}`, undefined, { title });
+  }
+
+  /** `DELETE /api/sessions/{id}` */
+  async deleteSession(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/sessions/{id}/messages`: the history, oldest first. */
+  async history(id: string, signal?: AbortSignal): Promise<HistoryRow[]> {
+    const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}/messages`, signal);
+    return list(body, 'history') as HistoryRow[];
+  }
+
+  /** `POST /api/sessions/{id}/messages`: sends a message; the reply streams over the socket. */
+  async send(id: string, text: string): Promise<{ readonly turn: string; readonly message: number }> {
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, { text });
+    if (!isRecord(body) || typeof body['turn'] !== 'string') throw unexpected('send');
+    return { turn: body['turn'], message: Number(body['message']) };
+  }
+
+  /** `POST /api/sessions/{id}/stop`: returns once the turn has stopped. */
+  async stop(id: string): Promise<void> {
+    await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, undefined, {});
+  }
+
+  /** `GET /api/inbox`: what waits on me, oldest first. */
+  async inbox(signal?: AbortSignal): Promise<Card[]> {
+    return list(await this.#request('GET', '/api/inbox', signal), 'inbox').filter(isCard);
+  }
+
+  /** `POST /api/inbox/{id}` with a decision, bound to the arguments that were shown. */
+  async decide(id: string, decision: 'allow' | 'deny', argumentsHash: string, always = false): Promise<void> {
+    const body = { decision, arguments_hash: argumentsHash, ...(always ? { always: true } : {}) };
+    await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, body);
+  }
+
+  /** `POST /api/inbox/{id}` with the answer to a question. */
+  async answer(id: string, answer: string): Promise<void> {
+    await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, { answer });
+  }
+
+  /** `GET /api/providers/detect` (administrators): model servers running here. */
+  async detectProviders(signal?: AbortSignal): Promise<DetectedServer[]> {
+    return list(await this.#request('GET', '/api/providers/detect', signal), 'detect') as DetectedServer[];
+  }
+
+  /** `POST /api/providers` (administrators): connects and lists the models, live. */
+  async addProvider(provider: NewProvider): Promise<{ readonly id: string; readonly models: readonly { readonly model_id: string }[] }> {
+    const body = await this.#request('POST', '/api/providers', undefined, provider);
+    if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('provider');
+    const models = Array.isArray(body['models']) ? (body['models'] as { model_id: string }[]) : [];
+    return { id: body['id'], models };
   }
 
   /** `GET /api/health`: whether the server answers, and its version. */
@@ -127,8 +303,25 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+function unexpected(what: string): ApiError {
+  return new ApiError('bad_response', `The server sent an unexpected ${what} answer.`, 200);
+}
+
+function unlocked(body: unknown): Unlocked {
+  if (!isUnlocked(body)) throw unexpected('login');
+  return body;
+}
+
+function list(body: unknown, what: string): unknown[] {
+  if (!Array.isArray(body)) throw unexpected(what);
+  return body;
+}
+
+/** base64url without padding, of the token's UTF-8 bytes. */
+function base64Url(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 function isHealth(value: unknown): value is Health {

@@ -2,8 +2,8 @@
 //
 //   SKALD_BIN=/path/to/skald npm run test:e2e
 //
-// SKALD_BIN must be a binary whose embedded web assets are the current
-// web/dist. CHROMIUM overrides the browser (default /usr/bin/chromium).
+// A debug SKALD_BIN serves web/dist from disk (SKALD_DEV_WEB_DIR); a release one must
+// embed the current web/dist. CHROMIUM overrides the browser (default /usr/bin/chromium).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -73,7 +73,9 @@ describe('the page served by skald serve', () => {
       assert.ok(!url.includes(server.token), `the URL still holds the token: ${url}`);
       assert.ok(!url.includes('#token'), `the URL still holds the fragment: ${url}`);
 
-      assert.equal(await page.locator('h1').textContent(), 'Skald');
+      // A fresh instance: the setup screen.
+      assert.equal(await page.locator('[data-testid=screen]').getAttribute('data-screen'), 'setup');
+      assert.match((await page.locator('h1').textContent()) ?? '', /Skald/);
       assert.deepEqual(
         consoleMessages.filter((m) => CSP_VIOLATION.test(m)),
         [],
@@ -187,6 +189,7 @@ async function startServer(bin, root) {
   };
   delete env.SKALD_DATA_DIR;
 
+  env.SKALD_DEV_WEB_DIR = new URL('../../dist/', import.meta.url).pathname;
   const child = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -253,11 +256,25 @@ async function openPage(browser, url, initScript) {
   return { page, context, consoleMessages, close: () => context.close() };
 }
 
-/** Waits until the status has settled and returns its state code. */
+/** Waits until the connection check has settled and returns its state code. */
 async function settledHealth(page) {
-  const health = page.locator('[data-testid=health]').filter({ hasText: SETTLED_STATES });
-  await health.waitFor({ timeout: 15_000 });
-  return (await health.textContent())?.trim();
+  const health = page.locator('[data-testid=health]');
+  await page.waitForFunction(
+    (pattern) => {
+      const found = [];
+      const walk = (root) => {
+        for (const element of root.querySelectorAll('*')) {
+          if (element.getAttribute('data-testid') === 'health') found.push(element.getAttribute('data-state'));
+          if (element.shadowRoot) walk(element.shadowRoot);
+        }
+      };
+      walk(document);
+      return found.some((state) => new RegExp(pattern).test(state ?? ''));
+    },
+    SETTLED_STATES.source,
+    { timeout: 15_000 },
+  );
+  return (await health.getAttribute('data-state'))?.trim();
 }
 
 /** The status line's explanation, or '' when there is none. */

@@ -1,37 +1,54 @@
 /**
- * The application root: the page's heading and the connection status.
+ * The application root: which screen the page shows, and the one login.
  *
- * Owns: asking the server whether it answers (`GET /api/health`) whenever it
- * is given a client, and showing the outcome. Never: reads the token or the
- * URL itself; the client comes down as a property from main.ts.
+ * Owns: checking the server answers (`GET /api/health`), then whether setup
+ * is needed; the move from the picker (or setup) to the logged-in workspace
+ * and back when the session locks — Lock here, the tray's Lock (the socket
+ * closes with 4001), the idle timeout. Forwards the tray's "New chat"
+ * (`skald-new-chat` on window). Never: reads the token or the URL itself
+ * (the launch client comes down from main.ts), or keeps the session token
+ * anywhere but the login object in memory.
  */
 import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
 import { ApiError, type ApiClient } from '../../api/client.js';
 import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import { endLogin, startLogin, type Login } from '../../state/login.js';
+import { controls, screen } from '../../styles/controls.js';
+import type { SignedInEvent } from '../events.js';
+import '../skald-login/skald-login.js';
+import '../skald-setup/skald-setup.js';
+import '../skald-workspace/skald-workspace.js';
 import { styles } from './skald-app.styles.js';
 
-/** What the status line shows; `kind` is also the `data-testid="health"` text. */
-type Health =
+/** What the page shows. `kind` is also the `data-testid="health"` state for the connection screens. */
+type Screen =
   | { readonly kind: 'starting' }
   | { readonly kind: 'checking' }
   | { readonly kind: 'no-token' }
-  | { readonly kind: 'ok'; readonly version: string }
-  | { readonly kind: 'error'; readonly message: string };
+  | { readonly kind: 'error'; readonly message: string }
+  | { readonly kind: 'setup'; readonly version: string }
+  | { readonly kind: 'picker'; readonly version: string; readonly notice: string }
+  | { readonly kind: 'opening'; readonly version: string }
+  | { readonly kind: 'signed-in'; readonly version: string; readonly login: Login };
+
+/** The window event the desktop shell's tray sends for "New chat". */
+export const TRAY_NEW_CHAT = 'skald-new-chat';
 
 /**
- * The Skald application shell.
+ * Test hooks, stable across languages: `[data-testid=health]` has
+ * `data-state` `starting`, `checking`, `ok`, `no-token` or `error`; once the
+ * server answered, `[data-testid=version]` holds its version and
+ * `[data-testid=screen]` says which screen is up (`setup`, `picker`,
+ * `workspace`).
  *
- * Test hooks, stable across languages: `[data-testid=health]` holds the
- * state code (`starting`, `checking`, `ok`, `no-token` or `error`) and, once
- * the server answered, `[data-testid=version]` holds its version.
- *
- * @summary The application root: heading and connection status.
+ * @summary The application root: connection, setup or picker, then the workspace.
  */
 @customElement('skald-app')
 export class SkaldApp extends LitElement {
-  static override styles = styles;
+  static override styles = [controls, screen, styles];
 
   /**
    * The API client built from the launch token: `null` when the page was
@@ -40,108 +57,192 @@ export class SkaldApp extends LitElement {
   @property({ attribute: false })
   client: ApiClient | null | undefined = undefined;
 
-  @state()
-  private health: Health = { kind: 'starting' };
+  @state() private screen: Screen = { kind: 'starting' };
+  @state() private newChatRequests = 0;
 
-  // Cancels the health request in flight when the client changes or the
-  // element leaves the page, so a late answer never overwrites a newer one.
+  // Cancels the check in flight when the client changes or the element
+  // leaves the page, so a late answer never overwrites a newer one.
   #inFlight: AbortController | null = null;
+  #reported = false;
+  /** "New chat" asked for before anyone logged in: honoured after login. */
+  #newChatPending = false;
+
+  readonly #onTrayNewChat = (): void => {
+    if (this.screen.kind === 'signed-in') this.newChatRequests += 1;
+    else this.#newChatPending = true;
+  };
+
+  readonly #onLocked = (): void => this.#returnToPicker(strings.lockedNotice);
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('client')) {
-      this.#checkHealth();
-    }
+    if (changed.has('client')) this.#check();
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
+    window.addEventListener(TRAY_NEW_CHAT, this.#onTrayNewChat);
     // Back on the page after a move in the DOM: ask again.
-    if (this.hasUpdated) this.#checkHealth();
+    if (this.hasUpdated) this.#check();
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    window.removeEventListener(TRAY_NEW_CHAT, this.#onTrayNewChat);
     this.#inFlight?.abort();
     this.#inFlight = null;
   }
 
-  #checkHealth(): void {
+  protected override updated(): void {
+    const kind = this.screen.kind;
+    if (!this.#reported && (kind === 'picker' || kind === 'setup') && this.client) {
+      // Once painted, say so in the server's log (the desktop smoke test reads it).
+      this.#reported = true;
+      const client = this.client;
+      void this.updateComplete.then(() => client.report('rendered').catch(() => undefined));
+    }
+  }
+
+  #check(): void {
     this.#inFlight?.abort();
     this.#inFlight = null;
     const client = this.client;
     if (client === undefined) {
-      this.health = { kind: 'starting' };
+      this.screen = { kind: 'starting' };
       return;
     }
     if (client === null) {
-      this.health = { kind: 'no-token' };
+      this.screen = { kind: 'no-token' };
       return;
     }
     const controller = new AbortController();
     this.#inFlight = controller;
-    this.health = { kind: 'checking' };
-    client.health(controller.signal).then(
-      (answer) => {
-        if (controller.signal.aborted) return;
-        this.health =
-          answer.status === 'ok'
-            ? { kind: 'ok', version: answer.version }
-            : { kind: 'error', message: answer.status };
-        if (answer.status === 'ok') {
-          // Once painted, say so in the server's log (the desktop smoke test reads it).
-          void this.updateComplete.then(() => client.report('rendered').catch(() => undefined));
-        }
+    this.screen = { kind: 'checking' };
+    const check = async (): Promise<Screen> => {
+      const health = await client.health(controller.signal);
+      if (health.status !== 'ok') return { kind: 'error', message: health.status };
+      const instance = await client.instance(controller.signal);
+      return instance.setup_required
+        ? { kind: 'setup', version: health.version }
+        : { kind: 'picker', version: health.version, notice: '' };
+    };
+    check().then(
+      (screen) => {
+        if (!controller.signal.aborted) this.screen = screen;
       },
       (error: unknown) => {
         if (controller.signal.aborted) return;
-        this.health = { kind: 'error', message: describeError(error) };
+        this.screen = { kind: 'error', message: connectionError(error) };
       },
     );
   }
 
-  override render(): TemplateResult {
-    return html`
-      <main>
-        <header>
-          <h1>${strings.productName}</h1>
-          <p class="tagline">${strings.tagline}</p>
-        </header>
-        <p class="status" role="status" aria-live="polite">
-          <span class="label">${strings.statusLabel}:</span>
-          <span class="badge" data-testid="health" data-state=${this.health.kind}>${this.health.kind}</span>
-          ${this.#renderDetail()}
-        </p>
-      </main>
-    `;
+  async #signedIn(event: SignedInEvent): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const version = 'version' in this.screen ? this.screen.version : '';
+    this.screen = { kind: 'opening', version };
+    try {
+      const login = await startLogin(client, event.unlocked);
+      login.live.addEventListener('locked', this.#onLocked);
+      this.screen = { kind: 'signed-in', version, login };
+      if (this.#newChatPending) {
+        this.#newChatPending = false;
+        this.newChatRequests += 1;
+      }
+    } catch (error) {
+      this.screen = { kind: 'picker', version, notice: describeError(error) };
+    }
   }
 
-  #renderDetail(): TemplateResult {
-    const health = this.health;
-    switch (health.kind) {
+  async #lock(): Promise<void> {
+    const screen = this.screen;
+    if (screen.kind !== 'signed-in') return;
+    try {
+      await screen.login.client.lock();
+    } catch (error) {
+      // Already locked (401) is what we wanted; anything else, say so but leave anyway:
+      // this window forgets the session whatever the server answered.
+      if (!(error instanceof ApiError && error.status === 401)) {
+        this.#returnToPicker(describeError(error));
+        return;
+      }
+    }
+    this.#returnToPicker(strings.lockedNotice);
+  }
+
+  #returnToPicker(notice: string): void {
+    const screen = this.screen;
+    if (screen.kind !== 'signed-in') return;
+    screen.login.live.removeEventListener('locked', this.#onLocked);
+    endLogin(screen.login);
+    this.screen = { kind: 'picker', version: screen.version, notice };
+  }
+
+  override render(): TemplateResult {
+    const screen = this.screen;
+    switch (screen.kind) {
       case 'starting':
       case 'checking':
-        return html`<span class="message">${strings.checking}</span>`;
-      case 'ok':
-        return html`
-          <span class="message">${strings.connected}</span>
-          <span class="version">
-            ${strings.versionLabel} <span data-testid="version">${health.version}</span>
-          </span>
-        `;
+        return this.#renderStatus(html`<p class="lead" role="status">${strings.checking}</p>`);
       case 'no-token':
-        return html`<span class="message" data-testid="message">${fillCommand(strings.noToken)}</span>`;
+        return this.#renderStatus(html`<p class="lead" data-testid="message">${fillCommand(strings.noToken)}</p>`);
       case 'error':
-        return html`<span class="message" data-testid="message">${health.message}</span>`;
+        return this.#renderStatus(html`
+          <p class="notice error" role="alert" data-testid="message">${screen.message}</p>
+          <div class="actions"><button type="button" @click=${() => this.#check()}>${strings.retry}</button></div>
+        `);
+      case 'setup':
+        return html`<div class="app" data-testid="screen" data-screen="setup">
+          <skald-setup .client=${this.client ?? null} @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}></skald-setup>
+          ${this.#footer(screen.version)}
+        </div>`;
+      case 'picker':
+        return html`<div class="app" data-testid="screen" data-screen="picker">
+          <skald-login
+            .client=${this.client ?? null}
+            .notice=${screen.notice}
+            @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}
+          ></skald-login>
+          ${this.#footer(screen.version)}
+        </div>`;
+      case 'opening':
+        return this.#renderStatus(html`<p class="lead" role="status">${strings.opening}</p>`);
+      case 'signed-in':
+        return html`<skald-workspace
+          data-testid="screen"
+          data-screen="workspace"
+          .login=${screen.login}
+          .newChatRequests=${this.newChatRequests}
+          @skald-lock=${() => void this.#lock()}
+        ></skald-workspace>`;
     }
+  }
+
+  #renderStatus(body: TemplateResult): TemplateResult {
+    const state = this.screen.kind;
+    return html`<div class="screen">
+      <section class="panel">
+        <h1>${strings.productName}</h1>
+        <p class="tagline">${strings.tagline}</p>
+        <p class="visually-hidden" data-testid="health" data-state=${state}>${state}</p>
+        ${body}
+      </section>
+    </div>`;
+  }
+
+  /** The connection line under the pre-login screens. */
+  #footer(version: string): TemplateResult {
+    return html`<footer class="footer">
+      <span data-testid="health" data-state="ok">${strings.connected}</span>
+      <span>${strings.versionLabel} <span data-testid="version">${version}</span></span>
+    </footer>`;
   }
 }
 
-/** A person-readable reason; the server's message when it sent one. */
-function describeError(error: unknown): string {
-  if (error instanceof ApiError) {
-    return error.code === 'network'
-      ? strings.unreachable
-      : strings.serverError.replace('{message}', error.message);
+/** A person-readable reason the server could not be used. */
+function connectionError(error: unknown): string {
+  if (error instanceof ApiError && error.code !== 'network') {
+    return strings.serverError.replace('{message}', describeError(error));
   }
   return strings.unreachable;
 }

@@ -1,0 +1,75 @@
+/**
+ * Events that more than one component fires. Each carries typed data, bubbles
+ * and crosses shadow roots, so the component that acts on it (usually the
+ * app or the workspace) listens once. Events one component alone fires live
+ * in that component's file.
+ */
+import type { Card, ChatSession, Unlocked } from '../api/types.js';
+
+const options = { bubbles: true, composed: true } as const;
+
+/** A person unlocked their space (setup, login, enrolment or recovery). */
+export class SignedInEvent extends Event {
+  static readonly type = 'skald-signed-in';
+  constructor(readonly unlocked: Unlocked) {
+    super(SignedInEvent.type, options);
+  }
+}
+
+/** The person decided an approval card. */
+export class DecideEvent extends Event {
+  static readonly type = 'skald-decide';
+  constructor(
+    readonly card: Card,
+    readonly decision: 'allow' | 'deny',
+    readonly always: boolean,
+  ) {
+    super(DecideEvent.type, options);
+  }
+}
+
+/** The person answered a question card. */
+export class AnswerEvent extends Event {
+  static readonly type = 'skald-answer';
+  constructor(
+    readonly card: Card,
+    readonly answer: string,
+  ) {
+    super(AnswerEvent.type, options);
+  }
+}
+
+/** Open a conversation (from the list, the inbox, a notification). */
+export class OpenSessionEvent extends Event {
+  static readonly type = 'skald-open-session';
+  constructor(readonly sessionId: string) {
+    super(OpenSessionEvent.type, options);
+  }
+}
+
+/** Start a new conversation. */
+export class NewChatEvent extends Event {
+  static readonly type = 'skald-new-chat-request';
+  constructor() {
+    super(NewChatEvent.type, options);
+  }
+}
+
+/** A conversation was created or changed in a way the list shows (title, state). */
+export class SessionChangedEvent extends Event {
+  static readonly type = 'skald-session-changed';
+  constructor(readonly session: ChatSession | null) {
+    super(SessionChangedEvent.type, options);
+  }
+}
+
+declare global {
+  interface HTMLElementEventMap {
+    [SignedInEvent.type]: SignedInEvent;
+    [DecideEvent.type]: DecideEvent;
+    [AnswerEvent.type]: AnswerEvent;
+    [OpenSessionEvent.type]: OpenSessionEvent;
+    [NewChatEvent.type]: NewChatEvent;
+    [SessionChangedEvent.type]: SessionChangedEvent;
+  }
+}

@@ -1,0 +1,431 @@
+/**
+ * One conversation: its history, the reply being written (streamed token by
+ * token over the live socket), tool calls, approval cards and questions
+ * inline, and the composer with Send / Stop. A new conversation is made on
+ * its first message, pinned to the model picked for it, if any.
+ *
+ * Owns: the conversation's transcript (state/transcript.ts does the
+ * bookkeeping) and its calls: history, send, stop. Never: decides cards
+ * itself (CardActionsController does) or keeps anything after it leaves.
+ */
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
+
+import { ApiError } from '../../api/client.js';
+import type { Card, ChatSession, LiveEvent, Model } from '../../api/types.js';
+import { isTurnEvent } from '../../api/types.js';
+import { CardActionsController } from '../../controllers/card-actions-controller.js';
+import { LiveEventsController } from '../../controllers/live-events-controller.js';
+import { StoreController } from '../../controllers/store-controller.js';
+import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import type { Login } from '../../state/login.js';
+import { badgeForModel, badgeForNext } from '../../state/privacy.js';
+import {
+  acceptSending,
+  activeTurn,
+  addSending,
+  applyEvent,
+  dropSending,
+  emptyTranscript,
+  fromHistory,
+  lastUserText,
+  mergeLive,
+  type Transcript,
+  type Turn,
+  type TurnItem,
+} from '../../state/transcript.js';
+import { controls } from '../../styles/controls.js';
+import { SessionChangedEvent } from '../events.js';
+import '../skald-approval-card/skald-approval-card.js';
+import type { SkaldComposer } from '../skald-composer/skald-composer.js';
+import '../skald-composer/skald-composer.js';
+import '../skald-markdown/skald-markdown.js';
+import '../skald-model-picker/skald-model-picker.js';
+import '../skald-privacy-badge/skald-privacy-badge.js';
+import '../skald-question-card/skald-question-card.js';
+import '../skald-tool-call/skald-tool-call.js';
+import { styles } from './skald-chat.styles.js';
+
+/** How close to the bottom (px) counts as "following the reply". */
+const FOLLOW_SLACK = 80;
+
+/**
+ * Test hooks: `[data-testid=turn]` per turn (its `data-status`), inside it
+ * `[data-testid=user-message]` and `[data-testid=assistant-message]`;
+ * `[data-testid=turn-error]` and `[data-testid=retry]`; `[data-testid=chat-title]`.
+ *
+ * @summary A conversation with streaming replies, tool cards and the composer.
+ * @fires skald-session-changed - a conversation was created, or its state or title changed
+ */
+@customElement('skald-chat')
+export class SkaldChat extends LitElement {
+  static override styles = [controls, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+  /** The conversation, or `null` for a new one not yet sent. */
+  @property({ attribute: false }) session: ChatSession | null = null;
+  /** The models the person's role allows. */
+  @property({ attribute: false }) models: readonly Model[] = [];
+  /** Whether the model list has been read (an empty list then means: none connected). */
+  @property({ type: Boolean }) modelsLoaded = false;
+
+  @state() private transcript: Transcript = emptyTranscript('');
+  @state() private loading = false;
+  @state() private loadError = '';
+  @state() private sendError = '';
+  @state() private draft = '';
+  @state() private stopping = false;
+  /** The model picked for a new conversation (`null`: automatic). */
+  @state() private pickedModel: string | null = null;
+  @state() private announcement = '';
+
+  @query('.log') private log?: HTMLElement;
+  @query('skald-composer') private composer?: SkaldComposer;
+
+  readonly #cards = new CardActionsController(
+    this,
+    () => this.login?.client ?? null,
+    () => this.login?.inbox ?? null,
+  );
+
+  constructor() {
+    super();
+    // Cards shown inline follow the inbox; the transcript follows the live events.
+    new StoreController(this, () => this.login?.inbox);
+    new LiveEventsController(this, () => this.login?.live ?? null, {
+      onEvent: (event) => this.#onLive(event),
+      onResync: () => void this.#reload(),
+    });
+  }
+
+  /** The conversation this view made itself, whose history is already on screen. */
+  #createdHere: string | null = null;
+  #loadToken = 0;
+  #reloadTimer: ReturnType<typeof setTimeout> | undefined;
+  #following = true;
+  #turnCounter = 0;
+  #alive = new AbortController();
+  readonly #resizes = new ResizeObserver(() => this.#follow());
+
+  /** Puts the cursor in the message field. */
+  override focus(): void {
+    void this.updateComplete.then(() => this.composer?.focus());
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('session')) {
+      const previous = changed.get('session');
+      const id = this.session?.id ?? null;
+      if ((previous?.id ?? null) !== id) this.#open(id);
+    }
+  }
+
+  protected override firstUpdated(): void {
+    // Cards and Markdown render after this view does: follow their growth too.
+    const column = this.log?.querySelector('.column');
+    if (column) this.#resizes.observe(column);
+  }
+
+  protected override updated(): void {
+    this.#follow();
+  }
+
+  #follow(): void {
+    if (this.#following && this.log) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.#alive = new AbortController();
+    const column = this.log?.querySelector('.column');
+    if (column) this.#resizes.observe(column);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearTimeout(this.#reloadTimer);
+    // Reads in flight belong to a view that is gone (and maybe to a locked session).
+    this.#alive.abort();
+    this.#resizes.disconnect();
+  }
+
+  #open(id: string | null): void {
+    this.sendError = '';
+    this.loadError = '';
+    this.stopping = false;
+    this.#following = true;
+    if (id === null) {
+      this.transcript = emptyTranscript('');
+      this.pickedModel = null;
+      this.loading = false;
+      return;
+    }
+    if (id === this.#createdHere) return;
+    this.#createdHere = null;
+    this.transcript = emptyTranscript(id);
+    void this.#reload(true);
+  }
+
+  async #reload(showLoading = false): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    if (!client || !id) return;
+    const token = ++this.#loadToken;
+    if (showLoading) this.loading = true;
+    try {
+      const signal = this.#alive.signal;
+      const [session, rows] = await Promise.all([client.session(id, signal), client.history(id, signal)]);
+      if (token !== this.#loadToken) return;
+      this.transcript = mergeLive(fromHistory(id, rows, session.turn_state), this.transcript);
+      this.loadError = '';
+      if (activeTurn(this.transcript) === undefined) this.stopping = false;
+    } catch (error) {
+      if (token !== this.#loadToken || this.#alive.signal.aborted) return;
+      this.loadError = describeError(error);
+    } finally {
+      if (token === this.#loadToken) this.loading = false;
+    }
+  }
+
+  /** Reads the history again soon, once a burst of events has passed. */
+  #reloadSoon(): void {
+    clearTimeout(this.#reloadTimer);
+    this.#reloadTimer = setTimeout(() => void this.#reload(), 150);
+  }
+
+  #onLive(event: LiveEvent): void {
+    if (!isTurnEvent(event) || event.session !== this.transcript.sessionId || this.transcript.sessionId === '') return;
+    this.#noteFollowing();
+    const applied = applyEvent(this.transcript, event);
+    this.transcript = applied.transcript;
+    if (event.type === 'turn_started') this.announcement = strings.announceReplying;
+    if (event.type === 'turn_parked') this.announcement = strings.announceParked;
+    if (event.type === 'turn_ended') {
+      this.stopping = false;
+      this.announcement =
+        event.status === 'done' ? strings.announceDone : event.status === 'stopped' ? strings.announceStopped : strings.announceError;
+      this.#reloadSoon();
+      this.dispatchEvent(new SessionChangedEvent(null));
+    } else if (applied.reload) {
+      this.#reloadSoon();
+    }
+  }
+
+  /** Whether the person is reading the end of the conversation (then it follows the reply). */
+  #noteFollowing(): void {
+    const log = this.log;
+    if (!log) return;
+    this.#following = log.scrollHeight - log.scrollTop - log.clientHeight < FOLLOW_SLACK;
+  }
+
+  async #send(text: string): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    this.sendError = '';
+    this.#following = true;
+    let session = this.session;
+    const key = `sending-${++this.#turnCounter}`;
+    try {
+      if (session === null) {
+        session = await client.createSession(this.pickedModel ?? undefined);
+        this.#createdHere = session.id;
+        this.transcript = emptyTranscript(session.id);
+        this.dispatchEvent(new SessionChangedEvent(session));
+      }
+      if (session.title === '') {
+        // The server titles a conversation after its first message; show that at once.
+        this.dispatchEvent(new SessionChangedEvent({ ...session, title: provisionalTitle(text) }));
+      }
+      this.transcript = addSending(this.transcript, key, text);
+      this.announcement = strings.announceSent;
+      const sent = await client.send(session.id, text);
+      this.transcript = acceptSending(this.transcript, key, sent.turn);
+      this.dispatchEvent(new SessionChangedEvent(null));
+    } catch (error) {
+      this.transcript = dropSending(this.transcript, key);
+      this.draft = text;
+      this.sendError = error instanceof ApiError && error.code === 'no_model' ? strings.noModel : describeError(error);
+    }
+  }
+
+  async #stop(): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    if (!client || !id || this.stopping) return;
+    this.stopping = true;
+    try {
+      await client.stop(id);
+    } catch (error) {
+      this.sendError = describeError(error);
+      this.stopping = false;
+    }
+  }
+
+  #retry(): void {
+    const text = lastUserText(this.transcript);
+    if (text !== null) void this.#send(text);
+  }
+
+  override render(): TemplateResult {
+    const session = this.session;
+    const pinned = session ? session.model : this.pickedModel;
+    const next = badgeForNext(pinned, this.models);
+    const busy = activeTurn(this.transcript) !== undefined;
+    const parked = this.transcript.turns.some((t) => t.status === 'parked');
+    const noModels = this.modelsLoaded && this.models.length === 0;
+    return html`
+      <header class="bar">
+        <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || strings.newChat}</h2>
+        <div class="bar-tools">
+          <skald-model-picker
+            .models=${this.models}
+            .value=${pinned}
+            ?disabled=${session !== null}
+            @skald-model-change=${(e: { model: string | null }) => (this.pickedModel = e.model)}
+          ></skald-model-picker>
+          <skald-privacy-badge .badge=${next}></skald-privacy-badge>
+        </div>
+      </header>
+      <div class="log" role="log" aria-labelledby="chat-title" aria-busy=${busy ? 'true' : 'false'} tabindex="-1" @scroll=${this.#noteFollowing}>
+        <div class="column">
+          ${this.loading ? html`<p class="hint center" role="status">${strings.loading}</p>` : nothing}
+          ${this.loadError
+            ? html`<div class="notice error" role="alert">
+                <p>${this.loadError}</p>
+                <button type="button" @click=${() => void this.#reload(true)}>${strings.retry}</button>
+              </div>`
+            : nothing}
+          ${!this.loading && this.transcript.turns.length === 0 && !this.loadError ? this.#renderEmpty(noModels) : nothing}
+          ${repeat(
+            this.transcript.turns,
+            (turn) => turn.key,
+            (turn, index) => this.#renderTurn(turn, index === this.transcript.turns.length - 1),
+          )}
+          ${this.#renderLooseCards()}
+        </div>
+      </div>
+      <div class="bottom">
+        <div class="column">
+          ${this.sendError ? html`<p class="notice error" role="alert" data-testid="send-error">${this.sendError}</p>` : nothing}
+          ${parked && !busy ? html`<p class="hint parked">${strings.parkedHint}</p>` : nothing}
+          <skald-composer
+            .value=${this.draft}
+            ?busy=${busy}
+            ?disabled=${noModels || this.stopping}
+            @skald-send=${(e: { text: string }) => {
+              this.draft = '';
+              void this.#send(e.text);
+            }}
+            @skald-stop=${() => void this.#stop()}
+          ></skald-composer>
+          <p class="fineprint">${strings.composerFineprint}</p>
+        </div>
+      </div>
+      <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
+    `;
+  }
+
+  #renderEmpty(noModels: boolean): TemplateResult {
+    if (noModels) {
+      return html`<div class="empty">
+        <h3>${strings.noModelTitle}</h3>
+        <p>${this.login?.me.role.manage_instance ? strings.noModelAdmin : strings.noModel}</p>
+      </div>`;
+    }
+    return html`<div class="empty">
+      <h3>${strings.emptyTitle.replace('{name}', this.login?.me.user.name ?? '')}</h3>
+      <p>${strings.emptyLead}</p>
+    </div>`;
+  }
+
+  #renderTurn(turn: Turn, last: boolean): TemplateResult {
+    const ended = turn.status === 'done' || turn.status === 'stopped' || turn.status === 'error';
+    const hasText = turn.items.some((item) => item.kind === 'text' && item.text !== '');
+    return html`<article class="turn" data-testid="turn" data-status=${turn.status} aria-label=${strings.turnLabel}>
+      ${turn.userText !== null
+        ? html`<div class="user">
+            <h3 class="visually-hidden">${strings.youSaid}</h3>
+            <div class="bubble" data-testid="user-message">${turn.userText}</div>
+          </div>`
+        : nothing}
+      <div class="assistant" data-testid="assistant-message">
+        <h3 class="visually-hidden">${strings.assistantSaid}</h3>
+        ${turn.items.map((item) => this.#renderItem(item, ended))}
+        ${(turn.status === 'running' || turn.status === 'sending') && !hasText
+          ? html`<p class="thinking" aria-hidden="true"><span></span><span></span><span></span></p>`
+          : nothing}
+        ${turn.status === 'stopped' ? html`<p class="stopped" data-testid="turn-stopped">${strings.turnStopped}</p>` : nothing}
+        ${turn.status === 'error'
+          ? html`<div class="notice error" role="alert" data-testid="turn-error">
+              <p>${turn.error?.message || strings.turnFailed}</p>
+              ${last ? html`<button type="button" data-testid="retry" @click=${this.#retry}>${strings.retry}</button>` : nothing}
+            </div>`
+          : nothing}
+        ${turn.model !== null
+          ? html`<p class="turn-meta">
+              <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
+              <span>${turn.model}</span>
+            </p>`
+          : nothing}
+      </div>
+    </article>`;
+  }
+
+  #renderItem(item: TurnItem, ended: boolean): TemplateResult {
+    switch (item.kind) {
+      case 'text':
+        return html`<skald-markdown .text=${item.text}></skald-markdown>`;
+      case 'note':
+        return html`<p class="note">
+          ${item.note === 'retrying'
+            ? strings.noteRetrying.replace('{attempt}', item.detail)
+            : item.note === 'fallback'
+              ? strings.noteFallback.replace('{model}', item.detail)
+              : strings.noteCompacted}
+        </p>`;
+      case 'tool': {
+        const card = this.login?.inbox.forCall(item.id);
+        return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
+          ${card ? this.#renderCard(card) : nothing}`;
+      }
+    }
+  }
+
+  /** Cards of this conversation not tied to a call on screen (e.g. a question). */
+  #renderLooseCards(): TemplateResult | typeof nothing {
+    const id = this.transcript.sessionId;
+    if (!id || !this.login) return nothing;
+    const shownCalls = new Set(
+      this.transcript.turns.flatMap((turn) => turn.items.flatMap((item) => (item.kind === 'tool' ? [item.id] : []))),
+    );
+    const loose = this.login.inbox.forSession(id).filter((card) => !shownCalls.has(card.details.call_id ?? ''));
+    return loose.length === 0 ? nothing : html`${loose.map((card) => this.#renderCard(card))}`;
+  }
+
+  #renderCard(card: Card): TemplateResult {
+    const busy = this.#cards.busy(card.id);
+    const error = this.#cards.error(card.id);
+    return card.kind === 'approval'
+      ? html`<skald-approval-card
+          .card=${card}
+          ?mayApprove=${this.login?.me.role.may_approve ?? false}
+          ?busy=${busy}
+          .error=${error}
+        ></skald-approval-card>`
+      : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
+  }
+}
+
+/** The first line of a message, as the server will title the conversation with it. */
+function provisionalTitle(text: string): string {
+  const line = text.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return line.length > 60 ? `${line.slice(0, 60)}…` : line;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-chat': SkaldChat;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The inbox (§8.5): everything waiting on the person, oldest first, each
+ * decidable or answerable right here, with a way to its conversation.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+
+import type { Card, ChatSession } from '../../api/types.js';
+import { CardActionsController } from '../../controllers/card-actions-controller.js';
+import { StoreController } from '../../controllers/store-controller.js';
+import { strings } from '../../i18n/en.js';
+import type { Login } from '../../state/login.js';
+import { controls } from '../../styles/controls.js';
+import { OpenSessionEvent } from '../events.js';
+import '../skald-approval-card/skald-approval-card.js';
+import '../skald-question-card/skald-question-card.js';
+import { styles } from './skald-inbox.styles.js';
+
+/**
+ * Test hook: `[data-testid=inbox-item]` per card.
+ *
+ * @summary What waits on the person.
+ * @fires skald-open-session - open the conversation a card belongs to
+ */
+@customElement('skald-inbox')
+export class SkaldInbox extends LitElement {
+  static override styles = [controls, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+  /** For the conversations' titles. */
+  @property({ attribute: false }) sessions: readonly ChatSession[] = [];
+
+  readonly #cards = new CardActionsController(
+    this,
+    () => this.login?.client ?? null,
+    () => this.login?.inbox ?? null,
+  );
+
+  constructor() {
+    super();
+    new StoreController(this, () => this.login?.inbox);
+  }
+
+  override render(): TemplateResult {
+    const inbox = this.login?.inbox;
+    const cards = inbox?.cards ?? [];
+    return html`
+      <header class="bar">
+        <h2 id="inbox-title">${strings.inboxTitle}</h2>
+      </header>
+      <div class="scroll">
+        <div class="column">
+          ${inbox && !inbox.loaded ? html`<p class="hint" role="status">${strings.loading}</p>` : nothing}
+          ${inbox?.loaded && cards.length === 0
+            ? html`<div class="empty" data-testid="inbox-empty">
+                <h3>${strings.inboxEmptyTitle}</h3>
+                <p>${strings.inboxEmpty}</p>
+              </div>`
+            : nothing}
+          <ul aria-labelledby="inbox-title">
+            ${cards.map((card) => html`<li data-testid="inbox-item">${this.#renderCard(card)}</li>`)}
+          </ul>
+        </div>
+      </div>
+    `;
+  }
+
+  #renderCard(card: Card): TemplateResult {
+    const session = this.sessions.find((s) => s.id === card.session_id);
+    const context = strings.inboxIn.replace('{title}', session?.title || strings.untitled);
+    const busy = this.#cards.busy(card.id);
+    const error = this.#cards.error(card.id);
+    return html`
+      ${card.kind === 'approval'
+        ? html`<skald-approval-card
+            .card=${card}
+            .context=${context}
+            ?mayApprove=${this.login?.me.role.may_approve ?? false}
+            ?busy=${busy}
+            .error=${error}
+          ></skald-approval-card>`
+        : html`<skald-question-card .card=${card} .context=${context} ?busy=${busy} .error=${error}></skald-question-card>`}
+      <p class="open">
+        <button type="button" class="link" @click=${() => this.dispatchEvent(new OpenSessionEvent(card.session_id))}>
+          ${strings.inboxOpen}
+        </button>
+        <span class="hint">${formatTime(card.created_at)}</span>
+      </p>
+    `;
+  }
+}
+
+function formatTime(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-inbox': SkaldInbox;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Which model a new conversation uses: "Automatic" (each turn picks the best
+ * the role allows) or one model, from those the role allows only. Models
+ * whose words stay on this computer are listed first and say so.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+
+import type { Model } from '../../api/types.js';
+import { strings } from '../../i18n/en.js';
+import { controls } from '../../styles/controls.js';
+import { styles } from './skald-model-picker.styles.js';
+
+/** The person chose a model (`null`: automatic). */
+export class ModelChangeEvent extends Event {
+  static readonly type = 'skald-model-change';
+  constructor(readonly model: string | null) {
+    super(ModelChangeEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+const AUTOMATIC = '';
+
+/**
+ * @summary A select of the models the role allows.
+ * @fires skald-model-change - the choice changed
+ */
+@customElement('skald-model-picker')
+export class SkaldModelPicker extends LitElement {
+  static override styles = [controls, styles];
+
+  @property({ attribute: false }) models: readonly Model[] = [];
+  /** The chosen model's name, or `null` for automatic. */
+  @property({ attribute: false }) value: string | null = null;
+  /** A conversation that has begun keeps its model. */
+  @property({ type: Boolean }) disabled = false;
+
+  override render(): TemplateResult {
+    const local = this.models.filter((m) => m.privacy === 'local');
+    const remote = this.models.filter((m) => m.privacy !== 'local');
+    return html`
+      <label class="visually-hidden" for="model">${strings.modelLabel}</label>
+      <select
+        id="model"
+        data-testid="model-picker"
+        .value=${this.value ?? AUTOMATIC}
+        ?disabled=${this.disabled || this.models.length === 0}
+        title=${this.disabled ? strings.modelFixed : strings.modelLabel}
+        @change=${this.#changed}
+      >
+        <option value=${AUTOMATIC} ?selected=${this.value === null}>${strings.modelAutomatic}</option>
+        ${local.length > 0
+          ? html`<optgroup label=${strings.modelGroupLocal}>
+              ${local.map((m) => html`<option value=${m.name} ?selected=${m.name === this.value}>${m.name}</option>`)}
+            </optgroup>`
+          : nothing}
+        ${remote.length > 0
+          ? html`<optgroup label=${strings.modelGroupRemote}>
+              ${remote.map(
+                (m) => html`<option value=${m.name} ?selected=${m.name === this.value}>
+                  ${strings.modelRemoteOption.replace('{model}', m.name).replace('{provider}', m.provider)}
+                </option>`,
+              )}
+            </optgroup>`
+          : nothing}
+      </select>
+    `;
+  }
+
+  #changed(event: Event): void {
+    const value = (event.target as HTMLSelectElement).value;
+    this.dispatchEvent(new ModelChangeEvent(value === AUTOMATIC ? null : value));
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-model-picker': SkaldModelPicker;
+  }
+  interface HTMLElementEventMap {
+    [ModelChangeEvent.type]: ModelChangeEvent;
+  }
+}

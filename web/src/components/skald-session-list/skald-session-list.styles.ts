@@ -1,0 +1,140 @@
+/** Styles for `<skald-session-list>`. */
+import { css } from 'lit';
+
+export const styles = css`
+  :host {
+    display: flex;
+    flex-direction: column;
+    min-height: 0;
+    gap: var(--skald-space-2);
+  }
+
+  .new {
+    justify-content: flex-start;
+  }
+
+  .search input {
+    min-height: 2.25rem;
+  }
+
+  nav {
+    flex: 1;
+    min-height: 0;
+    overflow-y: auto;
+    margin: 0 calc(-1 * var(--skald-space-1));
+    padding: 0 var(--skald-space-1);
+  }
+
+  ul {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
+
+  .pad {
+    padding: var(--skald-space-2);
+  }
+
+  .row {
+    position: relative;
+    display: flex;
+    align-items: center;
+    border-radius: var(--skald-radius);
+  }
+
+  .row:hover,
+  .row:focus-within {
+    background: var(--skald-hover);
+  }
+
+  .row[data-current='true'] {
+    background: var(--skald-selected);
+  }
+
+  .open {
+    flex: 1;
+    min-width: 0;
+    min-height: 2.5rem;
+    justify-content: flex-start;
+    flex-direction: column;
+    align-items: flex-start;
+    gap: 0;
+    padding: 0.35rem 0.5rem;
+    border: none;
+    background: transparent;
+    font-weight: 400;
+    text-align: left;
+  }
+
+  .open:hover:not(:disabled) {
+    background: transparent;
+  }
+
+  .row-title {
+    display: block;
+    width: 100%;
+    overflow: hidden;
+    text-overflow: ellipsis;
+    white-space: nowrap;
+  }
+
+  .state {
+    font-size: 0.75rem;
+    color: var(--skald-text-muted);
+  }
+
+  .state[data-state='parked'] {
+    color: var(--skald-warn);
+    font-weight: 600;
+  }
+
+  .row-tools {
+    display: flex;
+    opacity: 0;
+  }
+
+  .row:hover .row-tools,
+  .row:focus-within .row-tools,
+  .row[data-current='true'] .row-tools {
+    opacity: 1;
+  }
+
+  .icon {
+    min-height: 2rem;
+    min-width: 2rem;
+    padding: 0;
+    font-size: 0.9rem;
+  }
+
+  .rename {
+    flex: 1;
+    padding: 0.2rem;
+  }
+
+  .rename input {
+    min-height: 2.25rem;
+  }
+
+  dialog {
+    border: 1px solid var(--skald-border);
+    border-radius: calc(var(--skald-radius) * 2);
+    background: var(--skald-surface);
+    color: var(--skald-text);
+    box-shadow: var(--skald-shadow);
+    padding: var(--skald-space-3);
+    max-width: min(28rem, 90vw);
+  }
+
+  dialog::backdrop {
+    background: rgba(0, 0, 0, 0.4);
+  }
+
+  dialog h2 {
+    margin: 0 0 var(--skald-space-2);
+    font-size: 1.15rem;
+  }
+
+  .end {
+    justify-content: flex-end;
+  }
+`;

@@ -1,0 +1,195 @@
+/**
+ * The person's conversations, newest first: search by title, open, rename
+ * in place, delete after a confirmation. A conversation waiting on the
+ * person (a parked turn) or being answered says so.
+ */
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
+
+import type { ChatSession } from '../../api/types.js';
+import { strings } from '../../i18n/en.js';
+import { controls } from '../../styles/controls.js';
+import { NewChatEvent, OpenSessionEvent } from '../events.js';
+import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
+import { styles } from './skald-session-list.styles.js';
+
+/** The person renamed a conversation. */
+export class RenameSessionEvent extends Event {
+  static readonly type = 'skald-rename-session';
+  constructor(
+    readonly sessionId: string,
+    readonly title: string,
+  ) {
+    super(RenameSessionEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+/** The person confirmed deleting a conversation. */
+export class DeleteSessionEvent extends Event {
+  static readonly type = 'skald-delete-session';
+  constructor(readonly sessionId: string) {
+    super(DeleteSessionEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+/**
+ * Test hooks: `[data-testid=new-chat]`, `[data-testid=search]`,
+ * `[data-testid=session]` (with `data-id`), `[data-testid=rename]`,
+ * `[data-testid=delete]`, `[data-testid=confirm-delete]`.
+ *
+ * @summary The conversation list with search, rename and delete.
+ * @fires skald-open-session - open a conversation
+ * @fires skald-new-chat-request - start a new one
+ * @fires skald-rename-session - a new title
+ * @fires skald-delete-session - delete, confirmed
+ */
+@customElement('skald-session-list')
+export class SkaldSessionList extends LitElement {
+  static override styles = [controls, styles];
+
+  @property({ attribute: false }) sessions: readonly ChatSession[] = [];
+  /** The open conversation's id (`null`: a new one). */
+  @property({ attribute: false }) selected: string | null = null;
+  @property({ type: Boolean }) loading = false;
+
+  @state() private filter = '';
+  @state() private renaming: string | null = null;
+  @state() private deleting: ChatSession | null = null;
+
+  @query('dialog') private dialog?: HTMLDialogElement;
+  @query('.rename-field') private renameField?: HTMLInputElement;
+
+  protected override updated(changed: PropertyValues): void {
+    if (changed.has('renaming') && this.renaming !== null) {
+      this.renameField?.focus();
+      this.renameField?.select();
+    }
+    if (changed.has('deleting') && this.deleting !== null && this.dialog && !this.dialog.open) this.dialog.showModal();
+  }
+
+  override render(): TemplateResult {
+    const needle = this.filter.trim().toLowerCase();
+    const shown = needle === '' ? this.sessions : this.sessions.filter((s) => titleOf(s).toLowerCase().includes(needle));
+    return html`
+      <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
+        ${plusIcon} ${strings.newChat}
+      </button>
+      <div class="search">
+        <label class="visually-hidden" for="search">${strings.searchLabel}</label>
+        <input
+          id="search"
+          type="search"
+          data-testid="search"
+          placeholder=${strings.searchPlaceholder}
+          .value=${this.filter}
+          @input=${(e: Event) => (this.filter = (e.target as HTMLInputElement).value)}
+        />
+      </div>
+      <nav aria-label=${strings.sessionsLabel}>
+        ${this.loading && this.sessions.length === 0 ? html`<p class="hint pad">${strings.loading}</p>` : nothing}
+        ${!this.loading && shown.length === 0
+          ? html`<p class="hint pad">${needle === '' ? strings.noSessions : strings.noMatches}</p>`
+          : nothing}
+        <ul>
+          ${repeat(shown, (s) => s.id, (s) => this.#renderRow(s))}
+        </ul>
+      </nav>
+      <dialog aria-labelledby="delete-title" @close=${() => (this.deleting = null)}>
+        ${this.deleting
+          ? html`<form method="dialog">
+              <h2 id="delete-title">${strings.deleteTitle}</h2>
+              <p>${strings.deleteBody.replace('{title}', titleOf(this.deleting))}</p>
+              <div class="actions end">
+                <button value="cancel" autofocus>${strings.cancel}</button>
+                <button
+                  type="button"
+                  class="danger"
+                  data-testid="confirm-delete"
+                  @click=${() => this.#confirmDelete()}
+                >
+                  ${strings.delete}
+                </button>
+              </div>
+            </form>`
+          : nothing}
+      </dialog>
+    `;
+  }
+
+  #renderRow(session: ChatSession): TemplateResult {
+    const title = titleOf(session);
+    const current = session.id === this.selected;
+    if (this.renaming === session.id) {
+      return html`<li class="row renaming">
+        <form class="rename" @submit=${(e: Event) => this.#commitRename(e, session)}>
+          <label class="visually-hidden" for="rename-${session.id}">${strings.renameLabel}</label>
+          <input
+            id="rename-${session.id}"
+            class="rename-field"
+            .value=${session.title}
+            @keydown=${(e: KeyboardEvent) => {
+              if (e.key === 'Escape') {
+                e.preventDefault();
+                this.renaming = null;
+              }
+            }}
+            @blur=${(e: Event) => this.#commitRename(e, session)}
+          />
+        </form>
+      </li>`;
+    }
+    const state = session.turn_state === 'parked' ? strings.sessionWaiting : session.turn_state === 'running' ? strings.sessionReplying : '';
+    return html`<li class="row" data-current=${current ? 'true' : 'false'}>
+      <button
+        type="button"
+        class="open"
+        data-testid="session"
+        data-id=${session.id}
+        aria-current=${current ? 'page' : nothing}
+        @click=${() => this.dispatchEvent(new OpenSessionEvent(session.id))}
+      >
+        <span class="row-title">${title}</span>
+        ${state ? html`<span class="state" data-state=${session.turn_state ?? ''}>${state}</span>` : nothing}
+      </button>
+      <span class="row-tools">
+        <button type="button" class="quiet icon" data-testid="rename" aria-label=${strings.renameNamed.replace('{title}', title)} @click=${() => (this.renaming = session.id)}>
+          ${pencilIcon}
+        </button>
+        <button type="button" class="quiet icon" data-testid="delete" aria-label=${strings.deleteNamed.replace('{title}', title)} @click=${() => (this.deleting = session)}>
+          ${trashIcon}
+        </button>
+      </span>
+    </li>`;
+  }
+
+  #commitRename(event: Event, session: ChatSession): void {
+    event.preventDefault();
+    if (this.renaming !== session.id) return;
+    const field = this.renameField;
+    const title = field?.value.trim() ?? '';
+    this.renaming = null;
+    if (title !== '' && title !== session.title) this.dispatchEvent(new RenameSessionEvent(session.id, title));
+  }
+
+  #confirmDelete(): void {
+    const session = this.deleting;
+    this.dialog?.close();
+    this.deleting = null;
+    if (session) this.dispatchEvent(new DeleteSessionEvent(session.id));
+  }
+}
+
+function titleOf(session: ChatSession): string {
+  return session.title || strings.untitled;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-session-list': SkaldSessionList;
+  }
+  interface HTMLElementEventMap {
+    [RenameSessionEvent.type]: RenameSessionEvent;
+    [DeleteSessionEvent.type]: DeleteSessionEvent;
+  }
+}

@@ -1,0 +1,240 @@
+// Shared pieces of the browser tests: spawn `skald serve` (and the scripted model
+// server) with throwaway directories, open pages in Chromium with every console
+// message collected, and call the API the way a script would.
+//
+// Not a test file itself (node --test picks *.test.mjs only).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const READY_LINE = /^skald listening on (http:\/\/127\.0\.0\.1:\d+) token=(\S+)$/;
+const MODEL_READY_LINE = /^scripted-model listening on (http:\/\/127\.0\.0\.1:\d+)$/;
+const READY_TIMEOUT_MS = 30_000;
+// Chromium has worded these "Refused to …" and, lately, "… violates the following
+// Content Security Policy directive …".
+export const CSP_VIOLATION = /Content Security Policy|Refused to|violates the following/i;
+
+/** Where screenshots go: web/test-output/ (gitignored). */
+export const OUTPUT_DIR = new URL('../../test-output/', import.meta.url).pathname;
+
+export function requireBin() {
+  const bin = process.env.SKALD_BIN;
+  if (!bin) {
+    throw new Error(
+      'SKALD_BIN is not set: point it at the skald binary to test, e.g. ' +
+        'SKALD_BIN="$PWD/../target/debug/skald" npm run test:e2e',
+    );
+  }
+  return bin;
+}
+
+/**
+ * The scripted model server binary: SCRIPTED_MODEL_BIN, else the first that exists
+ * beside SKALD_BIN, in $CARGO_TARGET_DIR/debug, or in the default target directory
+ * (~/.cache/skald/target/debug) where test.sh builds it.
+ */
+export function scriptedModelBin() {
+  if (process.env.SCRIPTED_MODEL_BIN) return process.env.SCRIPTED_MODEL_BIN;
+  const candidates = [
+    path.join(path.dirname(requireBin()), 'scripted-model'),
+    ...(process.env.CARGO_TARGET_DIR ? [path.join(process.env.CARGO_TARGET_DIR, 'debug', 'scripted-model')] : []),
+    path.join(homedir(), '.cache', 'skald', 'target', 'debug', 'scripted-model'),
+  ];
+  const found = candidates.find((candidate) => existsSync(candidate));
+  if (!found) {
+    throw new Error(`no scripted-model binary (looked at ${candidates.join(', ')}): run cargo build -p scripted-model --bin scripted-model, or set SCRIPTED_MODEL_BIN`);
+  }
+  return found;
+}
+
+/** A fresh temporary root for one test file's processes. */
+export async function makeRoot() {
+  return mkdtemp(path.join(tmpdir(), 'skald-e2e-'));
+}
+
+export async function removeRoot(root) {
+  if (root) await rm(root, { recursive: true, force: true });
+}
+
+/**
+ * Spawns `bin serve` with a fresh data dir and fresh HOME / XDG dirs under
+ * `root`, and resolves once it prints its ready line. Debug builds serve the
+ * page from web/dist when SKALD_DEV_WEB_DIR points there, so the tests check
+ * the page just built rather than the copy embedded at the last cargo build.
+ */
+export async function startServer(bin, root, { env: extraEnv = {}, dataDir: givenDataDir } = {}) {
+  const dir = async (name) => {
+    const p = path.join(root, name);
+    await mkdir(p, { recursive: true, mode: 0o700 });
+    return p;
+  };
+  const dataDir = givenDataDir ?? (await dir('data'));
+  const env = {
+    ...process.env,
+    HOME: await dir('home'),
+    XDG_DATA_HOME: await dir('xdg-data'),
+    XDG_CONFIG_HOME: await dir('xdg-config'),
+    XDG_CACHE_HOME: await dir('xdg-cache'),
+    XDG_RUNTIME_DIR: await dir('xdg-runtime'),
+    SKALD_INSECURE_FAST_KDF: '1',
+    SKALD_DEV_WEB_DIR: new URL('../../dist/', import.meta.url).pathname,
+    ...extraEnv,
+  };
+  delete env.SKALD_DATA_DIR;
+
+  const proc = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr = collect(proc.stderr);
+  const [origin, token] = await readyLine(proc, READY_LINE, `${bin}`, stderr);
+  return { origin, token, proc, stderr: () => stderr.text };
+}
+
+/** Spawns the scripted model server; resolves with its URL and a way to queue replies. */
+export async function startScriptedModel() {
+  const bin = scriptedModelBin();
+  const proc = spawn(bin, ['--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr = collect(proc.stderr);
+  const [url] = await readyLine(proc, MODEL_READY_LINE, bin, stderr);
+  return {
+    url,
+    proc,
+    /** Queues replies (one object or an array) behind those already queued. */
+    async push(replies) {
+      const response = await fetch(`${url}/_scripted/replies`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(replies),
+      });
+      if (!response.ok) throw new Error(`queueing replies: ${response.status} ${await response.text()}`);
+    },
+  };
+}
+
+function collect(stream) {
+  const sink = { text: '' };
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    sink.text += chunk;
+  });
+  return sink;
+}
+
+function readyLine(proc, pattern, what, stderr) {
+  proc.stdout.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const fail = (why) => {
+      clearTimeout(timer);
+      proc.kill('SIGKILL');
+      reject(new Error(`${why}\n--- stderr ---\n${stderr.text}\n--- stdout ---\n${buffered}`));
+    };
+    const timer = setTimeout(() => fail(`${what} printed no ready line within ${READY_TIMEOUT_MS / 1000} s`), READY_TIMEOUT_MS);
+    proc.on('error', (error) => fail(`could not start ${what}: ${error.message}`));
+    proc.on('exit', (code, signal) => fail(`${what} exited early (code ${code}, signal ${signal})`));
+    proc.stdout.on('data', (chunk) => {
+      buffered += chunk;
+      for (const line of buffered.split('\n')) {
+        const match = pattern.exec(line.trim());
+        if (match) {
+          clearTimeout(timer);
+          proc.removeAllListeners('exit');
+          proc.removeAllListeners('error');
+          // Keep draining stdout so the process never blocks on a full pipe.
+          proc.stdout.resume();
+          resolve(match.slice(1));
+          return;
+        }
+      }
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within 10 s. */
+export async function stopProcess(proc) {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--headless',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** A fresh context and page, with every console message and page error collected. */
+export async function openPage(browser, url, { initScript, colorScheme } = {}) {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    ...(colorScheme ? { colorScheme } : {}),
+  });
+  if (initScript !== undefined) await context.addInitScript({ content: initScript });
+  const page = await context.newPage();
+  /** @type {string[]} */
+  const consoleMessages = [];
+  /** Answers with an error status, as `METHOD /path STATUS`. */
+  const failedResponses = [];
+  page.on('console', (message) => consoleMessages.push(`${message.type()}: ${message.text()}`));
+  page.on('pageerror', (error) => consoleMessages.push(`error: uncaught ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) {
+      failedResponses.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`);
+    }
+  });
+  await page.goto(url);
+  return { page, context, consoleMessages, failedResponses, close: () => context.close() };
+}
+
+/** Calls the API as a script would: JSON in, JSON out, throws on an error status. */
+export async function api(origin, token, method, route, body) {
+  const response = await fetch(`${origin}${route}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** Saves a full-page screenshot as OUTPUT_DIR/<name>.png and returns its path. */
+export async function screenshot(page, name) {
+  await mkdir(OUTPUT_DIR, { recursive: true });
+  const file = path.join(OUTPUT_DIR, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/**
+ * Console messages that are errors, CSP violations or uncaught exceptions.
+ * Chromium also logs every HTTP error answer ("Failed to load resource: the
+ * server responded with a status of 401"); those are left out here, and the
+ * tests check the answers themselves (`failedResponses`) against the ones they
+ * expect, such as the 401 of a wrong password.
+ */
+export function problems(consoleMessages) {
+  return consoleMessages.filter(
+    (m) => (m.startsWith('error:') || CSP_VIOLATION.test(m)) && !/Failed to load resource: the server responded with a status of \d+/.test(m),
+  );
+}
