@@ -1,12 +1,15 @@
-//! The caller's notes (§12), read from their own encrypted file: the same notes the
-//! assistant keeps with `note_write`. Writing stays the assistant's, behind its cards.
+//! The caller's notes (§12), in their own encrypted file: the same notes the assistant
+//! keeps with `note_write` (behind its cards), read, written and deleted by their owner.
 
 use axum::Json;
 use axum::extract::{Path, Query};
+use axum::http::StatusCode;
 use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::json::Body;
+use crate::store::StoreError;
 use crate::store::notes::{self, Hit, Note, NoteSummary};
 
 #[derive(Deserialize)]
@@ -36,4 +39,46 @@ pub async fn list(caller: Caller, Query(search): Query<Search>) -> Result<Json<s
 pub async fn get(caller: Caller, Path(id): Path<i64>) -> Result<Json<Note>, ApiError> {
     let note = notes::get(&caller.session.space, id).await?;
     note.map(Json).ok_or_else(|| ApiError::Missing { code: "no_note", message: "there is no such note".into() })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewNote {
+    title: String,
+    #[serde(default)]
+    body: String,
+}
+
+/// `POST /api/notes` `{"title","body"}`: a note I write myself (no card: it is my own hand).
+pub async fn create(caller: Caller, Body(req): Body<NewNote>) -> Result<(StatusCode, Json<Note>), ApiError> {
+    let note = notes::create(&caller.session.space, req.title.trim(), &req.body, false).await.map_err(invalid)?;
+    Ok((StatusCode::CREATED, Json(note)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoteEdit {
+    title: Option<String>,
+    body: Option<String>,
+}
+
+/// `PUT /api/notes/{id}` `{"title"?,"body"?}`: edits one of my notes.
+pub async fn update(caller: Caller, Path(id): Path<i64>, Body(req): Body<NoteEdit>) -> Result<Json<Note>, ApiError> {
+    let title = req.title.as_deref().map(str::trim);
+    let note = notes::update(&caller.session.space, id, title, req.body.as_deref(), false).await.map_err(invalid)?;
+    Ok(Json(note))
+}
+
+/// `DELETE /api/notes/{id}`: deletes one of my notes; its words leave the search index too.
+pub async fn delete(caller: Caller, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
+    notes::delete(&caller.session.space, id).await.map_err(invalid)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn invalid(err: StoreError) -> ApiError {
+    match err {
+        StoreError::WrongState(why) => ApiError::BadRequest { code: "invalid_note", message: why.to_owned() },
+        StoreError::NotFound => ApiError::Missing { code: "no_note", message: "there is no such note".into() },
+        other => other.into(),
+    }
 }

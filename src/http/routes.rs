@@ -97,7 +97,10 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/notices", Session, Header, agents::notices),
         route(M::POST, "/api/notices/seen", Session, Header, agents::seen),
         route(M::GET, "/api/notes", Session, Header, notes::list),
+        route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),
+        route(M::PUT, "/api/notes/{id}", Session, Header, notes::update),
+        route(M::DELETE, "/api/notes/{id}", Session, Header, notes::delete),
     ]
 }
 

@@ -132,3 +132,30 @@ async fn deleting_my_account_needs_my_password_and_name_and_destroys_my_file() {
         .await;
     assert_eq!((status, body["error"]["code"].as_str()), (409, Some("last_admin")), "{body}");
 }
+
+#[tokio::test]
+async fn my_own_notes_can_be_written_edited_searched_and_deleted_and_bad_ones_are_refused() {
+    let chat = Chat::start().await;
+    let (status, note) =
+        chat.server.post("/api/notes", Some(&chat.token), json!({ "title": " Recipes ", "body": "lentil soup" })).await;
+    assert_eq!(status, 201, "{note}");
+    assert_eq!((note["title"].as_str(), note["outside"].as_bool()), (Some("Recipes"), Some(false)));
+    let path = format!("/api/notes/{}", note["id"]);
+    let (status, edited) =
+        chat.server.call(Method::PUT, &path, Some(&chat.token), Some(json!({ "body": "barley soup" }))).await;
+    assert_eq!(
+        (status, edited["body"].as_str(), edited["title"].as_str()),
+        (200, Some("barley soup"), Some("Recipes"))
+    );
+    let (_, found) = chat.server.call(Method::GET, "/api/notes?q=barley", Some(&chat.token), None).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    let (_, gone) = chat.server.call(Method::GET, "/api/notes?q=lentil", Some(&chat.token), None).await;
+    assert_eq!(gone, json!([]), "the old words left the index");
+    let (status, bad) = chat.server.post("/api/notes", Some(&chat.token), json!({ "title": "  ", "body": "x" })).await;
+    assert_eq!((status, bad["error"]["code"].as_str()), (400, Some("invalid_note")));
+    assert_eq!(chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await.0, 204);
+    let (status, missing) = chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await;
+    assert_eq!((status, missing["error"]["code"].as_str()), (404, Some("no_note")));
+    let (_, after) = chat.server.call(Method::GET, "/api/notes?q=barley", Some(&chat.token), None).await;
+    assert_eq!(after, json!([]));
+}
