@@ -431,3 +431,32 @@ async fn two_frames_that_both_meet_a_card_park_the_turn_once_and_both_go_on_afte
     let (_, notes) = chat.server.call(Method::GET, "/api/notes", Some(&chat.token), None).await;
     assert_eq!(notes.as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn agent_calls_of_one_response_run_at_the_same_time_four_at_most() {
+    let chat = Chat::start().await;
+    let calls: Vec<ScriptedCall> = (1..=5).map(|i| call_agent("planner", &format!("task {i}"))).collect();
+    chat.model.push(Reply::tool_calls(calls));
+    for _ in 0..5 {
+        chat.model.push(Reply { hang: true, ..Reply::text("working") });
+    }
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "five plans").await;
+    // Every callee's reply hangs: requests only pile up if the frames run side by side.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while chat.model.request_count() < 5 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {} requests: frames ran one by one",
+            chat.model.request_count()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat.model.request_count(), 5, "the turn's request and four frames; the fifth waits for a slot");
+    let (status, _) = chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+    assert_eq!(status, 200);
+    let history = chat.finished(&session).await;
+    let statuses: Vec<&str> = own_results(&history).iter().map(|m| m["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["cancelled"; 5], "each call has its one result, in order");
+}
