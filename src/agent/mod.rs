@@ -260,6 +260,19 @@ impl Runtime {
         }
     }
 
+    /// Tells every active person's windows but one's that they have a new notice, so an
+    /// open inbox shows it without waiting (the notice itself is in the shared database).
+    pub async fn announce_notices(&self, except: Option<&UserId>) {
+        match crate::store::users::list(self.system()).await {
+            Ok(people) => {
+                for person in people.iter().filter(|p| p.status == "active" && Some(&p.id) != except) {
+                    self.inner.events.to_person(&person.id, serde_json::json!({ "type": "notice" }));
+                }
+            }
+            Err(err) => tracing::warn!(%err, "could not announce new notices"),
+        }
+    }
+
     /// Whether this version of the agent is new to this process; marks it seen.
     fn first_sight(&self, agent: &Agent) -> bool {
         let mut seen = self.inner.agent_versions.lock().expect("agent versions");
@@ -270,20 +283,31 @@ impl Runtime {
     /// logged and the version forgotten, so the next sight tries again.
     async fn record_version(&self, agent: &Agent) {
         let source = if self.inner.agents.is_bundled(agent) { AgentSource::Bundled } else { AgentSource::Disk };
-        if let Err(err) = agent_versions::record(self.system(), &agent.id, &agent.version, source, None).await {
-            tracing::warn!(agent = %agent.id, %err, "could not record an agent's version");
-            self.inner.agent_versions.lock().expect("agent versions").remove(&agent.id);
+        match agent_versions::record(self.system(), &agent.id, &agent.version, source, None).await {
+            Ok(true) if source == AgentSource::Disk => self.announce_notices(None).await,
+            Ok(_) => {}
+            Err(err) => {
+                tracing::warn!(agent = %agent.id, %err, "could not record an agent's version");
+                self.inner.agent_versions.lock().expect("agent versions").remove(&agent.id);
+            }
         }
     }
 
     /// Saves an agent's files for a person (an administrator) and records the version as
     /// theirs; everyone else finds a notice at their next login. The version is marked
     /// seen before the files change, so no turn in between records it as an edit on disk.
-    pub async fn save_agent(&self, by: &UserId, id: &str, meta: &str, prompt: &str) -> Result<Agent, TurnError> {
+    pub async fn save_agent(
+        &self,
+        by: &crate::store::audit::Actor,
+        id: &str,
+        meta: &str,
+        prompt: &str,
+    ) -> Result<Agent, TurnError> {
         let planned = self.inner.agents.parse(id, meta, prompt)?;
         self.first_sight(&planned);
         let agent = self.inner.agents.save(id, meta, prompt)?;
         agent_versions::record(self.system(), &agent.id, &agent.version, AgentSource::App, Some(by)).await?;
+        self.announce_notices(Some(&by.id)).await;
         Ok(agent)
     }
 

@@ -89,6 +89,13 @@ pub async fn delete_person(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// `GET /api/people`: everyone, whatever their state (pending, active, deactivated), for
+/// the administration pages; the login picker shows only who can log in.
+pub async fn people(State(state): State<AppState>) -> Result<Json<Vec<crate::users::PublicUser>>, ApiError> {
+    let rows = crate::store::users::list(state.accounts.system()).await?;
+    Ok(Json(rows.iter().map(crate::users::PublicUser::from).collect()))
+}
+
 /// `POST /api/users/{id}/enrolment-code`: a new code for someone not yet enrolled.
 pub async fn reissue_enrolment(
     State(state): State<AppState>,

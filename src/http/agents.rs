@@ -79,7 +79,7 @@ pub async fn save(
         return Err(ApiError::BadRequest { code: "agent_invalid", message });
     }
     let meta = serde_json::to_string_pretty(&edit.meta).expect("a JSON value serializes");
-    let agent = state.agent.save_agent(&actor.id, &id, &meta, &edit.prompt).await.map_err(|err| match err {
+    let agent = state.agent.save_agent(&actor, &id, &meta, &edit.prompt).await.map_err(|err| match err {
         TurnError::Agent(invalid) => ApiError::BadRequest { code: "agent_invalid", message: invalid.to_string() },
         other => other.into(),
     })?;

@@ -67,6 +67,7 @@ pub async fn add(
     };
     providers::insert(&state.system, &actor, &new, &models).await.map_err(name_taken)?;
     state.agent.providers_changed();
+    state.agent.announce_notices(Some(&actor.id)).await;
     tracing::info!(provider = %id, models = models.len(), "provider added");
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "models": models }))))
 }
@@ -76,8 +77,10 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<Value>>, Api
     let mut out = Vec::new();
     for provider in providers::list(&state.system).await? {
         let models = providers::models(&state.system, &provider.id).await?;
+        let privacy = crate::providers::privacy::classify(&provider.kind, &provider.base_url, provider.trusted_lan);
         let mut value = json!(provider);
         value["models"] = json!(models);
+        value["privacy"] = json!(privacy);
         out.push(value);
     }
     Ok(Json(out))
@@ -129,6 +132,7 @@ pub async fn update(
     };
     providers::update(&state.system, &actor, &id, &change).await.map_err(name_taken)?;
     state.agent.providers_changed();
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -150,6 +154,7 @@ pub async fn refresh(
     let change = ProviderChange { models: Some(&merged), ..ProviderChange::default() };
     providers::update(&state.system, &actor, &id, &change).await?;
     state.agent.providers_changed();
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok(Json(json!({ "models": merged })))
 }
 
@@ -164,6 +169,7 @@ pub async fn delete(
         other => other.into(),
     })?;
     state.agent.providers_changed();
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -41,6 +41,7 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/lock", Session, Header, people::lock),
         route(M::POST, "/api/lock-all", Launch, Header, people::lock_all),
         // administration
+        route(M::GET, "/api/people", Admin, Header, admin::people),
         route(M::PATCH, "/api/users/{id}", Admin, Header, admin::update_person),
         route(M::DELETE, "/api/users/{id}", Admin, Header, admin::delete_person),
         route(M::POST, "/api/users/{id}/deactivate", Admin, Header, admin::deactivate),

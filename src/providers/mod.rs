@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod catalogue;
 pub mod detect;
+pub mod gguf;
 pub mod ollama;
 pub mod openai;
 pub mod privacy;

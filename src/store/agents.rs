@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::json;
 
+use super::audit::Actor;
 use super::{StoreError, SystemStore, notices, timestamp};
-use crate::ids::UserId;
 
 /// Where a version came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub async fn record(
     agent_id: &str,
     hash: &str,
     source: Source,
-    changed_by: Option<&UserId>,
+    changed_by: Option<&Actor>,
 ) -> Result<bool, StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
@@ -64,15 +64,16 @@ pub async fn record(
         .bind(agent_id)
         .bind(hash)
         .bind(source.as_str())
-        .bind(changed_by)
+        .bind(changed_by.map(|actor| &actor.id))
         .bind(&now)
         .execute(&mut *tx)
         .await?;
     // A change to an agent, or an agent that appeared and did not ship with Skald: either
     // may now handle people's words.
     if latest.is_some() || source != Source::Bundled {
-        let body = json!({ "agent": agent_id, "hash": hash, "source": source.as_str(), "changed_by": changed_by });
-        notices::tell_everyone_but(&mut tx, changed_by, "agent_changed", &body).await?;
+        let by = changed_by.map(|actor| json!({ "id": actor.id, "name": actor.name }));
+        let body = json!({ "agent": agent_id, "hash": hash, "source": source.as_str(), "changed_by": by });
+        notices::tell_everyone_but(&mut tx, changed_by.map(|actor| &actor.id), "agent_changed", &body).await?;
     }
     tx.commit().await?;
     Ok(true)

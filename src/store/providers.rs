@@ -186,19 +186,24 @@ pub async fn update(
         "models_changed": change.models.is_some(),
     });
     audit::record(&mut tx, actor, None, "provider.changed", detail.clone()).await?;
-    notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_changed", &with_actor(detail, actor)).await?;
+    let name: String =
+        sqlx::query_scalar("SELECT name FROM providers WHERE id = ?").bind(id).fetch_one(&mut *tx).await?;
+    let mut body = with_actor(detail, actor);
+    body["name"] = json!(name);
+    notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_changed", &body).await?;
     tx.commit().await?;
     Ok(())
 }
 
 pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), StoreError> {
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let deleted = sqlx::query("DELETE FROM providers WHERE id = ?").bind(id).execute(&mut *tx).await?.rows_affected();
-    if deleted == 0 {
-        return Err(StoreError::NotFound);
-    }
-    audit::record(&mut tx, actor, None, "provider.deleted", json!({ "provider": id })).await?;
-    let body = with_actor(json!({ "provider": id }), actor);
+    let name: Option<String> = sqlx::query_scalar("DELETE FROM providers WHERE id = ? RETURNING name")
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some(name) = name else { return Err(StoreError::NotFound) };
+    audit::record(&mut tx, actor, None, "provider.deleted", json!({ "provider": id, "name": name })).await?;
+    let body = with_actor(json!({ "provider": id, "name": name }), actor);
     notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_deleted", &body).await?;
     tx.commit().await?;
     Ok(())

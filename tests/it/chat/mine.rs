@@ -52,6 +52,26 @@ async fn the_privacy_page_names_the_provider_and_who_set_it_up_and_a_change_leav
     assert_eq!(page["providers"][0]["changed_by"], "Ada");
     let (_, adas) = chat.server.call(Method::GET, "/api/notices", Some(&chat.token), None).await;
     assert_eq!(adas, json!([]));
+    let (_, listed) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    assert_eq!(listed[0]["privacy"], "local");
+    // A deleted provider's notice still names it; administrators see everyone, pending too.
+    assert_eq!(chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await.0, 204);
+    let (_, notices) = chat.server.call(Method::GET, "/api/notices", Some(&bo), None).await;
+    let deleted = notices.as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (deleted["kind"].as_str(), deleted["body"]["name"].as_str()),
+        (Some("provider_deleted"), Some("renamed"))
+    );
+    chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Cy", "role": "member" })).await;
+    let (_, people) = chat.server.call(Method::GET, "/api/people", Some(&chat.token), None).await;
+    let states: Vec<(&str, &str)> = people
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["status"].as_str().unwrap()))
+        .collect();
+    assert!(states.contains(&("Cy", "pending")) && states.contains(&("Bo", "active")), "{states:?}");
+    assert_eq!(chat.server.call(Method::GET, "/api/people", Some(&bo), None).await.0, 403);
     // An agent's prompt is readable by anyone it answers.
     let (status, main) = chat.server.call(Method::GET, "/api/agents/main", Some(&bo), None).await;
     assert_eq!(status, 200);
