@@ -189,7 +189,7 @@ pub async fn update(
     let name: String =
         sqlx::query_scalar("SELECT name FROM providers WHERE id = ?").bind(id).fetch_one(&mut *tx).await?;
     let mut body = with_actor(detail, actor);
-    body["name"] = json!(name);
+    body["provider_name"] = json!(name); // `name` is there only when it changed
     notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_changed", &body).await?;
     tx.commit().await?;
     Ok(())
@@ -203,7 +203,7 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), 
         .await?;
     let Some(name) = name else { return Err(StoreError::NotFound) };
     audit::record(&mut tx, actor, None, "provider.deleted", json!({ "provider": id, "name": name })).await?;
-    let body = with_actor(json!({ "provider": id, "name": name }), actor);
+    let body = with_actor(json!({ "provider": id, "provider_name": name }), actor);
     notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_deleted", &body).await?;
     tx.commit().await?;
     Ok(())

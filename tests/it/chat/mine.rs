@@ -59,9 +59,10 @@ async fn the_privacy_page_names_the_provider_and_who_set_it_up_and_a_change_leav
     let (_, notices) = chat.server.call(Method::GET, "/api/notices", Some(&bo), None).await;
     let deleted = notices.as_array().unwrap().last().unwrap();
     assert_eq!(
-        (deleted["kind"].as_str(), deleted["body"]["name"].as_str()),
+        (deleted["kind"].as_str(), deleted["body"]["provider_name"].as_str()),
         (Some("provider_deleted"), Some("renamed"))
     );
+    assert_eq!(notices[0]["body"]["provider_name"], "renamed", "a change names the provider as it is now");
     chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Cy", "role": "member" })).await;
     let (_, people) = chat.server.call(Method::GET, "/api/people", Some(&chat.token), None).await;
     let states: Vec<(&str, &str)> = people
