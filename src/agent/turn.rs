@@ -1023,19 +1023,7 @@ impl Turn {
                 }
                 return Outcome::Park(std::mem::take(&mut self.asks));
             }
-            let frame_id = self.frame_id().map(str::to_owned);
-            let last = NewMessage {
-                session_id: &self.chat_id,
-                turn_id: &self.turn_id,
-                role: "assistant",
-                text: &closing.text,
-                status: closing.state,
-                model: Some(&self.model.name),
-                error_code: closing.error.as_ref().map(|(code, _)| *code),
-                error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
-                frame_id: frame_id.as_deref(),
-                ..NewMessage::default()
-            };
+            let last = self.closing_row(&closing);
             if let Err(err) = chat::end_frame(&self.session.space, &last, closing.state).await {
                 tracing::error!(user = %self.session.user_id, %err, "could not record the end of an agent's frame");
             }
@@ -1126,14 +1114,9 @@ impl Turn {
         usage_totals::add(self.runtime.system(), &self.session.user_id, &usage::today(), tokens_in, tokens_out).await
     }
 
-    /// Writes the turn's end with its last request record; the usage totals, in the other
-    /// database, are written at the same time.
-    async fn close(&mut self, closing: &Closing) -> Result<(), StoreError> {
-        let (record, tokens) = match self.pending.take() {
-            Some((record, tokens)) => (Some(record), Some(tokens)),
-            None => (None, None),
-        };
-        let last = NewMessage {
+    /// The row that ends this turn or frame: what was said last, its state and error.
+    fn closing_row<'a>(&'a self, closing: &'a Closing) -> NewMessage<'a> {
+        NewMessage {
             session_id: &self.chat_id,
             turn_id: &self.turn_id,
             role: "assistant",
@@ -1142,8 +1125,19 @@ impl Turn {
             model: Some(&self.model.name),
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
+            frame_id: self.frame_id(),
             ..NewMessage::default()
+        }
+    }
+
+    /// Writes the turn's end with its last request record; the usage totals, in the other
+    /// database, are written at the same time.
+    async fn close(&mut self, closing: &Closing) -> Result<(), StoreError> {
+        let (record, tokens) = match self.pending.take() {
+            Some((record, tokens)) => (Some(record), Some(tokens)),
+            None => (None, None),
         };
+        let last = self.closing_row(closing);
         let end = TurnEnd {
             state: closing.state,
             error_code: closing.error.as_ref().map(|(code, _)| *code),

@@ -230,12 +230,7 @@ pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreE
 pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, text: &str) -> Result<i64, StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
-        .bind(turn_id)
-        .bind(session_id)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
+    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
     let id = insert_message(
         &mut tx,
         &NewMessage { session_id, turn_id, role: "user", text, status: "sent", ..NewMessage::default() },
@@ -254,17 +249,27 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     Ok(id)
 }
 
+async fn insert_running_turn(
+    tx: &mut sqlx::SqliteConnection,
+    session_id: &str,
+    turn_id: &str,
+    now: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
+        .bind(turn_id)
+        .bind(session_id)
+        .bind(now)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
 /// Starts a retry of a conversation's failed turn: a new turn with no new message. Returns
 /// the row of the person's last message, which the retry answers.
 pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) -> Result<i64, StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
-        .bind(turn_id)
-        .bind(session_id)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
+    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
     let asked: Option<i64> =
         sqlx::query_scalar("SELECT max(id) FROM messages WHERE session_id = ? AND role = 'user' AND frame_id IS NULL")
             .bind(session_id)

@@ -41,6 +41,22 @@ impl Chat {
     }
 }
 
+/// Starts a turn whose planner frame streams `text` and then hangs; returns once the
+/// frame's first token arrived.
+async fn hanging_in_a_frame(chat: &Chat, text: &str) -> String {
+    chat.model.push(Reply::tool_calls([call_agent("planner", "think slowly")]));
+    chat.model.push(Reply { hang: true, ..Reply::text(text) });
+    let mut socket = chat.socket().await;
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "plan").await;
+    loop {
+        let event = socket.next_event().await;
+        if event["type"] == "token" && event["frame"].is_string() {
+            return session;
+        }
+    }
+}
+
 fn call_agent(agent: &str, task: &str) -> ScriptedCall {
     ScriptedCall::new("call_agent", json!({ "agent": agent, "task": task }))
 }
@@ -114,17 +130,7 @@ async fn three_agent_calls_in_one_response_run_and_are_recorded_in_call_order() 
 #[tokio::test]
 async fn stop_during_a_sub_agent_stops_it_and_the_turn() {
     let chat = Chat::start().await;
-    chat.model.push(Reply::tool_calls([call_agent("planner", "think slowly")]));
-    chat.model.push(Reply { hang: true, ..Reply::text("Still thinking about it") });
-    let mut socket = chat.socket().await;
-    let session = chat.new_session(json!({})).await;
-    chat.send(&session, "plan").await;
-    loop {
-        let event = socket.next_event().await;
-        if event["type"] == "token" && event["frame"].is_string() {
-            break;
-        }
-    }
+    let session = hanging_in_a_frame(&chat, "Still thinking about it").await;
     let (status, stopped) =
         chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
     assert_eq!((status, stopped["stopped"].as_bool()), (200, Some(true)));
@@ -141,17 +147,7 @@ async fn stop_during_a_sub_agent_stops_it_and_the_turn() {
 #[tokio::test]
 async fn a_restart_in_the_middle_of_a_sub_agent_closes_its_frame_with_an_error() {
     let chat = Chat::start().await;
-    chat.model.push(Reply::tool_calls([call_agent("planner", "think forever")]));
-    chat.model.push(Reply { hang: true, ..Reply::text("Cut off") });
-    let mut socket = chat.socket().await;
-    let session = chat.new_session(json!({})).await;
-    chat.send(&session, "plan").await;
-    loop {
-        let event = socket.next_event().await;
-        if event["type"] == "token" && event["frame"].is_string() {
-            break;
-        }
-    }
+    let session = hanging_in_a_frame(&chat, "Cut off").await;
     let Chat { server, model, .. } = chat;
     let server = Server::start_in(server.stop("KILL"));
     let (_, login) = server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
