@@ -13,13 +13,30 @@ import {
   isCard,
   isRecord,
   isUnlocked,
+  type AgentDetail,
+  type AgentList,
+  type ApprovalRule,
+  type AuditEntry,
   type Card,
   type ChatSession,
   type DetectedServer,
+  type Enrolment,
   type HistoryRow,
   type Me,
   type Model,
+  type Note,
+  type NoteHit,
+  type NoteSummary,
+  type Notice,
   type Person,
+  type PersonUsage,
+  type PrivacyReport,
+  type Provider,
+  type ProviderPatch,
+  type RoleDetail,
+  type RolePatch,
+  type RuleInput,
+  type SessionDetail,
   type Unlocked,
 } from './types.js';
 
@@ -172,11 +189,23 @@ export class ApiClient {
     return body as unknown as ChatSession;
   }
 
-  /** `GET /api/sessions/{id}` */
-  async session(id: string, signal?: AbortSignal): Promise<ChatSession> {
+  /** `GET /api/sessions/{id}`, with the model its next turn would use. */
+  async session(id: string, signal?: AbortSignal): Promise<SessionDetail> {
     const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}`, signal);
     if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
-    return body as unknown as ChatSession;
+    return { next_model: null, ...body } as unknown as SessionDetail;
+  }
+
+  /** `PATCH /api/sessions/{id}` `{"model"}`: pins the conversation to a model, or unpins it (`null`). */
+  async pinModel(id: string, model: string | null): Promise<void> {
+    await this.#request('PATCH', `/api/sessions/${encodeURIComponent(id)}`, undefined, { model });
+  }
+
+  /** `POST /api/sessions/{id}/retry`: the failed last turn again, without a second copy of the message. */
+  async retry(id: string): Promise<{ readonly turn: string; readonly message: number }> {
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/retry`, undefined, {});
+    if (!isRecord(body) || typeof body['turn'] !== 'string') throw unexpected('retry');
+    return { turn: body['turn'], message: Number(body['message']) };
   }
 
   /** `PATCH /api/sessions/{id}` */
@@ -236,6 +265,202 @@ export class ApiClient {
     return { id: body['id'], models };
   }
 
+  // ---- notices, privacy, my account -----------------------------------------
+
+  /** `GET /api/notices`: changes someone else made that I have not seen, oldest first. */
+  async notices(signal?: AbortSignal): Promise<Notice[]> {
+    return list(await this.#request('GET', '/api/notices', signal), 'notices') as Notice[];
+  }
+
+  /** `POST /api/notices/seen`: marks my notices up to `upto` as seen. */
+  async markNoticesSeen(upto: number): Promise<void> {
+    await this.#request('POST', '/api/notices/seen', undefined, { upto });
+  }
+
+  /** `GET /api/me/privacy`: who can see my words. */
+  async privacy(signal?: AbortSignal): Promise<PrivacyReport> {
+    const body = await this.#request('GET', '/api/me/privacy', signal);
+    if (!isRecord(body) || !Array.isArray(body['providers']) || !isRecord(body['administrators_see'])) throw unexpected('privacy');
+    return body as unknown as PrivacyReport;
+  }
+
+  /** `POST /api/me/password`: re-wraps my key under a new password. */
+  async changePassword(currentPassword: string, newPassword: string): Promise<void> {
+    await this.#request('POST', '/api/me/password', undefined, { current_password: currentPassword, new_password: newPassword });
+  }
+
+  /**
+   * `GET /api/me/export`: everything in my space as a zip, in memory. The
+   * bearer must ride in a header, so this is a fetch, not a link.
+   */
+  async exportArchive(signal?: AbortSignal): Promise<{ readonly blob: Blob; readonly filename: string }> {
+    const response = await this.#send('GET', '/api/me/export', signal, undefined, 'application/zip');
+    if (!response.ok) await this.#fail(response);
+    const disposition = response.headers.get('Content-Disposition') ?? '';
+    const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'skald-export.zip';
+    return { blob: await response.blob(), filename };
+  }
+
+  /** `DELETE /api/me`: deletes my account and destroys my file; `confirm` is my exact name. */
+  async deleteAccount(password: string, confirm: string): Promise<void> {
+    await this.#request('DELETE', '/api/me', undefined, { password, confirm });
+  }
+
+  // ---- notes ---------------------------------------------------------------
+
+  /** `GET /api/notes`: my notes, newest first. */
+  async notes(signal?: AbortSignal): Promise<NoteSummary[]> {
+    return list(await this.#request('GET', '/api/notes', signal), 'notes') as NoteSummary[];
+  }
+
+  /** `GET /api/notes?q=`: full-text matches, each with a snippet. */
+  async searchNotes(query: string, signal?: AbortSignal): Promise<NoteHit[]> {
+    return list(await this.#request('GET', `/api/notes?q=${encodeURIComponent(query)}`, signal), 'notes') as NoteHit[];
+  }
+
+  /** `GET /api/notes/{id}` */
+  async note(id: number, signal?: AbortSignal): Promise<Note> {
+    return record(await this.#request('GET', `/api/notes/${id}`, signal), 'note') as unknown as Note;
+  }
+
+  /** `POST /api/notes`: a note I write myself. */
+  async createNote(title: string, body: string): Promise<Note> {
+    return record(await this.#request('POST', '/api/notes', undefined, { title, body }), 'note') as unknown as Note;
+  }
+
+  /** `PUT /api/notes/{id}` */
+  async updateNote(id: number, change: { readonly title?: string; readonly body?: string }): Promise<Note> {
+    return record(await this.#request('PUT', `/api/notes/${id}`, undefined, change), 'note') as unknown as Note;
+  }
+
+  /** `DELETE /api/notes/{id}` */
+  async deleteNote(id: number): Promise<void> {
+    await this.#request('DELETE', `/api/notes/${id}`);
+  }
+
+  // ---- agents ----------------------------------------------------------------
+
+  /** `GET /api/agents`: every agent, and the folders that hold no usable one. */
+  async agents(signal?: AbortSignal): Promise<AgentList> {
+    const body = await this.#request('GET', '/api/agents', signal);
+    if (!isRecord(body) || !Array.isArray(body['agents'])) throw unexpected('agents');
+    return { agents: body['agents'] as AgentList['agents'], problems: Array.isArray(body['problems']) ? (body['problems'] as AgentList['problems']) : [] };
+  }
+
+  /** `GET /api/agents/{id}`: one agent with its prompt as written. */
+  async agent(id: string, signal?: AbortSignal): Promise<AgentDetail> {
+    return record(await this.#request('GET', `/api/agents/${encodeURIComponent(id)}`, signal), 'agent') as unknown as AgentDetail;
+  }
+
+  /** `PUT /api/agents/{id}` (administrators): writes `meta.json` and `AGENT.md`. */
+  async saveAgent(id: string, meta: Record<string, unknown>, prompt: string): Promise<void> {
+    await this.#request('PUT', `/api/agents/${encodeURIComponent(id)}`, undefined, { meta, prompt });
+  }
+
+  // ---- administration --------------------------------------------------------
+
+  /** `GET /api/people` (administrators): everyone, the pending and the deactivated included. */
+  async everyone(signal?: AbortSignal): Promise<Person[]> {
+    return list(await this.#request('GET', '/api/people', signal), 'people') as Person[];
+  }
+
+  /** `POST /api/users` (administrators): the person and their one-time enrolment code. */
+  async addPerson(name: string, role: string): Promise<Enrolment> {
+    return enrolment(await this.#request('POST', '/api/users', undefined, { name, role }));
+  }
+
+  /** `PATCH /api/users/{id}` (administrators): rename, change role. */
+  async updatePerson(id: string, change: { readonly name?: string; readonly role?: string }): Promise<Person> {
+    return record(await this.#request('PATCH', `/api/users/${encodeURIComponent(id)}`, undefined, change), 'person') as unknown as Person;
+  }
+
+  /** `POST /api/users/{id}/deactivate` or `/reactivate` (administrators). */
+  async setPersonActive(id: string, active: boolean): Promise<Person> {
+    const path = `/api/users/${encodeURIComponent(id)}/${active ? 'reactivate' : 'deactivate'}`;
+    return record(await this.#request('POST', path, undefined, {}), 'person') as unknown as Person;
+  }
+
+  /** `POST /api/users/{id}/enrolment-code` (administrators): a new code; the old one dies. */
+  async reissueEnrolment(id: string): Promise<Enrolment> {
+    return enrolment(await this.#request('POST', `/api/users/${encodeURIComponent(id)}/enrolment-code`, undefined, {}));
+  }
+
+  /** `DELETE /api/users/{id}` (administrators): `confirm` is their exact name. */
+  async deletePerson(id: string, confirm: string): Promise<void> {
+    await this.#request('DELETE', `/api/users/${encodeURIComponent(id)}`, undefined, { confirm });
+  }
+
+  /** `GET /api/roles` (administrators) */
+  async roles(signal?: AbortSignal): Promise<RoleDetail[]> {
+    return list(await this.#request('GET', '/api/roles', signal), 'roles') as RoleDetail[];
+  }
+
+  /** `POST /api/roles` (administrators) */
+  async createRole(id: string, label: string, attributes: RolePatch = {}): Promise<RoleDetail> {
+    return record(await this.#request('POST', '/api/roles', undefined, { ...attributes, id, label }), 'role') as unknown as RoleDetail;
+  }
+
+  /** `PATCH /api/roles/{id}` (administrators) */
+  async updateRole(id: string, patch: RolePatch): Promise<RoleDetail> {
+    return record(await this.#request('PATCH', `/api/roles/${encodeURIComponent(id)}`, undefined, patch), 'role') as unknown as RoleDetail;
+  }
+
+  /** `DELETE /api/roles/{id}` (administrators): only a role nobody has. */
+  async deleteRole(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/roles/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/providers` (administrators): never a key, only whether one is set. */
+  async providers(signal?: AbortSignal): Promise<Provider[]> {
+    return list(await this.#request('GET', '/api/providers', signal), 'providers') as Provider[];
+  }
+
+  /** `PATCH /api/providers/{id}` (administrators) */
+  async updateProvider(id: string, patch: ProviderPatch): Promise<void> {
+    await this.#request('PATCH', `/api/providers/${encodeURIComponent(id)}`, undefined, patch);
+  }
+
+  /** `POST /api/providers/{id}/refresh` (administrators): reads the model list again, live. */
+  async refreshProvider(id: string): Promise<number> {
+    const body = await this.#request('POST', `/api/providers/${encodeURIComponent(id)}/refresh`, undefined, {});
+    return isRecord(body) && Array.isArray(body['models']) ? body['models'].length : 0;
+  }
+
+  /** `DELETE /api/providers/{id}` (administrators) */
+  async deleteProvider(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/providers/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/approval-rules` (administrators), in the order the gate weighs them. */
+  async rules(signal?: AbortSignal): Promise<ApprovalRule[]> {
+    return list(await this.#request('GET', '/api/approval-rules', signal), 'rules') as ApprovalRule[];
+  }
+
+  /** `POST /api/approval-rules` (administrators) */
+  async addRule(rule: RuleInput): Promise<void> {
+    await this.#request('POST', '/api/approval-rules', undefined, ruleBody(rule));
+  }
+
+  /** `PUT /api/approval-rules/{id}` (administrators) */
+  async replaceRule(id: number, rule: RuleInput): Promise<void> {
+    await this.#request('PUT', `/api/approval-rules/${id}`, undefined, ruleBody(rule));
+  }
+
+  /** `DELETE /api/approval-rules/{id}` (administrators) */
+  async deleteRule(id: number): Promise<void> {
+    await this.#request('DELETE', `/api/approval-rules/${id}`);
+  }
+
+  /** `GET /api/usage` (administrators): model use per person, never content. */
+  async usage(signal?: AbortSignal): Promise<PersonUsage[]> {
+    return list(await this.#request('GET', '/api/usage', signal), 'usage') as PersonUsage[];
+  }
+
+  /** `GET /api/audit` (administrators): the whole trail, newest first. */
+  async audit(signal?: AbortSignal): Promise<AuditEntry[]> {
+    return list(await this.#request('GET', '/api/audit', signal), 'audit') as AuditEntry[];
+  }
+
   /** `GET /api/health`: whether the server answers, and its version. */
   async health(signal?: AbortSignal): Promise<Health> {
     const body = await this.#request('GET', '/api/health', signal);
@@ -254,11 +479,21 @@ export class ApiClient {
   }
 
   async #request(method: string, path: string, signal?: AbortSignal, json?: unknown): Promise<unknown> {
-    let response: Response;
-    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${this.#token}` };
+    const response = await this.#send(method, path, signal, json);
+    if (!response.ok) await this.#fail(response);
+    const body = await readJson(response);
+    if (response.status === 204) return undefined;
+    if (body === undefined) {
+      throw new ApiError('bad_response', 'The server sent an answer that is not JSON.', response.status);
+    }
+    return body;
+  }
+
+  async #send(method: string, path: string, signal?: AbortSignal, json?: unknown, accept = 'application/json'): Promise<Response> {
+    const headers: Record<string, string> = { Accept: accept, Authorization: `Bearer ${this.#token}` };
     if (json !== undefined) headers['Content-Type'] = 'application/json';
     try {
-      response = await this.#fetch(new URL(path, this.#baseUrl), {
+      return await this.#fetch(new URL(path, this.#baseUrl), {
         method,
         headers,
         ...(json === undefined ? {} : { body: JSON.stringify(json) }),
@@ -273,15 +508,11 @@ export class ApiClient {
       }
       throw new ApiError('network', 'The server could not be reached.', 0);
     }
+  }
 
+  /** Throws the error an unsuccessful answer carries. */
+  async #fail(response: Response): Promise<never> {
     const body = await readJson(response);
-    if (response.status === 204) return undefined;
-    if (response.ok) {
-      if (body === undefined) {
-        throw new ApiError('bad_response', 'The server sent an answer that is not JSON.', response.status);
-      }
-      return body;
-    }
     if (isErrorBody(body)) {
       throw new ApiError(body.error.code, body.error.message, response.status);
     }
@@ -310,6 +541,29 @@ function unexpected(what: string): ApiError {
 function unlocked(body: unknown): Unlocked {
   if (!isUnlocked(body)) throw unexpected('login');
   return body;
+}
+
+function record(body: unknown, what: string): Record<string, unknown> {
+  if (!isRecord(body)) throw unexpected(what);
+  return body;
+}
+
+function enrolment(body: unknown): Enrolment {
+  if (!isRecord(body) || typeof body['enrolment_code'] !== 'string' || !isRecord(body['user'])) throw unexpected('enrolment');
+  return body as unknown as Enrolment;
+}
+
+/** A rule as the server takes it: no empty optional patterns. */
+function ruleBody(rule: RuleInput): Record<string, unknown> {
+  const args = rule.args?.trim() ?? '';
+  const role = rule.role ?? '';
+  return {
+    tool: rule.tool.trim(),
+    effect: rule.effect,
+    priority: rule.priority,
+    ...(args === '' ? {} : { args }),
+    ...(role === '' ? {} : { role }),
+  };
 }
 
 function list(body: unknown, what: string): unknown[] {

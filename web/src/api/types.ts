@@ -46,7 +46,9 @@ export type Privacy = 'local' | 'remote';
 export interface Model {
   /** `provider/model` */
   readonly name: string;
+  /** The provider's name (the first part of `name`). */
   readonly provider: string;
+  readonly provider_id: string;
   readonly model_id: string;
   readonly strength: string;
   readonly privacy: Privacy;
@@ -179,6 +181,8 @@ export type LiveEvent =
   | ({ readonly type: 'frame_ended'; readonly status?: string } & TurnEventBase)
   | { readonly type: 'card_decided'; readonly card: Card }
   | { readonly type: 'notify'; readonly title: string; readonly body: string }
+  /** A new notice waits in `GET /api/notices`. */
+  | { readonly type: 'notice' }
   | { readonly type: 'lagged' }
   | { readonly type: 'hello' }
   | { readonly type: 'heartbeat' };
@@ -215,4 +219,217 @@ export function isLiveEvent(value: unknown): value is LiveEvent {
 /** Whether an event belongs to a turn. */
 export function isTurnEvent(event: LiveEvent): event is TurnEvent {
   return 'turn' in event && typeof event.turn === 'string' && 'session' in event;
+}
+
+// ---- part 2: notes, privacy, administration ---------------------------------
+
+/** Where the next turn of a conversation would go (`next_model` of `GET /api/sessions/{id}`). */
+export interface NextModel {
+  readonly name: string;
+  readonly provider: string;
+  readonly privacy: Privacy;
+}
+
+/** `GET /api/sessions/{id}`: the conversation and the model its next turn would use. */
+export interface SessionDetail extends ChatSession {
+  /** `null` when no model the role allows is usable now. */
+  readonly next_model: NextModel | null;
+}
+
+/** A line of `GET /api/notes`. */
+export interface NoteSummary {
+  readonly id: number;
+  readonly title: string;
+  readonly updated_at: string;
+  /** The body's length in characters. */
+  readonly chars: number;
+  /** Written while content from the web was in the conversation. */
+  readonly outside: boolean;
+}
+
+/** A hit of `GET /api/notes?q=`: the snippet wraps each match in `**`. */
+export interface NoteHit {
+  readonly id: number;
+  readonly title: string;
+  readonly snippet: string;
+  readonly outside: boolean;
+}
+
+/** One note, whole (`GET /api/notes/{id}`). */
+export interface Note {
+  readonly id: number;
+  readonly title: string;
+  readonly body: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly outside: boolean;
+}
+
+/** Someone else changed what shapes where my words go (`GET /api/notices`). */
+export interface Notice {
+  readonly id: number;
+  /** `agent_changed`, `provider_added`, `provider_changed`, `provider_deleted`; others may come. */
+  readonly kind: string;
+  readonly body: Record<string, unknown> | null;
+  readonly created_at: string;
+}
+
+/** An entry of the audit trail. */
+export interface AuditEntry {
+  readonly id: number;
+  readonly at: string;
+  readonly actor_id: string | null;
+  readonly actor_name: string;
+  readonly subject_id: string | null;
+  readonly subject_name: string | null;
+  /** `person.added`, `person.role_changed`, `provider.changed`, … */
+  readonly action: string;
+  readonly detail: unknown;
+}
+
+/** A person's model use; never content. */
+export interface PersonUsage {
+  readonly user_id: string;
+  readonly name: string;
+  readonly today_requests: number;
+  readonly today_tokens: number;
+  readonly month_requests: number;
+  readonly month_tokens: number;
+  readonly total_requests: number;
+  readonly total_tokens: number;
+}
+
+/** A provider as the privacy page lists it: where my turns may go, and who set it up. */
+export interface PrivacyProvider {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly privacy: Privacy;
+  readonly configured_by: string;
+  readonly changed_by: string;
+  readonly models: readonly string[];
+}
+
+/** An agent as the privacy page lists it. */
+export interface PrivacyAgent {
+  readonly id: string;
+  readonly name: string;
+  readonly hash: string;
+  /** `bundled`, `app` (an administrator edited it here) or `disk` (edited outside Skald). */
+  readonly source: string | null;
+  readonly changed_by: string | null;
+  readonly changed_at: string | null;
+}
+
+/** `GET /api/me/privacy`: who can see my words (§3). */
+export interface PrivacyReport {
+  readonly keys: readonly { readonly kind: string; readonly what: string }[];
+  readonly supervisors: readonly { readonly id?: string; readonly name: string }[];
+  readonly providers: readonly PrivacyProvider[];
+  readonly agents: readonly PrivacyAgent[];
+  readonly administrators_see: {
+    readonly name: string;
+    readonly role: string;
+    readonly usage: PersonUsage | null;
+    readonly audit: readonly AuditEntry[];
+  };
+  readonly notices: readonly Notice[];
+}
+
+/** An agent of `GET /api/agents`. */
+export interface Agent {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly preferred_model: string | null;
+  readonly preferred_strength: string | null;
+  readonly tools: readonly string[] | null;
+  readonly hash: string;
+  readonly source: string | null;
+  readonly changed_by: { readonly id: string; readonly name: string | null } | null;
+  readonly changed_at: string | null;
+}
+
+/** One agent with its prompt as written (`GET /api/agents/{id}`). */
+export interface AgentDetail extends Agent {
+  readonly prompt: string;
+}
+
+/** `GET /api/agents`: the usable agents, and the folders that hold none, with why. */
+export interface AgentList {
+  readonly agents: readonly Agent[];
+  readonly problems: readonly { readonly id: string; readonly error: string }[];
+}
+
+/** A role with every attribute (`GET /api/roles`, administrators). */
+export interface RoleDetail extends Role {
+  readonly description: string;
+  readonly tools: readonly string[];
+  readonly may_schedule: boolean;
+  readonly may_use_subagents: boolean;
+  readonly max_turns: number;
+  readonly idle_timeout_minutes: number;
+  readonly lock_on_close: boolean;
+  readonly allowed_models: readonly string[];
+  readonly preferred_strength: string;
+  readonly usage_cap_tokens: number | null;
+  readonly memory_retention_days: number;
+}
+
+/** What an administrator may change in a role; absent fields stay. */
+export type RolePatch = Partial<Omit<RoleDetail, 'id'>>;
+
+/** A provider model as stored. */
+export interface ProviderModel {
+  readonly model_id: string;
+  readonly context_window: number;
+  readonly strength: string;
+  readonly tools: boolean;
+}
+
+/** A provider (`GET /api/providers`, administrators): never its key, only whether one is set. */
+export interface Provider {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly base_url: string;
+  readonly trusted_lan: boolean;
+  readonly has_key: boolean;
+  readonly created_by: string;
+  readonly created_at: string;
+  readonly updated_by: string;
+  readonly updated_at: string;
+  readonly models: readonly ProviderModel[];
+}
+
+/** What `PATCH /api/providers/{id}` takes; `api_key: null` removes the key. */
+export interface ProviderPatch {
+  readonly name?: string;
+  readonly base_url?: string;
+  readonly api_key?: string | null;
+  readonly trusted_lan?: boolean;
+}
+
+export type RuleEffect = 'allow' | 'deny' | 'require';
+
+/** An approval rule as the administrator writes it. */
+export interface RuleInput {
+  readonly tool: string;
+  readonly args?: string | null;
+  readonly role?: string | null;
+  readonly effect: RuleEffect;
+  readonly priority: number;
+}
+
+/** A stored approval rule. */
+export interface ApprovalRule extends RuleInput {
+  readonly id: number;
+  readonly created_by: string;
+  readonly created_at: string;
+}
+
+/** A person as an administrator adds them: the one-time enrolment code comes back once. */
+export interface Enrolment {
+  readonly user: Person;
+  readonly enrolment_code: string;
 }

@@ -63,6 +63,22 @@ export class SessionChangedEvent extends Event {
   }
 }
 
+/** The person asked to lock (the workspace's Lock, or Lock now on the privacy page). */
+export class LockEvent extends Event {
+  static readonly type = 'skald-lock';
+  constructor() {
+    super(LockEvent.type, options);
+  }
+}
+
+/** The person deleted their own account: the session is gone with it. */
+export class AccountDeletedEvent extends Event {
+  static readonly type = 'skald-account-deleted';
+  constructor() {
+    super(AccountDeletedEvent.type, options);
+  }
+}
+
 declare global {
   interface HTMLElementEventMap {
     [SignedInEvent.type]: SignedInEvent;
@@ -71,5 +87,7 @@ declare global {
     [OpenSessionEvent.type]: OpenSessionEvent;
     [NewChatEvent.type]: NewChatEvent;
     [SessionChangedEvent.type]: SessionChangedEvent;
+    [AccountDeletedEvent.type]: AccountDeletedEvent;
+    [LockEvent.type]: LockEvent;
   }
 }

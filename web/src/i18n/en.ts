@@ -46,6 +46,19 @@ export const en = {
   hide: 'Hide',
   menu: 'Menu',
   fillEverything: 'Please fill in every field.',
+  edit: 'Edit',
+  rename: 'Rename',
+  save: 'Save',
+  saving: 'Saving…',
+  close: 'Close',
+  done: 'Done',
+  unknownPerson: 'someone',
+  /** `{name}` to type */
+  confirmType: 'Type {name} to confirm',
+  /** `{n}` bytes */
+  sizeBytes: '{n} bytes',
+  sizeKib: '{n} KB',
+  sizeMib: '{n} MB',
 
   // passwords
   password: 'Password',
@@ -130,6 +143,7 @@ export const en = {
   forgotPassword: 'Forgot your password?',
   notYou: 'Not you? Pick someone else',
   lockedNotice: 'Skald is locked. Pick yourself to continue.',
+  accountDeletedNotice: 'Your account and everything in your space were deleted.',
   yourName: 'Your name',
 
   // enrolment
@@ -149,7 +163,11 @@ export const en = {
 
   // workspace
   navLabel: 'Navigation',
-  skipToMain: 'Skip to the conversation',
+  pagesLabel: 'Pages',
+  privacyNav: 'Who can see my words',
+  dataNav: 'My data',
+  adminNav: 'Administration',
+  skipToMain: 'Skip to the main content',
   lock: 'Lock',
   newChat: 'New chat',
   untitled: 'Untitled conversation',
@@ -203,13 +221,18 @@ export const en = {
   announceDone: 'Reply finished.',
   announceStopped: 'Reply stopped.',
   announceError: 'The reply failed.',
+  announceRetrying: 'Trying again…',
+  /** `{model}` the conversation now uses */
+  announceModel: 'This conversation now uses {model}.',
+  announceModelAutomatic: 'This conversation now lets Skald pick the model.',
+  turnRetried: 'Tried again.',
   copyCode: 'Copy code',
   /** `{alt}` is the image's description or address */
   markdownImage: 'Image not shown: {alt}',
 
   // models and privacy
   modelLabel: 'Model for this conversation',
-  modelFixed: 'A conversation keeps the model it started with.',
+  modelWait: 'The model can change once this reply is finished.',
   modelAutomatic: 'Automatic',
   modelGroupLocal: 'On this computer',
   modelGroupRemote: 'Sent to a provider',
@@ -265,6 +288,350 @@ export const en = {
   /** `{title}` of the conversation */
   inboxIn: 'In “{title}”',
   inboxOpen: 'Open the conversation',
+
+  // notices
+  noticesTitle: 'Changes while you were away',
+  noticesLead: 'Someone else changed where your words go or what shapes the answers. Nothing of yours was read.',
+  noticesSeen: 'Mark as read',
+  noticeSeePrivacy: 'See who can see your words',
+  noticeSomeone: 'An administrator',
+  noticeUnnamedProvider: 'a model provider',
+  /** `{who}` changed, `{name}` of the provider */
+  noticeProviderAdded: '{who} connected a new model provider, {name}. Your conversations may now go to it.',
+  noticeProviderDeleted: '{who} removed the model provider {name}.',
+  noticeProviderDeletedUnnamed: '{who} removed a model provider.',
+  /** `{changes}` lists what changed */
+  noticeProviderChanged: '{who} changed the model provider {name}: {changes}.',
+  noticeChangeName: 'its name',
+  noticeChangeAddress: 'its address',
+  noticeChangeKey: 'its key',
+  noticeChangeTrust: 'whether it counts as on this computer',
+  noticeChangeModels: 'its models',
+  noticeChangeSettings: 'its settings',
+  /** `{name}` of the agent */
+  noticeAgentChanged: '{who} changed the instructions of the agent {name}.',
+  noticeAgentDisk: 'The agent {name} was changed outside Skald, in its files on this computer.',
+  noticeAgentBundled: 'The agent {name} was updated with a new version of Skald.',
+  noticeOther: 'Something that shapes your conversations changed.',
+
+  // notes
+  notesTitle: 'Notes',
+  newNote: 'New note',
+  editNote: 'Edit note',
+  noteLabel: 'The open note',
+  notesSearchLabel: 'Search your notes',
+  notesSearchPlaceholder: 'Search notes',
+  /** `{n}` notes found */
+  notesFound: '{n} notes found.',
+  notesNoMatch: 'No note has those words.',
+  notesEmptyTitle: 'No notes yet',
+  notesEmpty: 'Write one here, or ask Skald to note something down for you.',
+  notesBack: '← All notes',
+  noteNoneTitle: 'Your notes',
+  noteNone: 'Pick a note to read it, or write a new one. Notes live in your own encrypted space; Skald reads them when you ask it to.',
+  /** `{n}` characters */
+  noteChars: '{n} characters',
+  noteOutsideTag: 'from the web',
+  noteOutside: 'Written while a web page was part of the conversation: some of its words may come from that page.',
+  /** `{time}` */
+  noteUpdated: 'Changed {time}',
+  noteCreated: 'written {time}',
+  noteEmptyBody: 'This note has no text.',
+  noteTitleLabel: 'Title',
+  noteBodyLabel: 'Text',
+  noteBodyHint: 'Markdown works: **bold**, lists, links.',
+  noteNeedsTitle: 'A note needs a title.',
+  noteSaved: 'Note saved.',
+  noteDeleted: 'Note deleted.',
+  noteDeleteTitle: 'Delete this note?',
+  /** `{title}` of the note */
+  noteDeleteBody: '“{title}” will be gone for good, for you and for Skald.',
+
+  // who can see my words
+  privacyTitle: 'Who can see your words',
+  privacyLead:
+    'What you tell Skald is kept in your own file, encrypted with a key only you hold. Here is everyone and everything that can read it, as Skald itself records it.',
+  privacyKeysTitle: 'What opens your space',
+  privacyKeysLead: 'Your file opens only with one of these:',
+  privacyKeyPassword: 'Your password',
+  privacyKeyRecovery: 'Your recovery code',
+  /** `{name}` of a supervisor */
+  privacySupervisor: '{name}, who supervises your account',
+  privacyNoSupervisors: 'Nobody supervises your account.',
+  privacyNobodyElse: 'Nobody else — not the administrator — holds a key to your space.',
+  privacyVerify: 'Anyone can check this on this computer with the command',
+  privacyProvidersTitle: 'Where your words go',
+  privacyProvidersLead: 'To answer you, Skald sends the conversation to one of these model providers:',
+  privacyNoProviders: 'No model provider is connected, so your words go nowhere.',
+  privacyLocal: 'On this computer',
+  privacyRemote: 'Over the internet',
+  privacyLocalLong: 'What you write stays on this computer (or the home network the administrator trusts).',
+  /** `{name}` of the provider */
+  privacyRemoteLong: 'What you write is sent to {name} to be answered, and is subject to its own rules.',
+  /** `{name}` who configured it */
+  privacyConfiguredBy: 'Connected by {name}',
+  privacyChangedBy: 'last changed by {name}',
+  /** `{models}` list */
+  privacyModels: 'Models: {models}',
+  privacyAgentsTitle: 'What shapes the answers',
+  privacyAgentsLead: 'Each agent follows written instructions (its prompt). You can read them, and see who last changed them.',
+  privacyShowPrompt: 'Read its instructions',
+  privacyHidePrompt: 'Hide its instructions',
+  /** `{name}` of the agent */
+  privacyPromptLabel: 'The instructions of {name}',
+  privacyAgentBundled: 'As shipped with Skald.',
+  /** `{name}` who changed it, `{time}` when */
+  privacyAgentApp: 'Changed by {name} in Skald, {time}.',
+  privacyAgentDisk: 'Changed outside Skald, in its files on this computer, {time}.',
+  /** `{hash}` */
+  privacyVersion: 'Version {hash}',
+  privacyAdminTitle: 'What the administrator can see about you',
+  privacyAdminLead: 'The administrator manages this Skald. About you, they can see this — and nothing you wrote:',
+  privacyAdminName: 'Your name',
+  privacyAdminRole: 'Your role',
+  privacyAdminUsage: 'How much you use Skald',
+  /** counts */
+  privacyUsage: '{today} requests today, {month} over 30 days, {total} in all ({tokens} tokens)',
+  privacyUsageNone: 'No requests yet.',
+  privacyAuditTitle: 'What administrators did that affects you',
+  privacyAuditNone: 'Nothing yet.',
+  privacyAdminNever: 'Never your conversations, notes or what Skald remembers about you: those are in your encrypted file.',
+  passwordChangeTitle: 'Your password',
+  passwordChangeLead: 'A new password takes effect at once. Backups made before still open with the old one.',
+  currentPassword: 'Current password',
+  currentPasswordWrong: 'That is not your current password.',
+  newPasswordLabel: 'New password',
+  passwordChangeSubmit: 'Change password',
+  passwordChanged: 'Your password is changed. Backups made before today still open with your old password.',
+  passwordTooWeak: 'The new password is too easy to guess; see the hint below.',
+  lockNowTitle: 'Lock now',
+  lockNowLead: 'Locking forgets your key on this computer until you type your password again.',
+  lockNow: 'Lock now',
+
+  // my data
+  dataTitle: 'My data',
+  dataLead: 'Everything in your space belongs to you: take a copy, or delete it all.',
+  exportTitle: 'Export everything',
+  exportLead: 'One zip file you can open without Skald:',
+  exportConversations: 'every conversation, as a readable Markdown file;',
+  exportNotes: 'every note, as a Markdown file;',
+  exportSettings: 'your settings, pending cards and always-allow rules (skald.json).',
+  exportCare: 'The archive is made in memory; Skald keeps no copy. It is not encrypted: whoever has the file can read it.',
+  exportButton: 'Download my data',
+  exporting: 'Preparing…',
+  /** `{file}` name and `{size}` */
+  exportDone: 'Your archive is ready: {file} ({size}).',
+  deleteAccountTitle: 'Delete my account',
+  deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation, note and memory in it.',
+  deleteAccountWarning: 'It cannot be undone — not by you, not by the administrator. Export first if you want to keep anything.',
+  deleteAccountButton: 'Delete my account for good',
+
+  // administration
+  adminTitle: 'Administration',
+  adminSectionsLabel: 'Administration sections',
+  adminPeople: 'People',
+  adminRoles: 'Roles',
+  adminModels: 'Models',
+  adminRules: 'Approval rules',
+  adminAgents: 'Agents',
+  adminUsage: 'Usage',
+  adminAudit: 'Audit trail',
+  adminRefusedTitle: 'This page is for administrators',
+  /** `{role}` the person has */
+  adminRefused: 'Your role, {role}, does not manage this Skald, so its settings are not shown to you.',
+  adminRefusedPrivacy: 'Your own space is yours alone: “Who can see my words” shows who could read it.',
+  adminRefusedBack: 'Back to your conversations',
+
+  peopleLead:
+    'The people who use this Skald. You manage their accounts; you cannot read their conversations, and every change you make is shown to the person it affects.',
+  peopleAddTitle: 'Add a person',
+  peopleName: 'Name',
+  peopleRole: 'Role',
+  peopleAdd: 'Add',
+  peopleAddHint: 'They get a one-time enrolment code, which opens nothing: they choose their own password the first time they log in.',
+  peopleNeedsName: 'Type their name first.',
+  /** `{name}` */
+  peopleCodeLead: 'Give {name} this enrolment code. {name} picks their name on the login screen and types it, then chooses a password.',
+  peopleCodeOnce: 'It is shown once. If it gets lost, make a new one; the old one then stops working.',
+  /** `{n}` people */
+  peopleListTitle: 'People ({n})',
+  peopleYou: '(you)',
+  peoplePending: 'Not set up yet',
+  peopleDeactivated: 'Deactivated',
+  /** `{name}` */
+  peopleRoleOf: 'Role of {name}',
+  peopleApplyRole: 'Change role',
+  peopleRenameLabel: 'Rename {name}',
+  peopleNewCode: 'New enrolment code',
+  peopleDeactivate: 'Deactivate',
+  peopleReactivate: 'Reactivate',
+  peopleDeactivateTitle: 'Deactivate {name}?',
+  peopleDeactivateBody: '{name} is logged out at once and cannot log in until reactivated. Their space stays as it is, closed.',
+  peopleDeleteTitle: 'Delete {name}?',
+  peopleDeleteBody:
+    'This removes {name} and destroys their encrypted file: their conversations and notes are gone for good. Nobody can undo it.',
+  peopleDeleteAction: 'Delete for good',
+  peopleAdded: '{name} was added.',
+  peopleRenamed: 'Renamed to {name}.',
+  peopleRoleChanged: 'The role of {name} changed.',
+  peopleDeactivatedDone: '{name} was deactivated.',
+  peopleReactivated: '{name} was reactivated.',
+  peopleCodeReissued: 'A new enrolment code for {name}.',
+  peopleDeleted: '{name} was deleted.',
+
+  rolesLead: 'A role says what its people may do. Presets can be changed, and new roles added; the people with a role are told when you change theirs.',
+  rolesAddTitle: 'Add a role',
+  rolesAdd: 'Add role',
+  roleLabel: 'Name',
+  roleId: 'Identifier',
+  roleIdHint: 'Lower-case letters, digits and dashes; it cannot change later.',
+  roleDescription: 'Description',
+  roleManages: 'Manages Skald',
+  roleTier: 'Where their words may go',
+  roleTierAny: 'Any provider',
+  roleTierLocal: 'This computer only',
+  roleTierAnyLong: 'Any connected provider, here or on the internet',
+  roleTierLocalLong: 'Only models on this computer (or the trusted home network)',
+  roleStrength: 'Preferred model strength',
+  strengthFast: 'Fast',
+  strengthBalanced: 'Balanced',
+  strengthStrong: 'Strong',
+  roleMaxTurns: 'Steps per reply (at most)',
+  roleIdle: 'Lock after idle (minutes)',
+  roleRetention: 'Keep memories (days)',
+  roleCap: 'Daily token cap',
+  roleCapHint: 'Empty: no cap.',
+  roleAllows: 'People with this role may',
+  roleManageInstance: 'manage Skald (these administration pages)',
+  roleMayApprove: 'approve what the assistant asks to do',
+  roleMaySchedule: 'schedule reminders and recurring tasks',
+  roleMaySubagents: 'let the assistant ask other agents',
+  roleLockOnClose: 'be locked when the window closes',
+  roleModels: 'Models they may use',
+  roleTools: 'Tools they may use',
+  rolePatternsHint: 'One per line; * stands for anything, as in local/* or note_*.',
+  roleDeleteTitle: 'Delete the role {name}?',
+  roleDeleteBody: 'Only a role nobody has can be deleted.',
+  roleSaved: '{name} saved.',
+  roleAdded: '{name} added.',
+  roleDeleted: '{name} deleted.',
+  roleSumApproves: 'approves actions',
+  roleSumNoApprove: 'cannot approve actions',
+  roleSumIdle: 'locks after {n} min idle',
+  roleSumNoCap: 'no daily cap',
+  roleSumCap: 'at most {n} tokens a day',
+  roleSumModels: 'models: {models}',
+
+  modelsLead:
+    'The model providers Skald sends conversations to. A provider on this computer keeps every word here; one on the internet receives what people write. People are told when you change one.',
+  modelsNone: 'No provider is connected yet.',
+  modelsKind: 'Kind',
+  modelsAddress: 'Address',
+  modelsWhere: 'Where words go',
+  modelsConnectedBy: 'Connected',
+  modelsChangedBy: 'Last changed',
+  /** `{name}` and `{time}` */
+  modelsByAt: 'by {name}, {time}',
+  modelsModels: 'Models',
+  modelsNoModels: 'none listed',
+  modelsTest: 'Test now',
+  /** `{name}` of the provider, `{n}` models */
+  modelsTestOk: '{name} answered: {n} models.',
+  modelsTrusted: 'This server is on our home network: treat it like this computer',
+  modelsTrustedHint: 'Then people whose role keeps their words on this computer may use it. Only for a machine you control.',
+  modelsTrustTitle: 'Treat {name} like this computer?',
+  modelsTrustBody:
+    'Then {name} counts as local for everyone: people whose role keeps their words on this computer may send them to it, and the privacy badge says "on this computer". Only do this for a machine you control.',
+  modelsTrustAction: 'Treat it as local',
+  modelsTrustedOn: '{name} now counts as on this computer.',
+  modelsTrustedOff: '{name} no longer counts as on this computer.',
+  modelsKeySet: 'API key',
+  modelsKeyReplace: 'Replace the API key',
+  modelsKeyIsSet: 'A key is set. It is stored encrypted and never shown again.',
+  modelsKeyNone: 'No key is set.',
+  modelsKeySave: 'Save key',
+  modelsKeyRemove: 'Remove key',
+  modelsKeySaved: 'The key of {name} was saved.',
+  modelsKeyRemoved: 'The key of {name} was removed.',
+  modelsDeleteTitle: 'Remove {name}?',
+  modelsDeleteBody: 'Conversations using its models will need another model. Everyone is told.',
+  modelsDeleted: '{name} was removed.',
+  modelsAddTitle: 'Connect a provider',
+  modelsAddLead: 'Skald reads the provider’s model list right away, so you know at once whether it works.',
+  modelsAdded: 'A provider was connected.',
+
+  rulesLead: 'Each time the assistant wants to use a tool, these rules decide whether it may, may not, or must ask the person first.',
+  rulesHowDeny: 'A matching “Never” rule always wins.',
+  rulesHowOrder: 'Otherwise the matching rule highest in this list (lowest number) decides; a tie, or no match, asks.',
+  rulesHowConfirmed: 'Remembering and scheduling always ask, whatever the rules say.',
+  /** `{n}` rules */
+  rulesListTitle: 'Rules, in the order they are weighed ({n})',
+  rulesPriority: 'Priority',
+  rulesEveryone: 'everyone',
+  rulesAnyTool: 'any other tool',
+  /** `{role}` */
+  rulesFor: 'for {role}',
+  rulesWhenArgs: 'when its arguments match',
+  /** `{tool}` */
+  rulesUp: 'Move the rule for {tool} up',
+  rulesDown: 'Move the rule for {tool} down',
+  rulesDelete: 'Delete the rule for {tool}',
+  rulesMovedUp: 'The rule for {tool} moved up.',
+  rulesMovedDown: 'The rule for {tool} moved down.',
+  rulesDeleteTitle: 'Delete the rule for {tool}?',
+  rulesDeleteBody: 'Calls it decided fall to the next matching rule, or ask.',
+  rulesDeleted: 'The rule for {tool} was deleted.',
+  rulesAddTitle: 'Add a rule',
+  rulesTool: 'Tool',
+  rulesToolHint: 'A tool name, or a pattern with * (note_* is every note tool).',
+  rulesEffect: 'Then',
+  effectAllow: 'Allow',
+  effectDeny: 'Never',
+  effectRequire: 'Ask first',
+  rulesRole: 'For',
+  rulesPriorityHint: 'Lower numbers are weighed first.',
+  rulesArgs: 'Only when the arguments match (optional)',
+  rulesArgsHint: 'A pattern over the call’s arguments as compact JSON, e.g. *"url":"https://example.org/*',
+  rulesAdd: 'Add rule',
+  rulesAdded: 'A rule for {tool} was added.',
+  rulesNeedsTool: 'Name the tool the rule is about.',
+
+  agentsLead: 'The agents that answer: their instructions, the tools they may use and the model they prefer. Everyone can read their instructions on their privacy page and is told when they change.',
+  agentsProblemsTitle: 'Agents that cannot be used',
+  agentsProblemsLead: 'These folders hold no valid agent; Skald skips them until they are fixed.',
+  agentsNotUsable: 'Not usable',
+  agentsTools: 'Tools',
+  agentsAllTools: 'all the role allows',
+  agentsNoTools: 'none',
+  agentsModel: 'Model',
+  agentsModelAny: 'as the role prefers',
+  /** `{strength}` */
+  agentsStrength: 'a {strength} one',
+  agentsChanged: 'Changed',
+  agentsVersion: 'Version',
+  agentsMeta: 'Settings (meta.json)',
+  agentsMetaHint: 'JSON: name, description, preferred_model or preferred_strength, tools.',
+  agentsMetaInvalid: 'The settings are not a JSON object.',
+  agentsPrompt: 'Instructions (AGENT.md)',
+  agentsPromptHint: 'What the agent is told before every conversation.',
+  agentsSaved: 'The agent was saved. Everyone will be told.',
+
+  usageLead: 'How much each person uses the models. Counts only — never what anyone asked or was told.',
+  usageCaption: 'Requests and tokens per person',
+  usagePerson: 'Person',
+  usageTodayRequests: 'Requests today',
+  usageTodayTokens: 'Tokens today',
+  usageMonthRequests: 'Requests, 30 days',
+  usageMonthTokens: 'Tokens, 30 days',
+  usageTotalRequests: 'Requests in all',
+  usageTotalTokens: 'Tokens in all',
+  usageNone: 'Nobody has used a model yet.',
+  usageNever: 'Each person sees these same figures about themselves on their privacy page.',
+
+  auditLead: 'What administrators did, newest first. Each person sees the entries about them on their privacy page.',
+  auditNone: 'Nothing recorded yet.',
+  /** `{name}` who acted */
+  auditBy: 'by {name}',
 } as const;
 
 /** The shape every translation must have. */
@@ -294,4 +661,48 @@ const toolLabels: Readonly<Record<string, string>> = {
 
 export function toolLabel(tool: string): string {
   return toolLabels[tool] ?? tool;
+}
+
+/**
+ * An audit entry in words. Placeholders: `{subject}` (whom it is about),
+ * `{from}` and `{to}` (a change), `{role}`, `{tool}`, `{name}`.
+ */
+const auditLabels: Readonly<Record<string, string>> = {
+  'person.added': 'Added {subject} as {role}',
+  'person.renamed': 'Renamed {from} to {to}',
+  'person.role_changed': 'Changed the role of {subject} from {from} to {to}',
+  'person.deactivated': 'Deactivated {subject}',
+  'person.reactivated': 'Reactivated {subject}',
+  'person.deleted': 'Deleted {subject}',
+  'person.enrolment_reissued': 'Made a new enrolment code for {subject}',
+  'provider.added': 'Connected the model provider {name}',
+  'provider.changed': 'Changed a model provider',
+  'provider.deleted': 'Removed a model provider',
+  'role.created': 'Created a role',
+  'role.updated': 'Changed a role',
+  'role.deleted': 'Deleted a role',
+  'approval_rule.added': 'Added an approval rule for {tool}',
+  'approval_rule.changed': 'Changed an approval rule for {tool}',
+  'approval_rule.deleted': 'Deleted an approval rule',
+};
+
+export function auditLabel(entry: { readonly action: string; readonly subject_name: string | null; readonly detail: unknown }): string {
+  const template = auditLabels[entry.action] ?? entry.action;
+  const detail = typeof entry.detail === 'object' && entry.detail !== null ? (entry.detail as Record<string, unknown>) : {};
+  const field = (key: string): string => {
+    const value = detail[key];
+    if (typeof value === 'string') return value;
+    if (typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[key] === 'string') {
+      return (value as Record<string, string>)[key] ?? '';
+    }
+    return '';
+  };
+  const rule = typeof detail['rule'] === 'object' && detail['rule'] !== null ? (detail['rule'] as Record<string, unknown>) : {};
+  return template
+    .replace('{subject}', entry.subject_name ?? '')
+    .replace('{from}', field('from'))
+    .replace('{to}', field('to'))
+    .replace('{role}', field('role'))
+    .replace('{name}', field('name'))
+    .replace('{tool}', typeof rule['tool'] === 'string' ? rule['tool'] : field('tool'));
 }

@@ -1,20 +1,28 @@
 /**
  * One person's login, for as long as it lasts: their session client, who they
- * are, their inbox and their live events. Made when a space unlocks, dropped
- * when it locks; nothing of it outlives the page (a reload starts at the
- * picker again).
+ * are, their inbox, their notices and their live events. Made when a space
+ * unlocks, dropped when it locks; nothing of it outlives the page (a reload
+ * starts at the picker again).
  */
 import type { ApiClient } from '../api/client.js';
 import type { Me, Unlocked } from '../api/types.js';
 import { InboxStore } from './inbox.js';
 import { LiveConnection, type LiveEventMessage } from './live.js';
+import { NoticesStore } from './notices.js';
 
 export interface Login {
   /** The client that carries this person's session token. */
   readonly client: ApiClient;
   readonly me: Me;
   readonly inbox: InboxStore;
+  readonly notices: NoticesStore;
   readonly live: LiveConnection;
+  /**
+   * What the picker says when the server ends this login, if not "locked":
+   * set just before a call that ends it on purpose (deleting the account),
+   * whose socket may close before its answer arrives.
+   */
+  farewell: string | null;
 }
 
 /** Builds the login from an unlock: reads who the person is and opens the live socket. */
@@ -22,15 +30,25 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   const client = launch.withToken(unlocked.token);
   const me = await client.me();
   const inbox = new InboxStore(client);
+  const notices = new NoticesStore(client);
   const live = new LiveConnection(client);
-  live.addEventListener('live-event', (message) => inbox.apply((message as LiveEventMessage).event));
-  live.addEventListener('resync', () => void inbox.refresh().catch(() => undefined));
+  live.addEventListener('live-event', (message) => {
+    const event = (message as LiveEventMessage).event;
+    if (event.type === 'notice') void notices.refresh().catch(() => undefined);
+    else inbox.apply(event);
+  });
+  live.addEventListener('resync', () => {
+    void inbox.refresh().catch(() => undefined);
+    void notices.refresh().catch(() => undefined);
+  });
   live.open();
   void inbox.refresh().catch(() => undefined);
-  return { client, me, inbox, live };
+  notices.start();
+  return { client, me, inbox, notices, live, farewell: null };
 }
 
-/** Forgets the login's live socket; the server has already forgotten the key. */
+/** Forgets the login's live socket and timers; the server has already forgotten the key. */
 export function endLogin(login: Login): void {
   login.live.close();
+  login.notices.stop();
 }

@@ -7,7 +7,7 @@
  * in the catalogue, or a choice the server has not made yet among models of
  * both kinds, never reads as private.
  */
-import type { Model } from '../api/types.js';
+import type { Model, NextModel } from '../api/types.js';
 
 export type Badge =
   /** Every word stays on this computer (or the home network the administrator trusts). */
@@ -37,4 +37,14 @@ export function badgeForNext(pinned: string | null, models: readonly Model[]): B
   if (remote.length === 0) return { kind: 'private' };
   const providers = [...new Set(remote.map((m) => m.provider))];
   return { kind: 'remote', providers, certain: remote.length === models.length && providers.length === 1 };
+}
+
+/**
+ * The badge of the next message of a conversation, from the server's own
+ * answer (`next_model`): exact, where `badgeForNext` can only guess among
+ * the models the role allows.
+ */
+export function badgeForNextModel(next: NextModel | null): Badge {
+  if (next === null) return { kind: 'none' };
+  return next.privacy === 'local' ? { kind: 'private' } : { kind: 'remote', providers: [next.provider], certain: true };
 }

@@ -167,6 +167,14 @@ export function addSending(transcript: Transcript, key: string, text: string): T
   return { ...transcript, turns: [...transcript.turns, newTurn(key, null, text, 'sending')] };
 }
 
+/**
+ * A retry of the failed last turn, shown at once: a new turn without a
+ * message of its own (the server answers the person's last message again).
+ */
+export function addRetrying(transcript: Transcript, key: string): Transcript {
+  return { ...transcript, turns: [...transcript.turns, newTurn(key, null, null, 'sending')] };
+}
+
 /** The server accepted the message: the sending turn gets its id (unless an event gave it already). */
 export function acceptSending(transcript: Transcript, key: string, turnId: string): Transcript {
   if (transcript.turns.some((turn) => turn.id === turnId)) {

@@ -126,7 +126,7 @@ describe('the page in the desktop window', () => {
     }
   });
 
-  test('a failed reply says why, and Retry tries again', async () => {
+  test('a failed reply says why, and Retry tries again without sending the message twice', async () => {
     const { page, consoleMessages, close } = await openDesktop();
     try {
       await logIn(page, ADA);
@@ -140,6 +140,14 @@ describe('the page in the desktop window', () => {
       await page.locator('[data-testid=retry]').click();
       await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
       assert.match(await page.locator('[data-testid=turn]').last().locator('skald-markdown .md').innerText(), /You said: Are you there\?/);
+      await page.locator('[data-testid=retried]').waitFor();
+      assert.equal(await page.locator('[data-testid=retry]').count(), 0, 'the failed turn no longer offers Retry');
+      // The retry answered the same message; the history holds it once, also after a reload of it.
+      const sessionId = await page.locator('[data-testid=session]').first().getAttribute('data-id');
+      const session = await api(server.origin, server.token, 'POST', '/api/login', ADA);
+      const rows = await api(server.origin, session.token, 'GET', `/api/sessions/${sessionId}/messages`);
+      assert.equal(rows.filter((r) => r.role === 'user').length, 1, 'one user message');
+      assert.equal(await page.locator('[data-testid=user-message]').count(), 1);
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();
@@ -180,7 +188,7 @@ describe('the page in the desktop window', () => {
     }
   });
 
-  test('a new conversation can be pinned to one of the models the role allows', async () => {
+  test('a conversation can be pinned to a model the role allows, and changed between turns', async () => {
     const { page, consoleMessages, close } = await openDesktop();
     try {
       await logIn(page, BEA);
@@ -193,7 +201,19 @@ describe('the page in the desktop window', () => {
       await page.keyboard.press('Enter');
       await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
       assert.match(await page.locator('.turn-meta').last().innerText(), /scripted\/scripted-fast/);
-      assert.equal(await picker.isDisabled(), true, 'a conversation keeps its model');
+      // The server says where the next turn goes: this model is on this computer.
+      await page.locator('.bar-tools skald-privacy-badge[data-kind=private]').waitFor({ timeout: TIMEOUT });
+
+      // Between turns the pin can change; the next reply comes from the new model.
+      assert.equal(await picker.isDisabled(), false, 'the model can change between turns');
+      await picker.selectOption('scripted/scripted-strong');
+      await page.locator('[data-testid=composer]').fill('And now?');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=turn]').nth(1).and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      assert.match(await page.locator('.turn-meta').last().innerText(), /scripted\/scripted-strong/);
+      const id = await page.locator('[data-testid=session][aria-current=page]').getAttribute('data-id');
+      const session = await api(server.origin, server.token, 'POST', '/api/login', BEA);
+      assert.equal((await api(server.origin, session.token, 'GET', `/api/sessions/${id}`)).model, 'scripted/scripted-strong');
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();
@@ -214,7 +234,7 @@ describe('the page in the desktop window', () => {
       const card = page.locator('skald-question-card');
       await card.waitFor({ timeout: TIMEOUT });
       assert.match(await card.locator('.question').innerText(), /Which day should I plan for\?/);
-      await page.locator('[data-testid=inbox-count]').filter({ hasText: '1' }).waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=inbox-count] > [aria-hidden=true]').filter({ hasText: /^1$/ }).waitFor({ timeout: TIMEOUT });
       await screenshot(page, 'question-card');
       await card.locator('[data-testid=suggestion]').filter({ hasText: 'Sunday' }).click();
       await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });

@@ -4,7 +4,8 @@
 //
 // Not a test file itself (node --test picks *.test.mjs only).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -237,4 +238,61 @@ export function problems(consoleMessages) {
   return consoleMessages.filter(
     (m) => (m.startsWith('error:') || CSP_VIOLATION.test(m)) && !/Failed to load resource: the server responded with a status of \d+/.test(m),
   );
+}
+
+// ---- accessibility and layout checks ------------------------------------------
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core (WCAG 2.1 A and AA, and its best practices) on the page as it is,
+ * shadow roots included, and returns the serious and critical violations, each as
+ * `id: help (targets)`. axe goes in through the DevTools protocol, not a <script> tag,
+ * which the page's Content-Security-Policy would refuse.
+ */
+export async function seriousViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, {
+      resultTypes: ['violations'],
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 4).map((n) => JSON.stringify(n.target)),
+    }));
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.targets.join(', ')}`);
+}
+
+/**
+ * Elements, through every shadow root, that scroll sideways although they are not
+ * meant to (code, tables and text fields may): content cut off in a narrow window.
+ * Also the page itself being wider than the window.
+ */
+export async function sidewaysOverflow(page) {
+  return page.evaluate(() => {
+    const found = [];
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+      found.push(`the page is ${document.documentElement.scrollWidth}px wide in a ${window.innerWidth}px window`);
+    }
+    const allowed = (el) => el.matches('pre, textarea, input, select, table, .table-wrap, .args, code');
+    const walk = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (el.shadowRoot) walk(el.shadowRoot);
+        if (allowed(el) || el.clientWidth === 0) continue;
+        const style = getComputedStyle(el);
+        if (style.visibility === 'hidden' || style.display === 'none') continue;
+        if (el.scrollWidth > el.clientWidth + 1 && (style.overflowX === 'auto' || style.overflowX === 'scroll')) {
+          found.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} scrolls sideways (${el.scrollWidth}px in ${el.clientWidth}px)`);
+        }
+      }
+    };
+    walk(document);
+    return found;
+  });
 }

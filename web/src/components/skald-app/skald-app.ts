@@ -72,7 +72,8 @@ export class SkaldApp extends LitElement {
     else this.#newChatPending = true;
   };
 
-  readonly #onLocked = (): void => this.#returnToPicker(strings.lockedNotice);
+  readonly #onLocked = (): void =>
+    this.#returnToPicker(this.screen.kind === 'signed-in' ? (this.screen.login.farewell ?? strings.lockedNotice) : strings.lockedNotice);
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('client')) this.#check();
@@ -175,6 +176,10 @@ export class SkaldApp extends LitElement {
     if (screen.kind !== 'signed-in') return;
     screen.login.live.removeEventListener('locked', this.#onLocked);
     endLogin(screen.login);
+    // The next person starts at the conversation, not on the page the last one left open.
+    if (window.location.hash !== '') {
+      window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+    }
     this.screen = { kind: 'picker', version: screen.version, notice };
   }
 
@@ -214,6 +219,7 @@ export class SkaldApp extends LitElement {
           .login=${screen.login}
           .newChatRequests=${this.newChatRequests}
           @skald-lock=${() => void this.#lock()}
+          @skald-account-deleted=${() => this.#returnToPicker(strings.accountDeletedNotice)}
         ></skald-workspace>`;
     }
   }

@@ -13,7 +13,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Card, ChatSession, LiveEvent, Model } from '../../api/types.js';
+import type { Card, ChatSession, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
@@ -21,16 +21,16 @@ import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
-import { badgeForModel, badgeForNext } from '../../state/privacy.js';
+import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
 import {
   acceptSending,
   activeTurn,
+  addRetrying,
   addSending,
   applyEvent,
   dropSending,
   emptyTranscript,
   fromHistory,
-  lastUserText,
   mergeLive,
   type Transcript,
   type Turn,
@@ -79,6 +79,12 @@ export class SkaldChat extends LitElement {
   @state() private stopping = false;
   /** The model picked for a new conversation (`null`: automatic). */
   @state() private pickedModel: string | null = null;
+  /** The open conversation as the server last described it, with the model its next turn would use. */
+  @state() private detail: SessionDetail | null = null;
+  /** A new pin is on its way to the server. */
+  @state() private pinning = false;
+  /** The model being pinned while the server is asked; the picker shows it until the answer. */
+  @state() private pinningTo: string | null = null;
   @state() private announcement = '';
 
   @query('.log') private log?: HTMLElement;
@@ -156,6 +162,7 @@ export class SkaldChat extends LitElement {
     this.loadError = '';
     this.stopping = false;
     this.#following = true;
+    if (this.detail?.id !== id) this.detail = null;
     if (id === null) {
       this.transcript = emptyTranscript('');
       this.pickedModel = null;
@@ -179,6 +186,7 @@ export class SkaldChat extends LitElement {
       const [session, rows] = await Promise.all([client.session(id, signal), client.history(id, signal)]);
       if (token !== this.#loadToken) return;
       this.transcript = mergeLive(fromHistory(id, rows, session.turn_state), this.transcript);
+      this.detail = session;
       this.loadError = '';
       if (activeTurn(this.transcript) === undefined) this.stopping = false;
     } catch (error) {
@@ -263,15 +271,55 @@ export class SkaldChat extends LitElement {
     }
   }
 
-  #retry(): void {
-    const text = lastUserText(this.transcript);
-    if (text !== null) void this.#send(text);
+  /** Tries the failed last turn again: the server answers the same message, which is not sent twice. */
+  async #retry(): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    if (!client || !id || activeTurn(this.transcript) !== undefined) return;
+    this.sendError = '';
+    this.#following = true;
+    const key = `retry-${++this.#turnCounter}`;
+    this.transcript = addRetrying(this.transcript, key);
+    this.announcement = strings.announceRetrying;
+    try {
+      const started = await client.retry(id);
+      this.transcript = acceptSending(this.transcript, key, started.turn);
+      this.dispatchEvent(new SessionChangedEvent(null));
+    } catch (error) {
+      this.transcript = dropSending(this.transcript, key);
+      this.sendError = describeError(error);
+    }
+  }
+
+  /** The person picked another model: for a new conversation, remembered; for one under way, pinned now. */
+  async #pick(model: string | null): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    if (!client || !id) {
+      this.pickedModel = model;
+      return;
+    }
+    this.pinning = true;
+    this.pinningTo = model;
+    this.sendError = '';
+    try {
+      await client.pinModel(id, model);
+      this.detail = await client.session(id, this.#alive.signal);
+      this.announcement = model === null ? strings.announceModelAutomatic : strings.announceModel.replace('{model}', model);
+      this.dispatchEvent(new SessionChangedEvent(null));
+    } catch (error) {
+      this.sendError = describeError(error);
+    } finally {
+      this.pinning = false;
+    }
   }
 
   override render(): TemplateResult {
     const session = this.session;
-    const pinned = session ? session.model : this.pickedModel;
-    const next = badgeForNext(pinned, this.models);
+    const detail = session !== null && this.detail?.id === session.id ? this.detail : null;
+    const pinned = session ? (detail ?? session).model : this.pickedModel;
+    // Once the server has said which model the next turn would use, that is exact; before, a careful guess.
+    const next = detail !== null ? badgeForNextModel(detail.next_model) : badgeForNext(pinned, this.models);
     const busy = activeTurn(this.transcript) !== undefined;
     const parked = this.transcript.turns.some((t) => t.status === 'parked');
     const noModels = this.modelsLoaded && this.models.length === 0;
@@ -281,9 +329,9 @@ export class SkaldChat extends LitElement {
         <div class="bar-tools">
           <skald-model-picker
             .models=${this.models}
-            .value=${pinned}
-            ?disabled=${session !== null}
-            @skald-model-change=${(e: { model: string | null }) => (this.pickedModel = e.model)}
+            .value=${this.pinning ? this.pinningTo : pinned}
+            ?disabled=${busy || this.pinning}
+            @skald-model-change=${(e: { model: string | null }) => void this.#pick(e.model)}
           ></skald-model-picker>
           <skald-privacy-badge .badge=${next}></skald-privacy-badge>
         </div>
@@ -301,7 +349,8 @@ export class SkaldChat extends LitElement {
           ${repeat(
             this.transcript.turns,
             (turn) => turn.key,
-            (turn, index) => this.#renderTurn(turn, index === this.transcript.turns.length - 1),
+            (turn, index) =>
+              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1]?.status === 'error'),
           )}
           ${this.#renderLooseCards()}
         </div>
@@ -340,10 +389,11 @@ export class SkaldChat extends LitElement {
     </div>`;
   }
 
-  #renderTurn(turn: Turn, last: boolean): TemplateResult {
+  #renderTurn(turn: Turn, last: boolean, afterError: boolean): TemplateResult {
     const ended = turn.status === 'done' || turn.status === 'stopped' || turn.status === 'error';
     const hasText = turn.items.some((item) => item.kind === 'text' && item.text !== '');
     return html`<article class="turn" data-testid="turn" data-status=${turn.status} aria-label=${strings.turnLabel}>
+      ${turn.userText === null && afterError ? html`<p class="note" data-testid="retried">${strings.turnRetried}</p>` : nothing}
       ${turn.userText !== null
         ? html`<div class="user">
             <h3 class="visually-hidden">${strings.youSaid}</h3>
@@ -360,7 +410,7 @@ export class SkaldChat extends LitElement {
         ${turn.status === 'error'
           ? html`<div class="notice error" role="alert" data-testid="turn-error">
               <p>${turn.error?.message || strings.turnFailed}</p>
-              ${last ? html`<button type="button" data-testid="retry" @click=${this.#retry}>${strings.retry}</button>` : nothing}
+              ${last ? html`<button type="button" data-testid="retry" @click=${() => void this.#retry()}>${strings.retry}</button>` : nothing}
             </div>`
           : nothing}
         ${turn.model !== null

@@ -26,6 +26,14 @@ export class ModelStepDoneEvent extends Event {
   }
 }
 
+/** A provider was connected (its id and how many models it listed). */
+export class ProviderAddedEvent extends Event {
+  static readonly type = 'skald-provider-added';
+  constructor(readonly id: string) {
+    super(ProviderAddedEvent.type, { bubbles: true, composed: true });
+  }
+}
+
 type Verdict = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly text: string };
 
 const KINDS = [
@@ -39,7 +47,8 @@ const KINDS = [
  * `base_url`, `api_key`), `[data-testid=verdict]` with `data-ok`.
  *
  * @summary Detects local model servers and connects providers, live.
- * @fires skald-model-step-done - the person continues (or skips)
+ * @fires skald-model-step-done - the person continues (or skips); not in `embedded` use
+ * @fires skald-provider-added - a provider was connected
  */
 @customElement('skald-connect-model')
 export class SkaldConnectModel extends LitElement {
@@ -47,6 +56,8 @@ export class SkaldConnectModel extends LitElement {
 
   /** An administrator's session client. */
   @property({ attribute: false }) client: ApiClient | null = null;
+  /** On the administrator's models page: no "continue" step, and headings one level lower. */
+  @property({ type: Boolean }) embedded = false;
 
   @state() private detected: readonly DetectedServer[] | null = null;
   @state() private connected: readonly string[] = [];
@@ -72,7 +83,7 @@ export class SkaldConnectModel extends LitElement {
   override render(): TemplateResult {
     return html`
       <section aria-labelledby="local-title" class="block">
-        <h2 id="local-title">${strings.connectLocalTitle}</h2>
+        <h2 id="local-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectLocalTitle}</h2>
         ${this.detected === null
           ? html`<p class="hint" role="status">${strings.connectDetecting}</p>`
           : this.detected.length === 0
@@ -96,7 +107,7 @@ export class SkaldConnectModel extends LitElement {
               </ul>`}
       </section>
       <section aria-labelledby="remote-title" class="block">
-        <h2 id="remote-title">${strings.connectRemoteTitle}</h2>
+        <h2 id="remote-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectRemoteTitle}</h2>
         <form data-testid="provider-form" @submit=${this.#submit} novalidate>
           <div class="field">
             <label for="kind">${strings.connectKind}</label>
@@ -134,7 +145,9 @@ export class SkaldConnectModel extends LitElement {
               ${this.verdict.text}
             </p>`}
       </div>
-      <div class="actions finish">
+      ${this.embedded
+        ? nothing
+        : html`<div class="actions finish">
         <button
           type="button"
           class=${this.connected.length > 0 ? 'primary' : ''}
@@ -143,7 +156,7 @@ export class SkaldConnectModel extends LitElement {
         >
           ${this.connected.length > 0 ? strings.connectFinish : strings.connectSkip}
         </button>
-      </div>
+      </div>`}
     `;
   }
 
@@ -183,6 +196,7 @@ export class SkaldConnectModel extends LitElement {
       const names = added.models.map((m) => m.model_id);
       const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? '…' : '');
       this.connected = [...this.connected, provider.name];
+      this.dispatchEvent(new ProviderAddedEvent(added.id));
       this.verdict = {
         ok: true,
         text: strings.connectOk.replace('{name}', provider.name).replace('{n}', String(names.length)).replace('{models}', shown),
@@ -213,5 +227,6 @@ declare global {
   }
   interface HTMLElementEventMap {
     [ModelStepDoneEvent.type]: ModelStepDoneEvent;
+    [ProviderAddedEvent.type]: ProviderAddedEvent;
   }
 }

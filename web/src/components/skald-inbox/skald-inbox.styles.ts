@@ -35,14 +35,18 @@ export const styles = css`
     margin: 0 auto;
   }
 
-  ul {
+  ul.cards {
     list-style: none;
     margin: 0;
     padding: 0;
   }
 
-  li {
+  ul.cards > li {
     margin-bottom: var(--skald-space-4);
+  }
+
+  skald-notice-list {
+    margin-bottom: var(--skald-space-3);
   }
 
   .open {

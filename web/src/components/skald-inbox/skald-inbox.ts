@@ -1,18 +1,21 @@
 /**
  * The inbox (§8.5): everything waiting on the person, oldest first, each
- * decidable or answerable right here, with a way to its conversation.
+ * decidable or answerable right here, with a way to its conversation; and
+ * above them, the notices (§3) of what someone else changed.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
-import type { Card, ChatSession } from '../../api/types.js';
+import type { Card, ChatSession, Model } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
+import { formatTime } from '../../i18n/format.js';
 import { controls } from '../../styles/controls.js';
 import { OpenSessionEvent } from '../events.js';
 import '../skald-approval-card/skald-approval-card.js';
+import '../skald-notice-list/skald-notice-list.js';
 import '../skald-question-card/skald-question-card.js';
 import { styles } from './skald-inbox.styles.js';
 
@@ -29,6 +32,8 @@ export class SkaldInbox extends LitElement {
   @property({ attribute: false }) login: Login | null = null;
   /** For the conversations' titles. */
   @property({ attribute: false }) sessions: readonly ChatSession[] = [];
+  /** The models the person may use, to name the providers notices mention. */
+  @property({ attribute: false }) models: readonly Model[] = [];
 
   readonly #cards = new CardActionsController(
     this,
@@ -39,11 +44,13 @@ export class SkaldInbox extends LitElement {
   constructor() {
     super();
     new StoreController(this, () => this.login?.inbox);
+    new StoreController(this, () => this.login?.notices);
   }
 
   override render(): TemplateResult {
     const inbox = this.login?.inbox;
     const cards = inbox?.cards ?? [];
+    const notices = this.login?.notices.notices ?? [];
     return html`
       <header class="bar">
         <h2 id="inbox-title">${strings.inboxTitle}</h2>
@@ -51,13 +58,14 @@ export class SkaldInbox extends LitElement {
       <div class="scroll">
         <div class="column">
           ${inbox && !inbox.loaded ? html`<p class="hint" role="status">${strings.loading}</p>` : nothing}
-          ${inbox?.loaded && cards.length === 0
+          <skald-notice-list .login=${this.login} .models=${this.models}></skald-notice-list>
+          ${inbox?.loaded && cards.length === 0 && notices.length === 0
             ? html`<div class="empty" data-testid="inbox-empty">
                 <h3>${strings.inboxEmptyTitle}</h3>
                 <p>${strings.inboxEmpty}</p>
               </div>`
             : nothing}
-          <ul aria-labelledby="inbox-title">
+          <ul class="cards" aria-labelledby="inbox-title">
             ${cards.map((card) => html`<li data-testid="inbox-item">${this.#renderCard(card)}</li>`)}
           </ul>
         </div>
@@ -88,11 +96,6 @@ export class SkaldInbox extends LitElement {
       </p>
     `;
   }
-}
-
-function formatTime(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '' : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 declare global {

@@ -1,10 +1,12 @@
 /**
- * Which model a new conversation uses: "Automatic" (each turn picks the best
+ * Which model a conversation uses: "Automatic" (each turn picks the best
  * the role allows) or one model, from those the role allows only. Models
- * whose words stay on this computer are listed first and say so.
+ * whose words stay on this computer are listed first and say so. It can
+ * change between turns; the next turn goes to the new choice.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
+import { live } from 'lit/directives/live.js';
 
 import type { Model } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
@@ -32,7 +34,7 @@ export class SkaldModelPicker extends LitElement {
   @property({ attribute: false }) models: readonly Model[] = [];
   /** The chosen model's name, or `null` for automatic. */
   @property({ attribute: false }) value: string | null = null;
-  /** A conversation that has begun keeps its model. */
+  /** While a reply is being written, the model cannot change. */
   @property({ type: Boolean }) disabled = false;
 
   override render(): TemplateResult {
@@ -43,9 +45,9 @@ export class SkaldModelPicker extends LitElement {
       <select
         id="model"
         data-testid="model-picker"
-        .value=${this.value ?? AUTOMATIC}
+        .value=${live(this.value ?? AUTOMATIC)}
         ?disabled=${this.disabled || this.models.length === 0}
-        title=${this.disabled ? strings.modelFixed : strings.modelLabel}
+        title=${this.disabled ? strings.modelWait : strings.modelLabel}
         @change=${this.#changed}
       >
         <option value=${AUTOMATIC} ?selected=${this.value === null}>${strings.modelAutomatic}</option>

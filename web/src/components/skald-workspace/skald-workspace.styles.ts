@@ -38,6 +38,7 @@ export const styles = css`
     flex-direction: column;
     gap: var(--skald-space-2);
     min-height: 0;
+    overflow-y: auto;
     padding: var(--skald-space-3) var(--skald-space-2) var(--skald-space-2);
     background: var(--skald-sidebar);
     border-right: 1px solid var(--skald-border);
@@ -53,7 +54,7 @@ export const styles = css`
 
   skald-session-list {
     flex: 1;
-    min-height: 0;
+    min-height: 9rem;
   }
 
   .nav-foot {
@@ -64,9 +65,30 @@ export const styles = css`
     padding-top: var(--skald-space-2);
   }
 
-  .inbox-link {
+  .pages {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+    display: flex;
+    flex-direction: column;
+    gap: 2px;
+  }
+
+  .page-link {
+    display: flex;
+    align-items: center;
     justify-content: space-between;
+    gap: var(--skald-space-2);
+    min-height: 2.5rem;
+    padding: 0 var(--skald-space-3);
+    border-radius: var(--skald-radius);
+    color: var(--skald-text);
     font-weight: 500;
+    text-decoration: none;
+  }
+
+  .page-link:hover {
+    background: var(--skald-hover);
   }
 
   .with-icon {
@@ -75,7 +97,7 @@ export const styles = css`
     gap: var(--skald-space-2);
   }
 
-  .inbox-link[aria-current='page'] {
+  .page-link[aria-current='page'] {
     background: var(--skald-selected);
   }
 
@@ -172,8 +194,7 @@ export const styles = css`
       padding-top: 0;
     }
 
-    skald-chat,
-    skald-inbox {
+    .main > * {
       --skald-bar-indent: 3rem;
     }
   }

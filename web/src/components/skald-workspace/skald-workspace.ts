@@ -1,14 +1,16 @@
 /**
  * Skald once a person is logged in: the navigation (conversations, the
- * inbox with its count, who is logged in, Lock) beside the open view (a
- * conversation or the inbox).
+ * inbox with its count, notes, who can see my words, my data, and — for
+ * those who manage the instance — administration; who is logged in, Lock)
+ * beside the open page.
  *
- * Owns: the conversation list and the model list of this login, which view
- * is open, and the calls that change the list (rename, delete). Never: talks
- * to the socket itself (the login's LiveConnection does) or locks by itself
- * (it asks the app with `skald-lock`).
+ * Owns: the conversation list and the model list of this login, which page
+ * is open (kept in the address bar's fragment, see state/route.ts, so Back
+ * works and a page can be opened directly), and the calls that change the
+ * list (rename, delete). Never: talks to the socket itself (the login's
+ * LiveConnection does) or locks by itself (it asks the app with `skald-lock`).
  */
-import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import type { ChatSession, LiveEvent, Model } from '../../api/types.js';
@@ -18,9 +20,14 @@ import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
-import type { NewChatEvent, OpenSessionEvent, SessionChangedEvent } from '../events.js';
-import { inboxIcon, lockIcon, menuIcon } from '../icons.js';
+import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
+import { parseRoute, routeHash, sameRoute, type Route } from '../../state/route.js';
+import { boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
+import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
+import '../skald-my-data/skald-my-data.js';
+import '../skald-notes/skald-notes.js';
+import '../skald-privacy/skald-privacy.js';
 import type { SkaldChat } from '../skald-chat/skald-chat.js';
 import '../skald-chat/skald-chat.js';
 import '../skald-inbox/skald-inbox.js';
@@ -30,21 +37,13 @@ import '../skald-toasts/skald-toasts.js';
 import type { DismissToastEvent, Toast } from '../skald-toasts/skald-toasts.js';
 import { styles } from './skald-workspace.styles.js';
 
-/** The person asked to lock. */
-export class LockEvent extends Event {
-  static readonly type = 'skald-lock';
-  constructor() {
-    super(LockEvent.type, { bubbles: true, composed: true });
-  }
-}
-
-type View = { readonly kind: 'chat'; readonly sessionId: string | null } | { readonly kind: 'inbox' };
-
 const TOAST_MS = 8000;
 
 /**
  * Test hooks: `[data-testid=nav-inbox]` (its `[data-testid=inbox-count]`),
- * `[data-testid=lock]`, `[data-testid=me]`.
+ * `nav-notes`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
+ * manage the instance), `[data-testid=lock]`, `[data-testid=me]`; the open
+ * page's name is the `data-page` attribute of `#main`.
  *
  * @summary The logged-in layout: navigation and the open view.
  * @fires skald-lock - the person pressed Lock
@@ -61,7 +60,9 @@ export class SkaldWorkspace extends LitElement {
   @state() private sessionsLoading = true;
   @state() private models: readonly Model[] = [];
   @state() private modelsLoaded = false;
-  @state() private view: View = { kind: 'chat', sessionId: null };
+  @state() private route: Route = { page: 'chat' };
+  /** The conversation open on the chat page (`null`: a new one). */
+  @state() private sessionId: string | null = null;
   @state() private navOpen = false;
   @state() private toasts: readonly Toast[] = [];
 
@@ -75,6 +76,7 @@ export class SkaldWorkspace extends LitElement {
   constructor() {
     super();
     new StoreController(this, () => this.login?.inbox);
+    new StoreController(this, () => this.login?.notices);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#loadSessions(),
@@ -96,12 +98,40 @@ export class SkaldWorkspace extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#alive = new AbortController();
+    this.route = parseRoute(window.location.hash);
+    window.addEventListener('hashchange', this.#onAddressChanged);
+    window.addEventListener('popstate', this.#onAddressChanged);
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     clearTimeout(this.#listTimer);
     this.#alive.abort();
+    window.removeEventListener('hashchange', this.#onAddressChanged);
+    window.removeEventListener('popstate', this.#onAddressChanged);
+  }
+
+  /** A link was followed, Back or Forward pressed, or the address typed: open that page. */
+  readonly #onAddressChanged = (): void => {
+    const route = parseRoute(window.location.hash);
+    if (sameRoute(route, this.route)) return;
+    this.route = route;
+    this.navOpen = false;
+    if (route.page === 'inbox') void this.login?.notices.refresh().catch(() => undefined);
+    void this.updateComplete.then(() => {
+      if (route.page === 'chat') this.chat?.focus();
+      else this.renderRoot.querySelector<HTMLElement>('#main')?.focus();
+    });
+  };
+
+  /** Opens a page, leaving an entry in the history. */
+  #go(route: Route): void {
+    this.navOpen = false;
+    if (sameRoute(route, this.route)) return;
+    this.route = route;
+    const hash = routeHash(route);
+    // pushState, not location.hash: an empty fragment would leave a bare '#'.
+    window.history.pushState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
   }
 
   async #loadSessions(): Promise<void> {
@@ -170,14 +200,14 @@ export class SkaldWorkspace extends LitElement {
   }
 
   #newChat(): void {
-    this.view = { kind: 'chat', sessionId: null };
-    this.navOpen = false;
+    this.sessionId = null;
+    this.#go({ page: 'chat' });
     void this.updateComplete.then(() => this.chat?.focus());
   }
 
   #openSession(id: string): void {
-    this.view = { kind: 'chat', sessionId: id };
-    this.navOpen = false;
+    this.sessionId = id;
+    this.#go({ page: 'chat' });
     void this.updateComplete.then(() => this.chat?.focus());
   }
 
@@ -186,7 +216,7 @@ export class SkaldWorkspace extends LitElement {
     if (session !== null) {
       // A conversation this view just made: show it in the list at once.
       this.sessions = [session, ...this.sessions.filter((s) => s.id !== session.id)];
-      this.view = { kind: 'chat', sessionId: session.id };
+      this.sessionId = session.id;
     }
     this.#loadSessionsSoon();
   }
@@ -210,7 +240,10 @@ export class SkaldWorkspace extends LitElement {
     try {
       await client.deleteSession(event.sessionId);
       this.sessions = this.sessions.filter((s) => s.id !== event.sessionId);
-      if (this.view.kind === 'chat' && this.view.sessionId === event.sessionId) this.#newChat();
+      if (this.sessionId === event.sessionId) {
+        this.sessionId = null;
+        if (this.route.page === 'chat') this.#newChat();
+      }
     } catch (error) {
       this.#toast(strings.deleteFailed, describeError(error), 'error');
     }
@@ -219,9 +252,9 @@ export class SkaldWorkspace extends LitElement {
   override render(): TemplateResult {
     const login = this.login;
     if (login === null) return html``;
-    const count = login.inbox.cards.length;
-    const view = this.view;
-    const openSession = view.kind === 'chat' && view.sessionId !== null ? (this.sessions.find((s) => s.id === view.sessionId) ?? null) : null;
+    const count = login.inbox.cards.length + login.notices.notices.length;
+    const route = this.route;
+    const admin = login.me.role.manage_instance;
     return html`
       <div
         class="layout"
@@ -250,25 +283,29 @@ export class SkaldWorkspace extends LitElement {
           <h1 class="brand">${strings.productName}</h1>
           <skald-session-list
             .sessions=${this.sessions}
-            .selected=${view.kind === 'chat' ? view.sessionId : null}
+            .selected=${route.page === 'chat' ? this.sessionId : null}
             ?loading=${this.sessionsLoading}
           ></skald-session-list>
           <div class="nav-foot">
-            <button
-              type="button"
-              class="quiet inbox-link"
-              data-testid="nav-inbox"
-              aria-current=${view.kind === 'inbox' ? 'page' : nothing}
-              @click=${() => {
-                this.view = { kind: 'inbox' };
-                this.navOpen = false;
-              }}
-            >
-              <span class="with-icon">${inboxIcon}${strings.inboxTitle}</span>
-              ${count > 0
-                ? html`<span class="count" data-testid="inbox-count" aria-label=${strings.inboxCount.replace('{n}', String(count))}>${count}</span>`
-                : nothing}
-            </button>
+            <nav aria-label=${strings.pagesLabel}>
+              <ul class="pages">
+                <li>
+                  <a class="page-link" href="#/inbox" data-testid="nav-inbox" aria-current=${route.page === 'inbox' ? 'page' : nothing}>
+                    <span class="with-icon">${inboxIcon}${strings.inboxTitle}</span>
+                    ${count > 0
+                      ? html`<span class="count" data-testid="inbox-count"
+                          ><span aria-hidden="true">${count}</span
+                          ><span class="visually-hidden">${strings.inboxCount.replace('{n}', String(count))}</span></span
+                        >`
+                      : nothing}
+                  </a>
+                </li>
+                ${this.#pageLink('notes', '#/notes', noteIcon, strings.notesTitle)}
+                ${this.#pageLink('privacy', '#/privacy', eyeIcon, strings.privacyNav)}
+                ${this.#pageLink('data', '#/data', boxIcon, strings.dataNav)}
+                ${admin ? this.#pageLink('admin', '#/admin/people', gearIcon, strings.adminNav) : nothing}
+              </ul>
+            </nav>
             <div class="me" data-testid="me">
               <skald-avatar size="small" .name=${login.me.user.name}></skald-avatar>
               <span class="me-text">
@@ -281,19 +318,45 @@ export class SkaldWorkspace extends LitElement {
             </div>
           </div>
         </aside>
-        <main id="main" class="main" tabindex="-1">
-          ${view.kind === 'inbox'
-            ? html`<skald-inbox .login=${login} .sessions=${this.sessions}></skald-inbox>`
-            : html`<skald-chat
-                .login=${login}
-                .session=${openSession ?? (view.sessionId === null ? null : placeholder(view.sessionId))}
-                .models=${this.models}
-                ?modelsLoaded=${this.modelsLoaded}
-              ></skald-chat>`}
-        </main>
+        <main id="main" class="main" tabindex="-1" data-page=${route.page}>${this.#renderPage(login)}</main>
         <skald-toasts .toasts=${this.toasts}></skald-toasts>
       </div>
     `;
+  }
+
+  #pageLink(page: Route['page'], href: string, icon: TemplateResult | SVGTemplateResult, label: string): TemplateResult {
+    return html`<li>
+      <a class="page-link" href=${href} data-testid="nav-${page}" aria-current=${this.route.page === page ? 'page' : nothing}>
+        <span class="with-icon">${icon}${label}</span>
+      </a>
+    </li>`;
+  }
+
+  #renderPage(login: Login): TemplateResult {
+    const route = this.route;
+    switch (route.page) {
+      case 'inbox':
+        return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models}></skald-inbox>`;
+      case 'notes':
+        return html`<skald-notes .login=${login}></skald-notes>`;
+      case 'privacy':
+        return html`<skald-privacy .login=${login}></skald-privacy>`;
+      case 'data':
+        return html`<skald-my-data .login=${login}></skald-my-data>`;
+      case 'admin':
+        return html`<skald-admin .login=${login} .section=${route.section} .models=${this.models}
+          @skald-models-changed=${() => void this.#loadModels()}></skald-admin>`;
+      case 'chat': {
+        const id = this.sessionId;
+        const openSession = id === null ? null : (this.sessions.find((s) => s.id === id) ?? placeholder(id));
+        return html`<skald-chat
+          .login=${login}
+          .session=${openSession}
+          .models=${this.models}
+          ?modelsLoaded=${this.modelsLoaded}
+        ></skald-chat>`;
+      }
+    }
   }
 
   #skipToMain(event: Event): void {
@@ -310,8 +373,5 @@ function placeholder(id: string): ChatSession {
 declare global {
   interface HTMLElementTagNameMap {
     'skald-workspace': SkaldWorkspace;
-  }
-  interface HTMLElementEventMap {
-    [LockEvent.type]: LockEvent;
   }
 }

@@ -1,0 +1,56 @@
+/** Styles for `<skald-admin-models>`. */
+import { css } from 'lit';
+
+export const styles = css`
+  :host {
+    display: block;
+  }
+
+  .provider-list {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
+
+  .row-head h3 {
+    margin: 0;
+    font-size: 1.1rem;
+  }
+
+  dl.facts {
+    margin: var(--skald-space-2) 0;
+  }
+
+  .model {
+    font-family: var(--skald-font-mono);
+    font-size: 0.9em;
+  }
+
+  .trust {
+    margin-top: var(--skald-space-2);
+  }
+
+  .key {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: flex-end;
+    gap: 0 var(--skald-space-2);
+    margin-top: var(--skald-space-3);
+  }
+
+  .key .field {
+    flex: 1 1 16rem;
+  }
+
+  .key .actions {
+    margin-bottom: calc(var(--skald-space-3) + 1.4rem);
+  }
+
+  .danger-text {
+    color: var(--skald-error);
+  }
+
+  skald-connect-model {
+    display: block;
+  }
+`;

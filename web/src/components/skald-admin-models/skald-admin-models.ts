@@ -1,0 +1,255 @@
+/**
+ * Models and providers (§9, §16), for an administrator: each provider with
+ * whether words sent to it stay on this computer, who connected and last
+ * changed it, its models; test it now (its model list is read again, live),
+ * mark a provider on the home network trusted as local, set or remove its
+ * key — which is never shown back, only whether one is set — or remove it.
+ * Adding one offers the model servers running on this computer first.
+ * Everyone whose turns may go to a provider finds a notice when it changes.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import { live } from 'lit/directives/live.js';
+
+import { ApiError } from '../../api/client.js';
+import type { Model, Provider } from '../../api/types.js';
+import { ResourceController } from '../../controllers/resource-controller.js';
+import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import { formatTime } from '../../i18n/format.js';
+import type { Login } from '../../state/login.js';
+import { mayBeTrusted, providerPrivacy } from '../../state/providers.js';
+import { controls, page } from '../../styles/controls.js';
+import { trashIcon } from '../icons.js';
+import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
+import '../skald-confirm/skald-confirm.js';
+import '../skald-connect-model/skald-connect-model.js';
+import { styles } from './skald-admin-models.styles.js';
+
+/** Providers changed: the model list everyone sees may have changed too. */
+export class ModelsChangedEvent extends Event {
+  static readonly type = 'skald-models-changed';
+  constructor() {
+    super(ModelsChangedEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+/**
+ * Test hooks: `[data-testid=provider-item]` (its `data-name`) with
+ * `provider-test`, `provider-verdict`, `provider-trusted`, `provider-key`
+ * (field) and `provider-key-save`, `provider-key-remove`,
+ * `provider-delete`; `[data-testid=models-error]`.
+ *
+ * @summary Providers: test, trust, key, remove; connect a new one.
+ * @fires skald-models-changed - a provider was added, changed or removed
+ */
+@customElement('skald-admin-models')
+export class SkaldAdminModels extends LitElement {
+  static override styles = [controls, page, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+  @property({ attribute: false }) models: readonly Model[] = [];
+
+  @state() private busy = false;
+  @state() private error = '';
+  @state() private verdicts: ReadonlyMap<string, { readonly ok: boolean; readonly text: string }> = new Map();
+  @state() private announcement = '';
+
+  @query('skald-confirm') private confirm?: SkaldConfirm;
+
+  readonly #providers = new ResourceController<readonly Provider[]>(this, (signal) => {
+    const client = this.login?.client;
+    if (!client) return Promise.reject(new ApiError('network', '', 0));
+    return client.providers(signal);
+  });
+
+  override render(): TemplateResult {
+    const providers = this.#providers.value;
+    return html`
+      <p class="lead">${strings.modelsLead}</p>
+      ${this.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.error}</p>` : nothing}
+      ${this.#providers.status()}
+      ${providers?.length === 0 ? html`<p class="block">${strings.modelsNone}</p>` : nothing}
+      ${providers ? html`<ul class="provider-list">${providers.map((provider) => this.#renderProvider(provider))}</ul>` : nothing}
+      <section class="block" aria-labelledby="connect-title">
+        <h3 id="connect-title">${strings.modelsAddTitle}</h3>
+        <p class="muted small">${strings.modelsAddLead}</p>
+        <skald-connect-model embedded .client=${this.login?.client ?? null} @skald-provider-added=${() => void this.#changed(strings.modelsAdded)}></skald-connect-model>
+      </section>
+      <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
+      <skald-confirm></skald-confirm>
+    `;
+  }
+
+  #renderProvider(provider: Provider): TemplateResult {
+    const privacy = providerPrivacy(provider, this.models);
+    const verdict = this.verdicts.get(provider.id);
+    const id = (what: string): string => `${provider.id}-${what}`;
+    return html`<li class="block" data-testid="provider-item" data-name=${provider.name}>
+      <div class="row-head">
+        <span class="row-title"><h3>${provider.name}</h3>
+          <span class="tag ${privacy}">${privacy === 'local' ? strings.privacyLocal : strings.privacyRemote}</span>
+        </span>
+        <span class="actions">
+          <button type="button" data-testid="provider-test" ?disabled=${this.busy} @click=${() => void this.#test(provider)}>${strings.modelsTest}<span class="visually-hidden"> ${provider.name}</span></button>
+          <button type="button" class="quiet danger-text" data-testid="provider-delete"
+            ?disabled=${this.busy} @click=${() => void this.#delete(provider)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${provider.name}</span></button>
+        </span>
+      </div>
+      <div aria-live="polite">
+        ${verdict ? html`<p class="notice ${verdict.ok ? 'ok' : 'error'}" data-testid="provider-verdict">${verdict.text}</p>` : nothing}
+      </div>
+      <dl class="facts small">
+        <dt>${strings.modelsKind}</dt>
+        <dd>${kindLabel(provider.kind)}</dd>
+        <dt>${strings.modelsAddress}</dt>
+        <dd><code>${provider.base_url}</code></dd>
+        <dt>${strings.modelsWhere}</dt>
+        <dd>${privacy === 'local' ? strings.privacyLocalLong : strings.privacyRemoteLong.replace('{name}', provider.name)}</dd>
+        <dt>${strings.modelsConnectedBy}</dt>
+        <dd>${strings.modelsByAt.replace('{name}', provider.created_by).replace('{time}', formatTime(provider.created_at))}</dd>
+        <dt>${strings.modelsChangedBy}</dt>
+        <dd>${strings.modelsByAt.replace('{name}', provider.updated_by).replace('{time}', formatTime(provider.updated_at))}</dd>
+        <dt>${strings.modelsModels}</dt>
+        <dd>
+          ${provider.models.length === 0
+            ? strings.modelsNoModels
+            : provider.models.map((m, i) => html`${i > 0 ? ', ' : ''}<span class="model">${m.model_id}</span> <span class="muted">(${m.strength})</span>`)}
+        </dd>
+      </dl>
+      ${mayBeTrusted(provider) || provider.trusted_lan
+        ? html`<div class="check trust">
+            <input type="checkbox" id=${id('trusted')} data-testid="provider-trusted" .checked=${live(provider.trusted_lan)} ?disabled=${this.busy}
+              aria-describedby=${id('trusted-hint')} @change=${(e: Event) => void this.#trust(provider, (e.target as HTMLInputElement).checked)} />
+            <label for=${id('trusted')}>${strings.modelsTrusted}</label>
+          </div>
+          <p class="hint" id=${id('trusted-hint')}>${strings.modelsTrustedHint}</p>`
+        : nothing}
+      <form class="key" @submit=${(e: Event) => void this.#saveKey(e, provider)} novalidate>
+        <div class="field">
+          <label for=${id('key')}>${provider.has_key ? strings.modelsKeyReplace : strings.modelsKeySet}</label>
+          <input id=${id('key')} data-testid="provider-key" type="password" autocomplete="off" spellcheck="false" aria-describedby=${id('key-hint')} />
+          <p class="hint" id=${id('key-hint')}>${provider.has_key ? strings.modelsKeyIsSet : strings.modelsKeyNone}</p>
+        </div>
+        <div class="actions">
+          <button type="submit" data-testid="provider-key-save" ?disabled=${this.busy}>${strings.modelsKeySave}</button>
+          ${provider.has_key
+            ? html`<button type="button" class="quiet" data-testid="provider-key-remove" ?disabled=${this.busy} @click=${() => void this.#removeKey(provider)}>
+                ${strings.modelsKeyRemove}
+              </button>`
+            : nothing}
+        </div>
+      </form>
+    </li>`;
+  }
+
+  async #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
+    if (this.busy) return false;
+    this.busy = true;
+    this.error = '';
+    try {
+      await call();
+      await this.#changed(done);
+      return true;
+    } catch (error) {
+      this.error = describeError(error);
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #changed(done: string): Promise<void> {
+    this.announcement = done;
+    this.dispatchEvent(new ModelsChangedEvent());
+    await this.#providers.reload();
+  }
+
+  async #test(provider: Provider): Promise<void> {
+    const client = this.login?.client;
+    if (!client || this.busy) return;
+    this.busy = true;
+    const verdicts = new Map(this.verdicts);
+    verdicts.delete(provider.id);
+    this.verdicts = verdicts;
+    try {
+      const n = await client.refreshProvider(provider.id);
+      this.verdicts = new Map(this.verdicts).set(provider.id, { ok: true, text: strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)) });
+      await this.#changed(strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)));
+    } catch (error) {
+      this.verdicts = new Map(this.verdicts).set(provider.id, { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) });
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #trust(provider: Provider, trusted: boolean): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    if (trusted) {
+      const confirmed = await this.confirm?.ask({
+        title: strings.modelsTrustTitle.replace('{name}', provider.name),
+        body: strings.modelsTrustBody.replace('{name}', provider.name),
+        action: strings.modelsTrustAction,
+      });
+      if (!confirmed) {
+        // The box snaps back to what the server holds.
+        this.requestUpdate();
+        return;
+      }
+    }
+    await this.#run(
+      () => client.updateProvider(provider.id, { trusted_lan: trusted }),
+      (trusted ? strings.modelsTrustedOn : strings.modelsTrustedOff).replace('{name}', provider.name),
+    );
+  }
+
+  async #saveKey(event: Event, provider: Provider): Promise<void> {
+    event.preventDefault();
+    const client = this.login?.client;
+    const field = (event.target as HTMLFormElement).querySelector<HTMLInputElement>('input');
+    const key = field?.value.trim() ?? '';
+    if (!client || key === '') return;
+    if (field) field.value = '';
+    await this.#run(() => client.updateProvider(provider.id, { api_key: key }), strings.modelsKeySaved.replace('{name}', provider.name));
+  }
+
+  async #removeKey(provider: Provider): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    await this.#run(() => client.updateProvider(provider.id, { api_key: null }), strings.modelsKeyRemoved.replace('{name}', provider.name));
+  }
+
+  async #delete(provider: Provider): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    const confirmed = await this.confirm?.ask({
+      title: strings.modelsDeleteTitle.replace('{name}', provider.name),
+      body: strings.modelsDeleteBody,
+      action: strings.delete,
+    });
+    if (confirmed) await this.#run(() => client.deleteProvider(provider.id), strings.modelsDeleted.replace('{name}', provider.name));
+  }
+}
+
+function kindLabel(kind: string): string {
+  switch (kind) {
+    case 'openai':
+      return strings.kindOpenai;
+    case 'anthropic':
+      return strings.kindAnthropic;
+    case 'ollama':
+      return strings.kindOllama;
+    default:
+      return kind;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-admin-models': SkaldAdminModels;
+  }
+  interface HTMLElementEventMap {
+    [ModelsChangedEvent.type]: ModelsChangedEvent;
+  }
+}

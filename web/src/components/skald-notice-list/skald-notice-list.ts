@@ -1,0 +1,149 @@
+/**
+ * Notices (§3): what someone else changed in where the person's words go or
+ * how they are handled, each said in a sentence — who, what, when — with a
+ * way to mark them read. Shown in the inbox, counted in the navigation.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+
+import type { Model } from '../../api/types.js';
+import { StoreController } from '../../controllers/store-controller.js';
+import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import type { Login } from '../../state/login.js';
+import { viewNotice, type NoticeChange, type NoticeNames, type NoticeView } from '../../state/notices.js';
+import { controls, page } from '../../styles/controls.js';
+import { formatTime } from '../../i18n/format.js';
+import { styles } from './skald-notice-list.styles.js';
+
+const CHANGE_WORDS: Readonly<Record<NoticeChange, keyof typeof strings>> = {
+  name: 'noticeChangeName',
+  address: 'noticeChangeAddress',
+  key: 'noticeChangeKey',
+  trust: 'noticeChangeTrust',
+  models: 'noticeChangeModels',
+};
+
+/**
+ * Test hooks: `[data-testid=notice]` per notice (its `data-kind`),
+ * `[data-testid=notices-seen]`.
+ *
+ * @summary The person's unseen notices, in words.
+ */
+@customElement('skald-notice-list')
+export class SkaldNoticeList extends LitElement {
+  static override styles = [controls, page, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+  /** The models the person may use: they name the providers a notice mentions by id. */
+  @property({ attribute: false }) models: readonly Model[] = [];
+
+  @state() private agents: ReadonlyMap<string, string> = new Map();
+  @state() private busy = false;
+  @state() private error = '';
+
+  #namesRead = false;
+
+  constructor() {
+    super();
+    new StoreController(this, () => this.login?.notices);
+  }
+
+  protected override updated(): void {
+    const notices = this.login?.notices.notices ?? [];
+    if (!this.#namesRead && notices.some((n) => n.kind === 'agent_changed')) {
+      this.#namesRead = true;
+      void this.#readNames();
+    }
+  }
+
+  /** Agents' names, for notices that give only an agent's id. */
+  async #readNames(): Promise<void> {
+    const login = this.login;
+    if (!login) return;
+    try {
+      const agents = await login.client.agents();
+      this.agents = new Map(agents.agents.map((a) => [a.id, a.name]));
+    } catch {
+      // The notice then names the agent by its id.
+    }
+  }
+
+  override render(): TemplateResult | typeof nothing {
+    const notices = this.login?.notices.notices ?? [];
+    if (notices.length === 0) return nothing;
+    const names: NoticeNames = {
+      providers: new Map(this.models.map((m) => [m.provider_id, m.provider])),
+      agents: this.agents,
+    };
+    return html`<section class="block notices" aria-labelledby="notices-title">
+      <div class="row-head">
+        <h3 id="notices-title">${strings.noticesTitle}</h3>
+        <button type="button" data-testid="notices-seen" ?disabled=${this.busy} @click=${() => void this.#seen()}>
+          ${strings.noticesSeen}
+        </button>
+      </div>
+      <p class="muted small">${strings.noticesLead}</p>
+      ${this.error ? html`<p class="notice error" role="alert">${this.error}</p>` : nothing}
+      <ul class="rows">
+        ${notices.map((notice) => {
+          const view = viewNotice(notice, names);
+          return html`<li data-testid="notice" data-kind=${view.kind}>
+            <p class="sentence">${sentenceFor(view)}</p>
+            <p class="muted small">
+              ${formatTime(view.at)} ·
+              <a href="#/privacy">${strings.noticeSeePrivacy}</a>
+            </p>
+          </li>`;
+        })}
+      </ul>
+    </section>`;
+  }
+
+  async #seen(): Promise<void> {
+    const notices = this.login?.notices;
+    if (!notices || this.busy) return;
+    this.busy = true;
+    this.error = '';
+    try {
+      await notices.markAllSeen();
+    } catch (error) {
+      this.error = describeError(error);
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+/** A notice in one sentence. */
+export function sentenceFor(view: NoticeView): string {
+  const who = view.who ?? strings.noticeSomeone;
+  const subject = view.subject ?? '';
+  switch (view.kind) {
+    case 'provider_added':
+      return strings.noticeProviderAdded.replace('{who}', who).replace('{name}', subject || strings.noticeUnnamedProvider);
+    case 'provider_deleted':
+      return subject
+        ? strings.noticeProviderDeleted.replace('{who}', who).replace('{name}', subject)
+        : strings.noticeProviderDeletedUnnamed.replace('{who}', who);
+    case 'provider_changed': {
+      const changes = view.changes.map((change) => strings[CHANGE_WORDS[change]]).join(', ') || strings.noticeChangeSettings;
+      return strings.noticeProviderChanged
+        .replace('{who}', who)
+        .replace('{name}', subject || strings.noticeUnnamedProvider)
+        .replace('{changes}', changes);
+    }
+    case 'agent_changed':
+      if (view.source === 'disk') return strings.noticeAgentDisk.replace('{name}', subject);
+      if (view.source === 'bundled') return strings.noticeAgentBundled.replace('{name}', subject);
+      return strings.noticeAgentChanged.replace('{who}', who).replace('{name}', subject);
+    case 'other':
+      return strings.noticeOther;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-notice-list': SkaldNoticeList;
+  }
+}

@@ -1,0 +1,157 @@
+// The pure logic behind the notes, privacy and administration pages: the address-bar
+// routes, notices in words, reordering approval rules, a provider's privacy, search
+// snippets — and the part-1 follow-ups (retry, the badge from the server's next model).
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { loadModule } from './load.mjs';
+
+let route;
+let notices;
+let rules;
+let providers;
+let notes;
+let transcript;
+let privacy;
+
+before(async () => {
+  [route, notices, rules, providers, notes, transcript, privacy] = await Promise.all(
+    ['route', 'notices', 'rules', 'providers', 'notes', 'transcript', 'privacy'].map((name) => loadModule(`state/${name}.ts`)),
+  );
+});
+
+describe('routes in the address bar', () => {
+  test('pages parse and print back; the unknown opens the conversation', () => {
+    for (const hash of ['#/inbox', '#/notes', '#/privacy', '#/data', '#/admin/rules', '#/admin/audit']) {
+      assert.equal(route.routeHash(route.parseRoute(hash)), hash);
+    }
+    assert.deepEqual(route.parseRoute(''), { page: 'chat' });
+    assert.deepEqual(route.parseRoute('#/nowhere'), { page: 'chat' });
+    assert.equal(route.routeHash({ page: 'chat' }), '');
+  });
+
+  test('an unknown administration section opens people', () => {
+    assert.deepEqual(route.parseRoute('#/admin'), { page: 'admin', section: 'people' });
+    assert.deepEqual(route.parseRoute('#/admin/secrets'), { page: 'admin', section: 'people' });
+  });
+});
+
+describe('notices in words', () => {
+  const names = {
+    providers: new Map([['provider_1', 'old name']]),
+    agents: new Map([['main', 'Skald']]),
+  };
+  const ada = { id: 'user_1', name: 'Ada' };
+
+  test('a provider change names who changed what, by the provider\'s current name', () => {
+    const view = notices.viewNotice(
+      {
+        id: 7,
+        kind: 'provider_changed',
+        created_at: '2026-01-01T00:00:00Z',
+        body: { provider: 'provider_1', provider_name: 'home', base_url: 'http://10.0.0.2/v1', key_changed: true, trusted_lan: null, models_changed: false, changed_by: ada },
+      },
+      names,
+    );
+    assert.equal(view.kind, 'provider_changed');
+    assert.equal(view.who, 'Ada');
+    assert.equal(view.subject, 'home');
+    assert.deepEqual(view.changes, ['address', 'key']);
+  });
+
+  test('a renamed provider says so, by its new name', () => {
+    const view = notices.viewNotice(
+      { id: 8, kind: 'provider_changed', created_at: '', body: { provider: 'provider_1', name: 'den', provider_name: 'den', key_changed: false, models_changed: false, changed_by: ada } },
+      names,
+    );
+    assert.equal(view.subject, 'den');
+    assert.deepEqual(view.changes, ['name']);
+  });
+
+  test('an agent change names the person it carries; an edit on disk has no one; a removed provider keeps its name', () => {
+    const agent = notices.viewNotice({ id: 1, kind: 'agent_changed', created_at: '', body: { agent: 'main', hash: 'h', source: 'app', changed_by: ada } }, names);
+    assert.deepEqual([agent.who, agent.subject, agent.source], ['Ada', 'Skald', 'app']);
+    const disk = notices.viewNotice({ id: 4, kind: 'agent_changed', created_at: '', body: { agent: 'main', hash: 'h', source: 'disk', changed_by: null } }, names);
+    assert.deepEqual([disk.who, disk.source], [null, 'disk']);
+    const gone = notices.viewNotice({ id: 2, kind: 'provider_deleted', created_at: '', body: { provider: 'provider_9', provider_name: 'cloud', changed_by: ada } }, names);
+    assert.deepEqual([gone.who, gone.subject], ['Ada', 'cloud']);
+    assert.equal(notices.viewNotice({ id: 3, kind: 'surprise', created_at: '', body: null }, names).kind, 'other');
+  });
+});
+
+describe('reordering approval rules', () => {
+  const rule = (id, priority, tool = `t${id}`) => ({ id, priority, tool, effect: 'allow', created_by: '', created_at: '' });
+
+  test('rules of different priorities swap them', () => {
+    const changes = rules.moveRule([rule(1, 10), rule(2, 20), rule(3, 30)], 3, -1);
+    assert.deepEqual(changes.map((c) => [c.rule.id, c.priority]), [[3, 20], [2, 30]]);
+  });
+
+  test('a rule steps out of a run of equal priorities with one change', () => {
+    const changes = rules.moveRule([rule(1, 50), rule(2, 100), rule(3, 100), rule(4, 100)], 4, -1);
+    assert.deepEqual(changes.map((c) => [c.rule.id, c.priority]), [[4, 99]]);
+    const down = rules.moveRule([rule(1, 100), rule(2, 100), rule(3, 101)], 1, 1);
+    assert.deepEqual(down.map((c) => [c.rule.id, c.priority]), [[1, 101]]);
+  });
+
+  test('at the end of the range the list is numbered again in the new order', () => {
+    const list = [rule(1, 0), rule(2, 0), rule(3, 5)];
+    const changes = rules.moveRule(list, 2, -1);
+    const after = rules.sortRules(list.map((r) => ({ ...r, priority: changes.find((c) => c.rule.id === r.id)?.priority ?? r.priority })));
+    assert.deepEqual(after.map((r) => r.id), [2, 1, 3]);
+    assert.deepEqual(after.map((r) => r.priority), [10, 20, 30]);
+  });
+
+  test('the ends do not move; a new rule goes after the specific ones, before a catch-all', () => {
+    assert.deepEqual(rules.moveRule([rule(1, 10), rule(2, 20)], 1, -1), []);
+    assert.equal(rules.nextPriority([rule(1, 100), rule(2, 1000, '*')]), 110);
+  });
+});
+
+describe('a provider\'s privacy', () => {
+  const provider = (base_url, trusted_lan = false) => ({ name: 'p', kind: 'openai', base_url, trusted_lan });
+
+  test('the server\'s verdict wins; without it, loopback is local, a trusted private address too, all else remote', () => {
+    assert.equal(providers.providerPrivacy(provider('https://api.example.com/v1'), [{ provider: 'p', privacy: 'local' }]), 'local');
+    assert.equal(providers.providerPrivacy(provider('http://127.0.0.1:11434'), []), 'local');
+    assert.equal(providers.providerPrivacy(provider('http://localhost:1234/v1'), []), 'local');
+    assert.equal(providers.providerPrivacy(provider('http://192.168.1.5:8080/v1'), []), 'remote');
+    assert.equal(providers.providerPrivacy(provider('http://192.168.1.5:8080/v1', true), []), 'local');
+    assert.equal(providers.providerPrivacy(provider('http://nas.lan:8080/v1', true), []), 'remote');
+    assert.equal(providers.providerPrivacy(provider('https://api.openai.com/v1', true), []), 'remote');
+  });
+
+  test('only a private address may be marked trusted', () => {
+    assert.equal(providers.mayBeTrusted(provider('http://10.1.2.3/v1')), true);
+    assert.equal(providers.mayBeTrusted(provider('https://api.openai.com/v1')), false);
+  });
+});
+
+describe('notes', () => {
+  test('a search snippet marks what matched', () => {
+    assert.deepEqual(notes.snippetParts('the **blue** thermos and **blue** boots'), [
+      { text: 'the ', match: false },
+      { text: 'blue', match: true },
+      { text: ' thermos and ', match: false },
+      { text: 'blue', match: true },
+      { text: ' boots', match: false },
+    ]);
+  });
+});
+
+describe('part-1 follow-ups', () => {
+  test('a retry is a new turn without a message of its own', () => {
+    let t = transcript.addRetrying(transcript.emptyTranscript('chat_1'), 'r1');
+    t = transcript.applyEvent(t, { type: 'turn_started', session: 'chat_1', turn: 'turn_2', seq: 1 }).transcript;
+    t = transcript.acceptSending(t, 'r1', 'turn_2');
+    assert.equal(t.turns.length, 1);
+    assert.equal(t.turns[0].userText, null);
+    assert.equal(t.turns[0].id, 'turn_2');
+  });
+
+  test('the badge follows the server\'s next model exactly', () => {
+    assert.deepEqual(privacy.badgeForNextModel({ name: 'home/m', provider: 'home', privacy: 'local' }), { kind: 'private' });
+    assert.deepEqual(privacy.badgeForNextModel({ name: 'openai/m', provider: 'openai', privacy: 'remote' }), { kind: 'remote', providers: ['openai'], certain: true });
+    assert.deepEqual(privacy.badgeForNextModel(null), { kind: 'none' });
+  });
+});
