@@ -124,6 +124,8 @@ struct Inner {
     /// The agent versions last recorded, by agent id: a turn records its agent's version
     /// only when it changed.
     agent_versions: Mutex<HashMap<String, String>>,
+    /// Each person's role as last read, with the people generation read before it.
+    roles: Mutex<HashMap<UserId, (u64, Role)>>,
 }
 
 struct ProviderCache {
@@ -218,6 +220,7 @@ impl Runtime {
             providers: tokio::sync::Mutex::new(None),
             providers_generation: std::sync::atomic::AtomicU64::new(0),
             agent_versions: Mutex::default(),
+            roles: Mutex::default(),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -311,9 +314,19 @@ impl Runtime {
         Ok(agent)
     }
 
-    /// The person's role, read now: a change by an administrator applies to the next turn.
+    /// The person's role as it is now: a change by an administrator applies to the next
+    /// turn. Kept from the last read until any person or role changes, so a turn's start
+    /// does not wait on the shared database for it.
     pub async fn role_of(&self, user: &UserId) -> Result<Role, TurnError> {
-        roles::of_active_user(&self.inner.system, user).await?.ok_or(TurnError::NoAccount)
+        let generation = self.inner.system.people_generation();
+        if let Some((seen, role)) = self.inner.roles.lock().expect("role cache").get(user)
+            && *seen == generation
+        {
+            return Ok(role.clone());
+        }
+        let role = roles::of_active_user(&self.inner.system, user).await?.ok_or(TurnError::NoAccount)?;
+        self.inner.roles.lock().expect("role cache").insert(user.clone(), (generation, role.clone()));
+        Ok(role)
     }
 
     async fn provider_cache(&self) -> Result<Arc<ProviderCache>, TurnError> {

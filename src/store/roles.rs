@@ -62,6 +62,7 @@ pub async fn seed_presets(store: &SystemStore) -> Result<(), StoreError> {
         insert_row(&mut tx, role).await?;
     }
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 
@@ -99,6 +100,7 @@ pub async fn create(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
     })?;
     audit::record(&mut tx, actor, None, "role.created", json!({ "role": role.id })).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 
@@ -137,6 +139,7 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
     }
     audit::record(&mut tx, actor, None, "role.updated", json!({ "role": role.id })).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 
@@ -154,6 +157,7 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &RoleId) -> Result<(
     }
     audit::record(&mut tx, actor, None, "role.deleted", json!({ "role": id })).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 

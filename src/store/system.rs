@@ -2,6 +2,8 @@
 //! WAL, full fsync, foreign keys on, migrated from `database/migrations/system/` at start.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
@@ -13,6 +15,9 @@ static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("database/migrations
 #[derive(Debug, Clone)]
 pub struct SystemStore {
     pool: SqlitePool,
+    /// Counts committed changes to people and roles, so a cache of what someone's role
+    /// allows can tell it is stale without a query.
+    people_generation: Arc<AtomicU64>,
 }
 
 impl SystemStore {
@@ -22,7 +27,17 @@ impl SystemStore {
         let options = super::connect_options(path, true).map_err(fail)?;
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
         MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
-        Ok(Self { pool })
+        Ok(Self { pool, people_generation: Arc::default() })
+    }
+
+    /// How many changes to people and roles have been committed since start.
+    pub fn people_generation(&self) -> u64 {
+        self.people_generation.load(Ordering::Acquire)
+    }
+
+    /// Called by every function that changes people or roles, once its change committed.
+    pub(crate) fn people_changed(&self) {
+        self.people_generation.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn pool(&self) -> &SqlitePool {

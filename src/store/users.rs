@@ -87,6 +87,7 @@ pub async fn insert_pending(
     .map_err(name_taken)?;
     audit::record(&mut tx, actor, Some((id, name)), "person.added", json!({ "role": role })).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 
@@ -120,6 +121,7 @@ pub async fn insert_first(
     put_wraps(&mut tx, activation.id, &activation.wraps()).await?;
     sqlx::query("UPDATE instance SET setup_completed_at = ? WHERE id = 1").bind(&now).execute(&mut *tx).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(true)
 }
 
@@ -145,6 +147,7 @@ pub async fn activate(store: &SystemStore, digest: &[u8; 32], activation: &Activ
     }
     put_wraps(&mut tx, activation.id, &activation.wraps()).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(true)
 }
 
@@ -174,6 +177,7 @@ pub async fn replace_wraps(
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     put_wraps(&mut tx, id, wraps).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(())
 }
 
@@ -262,6 +266,7 @@ pub async fn rename(store: &SystemStore, actor: &Actor, id: &UserId, name: &str)
         .await?;
     let after = locked_row(&mut tx, id).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(after)
 }
 
@@ -279,6 +284,7 @@ pub async fn set_role(store: &SystemStore, actor: &Actor, id: &UserId, role: &Ro
     audit::record(&mut tx, actor, Some((id, &before.name)), "person.role_changed", detail).await?;
     let after = locked_row(&mut tx, id).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(after)
 }
 
@@ -302,6 +308,7 @@ pub async fn set_active(store: &SystemStore, actor: &Actor, id: &UserId, active:
     audit::record(&mut tx, actor, Some((id, &before.name)), action, json!({})).await?;
     let after = locked_row(&mut tx, id).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(after)
 }
 
@@ -315,6 +322,7 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &UserId) -> Result<U
     sqlx::query("DELETE FROM users WHERE id = ?").bind(id).execute(&mut *tx).await?;
     audit::record(&mut tx, actor, Some((id, &before.name)), "person.deleted", json!({})).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(before)
 }
 
@@ -339,5 +347,6 @@ pub async fn reissue_enrolment(
         .await?;
     audit::record(&mut tx, actor, Some((id, &before.name)), "person.enrolment_reissued", json!({})).await?;
     tx.commit().await?;
+    store.people_changed();
     Ok(before)
 }
