@@ -6,16 +6,13 @@ import { readFileSync } from 'node:fs';
 
 import {
   api,
-  launchBrowser,
-  makeRoot,
   openPage,
   problems,
-  removeRoot,
-  requireBin,
   screenshot,
-  startScriptedModel,
-  startServer,
-  stopProcess,
+  seedInstance,
+  startStack,
+  stopStack,
+  logIn as logInAs,
 } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
@@ -30,36 +27,21 @@ describe('the page in the desktop window', () => {
   let root;
 
   before(async () => {
-    root = await makeRoot();
-    server = await startServer(requireBin(), root);
-    model = await startScriptedModel();
-    browser = await launchBrowser();
-    const admin = await api(server.origin, server.token, 'POST', '/api/setup', ADA);
-    await api(server.origin, admin.token, 'POST', '/api/providers', { name: 'scripted', kind: 'openai', base_url: `${model.url}/v1` });
-    const added = await api(server.origin, admin.token, 'POST', '/api/users', { name: BEA.name, role: 'member' });
-    await api(server.origin, server.token, 'POST', '/api/enrol', { name: BEA.name, enrolment_code: added.enrolment_code, password: BEA.password });
-    const third = await api(server.origin, admin.token, 'POST', '/api/users', { name: CY.name, role: 'restricted' });
-    const enrolled = await api(server.origin, server.token, 'POST', '/api/enrol', { name: CY.name, enrolment_code: third.enrolment_code, password: CY.password });
-    CY.recoveryCode = enrolled.recovery_code;
+    ({ root, server, model, browser } = await startStack());
+    const { enrolled } = await seedInstance(server, model, ADA, [
+      [BEA, 'member'],
+      [CY, 'restricted'],
+    ]);
+    CY.recoveryCode = enrolled[1].recovery_code;
     await api(server.origin, server.token, 'POST', '/api/lock-all');
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) await stopProcess(server.proc);
-    if (model) await stopProcess(model.proc);
-    await removeRoot(root);
-  });
+  after(() => stopStack({ root, server, model, browser }));
 
   /** The desktop window: the shell's init script hands the token over on every load. */
   const openDesktop = (options = {}) => openPage(browser, `${server.origin}/`, { initScript: initScript(server), ...options });
 
-  async function logIn(page, person) {
-    await page.locator(`[data-testid=person][data-name=${person.name}]`).click();
-    await page.locator('#password').fill(person.password);
-    await page.keyboard.press('Enter');
-    await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
-  }
+  const logIn = (page, person) => logInAs(page, person, TIMEOUT);
 
   test('keyboard alone: pick, unlock, write, send, stop — with focus always visible', async () => {
     const { page, consoleMessages, close } = await openDesktop();

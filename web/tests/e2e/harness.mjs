@@ -155,6 +155,62 @@ function readyLine(proc, pattern, what, stderr) {
   });
 }
 
+/**
+ * What a test file runs against: `skald serve` on a fresh root, the scripted model
+ * server (unless `model` is false) and a browser. Whatever started is stopped again if
+ * a later part fails to start.
+ */
+export async function startStack({ model = true } = {}) {
+  const stack = { root: await makeRoot() };
+  try {
+    stack.server = await startServer(requireBin(), stack.root);
+    if (model) stack.model = await startScriptedModel();
+    stack.browser = await launchBrowser();
+    return stack;
+  } catch (error) {
+    await stopStack(stack);
+    throw error;
+  }
+}
+
+/** Stops what startStack started, whatever part of it did start. */
+export async function stopStack({ root, server, model, browser } = {}) {
+  await browser?.close();
+  if (server) await stopProcess(server.proc);
+  if (model) await stopProcess(model.proc);
+  await removeRoot(root);
+}
+
+/**
+ * Sets the instance up through the API: `admin` as its first administrator, the scripted
+ * model server as its provider, then each `[person, role]` added and enrolled. Returns
+ * the setup answer and each enrolment answer, in order.
+ */
+export async function seedInstance(server, model, admin, members = []) {
+  const setup = await api(server.origin, server.token, 'POST', '/api/setup', admin);
+  await api(server.origin, setup.token, 'POST', '/api/providers', { name: 'scripted', kind: 'openai', base_url: `${model.url}/v1` });
+  const enrolled = [];
+  for (const [person, role] of members) {
+    const added = await api(server.origin, setup.token, 'POST', '/api/users', { name: person.name, role });
+    enrolled.push(
+      await api(server.origin, server.token, 'POST', '/api/enrol', {
+        name: person.name,
+        enrolment_code: added.enrolment_code,
+        password: person.password,
+      }),
+    );
+  }
+  return { setup, enrolled };
+}
+
+/** Picks `person` on the login picker, types their password and waits for their workspace. */
+export async function logIn(page, person, timeout) {
+  await page.locator(`[data-testid=person][data-name=${person.name}]`).click();
+  await page.locator('#password').fill(person.password);
+  await page.keyboard.press('Enter');
+  await page.locator('[data-screen=workspace]').waitFor({ timeout });
+}
+
 /** SIGTERM, then SIGKILL if the process has not exited within 10 s. */
 export async function stopProcess(proc) {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;

@@ -15,18 +15,15 @@ import path from 'node:path';
 
 import {
   api,
-  launchBrowser,
-  makeRoot,
   openPage,
   problems,
-  removeRoot,
-  requireBin,
   screenshot,
+  seedInstance,
   seriousViolations,
   sidewaysOverflow,
-  startScriptedModel,
-  startServer,
-  stopProcess,
+  startStack,
+  stopStack,
+  logIn as logInAs,
 } from './harness.mjs';
 import { readZip } from './zip.mjs';
 
@@ -83,12 +80,7 @@ async function waitUntil(check, what) {
   }
 }
 
-async function logIn(page, person) {
-  await page.locator(`[data-testid=person][data-name=${person.name}]`).click();
-  await page.locator('#password').fill(person.password);
-  await page.keyboard.press('Enter');
-  await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
-}
+const logIn = (page, person) => logInAs(page, person, TIMEOUT);
 
 describe('notes, privacy, my data and administration', () => {
   let server;
@@ -99,16 +91,10 @@ describe('notes, privacy, my data and administration', () => {
   let bea;
 
   before(async () => {
-    root = await makeRoot();
-    server = await startServer(requireBin(), root);
-    model = await startScriptedModel();
-    browser = await launchBrowser();
-    const admin = await api(server.origin, server.token, 'POST', '/api/setup', ADA);
-    await api(server.origin, admin.token, 'POST', '/api/providers', { name: 'scripted', kind: 'openai', base_url: `${model.url}/v1` });
-    ADA.id = admin.user.id;
-    const added = await api(server.origin, admin.token, 'POST', '/api/users', { name: BEA.name, role: 'member' });
-    const enrolled = await api(server.origin, server.token, 'POST', '/api/enrol', { name: BEA.name, enrolment_code: added.enrolment_code, password: BEA.password });
-    BEA.id = enrolled.user.id;
+    ({ root, server, model, browser } = await startStack());
+    const { setup, enrolled } = await seedInstance(server, model, ADA, [[BEA, 'member']]);
+    ADA.id = setup.user.id;
+    BEA.id = enrolled[0].user.id;
     await api(server.origin, server.token, 'POST', '/api/lock-all');
     ada = await openPage(browser, `${server.origin}/#token=${server.token}`);
     bea = await openPage(browser, `${server.origin}/#token=${server.token}`);
@@ -117,10 +103,7 @@ describe('notes, privacy, my data and administration', () => {
   after(async () => {
     await ada?.close();
     await bea?.close();
-    await browser?.close();
-    if (server) await stopProcess(server.proc);
-    if (model) await stopProcess(model.proc);
-    await removeRoot(root);
+    await stopStack({ root, server, model, browser });
   });
 
   test('the login picker and the password form', async () => {
@@ -393,16 +376,10 @@ describe('the first-run screens pass the accessibility check too', () => {
   let root;
 
   before(async () => {
-    root = await makeRoot();
-    server = await startServer(requireBin(), root);
-    browser = await launchBrowser();
+    ({ root, server, browser } = await startStack({ model: false }));
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) await stopProcess(server.proc);
-    await removeRoot(root);
-  });
+  after(() => stopStack({ root, server, browser }));
 
   test('setup, the recovery code, connecting a model', async () => {
     const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);

@@ -7,16 +7,12 @@ import { createServer } from 'node:http';
 
 import {
   api,
-  launchBrowser,
-  makeRoot,
   openPage,
   problems,
-  removeRoot,
-  requireBin,
   screenshot,
-  startScriptedModel,
-  startServer,
-  stopProcess,
+  seedInstance,
+  startStack,
+  stopStack,
 } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
@@ -37,24 +33,13 @@ describe('model output is rendered safely', () => {
       response.end('leaked');
     });
     await new Promise((resolve) => leak.listen(0, '127.0.0.1', resolve));
-    root = await makeRoot();
-    server = await startServer(requireBin(), root);
-    model = await startScriptedModel();
-    browser = await launchBrowser();
-    const admin = await api(server.origin, server.token, 'POST', '/api/setup', ADA);
-    await api(server.origin, admin.token, 'POST', '/api/providers', {
-      name: 'scripted',
-      kind: 'openai',
-      base_url: `${model.url}/v1`,
-    });
-    await api(server.origin, admin.token, 'POST', '/api/logout');
+    ({ root, server, model, browser } = await startStack());
+    const { setup } = await seedInstance(server, model, ADA);
+    await api(server.origin, setup.token, 'POST', '/api/logout');
   });
 
   after(async () => {
-    await browser?.close();
-    if (server) await stopProcess(server.proc);
-    if (model) await stopProcess(model.proc);
-    await removeRoot(root);
+    await stopStack({ root, server, model, browser });
     await new Promise((resolve) => leak?.close(resolve));
   });
 

@@ -12,16 +12,11 @@ import assert from 'node:assert/strict';
 
 import {
   api,
-  launchBrowser,
-  makeRoot,
   openPage,
   problems,
-  removeRoot,
-  requireBin,
   screenshot,
-  startScriptedModel,
-  startServer,
-  stopProcess,
+  startStack,
+  stopStack,
 } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
@@ -37,19 +32,13 @@ describe('the first people of a new instance walk through Skald', () => {
   let session;
 
   before(async () => {
-    root = await makeRoot();
-    server = await startServer(requireBin(), root);
-    model = await startScriptedModel();
-    browser = await launchBrowser();
+    ({ root, server, model, browser } = await startStack());
     session = await openPage(browser, `${server.origin}/#token=${server.token}`);
   });
 
   after(async () => {
     await session?.close();
-    await browser?.close();
-    if (server) await stopProcess(server.proc);
-    if (model) await stopProcess(model.proc);
-    await removeRoot(root);
+    await stopStack({ root, server, model, browser });
   });
 
   const page = () => session.page;
