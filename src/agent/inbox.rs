@@ -156,14 +156,7 @@ impl Runtime {
             _ => None,
         };
         let waiting = approvals::decide(space, card_id, decision.allow, always.as_ref()).await?;
-        let decided = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
-        let view = card_view(&decided);
-        self.events().to_person(&session.user_id, json!({ "type": "card_decided", "card": view }));
-        // Debug builds only: leave the decided turn parked, as a crash right here would, so
-        // tests can check that the next unlock resumes it.
-        let skip = cfg!(debug_assertions) && std::env::var_os("SKALD_TEST_SKIP_RESUME").is_some();
-        let resumed = waiting == 0 && !skip && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
-        Ok((view, resumed))
+        self.settled(session, &card, waiting).await
     }
 
     /// Records a person's answer to one of their question cards and, when it was the last
@@ -190,10 +183,20 @@ impl Runtime {
             return Err(DecisionError::AlreadyDecided);
         }
         let waiting = approvals::answer(space, card_id, text).await?;
-        let answered = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
-        let view = card_view(&answered);
+        self.settled(session, &card, waiting).await
+    }
+
+    /// After a decision or an answer: the card as it now stands, shown in the person's
+    /// windows, and its turn resumed when no other card holds it (`waiting` is how many
+    /// still do). Returns the card and whether the turn resumed.
+    async fn settled(&self, session: Arc<Session>, card: &Card, waiting: i64) -> Result<(Value, bool), DecisionError> {
+        let now = approvals::get(&session.space, &card.id).await?.ok_or(DecisionError::NotFound)?;
+        let view = card_view(&now);
         self.events().to_person(&session.user_id, json!({ "type": "card_decided", "card": view }));
-        let resumed = waiting == 0 && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
+        // Debug builds only: leave the decided turn parked, as a crash right here would, so
+        // tests can check that the next unlock resumes it.
+        let skip = cfg!(debug_assertions) && std::env::var_os("SKALD_TEST_SKIP_RESUME").is_some();
+        let resumed = waiting == 0 && !skip && self.resume(session.clone(), &card.session_id, &card.turn_id).await?;
         Ok((view, resumed))
     }
 

@@ -131,10 +131,7 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     if let Some(rule) = always {
         insert_rule(&mut tx, rule, &now).await?;
     }
-    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
-        .bind(&turn)
-        .fetch_one(&mut *tx)
-        .await?;
+    let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
     Ok(waiting)
 }
@@ -153,12 +150,17 @@ pub async fn answer(store: &PrivateStore, id: &str, text: &str) -> Result<i64, S
     .fetch_optional(&mut *tx)
     .await?;
     let Some(turn) = turn else { return Err(StoreError::WrongState("this question was already answered")) };
-    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
-        .bind(&turn)
-        .fetch_one(&mut *tx)
-        .await?;
+    let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
     Ok(waiting)
+}
+
+/// How many cards of a turn still wait on the person.
+async fn still_waiting(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM cards WHERE turn_id = ? AND state = 'pending'")
+        .bind(turn_id)
+        .fetch_one(tx)
+        .await?)
 }
 
 /// Withdraws the pending cards of a turn that will not go on (the person stopped it or
