@@ -409,14 +409,7 @@ impl Runtime {
         }
         turn.events.emit("turn_started", serde_json::json!({ "model": turn.model.name, "agent": turn.agent }));
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
-        let claim = claim.handed_to_task(session.clone());
-        let closing = claim.closing.clone();
-        if !session.spawn(async move {
-            let _claim = claim;
-            turn.run(committed_rx, closing).await;
-        }) {
-            return Err(TurnError::Locked);
-        }
+        spawn_turn(&session, claim, turn, committed_rx)?;
         // Its own task, so a client that hangs up mid-commit cannot leave the turn unsure
         // whether its message was saved.
         let (space, chat, turn, words) = (session.space.clone(), chat_id.to_owned(), turn_id.clone(), text);
@@ -557,19 +550,13 @@ impl Runtime {
         // From here the turn is `running` on disk: whatever fails ends it, with the reason.
         let started = async {
             let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume).await?;
-            let claim = claim.handed_to_task(session.clone());
-            let closing = claim.closing.clone();
             let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
             let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
-            let spawned = session.spawn(async move {
-                let _claim = claim;
-                turn.events.emit(
-                    "turn_started",
-                    serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
-                );
-                turn.run(committed_rx, closing).await;
-            });
-            if spawned { Ok(()) } else { Err(TurnError::Locked) }
+            turn.events.emit(
+                "turn_started",
+                serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
+            );
+            spawn_turn(&session, claim, turn, committed_rx)
         };
         if let Err(err) = started.await {
             let message = err.to_string();
@@ -745,6 +732,23 @@ enum Start {
     Message,
     Retry,
     Resume,
+}
+
+/// Runs a set-up turn as work of its session, holding the conversation's claim until the
+/// task ends; refused once the session has ended (locked).
+fn spawn_turn(
+    session: &Arc<Session>,
+    claim: Claim,
+    turn: turn::Turn,
+    committed: tokio::sync::oneshot::Receiver<Option<i64>>,
+) -> Result<(), TurnError> {
+    let claim = claim.handed_to_task(session.clone());
+    let closing = claim.closing.clone();
+    let spawned = session.spawn(async move {
+        let _claim = claim;
+        turn.run(committed, closing).await;
+    });
+    if spawned { Ok(()) } else { Err(TurnError::Locked) }
 }
 
 /// The result a call waiting on a card gets when the person writes on instead.
