@@ -9,7 +9,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/skald/target}
 ./deps.sh build
 npm --prefix web ci --no-audit --no-fund --loglevel=error
 npm --prefix web run build --silent
-cargo build --release --locked --features desktop
+cargo build --release --locked --features desktop,local-model
 
 mkdir -p bin
 cp "$CARGO_TARGET_DIR/release/skald" bin/.skald.new

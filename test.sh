@@ -14,6 +14,11 @@ stage() { printf '\n== [%s +%ss] %s\n' "$(date -u +%H:%M:%S)" "$(($(date +%s) - 
 stage "dependencies"
 ./deps.sh test
 
+stage "test model"
+# The small GGUF the built-in provider's tests load, checked against its SHA-256.
+SKALD_TEST_GGUF=$(tests/fetch-test-model.sh)
+export SKALD_TEST_GGUF
+
 stage "web: npm ci"
 npm --prefix web ci --no-audit --no-fund --loglevel=error
 stage "web: build"
@@ -24,20 +29,20 @@ cargo fmt --all --check
 
 stage "cargo clippy (headless)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
-stage "cargo clippy (desktop)"
-cargo clippy --locked --all-targets --features desktop -- -D warnings
+stage "cargo clippy (desktop, local model)"
+cargo clippy --locked --all-targets --features desktop,local-model -- -D warnings
 
-# One build with the desktop feature serves every test: `skald serve` is the same code in
-# both builds, and the shell's own tests need the feature.
+# One build with every feature serves every test: `skald serve` is the same code in each
+# build, the shell's own tests need the desktop, and the built-in model's tests llama.cpp.
 stage "cargo test"
 # The privacy-tier test runs the scripted model server as a process inside a network namespace.
 cargo build --locked -p scripted-model --bin scripted-model
-cargo test --locked --features desktop
+cargo test --locked --features desktop,local-model
 stage "cargo test (scripted model server)"
 cargo test --locked -p scripted-model
 
 stage "browser tests (Chromium)"
-cargo build --locked --features desktop --bin skald
+cargo build --locked --features desktop,local-model --bin skald
 SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web test --silent
 
 stage "desktop smoke test (Xvfb)"

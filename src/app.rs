@@ -19,6 +19,7 @@ use crate::error::StartError;
 use crate::http::boundary::Boundary;
 use crate::http::{self, AppState};
 use crate::notify::{Notification, Notifier};
+use crate::providers::local::{self, LocalModels};
 use crate::secrets::InstanceSecrets;
 use crate::store::{DataDir, SystemStore, approval_rules, roles};
 use crate::users::sessions::Sessions;
@@ -125,7 +126,9 @@ impl App {
             .map_err(|err| StartError::Prepare { path: data_dir.root().join("agents"), reason: err.to_string() })?;
         let notifier = Notifier::default();
         let tools = Registry::builtin(FetchPolicy::from_env());
-        let agent = Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone());
+        let local = LocalModels::new(data_dir.models_dir(), local::Settings::from_env());
+        let agent =
+            Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone(), local);
         agent.observe_all().await;
         let launch_token = LaunchToken::generate();
         if options.write_token_file {

@@ -14,7 +14,8 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 /// Log files kept before the oldest is deleted.
 const KEPT_FILES: usize = 7;
-const DEFAULT_FILTER: &str = "info,sqlx=warn,hyper=warn,tower=warn";
+/// llama.cpp narrates every model load at info; its warnings are what matter.
+const DEFAULT_FILTER: &str = "info,sqlx=warn,hyper=warn,tower=warn,llama_cpp_2=warn";
 
 /// Flushes the file writer when dropped; keep it alive for the life of the process.
 pub struct LogGuard(#[allow(dead_code, reason = "held for its Drop, which flushes the file")] WorkerGuard);

@@ -25,6 +25,7 @@ use zeroize::Zeroizing;
 
 use crate::ids::UserId;
 use crate::providers::catalogue::{self, CatalogueModel, Wish};
+use crate::providers::local::LocalModels;
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
@@ -111,6 +112,7 @@ struct Inner {
     tools: Registry,
     notifier: crate::notify::Notifier,
     client: reqwest::Client,
+    local: LocalModels,
     events: Events,
     limits: Limits,
     /// Running turns by conversation id: one at a time per conversation.
@@ -132,6 +134,8 @@ struct ProviderCache {
     generation: u64,
     models: Vec<CatalogueModel>,
     sealed_keys: HashMap<String, Vec<u8>>,
+    /// The built-in provider, for endpoints of kind `local`.
+    local: LocalModels,
 }
 
 impl ProviderCache {
@@ -143,6 +147,7 @@ impl ProviderCache {
             kind: model.kind.clone(),
             base_url: model.base_url.clone(),
             api_key: self.key(secrets, &model.provider_id)?,
+            local: (model.kind == "local").then(|| self.local.clone()),
         })
     }
 
@@ -206,6 +211,7 @@ impl Runtime {
         tools: Registry,
         limits: Limits,
         notifier: crate::notify::Notifier,
+        local: LocalModels,
     ) -> Self {
         let inner = Inner {
             system,
@@ -214,6 +220,7 @@ impl Runtime {
             tools,
             notifier,
             client: crate::providers::http_client(),
+            local,
             events: Events::default(),
             limits,
             running: Mutex::new(HashMap::new()),
@@ -239,6 +246,11 @@ impl Runtime {
 
     pub fn client(&self) -> &reqwest::Client {
         &self.inner.client
+    }
+
+    /// The built-in provider's models.
+    pub fn local_models(&self) -> &LocalModels {
+        &self.inner.local
     }
 
     /// Records an agent's version when it is new to this process: for the privacy page,
@@ -344,6 +356,7 @@ impl Runtime {
             generation,
             models: rows.into_iter().map(CatalogueModel::from).collect(),
             sealed_keys: keys.into_iter().filter_map(|(id, key)| Some((id, key?))).collect(),
+            local: self.inner.local.clone(),
         });
         *slot = Some(cache.clone());
         Ok(cache)

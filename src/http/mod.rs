@@ -14,6 +14,7 @@ pub mod chat;
 pub mod error;
 pub mod inbox;
 pub mod json;
+pub mod local_models;
 pub mod me;
 pub mod meta;
 pub mod notes;

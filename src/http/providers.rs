@@ -193,6 +193,7 @@ async fn listed_models(
         privacy: crate::providers::privacy::classify(kind, base_url, false),
         base_url: base_url.to_owned(),
         api_key,
+        local: None,
     };
     let models =
         crate::providers::list_models(state.agent.client(), &endpoint).await.map_err(|err| ApiError::Upstream {

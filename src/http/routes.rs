@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, agents, chat, inbox, me, meta, notes, people, providers, rules, ws};
+use super::{AppState, admin, agents, chat, inbox, local_models, me, meta, notes, people, providers, rules, ws};
 
 /// One row of the table.
 pub struct Route {
@@ -76,6 +76,9 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/providers/{id}", Admin, Header, providers::delete),
         route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),
         route(M::GET, "/api/models", Session, Header, providers::models),
+        route(M::POST, "/api/local-models", Admin, Header, local_models::import),
+        route(M::GET, "/api/local-models", Admin, Header, local_models::list),
+        route(M::DELETE, "/api/local-models/{id}", Admin, Header, local_models::delete),
         // agents
         route(M::GET, "/api/agents", Session, Header, agents::list),
         route(M::GET, "/api/agents/{id}", Session, Header, agents::get),

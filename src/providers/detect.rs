@@ -59,6 +59,7 @@ pub async fn probe(client: &reqwest::Client, candidates: Vec<Candidate>) -> Vec<
             privacy: super::privacy::Tier::Local,
             base_url: candidate.base_url.clone(),
             api_key: None,
+            local: None,
         };
         let listed = tokio::time::timeout(PROBE_TIMEOUT, super::list_models(client, &endpoint)).await;
         match listed {

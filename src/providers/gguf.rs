@@ -28,6 +28,10 @@ pub struct GgufInfo {
     pub block_count: Option<u64>,
     /// `<architecture>.embedding_length`.
     pub embedding_length: Option<u64>,
+    /// `<architecture>.attention.head_count` and `.head_count_kv`, when each is one number
+    /// (some models list one per layer): with them the KV cache's size can be foretold.
+    pub head_count: Option<u64>,
+    pub head_count_kv: Option<u64>,
     /// `general.file_type`: the quantisation, as llama.cpp numbers it.
     pub file_type: Option<u32>,
     /// Whether `tokenizer.chat_template` is present.
@@ -96,6 +100,8 @@ pub fn parse(bytes: &mut impl Read, file_size: u64) -> Result<GgufInfo, GgufErro
         context_length: whole_number("context_length")?,
         block_count: whole_number("block_count")?,
         embedding_length: whole_number("embedding_length")?,
+        head_count: key("attention.head_count").and_then(|key| metadata.lenient_whole_number(&key)),
+        head_count_kv: key("attention.head_count_kv").and_then(|key| metadata.lenient_whole_number(&key)),
         architecture: metadata.architecture,
         name: metadata.name,
         file_type: metadata.file_type,
@@ -127,7 +133,8 @@ const MAX_DIMS: u32 = 4;
 const MAX_TENSOR_TYPE: u32 = 64;
 
 /// The `<architecture>.*` keys Skald reads.
-const ARCHITECTURE_SUFFIXES: [&str; 3] = [".context_length", ".block_count", ".embedding_length"];
+const ARCHITECTURE_SUFFIXES: [&str; 5] =
+    [".context_length", ".block_count", ".embedding_length", ".attention.head_count", ".attention.head_count_kv"];
 
 fn malformed(why: impl Into<String>) -> GgufError {
     GgufError::Malformed(why.into())
@@ -174,6 +181,12 @@ impl Metadata {
             }
         }
         Ok(metadata)
+    }
+
+    /// A value Skald can do without: `None` when absent, a list or out of range.
+    fn lenient_whole_number(&self, key: &str) -> Option<u64> {
+        let (_, value) = self.deferred.iter().find(|(candidate, _)| candidate == key)?;
+        value.and_then(|value| u64::try_from(value).ok())
     }
 
     fn deferred_whole_number(&self, key: &str) -> Result<Option<u64>, GgufError> {
@@ -523,12 +536,14 @@ mod tests {
 
     /// The header of a small, well-formed model: two f16 tensors of 64×100.
     fn header() -> Gguf {
-        Gguf::new(3, 2, 7)
+        Gguf::new(3, 2, 9)
             .text("general.architecture", "llama")
             .text("general.name", "Tiny Llama")
             .entry("llama.context_length", U32, &2048u32.to_le_bytes())
             .entry("llama.block_count", U32, &4u32.to_le_bytes())
             .entry("llama.embedding_length", U64, &64u64.to_le_bytes())
+            .entry("llama.attention.head_count", U32, &8u32.to_le_bytes())
+            .entry("llama.attention.head_count_kv", U32, &2u32.to_le_bytes())
             .entry("general.file_type", U32, &1u32.to_le_bytes())
             .text("tokenizer.chat_template", "{% for m in messages %}{{ m.content }}{% endfor %}")
             .tensor("token_embd.weight", &[64, 100], F16_TENSOR, 0)
@@ -557,11 +572,28 @@ mod tests {
                 context_length: Some(2048),
                 block_count: Some(4),
                 embedding_length: Some(64),
+                head_count: Some(8),
+                head_count_kv: Some(2),
                 file_type: Some(1),
                 has_chat_template: true,
                 file_size: file.0.len() as u64,
             }
         );
+    }
+
+    #[test]
+    fn head_counts_listed_per_layer_are_left_unknown_not_refused() {
+        let mut per_layer = Vec::new();
+        for count in [2u32, 4, 4, 2] {
+            per_layer.extend_from_slice(&count.to_le_bytes());
+        }
+        let list = [&U32.to_le_bytes()[..], &4u64.to_le_bytes(), &per_layer].concat();
+        let file = Gguf::new(3, 0, 3)
+            .text("general.architecture", "openelm")
+            .entry("openelm.attention.head_count_kv", ARRAY, &list)
+            .entry("openelm.attention.head_count", U32, &8u32.to_le_bytes());
+        let info = file.parse().unwrap();
+        assert_eq!((info.head_count, info.head_count_kv), (Some(8), None));
     }
 
     #[test]

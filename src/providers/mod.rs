@@ -8,6 +8,7 @@ pub mod anthropic;
 pub mod catalogue;
 pub mod detect;
 pub mod gguf;
+pub mod local;
 pub mod ollama;
 pub mod openai;
 pub mod privacy;
@@ -84,6 +85,8 @@ pub struct Endpoint {
     pub privacy: privacy::Tier,
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
+    /// For the built-in provider, the models it runs in this process.
+    pub local: Option<local::LocalModels>,
 }
 
 /// The body a request is sent with in a protocol, exactly; none for an unknown protocol.
@@ -91,7 +94,9 @@ pub fn body(kind: &str, request: &ChatRequest) -> Option<Value> {
     match kind {
         "openai" => Some(openai::body(request)),
         "anthropic" => Some(anthropic::body(request)),
+        // The built-in model is given the same messages and tools, rendered by its template.
         "ollama" => Some(ollama::body(request)),
+        "local" => Some(openai::body(request)),
         _ => None,
     }
 }
@@ -138,6 +143,10 @@ pub async fn start(
         "openai" => openai::start(client, endpoint, request).await,
         "anthropic" => anthropic::start(client, endpoint, request).await,
         "ollama" => ollama::start(client, endpoint, request).await,
+        "local" => match &endpoint.local {
+            Some(local) => local.start(request).await,
+            None => Err(unknown_kind("local")),
+        },
         other => Err(unknown_kind(other)),
     }
 }
@@ -151,11 +160,14 @@ pub async fn list_models(
         "openai" => openai::list_models(client, endpoint).await,
         "anthropic" => anthropic::list_models(client, endpoint).await,
         "ollama" => ollama::list_models(client, endpoint).await,
+        "local" => Err(ProviderError::Local(
+            "the built-in provider's models are files an administrator imports, not a list to read".to_owned(),
+        )),
         other => Err(unknown_kind(other)),
     }
 }
 
-/// A provider of a kind this build cannot speak to (the built-in model is not here yet).
+/// A provider of a kind this build cannot speak to.
 fn unknown_kind(kind: &str) -> ProviderError {
     ProviderError::Rejected { status: 0, message: format!("Skald cannot talk to {kind:?} providers in this build") }
 }
@@ -245,6 +257,10 @@ pub enum ProviderError {
     /// Nothing arrived for too long.
     #[error("the model service stopped sending for {} seconds", .0.as_secs())]
     Stalled(Duration),
+    /// The built-in model cannot answer: it cannot load, does not fit or failed; the text
+    /// says why and what to do. Retrying as is cannot help.
+    #[error("{0}")]
+    Local(String),
 }
 
 impl ProviderError {
@@ -258,6 +274,7 @@ impl ProviderError {
             Self::Protocol(_) => "provider_protocol",
             Self::Stalled(_) => "provider_stalled",
             Self::Withheld(_) => "privacy_tier",
+            Self::Local(_) => "local_model",
         }
     }
 
@@ -283,7 +300,7 @@ impl ProviderError {
             }
             Self::Rejected { .. } => format!("{provider} rejected the request ({self})."),
             Self::Protocol(_) | Self::Stalled(_) => format!("{provider} failed mid-reply ({self}). Try again."),
-            Self::Withheld(why) => why.clone(),
+            Self::Withheld(why) | Self::Local(why) => why.clone(),
         }
     }
 
@@ -398,6 +415,7 @@ mod tests {
             privacy: privacy::Tier::Remote,
             base_url: format!("http://{}/v1", listener.local_addr().unwrap()),
             api_key: None,
+            local: None,
         };
         let request =
             ChatRequest { model: "m".into(), messages: vec![ContextMessage::User("secret".into())], tools: vec![] };

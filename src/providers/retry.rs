@@ -37,7 +37,8 @@ impl RetryPolicy {
             ProviderError::Auth { .. }
             | ProviderError::Rejected { .. }
             | ProviderError::Protocol(_)
-            | ProviderError::Withheld(_) => return None,
+            | ProviderError::Withheld(_)
+            | ProviderError::Local(_) => return None,
         };
         (wait <= self.max_wait).then_some(wait)
     }

@@ -79,6 +79,11 @@ impl DataDir {
         self.root.join("database").join("users")
     }
 
+    /// The built-in provider's model files (§9); not private, so outside `users`.
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
     pub fn logs_dir(&self) -> PathBuf {
         Self::logs_dir_of(&self.root)
     }

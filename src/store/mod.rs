@@ -16,6 +16,7 @@ pub mod audit;
 pub mod chat;
 pub mod data_dir;
 pub mod instance;
+pub mod local_models;
 pub mod notes;
 pub mod notices;
 pub mod private;

@@ -16,6 +16,8 @@ use crate::support::{Sandbox, Server};
 
 mod agents;
 mod approvals;
+#[cfg(feature = "local-model")]
+mod local;
 mod mine;
 
 const PASSWORD: &str = "otter lantern quietly";
@@ -67,28 +69,12 @@ impl Chat {
     }
 
     async fn history(&self, session: &str) -> Vec<Value> {
-        let path = format!("/api/sessions/{session}/messages");
-        let (status, body) = self.server.call(Method::GET, &path, Some(&self.token), None).await;
-        assert_eq!(status, 200, "{body}");
-        body.as_array().unwrap().clone()
+        history(&self.server, &self.token, session).await
     }
 
     /// Polls the history until the turn's closing assistant row is there.
     async fn finished(&self, session: &str) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let history = self.history(session).await;
-            let closed = history.last().is_some_and(|m| {
-                m["role"] == "assistant"
-                    && m.get("frame_id").is_none()
-                    && ["done", "stopped", "error"].contains(&m["status"].as_str().unwrap())
-            });
-            if closed {
-                return history;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "the turn did not end: {history:?}");
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        finished(&self.server, &self.token, session, WAIT).await
     }
 
     /// Streams a long reply, stops it after its first token, and checks it ended stopped.
@@ -105,19 +91,50 @@ impl Chat {
     }
 
     async fn socket(&self) -> Socket {
-        let mut request = format!("ws://127.0.0.1:{}/api/ws", self.server.port).into_client_request().unwrap();
-        let offered = format!("skald.v1, {}", ws_bearer_protocol(&self.token));
-        request.headers_mut().insert("sec-websocket-protocol", offered.parse().unwrap());
-        let (socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-        let mut socket = Socket(socket);
-        assert_eq!(socket.next_event().await["type"], "hello");
-        socket
+        Socket::open(&self.server, &self.token).await
+    }
+}
+
+/// A session's history, oldest first.
+async fn history(server: &Server, token: &str, session: &str) -> Vec<Value> {
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, body) = server.call(Method::GET, &path, Some(token), None).await;
+    assert_eq!(status, 200, "{body}");
+    body.as_array().unwrap().clone()
+}
+
+/// Polls a session's history until the turn's closing assistant row is there.
+async fn finished(server: &Server, token: &str, session: &str, wait: Duration) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let history = history(server, token, session).await;
+        let closed = history.last().is_some_and(|m| {
+            m["role"] == "assistant"
+                && m.get("frame_id").is_none()
+                && ["done", "stopped", "error"].contains(&m["status"].as_str().unwrap())
+        });
+        if closed {
+            return history;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the turn did not end: {history:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
 struct Socket(tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>);
 
 impl Socket {
+    /// A WebSocket to `server` as the session `token`, past its hello.
+    async fn open(server: &Server, token: &str) -> Self {
+        let mut request = format!("ws://127.0.0.1:{}/api/ws", server.port).into_client_request().unwrap();
+        let offered = format!("skald.v1, {}", ws_bearer_protocol(token));
+        request.headers_mut().insert("sec-websocket-protocol", offered.parse().unwrap());
+        let (socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+        let mut socket = Socket(socket);
+        assert_eq!(socket.next_event().await["type"], "hello");
+        socket
+    }
+
     async fn next_event(&mut self) -> Value {
         loop {
             let message = tokio::time::timeout(WAIT, self.0.next()).await.expect("an event in time").unwrap().unwrap();

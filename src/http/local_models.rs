@@ -1,0 +1,187 @@
+//! The built-in provider's models (§9): administrators import GGUF files from disk, list
+//! them with what the engine is doing, and delete them. An imported model is offered as
+//! `local/<id>` to every role that allows it.
+
+use std::path::PathBuf;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::AdminActor;
+use super::error::ApiError;
+use super::json::Body;
+use crate::providers::local::{self, ImportError, LocalModels};
+use crate::store::StoreError;
+use crate::store::local_models::{self, LocalModel};
+use crate::store::providers::Model;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportBody {
+    /// An absolute path to a `.gguf` file on this computer.
+    path: String,
+    /// What people see it called; the file's own name for itself otherwise.
+    name: Option<String>,
+}
+
+/// `POST /api/local-models` (administrators): checks the file, copies it into the data
+/// directory and offers it. 201 `{"id","model"}`.
+pub async fn import(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<ImportBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let source = PathBuf::from(req.path.trim());
+    if !source.is_absolute() {
+        return Err(ApiError::BadRequest {
+            code: "invalid_path",
+            message: "give the model file's full path, starting at the root of the disk".to_owned(),
+        });
+    }
+    let name = match req.name.as_deref().map(str::trim) {
+        Some("") => return Err(bad_name()),
+        Some(name) if name.chars().count() > 200 => return Err(bad_name()),
+        other => other.map(str::to_owned),
+    };
+    let models = state.agent.local_models().clone();
+    let staged = models.stage(source.clone()).await.map_err(import_error)?;
+    if let Some(existing) = local_models::by_sha256(&state.system, &staged.sha256).await? {
+        return Err(ApiError::Conflict {
+            code: "already_imported",
+            message: format!("this model is already imported as {}", existing.id),
+        });
+    }
+    let name = name.unwrap_or_else(|| staged.suggested_name.clone());
+    let id = free_id(&state, &local::slug(&name)).await?;
+    let row = LocalModel {
+        id: id.clone(),
+        name,
+        file_size: i64::try_from(staged.info.file_size).unwrap_or(i64::MAX),
+        sha256: staged.sha256.clone(),
+        architecture: staged.info.architecture.clone().unwrap_or_else(|| "unknown".to_owned()),
+        parameters: staged.parameters.and_then(|n| i64::try_from(n).ok()),
+        quantization: staged.info.file_type.map(quantization),
+        context_length: i64::from(staged.context),
+        source: format!("file:{}", source.display()),
+        imported_by: actor.name.clone(),
+        imported_at: String::new(),
+    };
+    let model = Model {
+        model_id: id.clone(),
+        context_window: i64::from(staged.context),
+        strength: local::strength(staged.parameters).to_owned(),
+        tools: staged.tools,
+    };
+    staged.install(&models, &id).map_err(|err| ApiError::Internal(Box::new(err)))?;
+    if let Err(err) = local_models::insert(&state.system, &actor, &row, &model).await {
+        let _ = std::fs::remove_file(models.path(&id));
+        return Err(match err {
+            StoreError::WrongState(message) => {
+                ApiError::Conflict { code: "provider_name_taken", message: message.into() }
+            }
+            StoreError::Exists => {
+                ApiError::Conflict { code: "already_imported", message: "this model is already imported".into() }
+            }
+            other => other.into(),
+        });
+    }
+    state.agent.providers_changed();
+    state.agent.announce_notices(Some(&actor.id)).await;
+    tracing::info!(model = %id, bytes = row.file_size, "local model imported");
+    Ok((StatusCode::CREATED, Json(json!({ "id": id, "model": format!("{}/{id}", local_models::PROVIDER_NAME) }))))
+}
+
+/// `GET /api/local-models` (administrators): the models, the disk they take and what the
+/// engine is doing.
+pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let models = local_models::list(&state.system).await?;
+    let disk_bytes: i64 = models.iter().map(|m| m.file_size).sum();
+    let engine = state.agent.local_models().status();
+    Ok(Json(json!({ "models": models, "disk_bytes": disk_bytes, "engine": engine })))
+}
+
+/// `DELETE /api/local-models/{id}` (administrators): unloads it if loaded, withdraws it
+/// and removes its file.
+pub async fn delete(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    local_models::delete(&state.system, &actor, &id).await.map_err(|err| match err {
+        StoreError::NotFound => ApiError::Missing { code: "no_model", message: format!("no local model {id}") },
+        other => other.into(),
+    })?;
+    state.agent.providers_changed();
+    let models: &LocalModels = state.agent.local_models();
+    models.unload(&id).await;
+    if let Err(err) = std::fs::remove_file(models.path(&id))
+        && err.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(model = %id, error = %err, "could not remove a deleted model's file");
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `base`, or `base-2`, `base-3`… whichever is free.
+async fn free_id(state: &AppState, base: &str) -> Result<String, ApiError> {
+    for n in 1..1000 {
+        let candidate = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
+        if local_models::id_free(&state.system, &candidate).await? {
+            return Ok(candidate);
+        }
+    }
+    Err(ApiError::Conflict { code: "id_taken", message: format!("too many models are called {base}") })
+}
+
+fn import_error(err: ImportError) -> ApiError {
+    let message = err.to_string();
+    match err {
+        ImportError::NotBuilt => ApiError::Unavailable { code: "local_model_unavailable", message },
+        ImportError::Unreadable { .. } | ImportError::NotAFile(_) => {
+            ApiError::BadRequest { code: "unreadable", message }
+        }
+        ImportError::Invalid(_) | ImportError::Unsupported(_) => {
+            ApiError::BadRequest { code: "invalid_model", message }
+        }
+        ImportError::Io(source) => ApiError::Internal(Box::new(source)),
+    }
+}
+
+fn bad_name() -> ApiError {
+    ApiError::BadRequest { code: "invalid_name", message: "a model's name is 1 to 200 characters".to_owned() }
+}
+
+/// llama.cpp's name for a `general.file_type`.
+fn quantization(file_type: u32) -> String {
+    let known = match file_type {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 => "Q3_K_S",
+        12 => "Q3_K_M",
+        13 => "Q3_K_L",
+        14 => "Q4_K_S",
+        15 => "Q4_K_M",
+        16 => "Q5_K_S",
+        17 => "Q5_K_M",
+        18 => "Q6_K",
+        19 => "IQ2_XXS",
+        20 => "IQ2_XS",
+        24 => "IQ1_S",
+        25 => "IQ4_NL",
+        26 => "IQ3_S",
+        28 => "IQ4_XS",
+        32 => "BF16",
+        _ => return format!("type {file_type}"),
+    };
+    known.to_owned()
+}

@@ -1,0 +1,662 @@
+//! The engine behind the built-in provider: llama.cpp, holding one model at a time.
+//!
+//! A loaded model lives on a worker thread of its own, which owns the model, its context
+//! and the tokens its KV cache holds, and answers requests one after another from a queue.
+//! Inference never runs on the async runtime, so the server stays responsive while a
+//! model thinks. A worker with nothing to do for the idle period lets its model go.
+//!
+//! Each request's prompt is rendered by the model's own chat template through llama.cpp's
+//! OpenAI-compatible path (which lays out tools and parses tool calls back out), and only
+//! the part after what the KV cache already holds is evaluated: in a conversation that is
+//! the new message, not the whole history again.
+//!
+//! The slot (which worker holds which model) is one mutex. Requests are queued only under
+//! it, and a worker gives up its slot only under it after finding its queue empty, so no
+//! request is ever queued to a worker that is leaving.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{AddBos, ChatTemplateResult, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::openai::{ChatParseStateOaicompat, OpenAIChatTemplateParams};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use tokio::sync::mpsc as async_mpsc;
+
+use super::fit::{self, Footprint};
+use super::{Loaded, RequestStats, Settings};
+use crate::providers::gguf;
+use crate::providers::{ChatRequest, Delta, DeltaStream, ProviderError, function_tools, openai};
+
+/// llama.cpp's process-wide state, started on first use.
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+
+fn backend() -> Result<&'static LlamaBackend, ProviderError> {
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|err| err.to_string())
+        })
+        .as_ref()
+        .map_err(|err| ProviderError::Local(format!("the built-in model's engine could not start: {err}")))
+}
+
+/// Replies in flight per request; the worker blocks when the turn reads slower than this.
+const REPLY_BUFFER: usize = 256;
+
+/// Chat templates use ChatML when a model carries none.
+const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + \
+     '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+type Reply = async_mpsc::Sender<Result<Vec<Delta>, ProviderError>>;
+
+/// One request for the worker.
+struct Job {
+    messages: String,
+    tools: Option<String>,
+    reply: Reply,
+}
+
+/// The worker holding a model.
+struct Worker {
+    model: String,
+    footprint: Footprint,
+    jobs: mpsc::Sender<Job>,
+    thread: JoinHandle<()>,
+    /// Tells this worker from a later one for the same model.
+    generation: u64,
+}
+
+pub(super) struct Engine {
+    settings: Settings,
+    slot: Mutex<Slot>,
+    report: Mutex<(Option<Loaded>, Option<RequestStats>)>,
+}
+
+#[derive(Default)]
+struct Slot {
+    worker: Option<Worker>,
+    generations: u64,
+}
+
+impl Engine {
+    pub(super) fn new(settings: Settings) -> Arc<Self> {
+        Arc::new(Self { settings, slot: Mutex::default(), report: Mutex::default() })
+    }
+
+    pub(super) fn status(&self) -> (Option<Loaded>, Option<RequestStats>) {
+        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Queues `request` for model `id` (at `path`), loading it first if needed, and returns
+    /// the reply's stream.
+    pub(super) async fn start(
+        self: &Arc<Self>,
+        id: &str,
+        path: PathBuf,
+        request: &ChatRequest,
+    ) -> Result<DeltaStream, ProviderError> {
+        let body = openai::body(request);
+        let tools = (!request.tools.is_empty()).then(|| function_tools(&request.tools).to_string());
+        let (reply, mut replies) = async_mpsc::channel(REPLY_BUFFER);
+        let job = Job { messages: body["messages"].to_string(), tools, reply };
+        let engine = self.clone();
+        let id = id.to_owned();
+        tokio::task::spawn_blocking(move || engine.submit(&id, &path, job))
+            .await
+            .map_err(|err| ProviderError::Local(format!("the built-in model failed: {err}")))??;
+        let stream = futures_util::stream::poll_fn(move |cx| replies.poll_recv(cx));
+        Ok(Box::pin(stream))
+    }
+
+    /// Hands `job` to the worker holding model `id`, starting one if none does.
+    fn submit(self: &Arc<Self>, id: &str, path: &Path, mut job: Job) -> Result<(), ProviderError> {
+        let mut slot = self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(worker) = slot.worker.as_ref().filter(|w| w.model == id) {
+            match worker.jobs.send(job) {
+                Ok(()) => return Ok(()),
+                // The worker died (a panic in llama.cpp's wrapper): start another.
+                Err(mpsc::SendError(returned)) => job = returned,
+            }
+        }
+        let freed = slot.worker.as_ref().map_or(0, |w| w.footprint.total());
+        let (info, footprint) = self.preflight(id, path, freed)?;
+        if let Some(old) = slot.worker.take() {
+            // Its queue closes; it finishes what it holds, lets its model go and ends.
+            drop(old.jobs);
+            let _ = old.thread.join();
+        }
+        slot.generations += 1;
+        let generation = slot.generations;
+        let (jobs, queue) = mpsc::channel();
+        let (ready, loaded) = mpsc::sync_channel(1);
+        let engine = self.clone();
+        let (model_id, model_path) = (id.to_owned(), path.to_owned());
+        let thread = std::thread::Builder::new()
+            .name(format!("skald-model-{id}"))
+            .spawn(move || engine.work(&model_id, &model_path, generation, &info, queue, ready))
+            .map_err(|err| ProviderError::Local(format!("the built-in model could not start a thread: {err}")))?;
+        match loaded.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => {
+                let _ = thread.join();
+                return Err(ProviderError::Local(why));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(ProviderError::Local(format!("the built-in model stopped while loading {id}")));
+            }
+        }
+        jobs.send(job).map_err(|_| ProviderError::Local(format!("the built-in model stopped after loading {id}")))?;
+        slot.worker = Some(Worker { model: id.to_owned(), footprint, jobs, thread, generation });
+        Ok(())
+    }
+
+    /// Checks, before llama.cpp reads a byte of it, that the file is sound, that this CPU
+    /// can run the build and that the model fits the memory free (counting `freed`, what
+    /// the model now loaded gives back).
+    fn preflight(&self, id: &str, path: &Path, freed: u64) -> Result<(gguf::GgufInfo, Footprint), ProviderError> {
+        let info = gguf::read_info(path).map_err(|err| match err {
+            gguf::GgufError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ProviderError::Local(format!(
+                "the file of the built-in model {id} is missing. An administrator can import it again in Settings → Models."
+            )),
+            other => ProviderError::Local(format!(
+                "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Settings → Models."
+            )),
+        })?;
+        fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).map_err(ProviderError::Local)?;
+        let n_ctx = self.context_for(&info);
+        let footprint = fit::footprint(&info, u64::from(n_ctx));
+        fit::check_memory(id, footprint, fit::available_memory(), freed).map_err(ProviderError::Local)?;
+        Ok((info, footprint))
+    }
+
+    fn context_for(&self, info: &gguf::GgufInfo) -> u32 {
+        let trained = info.context_length.unwrap_or(u64::from(self.settings.context));
+        u64::from(self.settings.context).min(trained).max(256) as u32
+    }
+
+    /// Lets go of the model (`id`, or whichever is held), after its running reply.
+    pub(super) fn unload(&self, id: Option<&str>) {
+        let mut slot = self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.worker.as_ref().is_some_and(|w| id.is_none_or(|id| w.model == id))
+            && let Some(old) = slot.worker.take()
+        {
+            drop(old.jobs);
+            let _ = old.thread.join();
+        }
+    }
+
+    /// The worker thread: loads the model, says whether it could, then answers requests
+    /// until its queue closes or it has been idle long enough.
+    fn work(
+        &self,
+        id: &str,
+        path: &Path,
+        generation: u64,
+        info: &gguf::GgufInfo,
+        queue: mpsc::Receiver<Job>,
+        ready: mpsc::SyncSender<Result<(), String>>,
+    ) {
+        let started = Instant::now();
+        let model = match load_model(id, path) {
+            Ok(model) => model,
+            Err(why) => {
+                let _ = ready.send(Err(why));
+                return;
+            }
+        };
+        let n_ctx = self.context_for(info);
+        let mut session = match Session::new(&model, id, n_ctx, &self.settings) {
+            Ok(session) => session,
+            Err(why) => {
+                let _ = ready.send(Err(why));
+                return;
+            }
+        };
+        let load_ms = started.elapsed().as_millis() as u64;
+        self.set_loaded(Some(Loaded {
+            model: id.to_owned(),
+            context: n_ctx,
+            load_ms,
+            footprint_bytes: fit::footprint(info, u64::from(n_ctx)).total(),
+        }));
+        tracing::info!(model = id, ms = load_ms, context = n_ctx, "local model loaded");
+        let _ = ready.send(Ok(()));
+        drop(ready);
+
+        loop {
+            let job = match queue.recv_timeout(self.settings.idle) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    // Someone holding the slot is about to queue a request or replace this
+                    // worker: wait for them instead of leaving.
+                    let Ok(mut slot) = self.slot.try_lock() else { continue };
+                    match queue.try_recv() {
+                        Ok(job) => job,
+                        Err(_) => {
+                            if slot.worker.as_ref().is_some_and(|w| w.generation == generation) {
+                                slot.worker = None; // detaches this thread's handle
+                            }
+                            drop(slot);
+                            tracing::info!(model = id, "local model unloaded after being idle");
+                            break;
+                        }
+                    }
+                }
+            };
+            let stats = session.answer(job);
+            self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = Some(stats);
+        }
+        drop(session);
+        drop(model);
+        self.set_loaded(None);
+    }
+
+    fn set_loaded(&self, loaded: Option<Loaded>) {
+        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).0 = loaded;
+    }
+}
+
+/// Reads a file's parameter count and chat template without loading its weights.
+pub(super) fn inspect(path: &Path) -> Result<(u64, Option<String>), String> {
+    let backend = backend().map_err(|err| err.to_string())?;
+    let params = LlamaModelParams::default().with_no_alloc(true);
+    let model = LlamaModel::load_from_file(backend, path, &params).map_err(|err| {
+        format!("it could not be read ({err}); it may be damaged or of an architecture this version does not know")
+    })?;
+    let template = model.chat_template(None).ok().and_then(|t| t.to_str().ok().map(str::to_owned));
+    Ok((model.n_params(), template))
+}
+
+fn load_model(id: &str, path: &Path) -> Result<LlamaModel, String> {
+    let backend = backend().map_err(|err| err.to_string())?;
+    LlamaModel::load_from_file(backend, path, &LlamaModelParams::default().with_use_mmap(true)).map_err(|err| {
+        format!(
+            "the built-in model {id} could not be loaded ({err}): the file may be damaged. An administrator can \
+             import it again in Settings → Models."
+        )
+    })
+}
+
+/// A loaded model with its context, and the tokens its KV cache holds at positions 0..
+struct Session<'m> {
+    model: &'m LlamaModel,
+    id: String,
+    context: LlamaContext<'m>,
+    template: LlamaChatTemplate,
+    cached: Vec<LlamaToken>,
+    n_ctx: u32,
+    /// Whether the tokenizer starts a prompt with its BOS token.
+    add_bos: bool,
+    max_output: u32,
+    ignore_eos: bool,
+}
+
+/// How a reply ended.
+enum Ending {
+    /// The model ended it, or it hit a limit: the finish reason.
+    Finished(&'static str),
+    /// The turn stopped listening.
+    Stopped,
+}
+
+impl<'m> Session<'m> {
+    fn new(model: &'m LlamaModel, id: &str, n_ctx: u32, settings: &Settings) -> Result<Self, String> {
+        let backend = backend().map_err(|err| err.to_string())?;
+        let threads = i32::try_from(settings.threads).unwrap_or(4);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(512)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let context = model
+            .new_context(backend, params)
+            .map_err(|err| format!("the built-in model {id} could not make room for its context: {err}"))?;
+        let template = match model.chat_template(None) {
+            Ok(template) => template,
+            Err(_) => LlamaChatTemplate::new(CHATML).map_err(|err| format!("no chat template for {id}: {err}"))?,
+        };
+        let add_bos = model.meta_val_str("tokenizer.ggml.add_bos_token").map_or(true, |v| v == "true");
+        Ok(Self {
+            model,
+            id: id.to_owned(),
+            context,
+            template,
+            cached: Vec::new(),
+            n_ctx,
+            add_bos,
+            max_output: settings.max_output,
+            ignore_eos: settings.ignore_eos,
+        })
+    }
+
+    /// Answers one request, streaming to its reply; returns how it went. Failures go to
+    /// the reply as errors.
+    fn answer(&mut self, job: Job) -> RequestStats {
+        let mut stats = RequestStats { model: self.id.clone(), ..RequestStats::default() };
+        if job.reply.is_closed() {
+            stats.stopped = true;
+            return stats;
+        }
+        let result = self.run(&job, &mut stats);
+        match result {
+            Ok(Ending::Stopped) => stats.stopped = true,
+            Ok(Ending::Finished(_)) => {}
+            Err(err) => {
+                // What the cache holds is no longer known: start the next request afresh.
+                self.context.clear_kv_cache();
+                self.cached.clear();
+                let _ = job.reply.blocking_send(Err(err));
+            }
+        }
+        stats
+    }
+
+    fn run(&mut self, job: &Job, stats: &mut RequestStats) -> Result<Ending, ProviderError> {
+        let rendered = self.render(job)?;
+        let prompt = self
+            .model
+            .str_to_token(&rendered.prompt, if self.add_bos { AddBos::Always } else { AddBos::Never })
+            .map_err(|err| failed(&self.id, err))?;
+        stats.prompt_tokens = prompt.len() as u64;
+        if prompt.is_empty() {
+            return Err(ProviderError::Local(format!("the built-in model {} was given an empty prompt", self.id)));
+        }
+        // Room to answer: a prompt that fills the context leaves none.
+        let room = (self.n_ctx as usize).saturating_sub(prompt.len());
+        if room < 16 {
+            return Err(ProviderError::Local(format!(
+                "this conversation ({} tokens) no longer fits the built-in model's context of {} tokens. \
+                 Start a new conversation, or pick a model with a longer context.",
+                prompt.len(),
+                self.n_ctx
+            )));
+        }
+
+        let evaluating = Instant::now();
+        let keep = self.reuse_prefix(&prompt);
+        stats.cached_tokens = keep as u64;
+        stats.evaluated_tokens = (prompt.len() - keep) as u64;
+        if !self.evaluate(&prompt[keep..], keep, &job.reply)? {
+            return Ok(Ending::Stopped);
+        }
+        stats.prompt_ms = evaluating.elapsed().as_millis() as u64;
+
+        let generating = Instant::now();
+        let ending = self.generate(&rendered, job, stats, room)?;
+        stats.generation_ms = generating.elapsed().as_millis() as u64;
+        if stats.generated_tokens > 0 && stats.generation_ms > 0 {
+            stats.tokens_per_second = stats.generated_tokens as f64 * 1000.0 / stats.generation_ms as f64;
+        }
+        tracing::info!(
+            model = %self.id,
+            prompt = stats.prompt_tokens,
+            cached = stats.cached_tokens,
+            evaluated = stats.evaluated_tokens,
+            generated = stats.generated_tokens,
+            tokens_per_second = format!("{:.1}", stats.tokens_per_second),
+            "local model answered"
+        );
+        Ok(ending)
+    }
+
+    /// The prompt, laid out by the model's chat template with the tools it is offered.
+    fn render(&self, job: &Job) -> Result<ChatTemplateResult, ProviderError> {
+        let params = OpenAIChatTemplateParams {
+            messages_json: &job.messages,
+            tools_json: job.tools.as_deref(),
+            tool_choice: None,
+            json_schema: None,
+            grammar: None,
+            reasoning_format: None,
+            chat_template_kwargs: None,
+            add_generation_prompt: true,
+            use_jinja: true,
+            parallel_tool_calls: true,
+            enable_thinking: false,
+            add_bos: false,
+            add_eos: false,
+            parse_tool_calls: job.tools.is_some(),
+        };
+        self.model.apply_chat_template_oaicompat(&self.template, &params).map_err(|err| {
+            ProviderError::Local(format!(
+                "the chat template of the built-in model {} could not lay out this conversation: {err}",
+                self.id
+            ))
+        })
+    }
+
+    /// Keeps the longest prefix of `prompt` the KV cache already holds, drops the rest of
+    /// the cache, and returns how many tokens were kept. At least the last token is always
+    /// evaluated again, for its logits.
+    fn reuse_prefix(&mut self, prompt: &[LlamaToken]) -> usize {
+        let common = self.cached.iter().zip(prompt).take_while(|(a, b)| a == b).count();
+        let keep = common.min(prompt.len() - 1);
+        if keep < self.cached.len() {
+            let trimmed = u32::try_from(keep)
+                .ok()
+                .and_then(|from| self.context.clear_kv_cache_seq(Some(0), Some(from), None).ok())
+                .unwrap_or(false);
+            if !trimmed {
+                // Some caches (recurrent models) cannot forget a suffix: start over.
+                self.context.clear_kv_cache();
+                self.cached.clear();
+                return 0;
+            }
+            self.cached.truncate(keep);
+        }
+        keep
+    }
+
+    /// Evaluates `tokens` at positions from `start`, in batches, asking logits of the last
+    /// only. False when the turn stopped listening.
+    fn evaluate(&mut self, tokens: &[LlamaToken], start: usize, reply: &Reply) -> Result<bool, ProviderError> {
+        let batch_size = self.context.n_batch() as usize;
+        let mut batch = LlamaBatch::new(batch_size, 1);
+        let last = tokens.len().saturating_sub(1);
+        for (chunk_index, chunk) in tokens.chunks(batch_size).enumerate() {
+            if reply.is_closed() {
+                return Ok(false);
+            }
+            batch.clear();
+            for (offset, token) in chunk.iter().enumerate() {
+                let index = chunk_index * batch_size + offset;
+                let position = i32::try_from(start + index).map_err(|err| failed(&self.id, err))?;
+                batch.add(*token, position, &[0], index == last).map_err(|err| failed(&self.id, err))?;
+            }
+            self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
+            self.cached.extend_from_slice(chunk);
+            // A heartbeat: a long prompt is progress, not a stalled provider.
+            if reply.blocking_send(Ok(Vec::new())).is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Samples the reply token by token, streaming what the template's parser makes of it.
+    fn generate(
+        &mut self,
+        rendered: &ChatTemplateResult,
+        job: &Job,
+        stats: &mut RequestStats,
+        room: usize,
+    ) -> Result<Ending, ProviderError> {
+        let mut sampler = LlamaSampler::chain_simple([
+            LlamaSampler::top_k(40),
+            LlamaSampler::top_p(0.95, 1),
+            LlamaSampler::min_p(0.05, 1),
+            LlamaSampler::temp(0.7),
+            LlamaSampler::dist(seed()),
+        ]);
+        let mut parser = Parser::new(rendered, &self.id);
+        let mut pending = Vec::new();
+        let mut text = String::new();
+        let mut batch = LlamaBatch::new(1, 1);
+        let limit = room.min(self.max_output as usize);
+        let mut ending = Ending::Finished("length");
+        for _ in 0..limit {
+            if job.reply.is_closed() {
+                return Ok(Ending::Stopped);
+            }
+            let token = sampler.sample(&self.context, -1);
+            if self.model.is_eog_token(token) && !self.ignore_eos {
+                ending = Ending::Finished("stop");
+                break;
+            }
+            stats.generated_tokens += 1;
+            pending.extend(self.piece(token)?);
+            let piece = take_utf8(&mut pending);
+            text.push_str(&piece);
+            let stop_at =
+                rendered.additional_stops.iter().filter(|s| !s.is_empty()).find_map(|s| text.find(s.as_str()));
+            let deltas = match stop_at {
+                Some(at) => {
+                    // Send only what comes before the stop sequence.
+                    let before = piece.len().saturating_sub(text.len() - at);
+                    parser.feed(&piece[..before])
+                }
+                None => parser.feed(&piece),
+            };
+            if !deltas.is_empty() && job.reply.blocking_send(Ok(deltas)).is_err() {
+                return Ok(Ending::Stopped);
+            }
+            if stop_at.is_some() {
+                ending = Ending::Finished("stop");
+                break;
+            }
+            let position = i32::try_from(self.cached.len()).map_err(|err| failed(&self.id, err))?;
+            batch.clear();
+            batch.add(token, position, &[0], true).map_err(|err| failed(&self.id, err))?;
+            self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
+            self.cached.push(token);
+        }
+        let mut deltas = parser.finish();
+        let called = parser.called_tools || deltas.iter().any(|d| matches!(d, Delta::ToolCall { .. }));
+        let reason = match ending {
+            Ending::Finished(_) if called => "tool_calls",
+            Ending::Finished(reason) => reason,
+            Ending::Stopped => "stop",
+        };
+        deltas.push(Delta::Usage { input: stats.prompt_tokens, output: stats.generated_tokens });
+        deltas.push(Delta::Finish(reason.to_owned()));
+        if job.reply.blocking_send(Ok(deltas)).is_err() {
+            return Ok(Ending::Stopped);
+        }
+        Ok(ending)
+    }
+
+    /// The bytes a token stands for; control tokens stand for none.
+    fn piece(&self, token: LlamaToken) -> Result<Vec<u8>, ProviderError> {
+        match self.model.token_to_piece_bytes(token, 32, false, None) {
+            Err(llama_cpp_2::TokenToStringError::InsufficientBufferSpace(needed)) => self
+                .model
+                .token_to_piece_bytes(token, needed.unsigned_abs() as usize, false, None)
+                .map_err(|err| failed(&self.id, err)),
+            other => other.map_err(|err| failed(&self.id, err)),
+        }
+    }
+}
+
+/// Turns the model's raw text into deltas with llama.cpp's parser for its chat format, so
+/// tool calls written in the model's own syntax arrive as tool calls. If the parser cannot
+/// follow, the rest goes out as text.
+struct Parser {
+    state: Option<ChatParseStateOaicompat>,
+    model: String,
+    called_tools: bool,
+}
+
+impl Parser {
+    fn new(rendered: &ChatTemplateResult, model: &str) -> Self {
+        let state = rendered.streaming_state_oaicompat().ok();
+        Self { state, model: model.to_owned(), called_tools: false }
+    }
+
+    fn feed(&mut self, text: &str) -> Vec<Delta> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        self.update(text, true)
+    }
+
+    fn finish(&mut self) -> Vec<Delta> {
+        if self.state.is_none() {
+            return Vec::new();
+        }
+        self.update("", false)
+    }
+
+    fn update(&mut self, text: &str, partial: bool) -> Vec<Delta> {
+        let Some(state) = self.state.as_mut() else { return vec![Delta::Text(text.to_owned())] };
+        match state.update(text, partial) {
+            Ok(diffs) => {
+                let mut deltas = Vec::new();
+                for diff in diffs {
+                    let chunk = format!(r#"{{"choices":[{{"delta":{diff}}}]}}"#);
+                    match openai::parse_chunk(&chunk) {
+                        Ok(parsed) => deltas.extend(parsed),
+                        Err(err) => tracing::warn!(model = %self.model, error = %err, "unreadable parser delta"),
+                    }
+                }
+                self.called_tools |= deltas.iter().any(|d| matches!(d, Delta::ToolCall { .. }));
+                deltas
+            }
+            Err(err) => {
+                tracing::warn!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
+                self.state = None;
+                if text.is_empty() { Vec::new() } else { vec![Delta::Text(text.to_owned())] }
+            }
+        }
+    }
+}
+
+/// The longest whole UTF-8 prefix of `pending`, leaving an unfinished character for the
+/// next token; bytes that can never be UTF-8 become U+FFFD.
+fn take_utf8(pending: &mut Vec<u8>) -> String {
+    let valid = match std::str::from_utf8(pending) {
+        Ok(text) => text.len(),
+        Err(err) if err.error_len().is_none() => err.valid_up_to(),
+        Err(_) => pending.len(),
+    };
+    let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
+    pending.drain(..valid);
+    text
+}
+
+fn failed(id: &str, err: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Local(format!("the built-in model {id} failed: {err}"))
+}
+
+fn seed() -> u32 {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_or(0x5eed, |()| u32::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_split_across_tokens_waits_for_its_end() {
+        let mut pending = "é".as_bytes()[..1].to_vec();
+        assert_eq!(take_utf8(&mut pending), "");
+        pending.push("é".as_bytes()[1]);
+        pending.extend_from_slice(b"!");
+        assert_eq!(take_utf8(&mut pending), "é!");
+        assert!(pending.is_empty());
+        let mut broken = vec![0xff, b'a'];
+        assert_eq!(take_utf8(&mut broken), "\u{fffd}a");
+    }
+}

@@ -1,0 +1,210 @@
+//! Whether a model can run on this machine, decided before llama.cpp touches it: the memory
+//! the model will take against the memory free, and the instruction sets the binary was
+//! built for against those the CPU has. Pure, but for reading `/proc/meminfo` and asking
+//! the CPU.
+
+use crate::providers::gguf::GgufInfo;
+
+/// What a loaded model holds in memory, estimated from its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    /// The weights: the file, mapped and paged in as the model runs.
+    pub weights: u64,
+    /// Keys and values for every position of the context, at 16 bits each.
+    pub kv_cache: u64,
+    /// Scratch buffers for evaluation, and the rest.
+    pub overhead: u64,
+}
+
+impl Footprint {
+    pub fn total(&self) -> u64 {
+        self.weights + self.kv_cache + self.overhead
+    }
+}
+
+/// Scratch space grows with the model but never below this.
+const MIN_OVERHEAD: u64 = 128 << 20;
+
+/// The memory a model with `info` takes with a context of `n_ctx` positions. Without the
+/// attention head counts every layer is assumed to keep a full embedding per position,
+/// which overestimates grouped-query models: refusing a model that would fit is the
+/// lesser harm.
+pub fn footprint(info: &GgufInfo, n_ctx: u64) -> Footprint {
+    let layers = info.block_count.unwrap_or(32);
+    let embedding = info.embedding_length.unwrap_or(4096);
+    let kv_width = match (info.head_count, info.head_count_kv) {
+        (Some(heads), Some(kv_heads)) if heads > 0 && kv_heads <= heads => embedding * kv_heads / heads,
+        _ => embedding,
+    };
+    let kv_cache = 2 * layers * n_ctx * kv_width * 2;
+    Footprint { weights: info.file_size, kv_cache, overhead: (info.file_size / 10).max(MIN_OVERHEAD) }
+}
+
+/// Memory the kernel says can be had without swapping, in bytes.
+pub fn available_memory() -> Option<u64> {
+    if cfg!(debug_assertions)
+        && let Some(bytes) = std::env::var("SKALD_TEST_MEMORY_AVAILABLE").ok().and_then(|v| v.parse().ok())
+    {
+        return Some(bytes);
+    }
+    parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// `MemAvailable` from the text of `/proc/meminfo`.
+pub fn parse_meminfo(text: &str) -> Option<u64> {
+    let line = text.lines().find(|line| line.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let amount: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => amount.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
+/// Why a model of `footprint` cannot load with `available` bytes free (of which `freed`
+/// come back when the model now loaded is let go), if it cannot. Unknown free memory —
+/// not Linux — lets the load go ahead.
+pub fn check_memory(name: &str, footprint: Footprint, available: Option<u64>, freed: u64) -> Result<(), String> {
+    let Some(available) = available else { return Ok(()) };
+    let free = available.saturating_add(freed);
+    if footprint.total() <= free {
+        return Ok(());
+    }
+    Err(format!(
+        "{name} needs about {} of memory and this computer has {} free. Close other programs and try \
+         again, or ask an administrator for a smaller model.",
+        gib(footprint.total()),
+        gib(free)
+    ))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The instruction sets llama.cpp may use in this build: the build compiled it for the CPU
+/// it was built on (`target-cpu=native`), and Rust's own code with the same flags.
+pub const COMPILED_FOR: &[&str] = &[
+    #[cfg(target_feature = "sse4.2")]
+    "sse4.2",
+    #[cfg(target_feature = "avx")]
+    "avx",
+    #[cfg(target_feature = "avx2")]
+    "avx2",
+    #[cfg(target_feature = "fma")]
+    "fma",
+    #[cfg(target_feature = "f16c")]
+    "f16c",
+    #[cfg(target_feature = "bmi2")]
+    "bmi2",
+    #[cfg(target_feature = "avx512f")]
+    "avx512f",
+    #[cfg(target_feature = "avx512bw")]
+    "avx512bw",
+    #[cfg(target_feature = "avx512vnni")]
+    "avx512vnni",
+    #[cfg(target_feature = "avxvnni")]
+    "avxvnni",
+];
+
+/// Whether this CPU runs instructions of `feature`.
+pub fn cpu_has(feature: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match feature {
+            "sse4.2" => std::arch::is_x86_feature_detected!("sse4.2"),
+            "avx" => std::arch::is_x86_feature_detected!("avx"),
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            "fma" => std::arch::is_x86_feature_detected!("fma"),
+            "f16c" => std::arch::is_x86_feature_detected!("f16c"),
+            "bmi2" => std::arch::is_x86_feature_detected!("bmi2"),
+            "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+            "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+            "avx512vnni" => std::arch::is_x86_feature_detected!("avx512vnni"),
+            "avxvnni" => std::arch::is_x86_feature_detected!("avxvnni"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = feature;
+        true
+    }
+}
+
+/// Why the model cannot run on this CPU, if the build needs instructions it lacks.
+pub fn check_cpu(compiled: &[&str], has: impl Fn(&str) -> bool) -> Result<(), String> {
+    let missing: Vec<&str> = compiled.iter().copied().filter(|feature| !has(feature)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "this copy of Skald was built for a processor with {}, which this computer's processor lacks, so \
+         the built-in model cannot run. Build Skald on this computer (./build.sh) to use it.",
+        missing.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(file_size: u64) -> GgufInfo {
+        GgufInfo {
+            version: 3,
+            tensor_count: 1,
+            architecture: Some("llama".into()),
+            name: None,
+            context_length: Some(8192),
+            block_count: Some(30),
+            embedding_length: Some(576),
+            head_count: Some(9),
+            head_count_kv: Some(3),
+            file_type: Some(3),
+            has_chat_template: true,
+            file_size,
+        }
+    }
+
+    #[test]
+    fn the_kv_cache_follows_the_key_value_heads_and_the_context() {
+        // SmolLM2-135M: 30 layers, 576 wide, 3 of 9 heads keep keys and values.
+        let small = footprint(&info(98_362_432), 8192);
+        assert_eq!(small.kv_cache, 2 * 30 * 8192 * 192 * 2);
+        assert_eq!(footprint(&info(98_362_432), 4096).kv_cache * 2, small.kv_cache);
+        assert_eq!(small.overhead, MIN_OVERHEAD, "a small model still needs scratch space");
+        let unknown_heads = GgufInfo { head_count_kv: None, ..info(98_362_432) };
+        assert_eq!(footprint(&unknown_heads, 8192).kv_cache, small.kv_cache * 3, "unknown heads count in full");
+    }
+
+    #[test]
+    fn a_model_bigger_than_free_memory_is_refused_with_both_sizes() {
+        let needed = footprint(&info(4 << 30), 8192);
+        let refused = check_memory("Qwen 4B", needed, Some(2 << 30), 0).unwrap_err();
+        assert!(refused.contains("Qwen 4B needs about 4.") && refused.contains("2.0 GB free"), "{refused}");
+        assert!(check_memory("Qwen 4B", needed, Some(16 << 30), 0).is_ok());
+        assert!(check_memory("Qwen 4B", needed, Some(2 << 30), 4 << 30).is_ok(), "the model let go makes room");
+        assert!(check_memory("Qwen 4B", needed, None, 0).is_ok(), "unknown free memory does not block");
+    }
+
+    #[test]
+    fn meminfo_gives_available_bytes() {
+        let text = "MemTotal:       24567892 kB\nMemFree:         1234 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(parse_meminfo(text), Some(20_000_000 * 1024));
+        assert_eq!(parse_meminfo("MemTotal: 5 kB\n"), None);
+        assert_eq!(parse_meminfo("MemAvailable: many kB\n"), None);
+    }
+
+    #[test]
+    fn a_cpu_without_the_built_for_instructions_is_refused_naming_them() {
+        let refused = check_cpu(&["avx", "avx2", "fma"], |feature| feature == "avx").unwrap_err();
+        assert!(refused.contains("avx2, fma") && refused.contains("./build.sh"), "{refused}");
+        assert!(check_cpu(&["avx", "avx2"], |_| true).is_ok());
+        assert!(check_cpu(&[], |_| false).is_ok());
+    }
+
+    #[test]
+    fn this_machine_has_what_this_build_was_compiled_for() {
+        assert!(check_cpu(COMPILED_FOR, cpu_has).is_ok());
+    }
+}

@@ -1,0 +1,432 @@
+//! The built-in local provider (§9, §16): GGUF models Skald keeps in its data directory and
+//! runs in this process through llama.cpp, so a person can talk to Skald with no account,
+//! no key and no network, and nothing they say leaves the machine.
+//!
+//! [`LocalModels`] is the provider's face to the rest of Skald: it brings files in
+//! ([`LocalModels::stage`]), answers requests ([`LocalModels::start`]) and reports what is
+//! loaded. [`fit`] decides whether a model can run here; the engine that holds a model and
+//! generates lives in `engine`, compiled only with the `local-model` feature — without it,
+//! the provider says plainly that this build has no built-in model.
+//!
+//! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
+
+pub mod fit;
+
+#[cfg(feature = "local-model")]
+mod engine;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::gguf::{self, GgufInfo};
+use super::{ChatRequest, DeltaStream, ProviderError};
+
+/// Whether this build carries llama.cpp.
+pub const AVAILABLE: bool = cfg!(feature = "local-model");
+
+/// How the engine runs models; read once at start.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Threads for generation and prompt evaluation.
+    pub threads: u32,
+    /// The longest context Skald gives a model, however long it was trained for: the KV
+    /// cache grows with it.
+    pub context: u32,
+    /// How long a model stays loaded with nothing to do.
+    pub idle: Duration,
+    /// The most tokens one reply may run to.
+    pub max_output: u32,
+    /// Generate past the model's end-of-text, to the output limit: for benchmarks, which
+    /// need replies of a known length.
+    pub ignore_eos: bool,
+}
+
+impl Settings {
+    /// Defaults, changed by `SKALD_LOCAL_THREADS`, `SKALD_LOCAL_CONTEXT`,
+    /// `SKALD_LOCAL_IDLE_SECS`, `SKALD_LOCAL_MAX_OUTPUT` and `SKALD_LOCAL_IGNORE_EOS`.
+    pub fn from_env() -> Self {
+        let number = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        let cores = std::thread::available_parallelism().map_or(4, |n| n.get() as u32);
+        Self {
+            threads: number("SKALD_LOCAL_THREADS").map_or(cores.min(8), |n| n.clamp(1, 256) as u32),
+            context: number("SKALD_LOCAL_CONTEXT").map_or(8192, |n| n.clamp(512, 1 << 20) as u32),
+            idle: Duration::from_secs(number("SKALD_LOCAL_IDLE_SECS").unwrap_or(600).max(1)),
+            max_output: number("SKALD_LOCAL_MAX_OUTPUT").map_or(4096, |n| n.clamp(16, 1 << 20) as u32),
+            ignore_eos: number("SKALD_LOCAL_IGNORE_EOS") == Some(1),
+        }
+    }
+}
+
+/// The models Skald runs itself; cheap to clone.
+#[derive(Clone)]
+pub struct LocalModels {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    dir: PathBuf,
+    settings: Settings,
+    #[cfg(feature = "local-model")]
+    engine: Arc<engine::Engine>,
+}
+
+impl std::fmt::Debug for LocalModels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalModels").field("dir", &self.inner.dir).finish_non_exhaustive()
+    }
+}
+
+/// What the engine is doing, for administrators.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Status {
+    /// Whether this build can run models at all.
+    pub available: bool,
+    /// The model held in memory, if any.
+    pub loaded: Option<Loaded>,
+    /// The last request answered, if any since Skald started.
+    pub last_request: Option<RequestStats>,
+    pub threads: u32,
+    pub context: u32,
+    pub idle_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Loaded {
+    pub model: String,
+    pub context: u32,
+    pub load_ms: u64,
+    /// The memory it was expected to take when it loaded.
+    pub footprint_bytes: u64,
+}
+
+/// How one request went: how much of its prompt the KV cache already held, and speeds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RequestStats {
+    pub model: String,
+    /// Tokens of the rendered prompt.
+    pub prompt_tokens: u64,
+    /// Of those, the leading tokens the cache held from the request before.
+    pub cached_tokens: u64,
+    /// Of those, the tokens evaluated for this request.
+    pub evaluated_tokens: u64,
+    pub generated_tokens: u64,
+    pub prompt_ms: u64,
+    pub generation_ms: u64,
+    /// Generated tokens per second, from the first to the last.
+    pub tokens_per_second: f64,
+    /// Whether the person stopped it.
+    pub stopped: bool,
+}
+
+impl LocalModels {
+    /// The provider whose files live in `dir` (created on first import). Copies an earlier
+    /// run left half-made, by crashing mid-import, are removed.
+    pub fn new(dir: PathBuf, settings: Settings) -> Self {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(".import-") && name.ends_with(".partial") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Self {
+            inner: Arc::new(Shared {
+                #[cfg(feature = "local-model")]
+                engine: engine::Engine::new(settings.clone()),
+                dir,
+                settings,
+            }),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// Where the model `id` lives.
+    pub fn path(&self, id: &str) -> PathBuf {
+        self.inner.dir.join(format!("{id}.gguf"))
+    }
+
+    /// Answers `request` with the model it names, loading it first if another or none is
+    /// held. The reply streams from a blocking thread; dropping the stream stops it.
+    pub async fn start(&self, request: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+        #[cfg(feature = "local-model")]
+        {
+            let path = self.path(&request.model);
+            self.inner.engine.start(&request.model, path, request).await
+        }
+        #[cfg(not(feature = "local-model"))]
+        {
+            let _ = request;
+            Err(ProviderError::Local(NOT_BUILT.to_owned()))
+        }
+    }
+
+    /// What is loaded and how the last request went.
+    pub fn status(&self) -> Status {
+        #[cfg(feature = "local-model")]
+        let (loaded, last_request) = self.inner.engine.status();
+        #[cfg(not(feature = "local-model"))]
+        let (loaded, last_request) = (None, None);
+        let settings = &self.inner.settings;
+        Status {
+            available: AVAILABLE,
+            loaded,
+            last_request,
+            threads: settings.threads,
+            context: settings.context,
+            idle_seconds: settings.idle.as_secs(),
+        }
+    }
+
+    /// Lets go of the model `id` if it is loaded, once its running reply ends.
+    pub async fn unload(&self, id: &str) {
+        #[cfg(feature = "local-model")]
+        {
+            let engine = self.inner.engine.clone();
+            let id = id.to_owned();
+            let _ = tokio::task::spawn_blocking(move || engine.unload(Some(&id))).await;
+        }
+        #[cfg(not(feature = "local-model"))]
+        let _ = id;
+    }
+
+    /// Checks the GGUF file at `source` and copies it into the models directory under a
+    /// temporary name, hashing it on the way. Nothing is offered until the caller
+    /// [`Staged::install`]s it; a staged file dropped uninstalled is removed.
+    pub async fn stage(&self, source: PathBuf) -> Result<Staged, ImportError> {
+        if !AVAILABLE {
+            return Err(ImportError::NotBuilt);
+        }
+        let dir = self.inner.dir.clone();
+        let context_cap = self.inner.settings.context;
+        tokio::task::spawn_blocking(move || stage_blocking(&source, &dir, context_cap))
+            .await
+            .map_err(|err| ImportError::Io(std::io::Error::other(err.to_string())))?
+    }
+}
+
+/// What an administrator is told when this build cannot run models.
+pub const NOT_BUILT: &str = "this copy of Skald was built without the built-in model. Build it with ./build.sh \
+     (which enables the `local-model` feature) to run models on this computer.";
+
+/// Why a file cannot be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{NOT_BUILT}")]
+    NotBuilt,
+    #[error("Skald cannot read {path}: {source}")]
+    Unreadable { path: String, source: std::io::Error },
+    #[error("{0} is not a file")]
+    NotAFile(String),
+    #[error("{0}")]
+    Invalid(#[from] gguf::GgufError),
+    #[error("llama.cpp cannot use this model: {0}")]
+    Unsupported(String),
+    #[error("could not copy the model into Skald's data directory: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A checked model file, copied in under a temporary name.
+#[derive(Debug)]
+pub struct Staged {
+    temp: PathBuf,
+    pub info: GgufInfo,
+    pub sha256: String,
+    /// The model's parameter count, as llama.cpp counts it.
+    pub parameters: Option<u64>,
+    /// Whether its chat template takes a list of tools.
+    pub tools: bool,
+    /// The context Skald will give it.
+    pub context: u32,
+    /// The name it suggests for itself: `general.name`, else the file's name.
+    pub suggested_name: String,
+    installed: bool,
+}
+
+impl Staged {
+    /// Moves the file to where model `id` lives; the rename is atomic, so a crash leaves
+    /// either the staged file or the whole model, never half of one.
+    pub fn install(mut self, models: &LocalModels, id: &str) -> std::io::Result<()> {
+        std::fs::rename(&self.temp, models.path(id))?;
+        self.installed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.installed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+fn stage_blocking(source: &Path, dir: &Path, context_cap: u32) -> Result<Staged, ImportError> {
+    let unreadable = |source_err| ImportError::Unreadable { path: source.display().to_string(), source: source_err };
+    let metadata = std::fs::metadata(source).map_err(unreadable)?;
+    if !metadata.is_file() {
+        return Err(ImportError::NotAFile(source.display().to_string()));
+    }
+    let info = gguf::read_info(source)?;
+    let inspection = inspect(source).map_err(ImportError::Unsupported)?;
+
+    std::fs::create_dir_all(dir)?;
+    let temp = dir.join(format!(".import-{}.partial", crate::agent::random_id("m")));
+    let trained = info.context_length.unwrap_or(u64::from(context_cap));
+    let mut staged = Staged {
+        temp,
+        // Within a u32: never more than the cap.
+        context: u64::from(context_cap).min(trained) as u32,
+        suggested_name: info.name.clone().unwrap_or_else(|| file_stem(source)),
+        info,
+        sha256: String::new(),
+        parameters: inspection.parameters,
+        tools: inspection.tools,
+        installed: false,
+    };
+    staged.sha256 = copy_hashing(source, &staged.temp).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => unreadable(err),
+        _ => ImportError::Io(err),
+    })?;
+    Ok(staged)
+}
+
+/// Copies `from` to `to`, synced to disk, and returns the SHA-256 of what was copied.
+fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
+    let mut input = std::fs::File::open(from)?;
+    let mut output = std::fs::File::create(to)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let read = input.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        output.write_all(&buffer[..read])?;
+    }
+    output.sync_all()?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "model".to_owned(), |stem| stem.to_string_lossy().into_owned())
+}
+
+/// What llama.cpp itself says of a file, read without loading its weights.
+struct Inspection {
+    parameters: Option<u64>,
+    tools: bool,
+}
+
+#[cfg(feature = "local-model")]
+fn inspect(path: &Path) -> Result<Inspection, String> {
+    let (parameters, template) = engine::inspect(path)?;
+    // A template that can lay out tools mentions them; one that cannot would have the
+    // model answer in a JSON shape small models rarely keep to.
+    Ok(Inspection { parameters: Some(parameters), tools: template.is_some_and(|t| t.contains("tools")) })
+}
+
+#[cfg(not(feature = "local-model"))]
+fn inspect(_path: &Path) -> Result<Inspection, String> {
+    Err(NOT_BUILT.to_owned())
+}
+
+/// An id for a model from its name: lower-case letters, digits, `.`, `_` and `-`.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let trimmed: String = out.trim_matches(|c| c == '-' || c == '.').chars().take(56).collect();
+    let trimmed = trimmed.trim_end_matches(['-', '.']).to_owned();
+    if trimmed.is_empty() { "model".to_owned() } else { trimmed }
+}
+
+/// How strong a model of `parameters` is, for the catalogue.
+pub fn strength(parameters: Option<u64>) -> &'static str {
+    match parameters {
+        Some(n) if n >= 30_000_000_000 => "strong",
+        Some(n) if n >= 6_000_000_000 => "balanced",
+        _ => "fast",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_keep_what_an_id_may_hold() {
+        assert_eq!(slug("SmolLM2-135M-Instruct.Q4_1"), "smollm2-135m-instruct.q4_1");
+        assert_eq!(slug("  Qwen 2.5 / 3B  "), "qwen-2.5-3b");
+        assert_eq!(slug("///"), "model");
+        assert_eq!(slug(&"x".repeat(100)).len(), 56);
+    }
+
+    #[test]
+    fn strength_grows_with_parameters() {
+        assert_eq!(strength(Some(134_515_008)), "fast");
+        assert_eq!(strength(Some(8_000_000_000)), "balanced");
+        assert_eq!(strength(Some(70_000_000_000)), "strong");
+        assert_eq!(strength(None), "fast");
+    }
+
+    #[test]
+    fn a_staged_file_not_installed_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = dir.path().join(".import-x.partial");
+        std::fs::write(&temp, b"GGUF").unwrap();
+        let info = GgufInfo {
+            version: 3,
+            tensor_count: 0,
+            architecture: None,
+            name: None,
+            context_length: None,
+            block_count: None,
+            embedding_length: None,
+            head_count: None,
+            head_count_kv: None,
+            file_type: None,
+            has_chat_template: false,
+            file_size: 4,
+        };
+        let staged = Staged {
+            temp: temp.clone(),
+            info,
+            sha256: String::new(),
+            parameters: None,
+            tools: false,
+            context: 512,
+            suggested_name: "x".into(),
+            installed: false,
+        };
+        drop(staged);
+        assert!(!temp.exists());
+    }
+
+    #[test]
+    fn copying_hashes_what_it_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&from, b"abc").unwrap();
+        let hash = copy_hashing(&from, &to).unwrap();
+        assert_eq!(hash, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(std::fs::read(&to).unwrap(), b"abc");
+    }
+}

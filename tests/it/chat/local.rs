@@ -1,0 +1,303 @@
+//! The built-in local model (§9, §16) over the real server with a real model file:
+//! SmolLM2-135M-Instruct, imported through the API like a person's own GGUF, answering in
+//! this process through llama.cpp. `tests/fetch-test-model.sh` fetches it (test.sh does).
+//! The model cannot call tools, so tool calls stay with the scripted server's tests.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::{PASSWORD, Socket, finished, of_type, tokens};
+use crate::support::{Sandbox, Server};
+
+/// Local turns load a model and generate on a shared CPU: more time than scripted ones.
+const LOCAL_WAIT: Duration = Duration::from_secs(120);
+
+/// The test model's file, fetched once per machine.
+fn test_model() -> PathBuf {
+    let path = std::env::var_os("SKALD_TEST_GGUF").map_or_else(
+        || {
+            let home = std::env::var_os("HOME").expect("HOME is set");
+            PathBuf::from(home).join(".cache/skald/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        },
+        PathBuf::from,
+    );
+    assert!(path.is_file(), "the test model {} is missing: run tests/fetch-test-model.sh", path.display());
+    path
+}
+
+/// A server with Ada (administrator) and the test model imported.
+struct Local {
+    server: Server,
+    token: String,
+    /// `local/<id>`
+    model: String,
+    id: String,
+}
+
+impl Local {
+    async fn start(env: &[(&str, &str)]) -> Self {
+        let mut sandbox = Sandbox::new();
+        // Short replies keep the suite quick; two threads leave the machine usable.
+        let defaults =
+            [("SKALD_LOCAL_THREADS", "2"), ("SKALD_LOCAL_MAX_OUTPUT", "40"), ("SKALD_LOCAL_CONTEXT", "4096")];
+        for (key, value) in defaults.iter().chain(env) {
+            sandbox.env.retain(|(k, _)| k != key);
+            sandbox.env.push(((*key).to_owned(), (*value).to_owned()));
+        }
+        let server = Server::start_in(sandbox);
+        let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+        assert_eq!(status, 201, "{setup}");
+        let token = setup["token"].as_str().unwrap().to_owned();
+        let (status, imported) =
+            server.post("/api/local-models", Some(&token), json!({ "path": test_model().to_str().unwrap() })).await;
+        assert_eq!(status, 201, "{imported}");
+        let id = imported["id"].as_str().unwrap().to_owned();
+        let model = imported["model"].as_str().unwrap().to_owned();
+        assert_eq!(model, format!("local/{id}"));
+        Self { server, token, model, id }
+    }
+
+    async fn session(&self, token: &str) -> String {
+        let (status, created) = self.server.post("/api/sessions", Some(token), json!({ "model": self.model })).await;
+        assert_eq!(status, 201, "{created}");
+        created["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn send(&self, token: &str, session: &str, text: &str) {
+        let path = format!("/api/sessions/{session}/messages");
+        let (status, body) = self.server.post(&path, Some(token), json!({ "text": text })).await;
+        assert_eq!(status, 202, "{body}");
+    }
+
+    /// `GET /api/local-models`
+    async fn overview(&self) -> Value {
+        let (status, body) = self.server.call(Method::GET, "/api/local-models", Some(&self.token), None).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// The engine's report of the last request, once it reports one that `matches`.
+    async fn last_request(&self, matches: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+        loop {
+            let last = self.overview().await["engine"]["last_request"].clone();
+            if !last.is_null() && matches(&last) {
+                return last;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no such request reported: {last}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_reply_from_the_built_in_model_streams_and_lands_in_the_history() {
+    let local = Local::start(&[]).await;
+    let overview = local.overview().await;
+    let listed = &overview["models"][0];
+    assert_eq!(listed["id"], local.id.as_str());
+    assert_eq!(listed["architecture"], "llama");
+    assert_eq!(listed["quantization"], "Q4_1");
+    assert_eq!(listed["sha256"], "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
+    assert_eq!(overview["disk_bytes"], 98_362_432);
+    assert!(local.server.data_dir().join(format!("models/{}.gguf", local.id)).is_file());
+    // It is a model of the built-in provider, local for §16, offered without tools.
+    let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
+    let offered = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
+    assert_eq!((offered["privacy"].as_str(), offered["tools"].as_bool()), (Some("local"), Some(false)), "{offered}");
+
+    let mut socket = Socket::open(&local.server, &local.token).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Say hello to Ada in one short sentence.").await;
+    let events = socket.until_turn_end().await;
+    let streamed = tokens(&events);
+    assert!(!streamed.trim().is_empty(), "the model said something: {events:?}");
+    assert!(of_type(&events, "token").len() > 1, "in pieces as it was generated");
+    assert_eq!(events.last().unwrap()["status"], "done", "{events:?}");
+
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let reply = history.last().unwrap();
+    assert_eq!((reply["text"].as_str(), reply["status"].as_str()), (Some(streamed.as_str()), Some("done")));
+
+    let engine = local.overview().await["engine"].clone();
+    assert_eq!(engine["loaded"]["model"], local.id.as_str());
+    assert!(engine["last_request"]["generated_tokens"].as_u64().unwrap() > 0, "{engine}");
+}
+
+#[tokio::test]
+async fn stopping_the_built_in_model_ends_generation_at_once() {
+    // It would go on to the end of its context if nothing stopped it.
+    let local = Local::start(&[("SKALD_LOCAL_MAX_OUTPUT", "100000"), ("SKALD_LOCAL_IGNORE_EOS", "1")]).await;
+    let mut socket = Socket::open(&local.server, &local.token).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Count upwards from one, one number per line.").await;
+    while socket.next_event().await["type"] != "token" {}
+    let (status, _) = local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
+    assert_eq!(status, 200);
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert_eq!(history.last().unwrap()["status"], "stopped");
+
+    let last = local.last_request(|last| last["stopped"] == true).await;
+    let generated = last["generated_tokens"].as_u64().unwrap();
+    let room = 4096 - last["prompt_tokens"].as_u64().unwrap();
+    // The engine noticed within a few tokens, not at the end of its room.
+    assert!(generated < room / 4, "generated {generated} of {room} after the stop");
+    // The model is free for the next turn at once.
+    local.send(&local.token, &session, "Thanks.").await;
+    while socket.next_event().await["type"] != "token" {}
+    local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
+    assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "stopped");
+}
+
+#[tokio::test]
+async fn the_second_turn_of_a_conversation_evaluates_only_what_is_new() {
+    let local = Local::start(&[]).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "My name is Ada and I keep bees.").await;
+    finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let first = local.last_request(|_| true).await;
+    let first_prompt = first["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(first["cached_tokens"], 0, "nothing was cached before: {first}");
+
+    local.send(&local.token, &session, "What do I keep?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert_eq!(history.len(), 4, "{history:?}");
+    let second = local.last_request(|last| last["prompt_tokens"].as_u64() > Some(first_prompt)).await;
+    let (prompt, cached, evaluated) = (
+        second["prompt_tokens"].as_u64().unwrap(),
+        second["cached_tokens"].as_u64().unwrap(),
+        second["evaluated_tokens"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "turn 1: {first_prompt} prompt tokens; turn 2: {prompt} prompt tokens, {cached} cached, {evaluated} evaluated"
+    );
+    assert_eq!(cached + evaluated, prompt);
+    // All of turn 1's prompt is reused, and usually most of the reply generated into the
+    // cache after it (unless the sampled tokens spell the reply differently from how it
+    // tokenizes again); what is evaluated is the rest of the reply and the new message.
+    assert!(cached >= first_prompt, "turn 2 reused {cached} of turn 1's {first_prompt} prompt tokens");
+}
+
+#[tokio::test]
+async fn a_local_only_person_talks_to_the_built_in_model() {
+    let local = Local::start(&[]).await;
+    let (_, added) =
+        local.server.post("/api/users", Some(&local.token), json!({ "name": "Kim", "role": "restricted" })).await;
+    let code = added["enrolment_code"].as_str().unwrap();
+    let enrol = json!({ "name": "Kim", "enrolment_code": code, "password": "maple harbour seventeen" });
+    let (status, enrolled) = local.server.post("/api/enrol", None, enrol).await;
+    assert_eq!(status, 201, "{enrolled}");
+    let kim = enrolled["token"].as_str().unwrap().to_owned();
+
+    // No pin: the built-in model is the only one Kim's tier allows, and it is picked.
+    let (status, created) = local.server.post("/api/sessions", Some(&kim), json!({})).await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_owned();
+    local.send(&kim, &session, "Hello!").await;
+    let history = finished(&local.server, &kim, &session, LOCAL_WAIT).await;
+    let reply = history.last().unwrap();
+    assert_eq!(reply["status"], "done", "{reply}");
+    assert!(!reply["text"].as_str().unwrap().trim().is_empty());
+    // …and it is not offered the administrator's view of the models.
+    let (status, _) = local.server.call(Method::GET, "/api/local-models", Some(&kim), None).await;
+    assert_eq!(status, 403);
+    let (status, _) =
+        local.server.post("/api/local-models", Some(&kim), json!({ "path": test_model().to_str().unwrap() })).await;
+    assert_eq!(status, 403);
+}
+
+#[tokio::test]
+async fn a_damaged_model_file_is_refused_with_a_clear_message_and_nothing_breaks() {
+    let local = Local::start(&[]).await;
+    let scratch = local.server.sandbox.dir.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let import = |path: PathBuf| {
+        let body = json!({ "path": path.to_str().unwrap() });
+        let (server, token) = (&local.server, local.token.clone());
+        async move { server.post("/api/local-models", Some(&token), body).await }
+    };
+
+    // Not a model at all.
+    let garbage = scratch.join("notes.gguf");
+    std::fs::write(&garbage, b"these are my notes, not a model").unwrap();
+    let (status, refused) = import(garbage).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_model")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("not a GGUF model file"), "{refused}");
+
+    // A real model cut short, as by an interrupted download.
+    let whole = std::fs::read(test_model()).unwrap();
+    let cut = scratch.join("cut.gguf");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let (status, refused) = import(cut).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_model")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("past the end of the file"), "{refused}");
+
+    // The same, but with its tensors' data cut: the header reads, llama.cpp finds the rest.
+    let mut short = whole.clone();
+    short.truncate(whole.len() - 4096);
+    let shortened = scratch.join("short.gguf");
+    std::fs::write(&shortened, &short).unwrap();
+    let (status, refused) = import(shortened).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_model")), "{refused}");
+
+    // Nothing of the refused files was kept.
+    let kept: Vec<_> = std::fs::read_dir(local.server.data_dir().join("models")).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 1, "only the good model: {kept:?}");
+    // The same model again is already there.
+    let (status, again) = import(test_model()).await;
+    assert_eq!((status, again["error"]["code"].as_str()), (409, Some("already_imported")), "{again}");
+
+    // An imported model damaged on disk afterwards: the turn ends in a clear error.
+    let file = local.server.data_dir().join(format!("models/{}.gguf", local.id));
+    std::fs::write(&file, &whole[..whole.len() / 2]).unwrap();
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Hello?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let end = history.last().unwrap();
+    assert_eq!((end["status"].as_str(), end["error_code"].as_str()), (Some("error"), Some("local_model")), "{end}");
+    assert!(end["error_message"].as_str().unwrap().contains("import it again"), "{end}");
+    let health = local.server.get("/api/health").await;
+    assert_eq!(health.status(), 200, "the server is still up");
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_fit_free_memory_is_refused_before_loading() {
+    let local = Local::start(&[("SKALD_TEST_MEMORY_AVAILABLE", "200000000")]).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Hello?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let end = history.last().unwrap();
+    assert_eq!((end["status"].as_str(), end["error_code"].as_str()), (Some("error"), Some("local_model")), "{end}");
+    let said = end["error_message"].as_str().unwrap();
+    assert!(said.contains("needs about") && said.contains("free"), "{end}");
+    assert!(local.overview().await["engine"]["loaded"].is_null(), "nothing was loaded");
+}
+
+#[tokio::test]
+async fn an_idle_model_is_let_go_and_a_deleted_one_is_gone() {
+    let local = Local::start(&[("SKALD_LOCAL_IDLE_SECS", "1")]).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Hi.").await;
+    assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+    while !local.overview().await["engine"]["loaded"].is_null() {
+        assert!(tokio::time::Instant::now() < deadline, "the idle model stayed loaded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // It loads again for the next turn.
+    local.send(&local.token, &session, "Hi again.").await;
+    assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+
+    let path = format!("/api/local-models/{}", local.id);
+    let (status, _) = local.server.call(Method::DELETE, &path, Some(&local.token), None).await;
+    assert_eq!(status, 204);
+    assert!(!local.server.data_dir().join(format!("models/{}.gguf", local.id)).exists());
+    let overview = local.overview().await;
+    assert_eq!((overview["models"].as_array().unwrap().len(), overview["disk_bytes"].as_i64()), (0, Some(0)));
+    let (status, refused) =
+        local.server.post("/api/sessions", Some(&local.token), json!({ "model": local.model })).await;
+    assert_eq!(status, 400, "the model is no longer offered: {refused}");
+}
