@@ -535,6 +535,7 @@ impl Runtime {
             frame: None,
             frames_opened: Arc::new(AtomicUsize::new(frames_before)),
             asks: Vec::new(),
+            repeats: turn::Repeats::default(),
         })
     }
 

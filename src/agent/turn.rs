@@ -76,7 +76,64 @@ pub(super) struct Turn {
     pub frames_opened: Arc<AtomicUsize>,
     /// A frame's cards, handed up to the conversation's own turn to write.
     pub asks: Vec<approvals::NewCard>,
+    /// The calls of the latest response, to catch a model going round in circles.
+    pub repeats: Repeats,
 }
+
+/// What a model asks for again and again: the calls of its last response, and whether the
+/// current response repeats them exactly. Small local models fall into such loops.
+#[derive(Debug, Default)]
+pub(super) struct Repeats {
+    last: Vec<String>,
+    /// Calls of the current response refused, unrun, as repeats.
+    refusing: Vec<String>,
+    /// Responses in a row that repeated the one before.
+    strikes: u32,
+}
+
+/// What a response's calls are, against the response before.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Repetition {
+    New,
+    /// The very calls of the response before: refused once, with a word to the model.
+    Again,
+    /// Again, after being told: the turn ends.
+    Stuck,
+}
+
+impl Repeats {
+    pub(super) fn check(&mut self, calls: &[ToolCall]) -> Repetition {
+        let keys: Vec<String> = calls
+            .iter()
+            .map(|call| {
+                let arguments = tools::parse_arguments(&call.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+                gate::arguments_hash(&call.name, &arguments)
+            })
+            .collect();
+        let again = !keys.is_empty() && keys == self.last;
+        self.last = keys;
+        self.refusing.clear();
+        if !again {
+            self.strikes = 0;
+            return Repetition::New;
+        }
+        self.strikes += 1;
+        if self.strikes > 1 {
+            return Repetition::Stuck;
+        }
+        self.refusing = calls.iter().map(|call| call.id.clone()).collect();
+        Repetition::Again
+    }
+
+    fn refuses(&self, call_id: &str) -> bool {
+        self.refusing.iter().any(|id| id == call_id)
+    }
+}
+
+/// What a model that repeats its last calls reads instead of their results.
+const REPEATED: &str = "Not run: this is exactly the call you just made, and its result is above. Do not make it \
+     again; answer the person with what you have.";
 
 /// How one model request ended.
 enum End {
@@ -335,6 +392,15 @@ impl Turn {
             let calls = reply.tool_calls();
             if calls.is_empty() {
                 return Ok(Some(Closing { state: "done", text: reply.text, error: None }));
+            }
+            if self.repeats.check(&calls) == Repetition::Stuck {
+                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+                let message = format!(
+                    "The model kept making the same call ({}) with the same arguments, so it was stopped. \
+                     Try asking another way, or pick another model.",
+                    names.join(", ")
+                );
+                return Ok(Some(Closing { state: "error", text: reply.text, error: Some(("repeated_call", message)) }));
             }
             self.write_pending().await;
             if let Settled::Parked = self.run_tools(reply.text, calls).await? {
@@ -808,6 +874,9 @@ impl Turn {
         personal: &[gate::Rule],
         card: Option<&approvals::Card>,
     ) -> Verdict {
+        if self.repeats.refuses(&call.id) {
+            return Verdict::Refuse(REPEATED.to_owned());
+        }
         let registry = &self.runtime.inner.tools;
         // A call that cannot run (a tool not offered, arguments that are no JSON object)
         // runs only to return its error: nothing to ask anyone about.
@@ -998,6 +1067,7 @@ impl Turn {
             frame: Some(frame),
             frames_opened: self.frames_opened.clone(),
             asks: Vec::new(),
+            repeats: Repeats::default(),
         })
     }
 

@@ -955,3 +955,43 @@ async fn the_scratchpad_keeps_working_notes_and_notify_reaches_the_persons_windo
     let history = chat.finished(&other).await;
     assert_eq!(history.iter().find(|m| m["role"] == "tool").unwrap()["text"], "(empty)");
 }
+
+#[tokio::test]
+async fn a_model_repeating_the_same_call_is_told_once_then_stopped() {
+    let chat = Chat::start().await;
+    let same = || Reply::tool_calls([ScriptedCall::new("current_time", json!({ "timezone": "UTC" }))]);
+    for _ in 0..3 {
+        chat.model.push(same());
+    }
+    chat.model.push(Reply::text("never asked for"));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "What time is it?").await;
+    let history = chat.finished(&session).await;
+
+    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), 2, "{history:?}");
+    assert_eq!(results[0]["status"], "ok", "the first call runs");
+    assert_eq!(results[1]["status"], "denied", "the same call again is not run");
+    assert!(results[1]["text"].as_str().unwrap().contains("exactly the call you just made"), "{}", results[1]);
+    let last = history.last().unwrap();
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("repeated_call")));
+    assert!(last["error_message"].as_str().unwrap().contains("current_time"), "{last}");
+    assert_eq!(chat.model.request_count(), 3, "no request after the model was stopped");
+}
+
+#[tokio::test]
+async fn the_same_call_after_other_work_is_no_repeat() {
+    let chat = Chat::start().await;
+    let call = |zone: &str| Reply::tool_calls([ScriptedCall::new("current_time", json!({ "timezone": zone }))]);
+    chat.model.push(call("UTC"));
+    chat.model.push(call("Asia/Tokyo"));
+    chat.model.push(call("UTC"));
+    chat.model.push(Reply::text("Done."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Compare the times").await;
+    let history = chat.finished(&session).await;
+    let statuses: Vec<&str> =
+        history.iter().filter(|m| m["role"] == "tool").map(|m| m["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["ok", "ok", "ok"]);
+    assert_eq!(history.last().unwrap()["status"], "done");
+}

@@ -26,16 +26,17 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{AddBos, ChatTemplateResult, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::{AddBos, ChatTemplateResult, GrammarTriggerType, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::openai::{ChatParseStateOaicompat, OpenAIChatTemplateParams};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc as async_mpsc;
 
 use super::fit::{self, Footprint};
+use super::tool_calls;
 use super::{Loaded, RequestStats, Settings};
 use crate::providers::gguf;
-use crate::providers::{ChatRequest, Delta, DeltaStream, ProviderError, function_tools, openai};
+use crate::providers::{ChatRequest, Delta, DeltaStream, ProviderError, ToolSpec, function_tools, openai};
 
 /// llama.cpp's process-wide state, started on first use.
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -63,6 +64,8 @@ type Reply = async_mpsc::Sender<Result<Vec<Delta>, ProviderError>>;
 struct Job {
     messages: String,
     tools: Option<String>,
+    /// The tools offered, to recognise calls written in other forms than the template's.
+    offered: Vec<ToolSpec>,
     reply: Reply,
 }
 
@@ -108,7 +111,7 @@ impl Engine {
         let body = openai::body(request);
         let tools = (!request.tools.is_empty()).then(|| function_tools(&request.tools).to_string());
         let (reply, mut replies) = async_mpsc::channel(REPLY_BUFFER);
-        let job = Job { messages: body["messages"].to_string(), tools, reply };
+        let job = Job { messages: body["messages"].to_string(), tools, offered: request.tools.clone(), reply };
         let engine = self.clone();
         let id = id.to_owned();
         tokio::task::spawn_blocking(move || engine.submit(&id, &path, job))
@@ -255,8 +258,10 @@ impl Engine {
                     }
                 }
             };
-            let stats = session.answer(job);
-            self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = Some(stats);
+            let mut stats = session.answer(job);
+            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            stats.number = report.1.as_ref().map_or(0, |last| last.number) + 1;
+            report.1 = Some(stats);
         }
         drop(session);
         drop(model);
@@ -301,6 +306,9 @@ struct Session<'m> {
     add_bos: bool,
     max_output: u32,
     ignore_eos: bool,
+    /// Test builds: replies the model is made to write, one per request, by a grammar
+    /// that allows nothing else (`SKALD_TEST_LOCAL_OUTPUTS`, a JSON list of strings).
+    forced: std::collections::VecDeque<String>,
 }
 
 /// How a reply ended.
@@ -338,6 +346,7 @@ impl<'m> Session<'m> {
             add_bos,
             max_output: settings.max_output,
             ignore_eos: settings.ignore_eos,
+            forced: forced_outputs(),
         })
     }
 
@@ -493,14 +502,22 @@ impl<'m> Session<'m> {
         stats: &mut RequestStats,
         room: usize,
     ) -> Result<Ending, ProviderError> {
-        let mut sampler = LlamaSampler::chain_simple([
+        let mut samplers = Vec::new();
+        let grammar = match self.forced.pop_front() {
+            Some(output) => LlamaSampler::grammar(self.model, &exact_grammar(&output), "root").ok(),
+            None => self.grammar(rendered),
+        };
+        samplers.extend(grammar);
+        samplers.extend([
             LlamaSampler::top_k(40),
             LlamaSampler::top_p(0.95, 1),
             LlamaSampler::min_p(0.05, 1),
             LlamaSampler::temp(0.7),
             LlamaSampler::dist(seed()),
         ]);
+        let mut sampler = LlamaSampler::chain_simple(samplers);
         let mut parser = Parser::new(rendered, &self.id);
+        let mut shaper = Shaper::new(&job.offered);
         let mut pending = Vec::new();
         let mut text = String::new();
         let mut batch = LlamaBatch::new(1, 1);
@@ -521,14 +538,14 @@ impl<'m> Session<'m> {
             text.push_str(&piece);
             let stop_at =
                 rendered.additional_stops.iter().filter(|s| !s.is_empty()).find_map(|s| text.find(s.as_str()));
-            let deltas = match stop_at {
+            let deltas = shaper.push(match stop_at {
                 Some(at) => {
                     // Send only what comes before the stop sequence.
                     let before = piece.len().saturating_sub(text.len() - at);
                     parser.feed(&piece[..before])
                 }
                 None => parser.feed(&piece),
-            };
+            });
             if !deltas.is_empty() && job.reply.blocking_send(Ok(deltas)).is_err() {
                 return Ok(Ending::Stopped);
             }
@@ -542,8 +559,9 @@ impl<'m> Session<'m> {
             self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
             self.cached.push(token);
         }
-        let mut deltas = parser.finish();
-        let called = parser.called_tools || deltas.iter().any(|d| matches!(d, Delta::ToolCall { .. }));
+        let mut deltas = shaper.push(parser.finish());
+        deltas.extend(shaper.finish());
+        let called = shaper.calls > 0;
         let reason = match ending {
             Ending::Finished(_) if called => "tool_calls",
             Ending::Finished(reason) => reason,
@@ -555,6 +573,37 @@ impl<'m> Session<'m> {
             return Ok(Ending::Stopped);
         }
         Ok(ending)
+    }
+
+    /// The sampler that keeps a tool call's JSON well-formed, as the template's grammar
+    /// asks: for tool-call syntax only once the model starts a call (lazy), or for the
+    /// whole reply. None when the template gives none or llama.cpp cannot use it.
+    fn grammar(&self, rendered: &ChatTemplateResult) -> Option<LlamaSampler> {
+        let grammar = rendered.grammar.as_deref()?;
+        let sampler = if rendered.grammar_lazy {
+            let mut patterns = Vec::new();
+            let mut tokens = Vec::new();
+            for trigger in &rendered.grammar_triggers {
+                match trigger.trigger_type {
+                    GrammarTriggerType::Token => tokens.extend(trigger.token),
+                    GrammarTriggerType::Word => patterns.push(regex_escape(&trigger.value)),
+                    GrammarTriggerType::Pattern => patterns.push(trigger.value.clone()),
+                    GrammarTriggerType::PatternFull => {
+                        let value = trigger.value.as_str();
+                        let start = if value.starts_with('^') { "" } else { "^" };
+                        let end = if value.ends_with('$') { "" } else { "$" };
+                        patterns.push(format!("{start}{value}{end}"));
+                    }
+                }
+            }
+            if patterns.is_empty() && tokens.is_empty() {
+                return None;
+            }
+            LlamaSampler::grammar_lazy_patterns(self.model, grammar, "root", &patterns, &tokens)
+        } else {
+            LlamaSampler::grammar(self.model, grammar, "root")
+        };
+        sampler.map_err(|err| tracing::warn!(model = %self.id, error = %err, "tool-call grammar not usable")).ok()
     }
 
     /// The bytes a token stands for; control tokens stand for none.
@@ -571,23 +620,26 @@ impl<'m> Session<'m> {
 
 /// Turns the model's raw text into deltas with llama.cpp's parser for its chat format, so
 /// tool calls written in the model's own syntax arrive as tool calls. If the parser cannot
-/// follow, the rest goes out as text.
+/// follow, what it has not passed on yet goes out as text, and so does the rest.
 struct Parser {
     state: Option<ChatParseStateOaicompat>,
     model: String,
-    called_tools: bool,
+    /// All the raw text fed in, and all the text the parser passed on as content.
+    fed: String,
+    content: String,
 }
 
 impl Parser {
     fn new(rendered: &ChatTemplateResult, model: &str) -> Self {
         let state = rendered.streaming_state_oaicompat().ok();
-        Self { state, model: model.to_owned(), called_tools: false }
+        Self { state, model: model.to_owned(), fed: String::new(), content: String::new() }
     }
 
     fn feed(&mut self, text: &str) -> Vec<Delta> {
         if text.is_empty() {
             return Vec::new();
         }
+        self.fed.push_str(text);
         self.update(text, true)
     }
 
@@ -610,16 +662,128 @@ impl Parser {
                         Err(err) => tracing::warn!(model = %self.model, error = %err, "unreadable parser delta"),
                     }
                 }
-                self.called_tools |= deltas.iter().any(|d| matches!(d, Delta::ToolCall { .. }));
+                for delta in &deltas {
+                    if let Delta::Text(text) = delta {
+                        self.content.push_str(text);
+                    }
+                }
                 deltas
             }
             Err(err) => {
-                tracing::warn!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
+                tracing::debug!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
                 self.state = None;
-                if text.is_empty() { Vec::new() } else { vec![Delta::Text(text.to_owned())] }
+                match self.fed.strip_prefix(self.content.as_str()) {
+                    Some(unsent) if !unsent.is_empty() => vec![Delta::Text(unsent.to_owned())],
+                    _ => Vec::new(),
+                }
             }
         }
     }
+}
+
+/// Holds back reply text that may be the start of a tool call written outside the
+/// template's syntax, and at the reply's end turns what it held into calls — or releases
+/// it as text. Calls the template's parser found pass straight through.
+struct Shaper {
+    offered: Vec<ToolSpec>,
+    text: String,
+    shown: usize,
+    /// Calls passed on so far; new ones are numbered after them.
+    calls: usize,
+}
+
+impl Shaper {
+    fn new(offered: &[ToolSpec]) -> Self {
+        Self { offered: offered.to_vec(), text: String::new(), shown: 0, calls: 0 }
+    }
+
+    fn push(&mut self, deltas: Vec<Delta>) -> Vec<Delta> {
+        let mut out = Vec::new();
+        let mut calls = Vec::new();
+        for delta in deltas {
+            match delta {
+                Delta::Text(text) => self.text.push_str(&text),
+                Delta::ToolCall { index, .. } => {
+                    self.calls = self.calls.max(index + 1);
+                    calls.push(delta);
+                }
+                other => calls.push(other),
+            }
+        }
+        let safe = if self.offered.is_empty() {
+            self.text.len()
+        } else {
+            self.shown + tool_calls::hold_from(&self.text[self.shown..])
+        };
+        if safe > self.shown {
+            out.push(Delta::Text(self.text[self.shown..safe].to_owned()));
+            self.shown = safe;
+        }
+        out.extend(calls);
+        out
+    }
+
+    fn finish(&mut self) -> Vec<Delta> {
+        let held = self.text[self.shown..].to_owned();
+        self.shown = self.text.len();
+        if held.is_empty() {
+            return Vec::new();
+        }
+        let parsed = tool_calls::parse(&held, &self.offered);
+        if parsed.calls.is_empty() {
+            return vec![Delta::Text(held)];
+        }
+        let mut out = Vec::new();
+        if !parsed.text.trim().is_empty() {
+            out.push(Delta::Text(parsed.text));
+        }
+        for call in parsed.calls {
+            out.push(Delta::ToolCall {
+                index: self.calls,
+                id: Some(format!("call_{}", crate::agent::random_id("local"))),
+                name: Some(call.name),
+                arguments: call.arguments,
+            });
+            self.calls += 1;
+        }
+        out
+    }
+}
+
+/// Debug builds: the replies `SKALD_TEST_LOCAL_OUTPUTS` lists.
+fn forced_outputs() -> std::collections::VecDeque<String> {
+    if !cfg!(debug_assertions) {
+        return std::collections::VecDeque::new();
+    }
+    std::env::var("SKALD_TEST_LOCAL_OUTPUTS").ok().and_then(|list| serde_json::from_str(&list).ok()).unwrap_or_default()
+}
+
+/// A GBNF grammar whose only sentence is `text`.
+fn exact_grammar(text: &str) -> String {
+    let mut literal = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '"' => literal.push_str("\\\""),
+            '\\' => literal.push_str("\\\\"),
+            '\n' => literal.push_str("\\n"),
+            '\r' => literal.push_str("\\r"),
+            '\t' => literal.push_str("\\t"),
+            other => literal.push(other),
+        }
+    }
+    format!("root ::= \"{literal}\"")
+}
+
+/// `text` as a regular expression matching it literally.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The longest whole UTF-8 prefix of `pending`, leaving an unfinished character for the
@@ -646,7 +810,57 @@ fn seed() -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn texts(deltas: &[Delta]) -> String {
+        deltas.iter().filter_map(|d| if let Delta::Text(t) = d { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn a_call_written_in_tags_is_held_back_and_becomes_a_call() {
+        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
+        let mut shaper = Shaper::new(&offered);
+        let mut shown = String::new();
+        for piece in
+            ["Let me ", "check. <tool", "_call>\n{\"name\": \"current_time\", ", "\"arguments\": {}}\n</tool_call>"]
+        {
+            shown.push_str(&texts(&shaper.push(vec![Delta::Text(piece.into())])));
+        }
+        assert_eq!(shown, "Let me check. ", "nothing of the call was shown");
+        let end = shaper.finish();
+        assert!(
+            matches!(&end[..], [Delta::ToolCall { index: 0, name: Some(name), arguments, .. }]
+            if name == "current_time" && arguments == "{}"),
+            "{end:?}"
+        );
+        assert_eq!(shaper.calls, 1);
+    }
+
+    #[test]
+    fn held_text_that_is_no_call_is_released_at_the_end() {
+        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
+        let mut shaper = Shaper::new(&offered);
+        let shown = texts(&shaper.push(vec![Delta::Text("A set: {\"a\": 1}".into())]));
+        assert_eq!(shown, "A set: ");
+        assert_eq!(texts(&shaper.finish()), "{\"a\": 1}");
+        // Without tools nothing is held.
+        let mut plain = Shaper::new(&[]);
+        assert_eq!(texts(&plain.push(vec![Delta::Text("<tool_call>{".into())])), "<tool_call>{");
+    }
+
+    #[test]
+    fn an_exact_grammar_quotes_what_gbnf_would_read() {
+        assert_eq!(exact_grammar("a\"b\\c\nd"), r#"root ::= "a\"b\\c\nd""#);
+    }
+
+    #[test]
+    fn trigger_words_are_matched_literally() {
+        assert_eq!(regex_escape("<tool_call>"), "<tool_call>");
+        assert_eq!(regex_escape("[TOOL_CALLS]"), "\\[TOOL_CALLS\\]");
+        assert_eq!(regex_escape("a.b*"), "a\\.b\\*");
+    }
 
     #[test]
     fn utf8_split_across_tokens_waits_for_its_end() {

@@ -11,6 +11,7 @@
 //! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
 
 pub mod fit;
+pub mod tool_calls;
 
 #[cfg(feature = "local-model")]
 mod engine;
@@ -107,6 +108,8 @@ pub struct Loaded {
 /// How one request went: how much of its prompt the KV cache already held, and speeds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RequestStats {
+    /// Which request since Skald started this was, counting from 1.
+    pub number: u64,
     pub model: String,
     /// Tokens of the rendered prompt.
     pub prompt_tokens: u64,
