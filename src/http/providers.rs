@@ -164,6 +164,12 @@ pub async fn delete(
     AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    if id == crate::store::local_models::PROVIDER_ID {
+        return Err(ApiError::Conflict {
+            code: "built_in_provider",
+            message: "the built-in provider stays; remove its models one by one instead".to_owned(),
+        });
+    }
     providers::delete(&state.system, &actor, &id).await.map_err(|err| match err {
         StoreError::NotFound => no_provider(),
         other => other.into(),

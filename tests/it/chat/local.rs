@@ -301,3 +301,51 @@ async fn an_idle_model_is_let_go_and_a_deleted_one_is_gone() {
         local.server.post("/api/sessions", Some(&local.token), json!({ "model": local.model })).await;
     assert_eq!(status, 400, "the model is no longer offered: {refused}");
 }
+
+/// A reply as a small model writes it: a word, then the call in Hermes tags with JSON that
+/// is not quite right (a trailing comma).
+const TAGGED_CALL: &str = "I'll note that down.\n<tool_call>\n{\"name\": \"note_write\", \"arguments\": \
+     {\"title\": \"Hives\", \"text\": \"Check the hives on Sunday\",}}\n</tool_call>";
+
+#[tokio::test]
+async fn a_tool_call_the_built_in_model_writes_goes_through_the_gate() {
+    // The model is made to write exactly these replies, token by token through its own
+    // sampler, by a grammar that allows nothing else.
+    let outputs = json!([TAGGED_CALL, "Noted: hives on Sunday."]).to_string();
+    let local =
+        Local::start(&[("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "200")]).await;
+    // SmolLM2's template has no tools section, so Skald offers it none until an
+    // administrator says the model can call them.
+    let models = json!({ "models": [{ "id": local.id, "tools": true, "context_window": 4096, "strength": "fast" }] });
+    let (status, body) =
+        local.server.call(Method::PATCH, "/api/providers/local", Some(&local.token), Some(models)).await;
+    assert_eq!(status, 204, "{body}");
+
+    let mut socket = Socket::open(&local.server, &local.token).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Remind me to check the hives on Sunday").await;
+    let mut events = Vec::new();
+    while events.last().is_none_or(|e: &Value| e["type"] != "turn_parked") {
+        events.push(socket.next_event().await);
+    }
+    assert_eq!(tokens(&events), "I'll note that down.\n", "the call's syntax never reached the screen");
+    let started = of_type(&events, "tool_call_started");
+    assert_eq!(started.len(), 1, "{events:?}");
+    assert_eq!(started[0]["call"]["name"], "note_write");
+
+    let (_, inbox) = local.server.call(Method::GET, "/api/inbox", Some(&local.token), None).await;
+    let card = &inbox[0];
+    assert_eq!(card["details"]["tool"], "note_write");
+    assert_eq!(card["details"]["arguments"], json!({ "title": "Hives", "text": "Check the hives on Sunday" }));
+    let path = format!("/api/inbox/{}", card["id"].as_str().unwrap());
+    let (status, decided) = local.server.post(&path, Some(&local.token), json!({ "decision": "allow" })).await;
+    assert_eq!(status, 200, "{decided}");
+
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let shape: Vec<(&str, &str)> =
+        history.iter().map(|m| (m["role"].as_str().unwrap(), m["status"].as_str().unwrap())).collect();
+    assert_eq!(shape, [("user", "sent"), ("assistant", "tool_calls"), ("tool", "ok"), ("assistant", "done")]);
+    assert_eq!(history[3]["text"], "Noted: hives on Sunday.");
+    let (_, notes) = local.server.call(Method::GET, "/api/notes", Some(&local.token), None).await;
+    assert_eq!(notes[0]["title"], "Hives", "{notes}");
+}
