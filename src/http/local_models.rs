@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -49,6 +49,20 @@ pub async fn import(
     };
     let models = state.agent.local_models().clone();
     let staged = models.stage(source.clone()).await.map_err(import_error)?;
+    let installed = install(&state, &actor, staged, name, format!("file:{}", source.display())).await?;
+    Ok((StatusCode::CREATED, Json(installed)))
+}
+
+/// Offers a staged model: a fresh id from its name, its file moved into place, its row and
+/// catalogue entry written. `{"id","model"}`.
+pub(crate) async fn install(
+    state: &AppState,
+    actor: &crate::store::audit::Actor,
+    staged: local::Staged,
+    name: Option<String>,
+    source: String,
+) -> Result<Value, ApiError> {
+    let models = state.agent.local_models().clone();
     if let Some(existing) = local_models::by_sha256(&state.system, &staged.sha256).await? {
         return Err(ApiError::Conflict {
             code: "already_imported",
@@ -56,7 +70,7 @@ pub async fn import(
         });
     }
     let name = name.unwrap_or_else(|| staged.suggested_name.clone());
-    let id = free_id(&state, &local::slug(&name)).await?;
+    let id = free_id(state, &local::slug(&name)).await?;
     let row = LocalModel {
         id: id.clone(),
         name,
@@ -66,7 +80,7 @@ pub async fn import(
         parameters: staged.parameters.and_then(|n| i64::try_from(n).ok()),
         quantization: staged.info.file_type.map(quantization),
         context_length: i64::from(staged.context),
-        source: format!("file:{}", source.display()),
+        source,
         imported_by: actor.name.clone(),
         imported_at: String::new(),
     };
@@ -77,7 +91,7 @@ pub async fn import(
         tools: staged.tools,
     };
     staged.install(&models, &id).map_err(|err| ApiError::Internal(Box::new(err)))?;
-    if let Err(err) = local_models::insert(&state.system, &actor, &row, &model).await {
+    if let Err(err) = local_models::insert(&state.system, actor, &row, &model).await {
         let _ = std::fs::remove_file(models.path(&id));
         return Err(match err {
             StoreError::WrongState(message) => {
@@ -91,8 +105,70 @@ pub async fn import(
     }
     state.agent.providers_changed();
     state.agent.announce_notices(Some(&actor.id)).await;
-    tracing::info!(model = %id, bytes = row.file_size, "local model imported");
-    Ok((StatusCode::CREATED, Json(json!({ "id": id, "model": format!("{}/{id}", local_models::PROVIDER_NAME) }))))
+    tracing::info!(model = %id, bytes = row.file_size, "local model added");
+    Ok(json!({ "id": id, "model": format!("{}/{id}", local_models::PROVIDER_NAME) }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadQuery {
+    name: Option<String>,
+}
+
+/// `POST /api/local-models/upload?name=…` (administrators): the body is the GGUF file
+/// itself, streamed to disk and hashed as it arrives, then checked and offered like an
+/// import. A transfer that breaks off leaves nothing behind.
+pub async fn upload(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Query(query): Query<UploadQuery>,
+    body: axum::body::Body,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let name = query.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
+    if name.as_ref().is_some_and(|n| n.chars().count() > 200) {
+        return Err(bad_name());
+    }
+    if !local::AVAILABLE {
+        return Err(import_error(ImportError::NotBuilt));
+    }
+    let models = state.agent.local_models().clone();
+    let temp = models.partial_path("upload").map_err(|err| ApiError::Internal(Box::new(err)))?;
+    let sha256 = match receive(body, &temp).await {
+        Ok(sha256) => sha256,
+        Err(err) => {
+            let _ = tokio::fs::remove_file(&temp).await;
+            return Err(err);
+        }
+    };
+    let fallback = name.clone().unwrap_or_else(|| "uploaded model".to_owned());
+    let staged = models.adopt(temp, sha256, fallback).await.map_err(import_error)?;
+    let installed = install(&state, &actor, staged, name, "upload".to_owned()).await?;
+    Ok((StatusCode::CREATED, Json(installed)))
+}
+
+/// Writes a request body to `path`, synced, and returns its SHA-256.
+async fn receive(body: axum::body::Body, path: &std::path::Path) -> Result<String, ApiError> {
+    use futures_util::StreamExt;
+    use sha2::Digest;
+    use tokio::io::AsyncWriteExt;
+    let mut file = tokio::fs::File::create(path).await.map_err(|err| ApiError::Internal(Box::new(err)))?;
+    let mut hasher = sha2::Sha256::new();
+    let mut stream = body.into_data_stream();
+    let mut received = 0u64;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|err| ApiError::BadRequest {
+            code: "upload_interrupted",
+            message: format!("the upload stopped after {received} bytes ({err}); try again"),
+        })?;
+        hasher.update(&chunk);
+        received += chunk.len() as u64;
+        file.write_all(&chunk).await.map_err(|err| ApiError::Internal(Box::new(err)))?;
+    }
+    if received == 0 {
+        return Err(ApiError::BadRequest { code: "empty_upload", message: "the upload was empty".to_owned() });
+    }
+    file.sync_all().await.map_err(|err| ApiError::Internal(Box::new(err)))?;
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// `GET /api/local-models` (administrators): the models, the disk they take and what the

@@ -77,6 +77,7 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),
         route(M::GET, "/api/models", Session, Header, providers::models),
         route(M::POST, "/api/local-models", Admin, Header, local_models::import),
+        route(M::POST, "/api/local-models/upload", Admin, Header, local_models::upload),
         route(M::GET, "/api/local-models", Admin, Header, local_models::list),
         route(M::DELETE, "/api/local-models/{id}", Admin, Header, local_models::delete),
         // agents

@@ -10,6 +10,7 @@
 //!
 //! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
 
+pub mod download;
 pub mod fit;
 pub mod tool_calls;
 
@@ -133,7 +134,8 @@ impl LocalModels {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(".import-") && name.ends_with(".partial") {
+            // Downloads keep theirs: they resume from it.
+            if name.starts_with('.') && name.ends_with(".partial") && !name.starts_with(".download-") {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -281,28 +283,81 @@ fn stage_blocking(source: &Path, dir: &Path, context_cap: u32) -> Result<Staged,
     if !metadata.is_file() {
         return Err(ImportError::NotAFile(source.display().to_string()));
     }
-    let info = gguf::read_info(source)?;
-    let inspection = inspect(source).map_err(ImportError::Unsupported)?;
-
+    let (info, inspection) = check(source)?;
     std::fs::create_dir_all(dir)?;
-    let temp = dir.join(format!(".import-{}.partial", crate::agent::random_id("m")));
-    let trained = info.context_length.unwrap_or(u64::from(context_cap));
-    let mut staged = Staged {
-        temp,
-        // Within a u32: never more than the cap.
-        context: u64::from(context_cap).min(trained) as u32,
-        suggested_name: info.name.clone().unwrap_or_else(|| file_stem(source)),
-        info,
-        sha256: String::new(),
-        parameters: inspection.parameters,
-        tools: inspection.tools,
-        installed: false,
-    };
+    let temp = temp_path(dir, "import");
+    let mut staged = Staged::new(temp, info, inspection, context_cap, file_stem(source));
     staged.sha256 = copy_hashing(source, &staged.temp).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => unreadable(err),
         _ => ImportError::Io(err),
     })?;
     Ok(staged)
+}
+
+/// What Skald and llama.cpp say of the file at `path`, or why it cannot be used.
+fn check(path: &Path) -> Result<(GgufInfo, Inspection), ImportError> {
+    let info = gguf::read_info(path)?;
+    let inspection = inspect(path).map_err(ImportError::Unsupported)?;
+    Ok((info, inspection))
+}
+
+/// A new name in `dir` for a file still being made; swept at the next start if Skald
+/// stops before it is installed.
+fn temp_path(dir: &Path, purpose: &str) -> PathBuf {
+    dir.join(format!(".{purpose}-{}.partial", crate::agent::random_id("m")))
+}
+
+impl Staged {
+    fn new(temp: PathBuf, info: GgufInfo, inspection: Inspection, context_cap: u32, fallback_name: String) -> Self {
+        let trained = info.context_length.unwrap_or(u64::from(context_cap));
+        Self {
+            temp,
+            // Within a u32: never more than the cap.
+            context: u64::from(context_cap).min(trained) as u32,
+            suggested_name: info.name.clone().unwrap_or(fallback_name),
+            info,
+            sha256: String::new(),
+            parameters: inspection.parameters,
+            tools: inspection.tools,
+            installed: false,
+        }
+    }
+}
+
+impl LocalModels {
+    /// A new partial file in the models directory for a model arriving by upload or
+    /// download; removed at the next start if never adopted.
+    pub fn partial_path(&self, purpose: &str) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(&self.inner.dir)?;
+        Ok(temp_path(&self.inner.dir, purpose))
+    }
+
+    /// Checks a file that arrived in the models directory (`sha256` is what was hashed on
+    /// the way) and stages it like an import, without copying. The file is removed if it
+    /// is refused, or if the staged model is dropped uninstalled.
+    pub async fn adopt(&self, temp: PathBuf, sha256: String, fallback_name: String) -> Result<Staged, ImportError> {
+        if !AVAILABLE {
+            let _ = std::fs::remove_file(&temp);
+            return Err(ImportError::NotBuilt);
+        }
+        let context_cap = self.inner.settings.context;
+        tokio::task::spawn_blocking(move || {
+            let checked = check(&temp);
+            match checked {
+                Ok((info, inspection)) => {
+                    let mut staged = Staged::new(temp, info, inspection, context_cap, fallback_name);
+                    staged.sha256 = sha256;
+                    Ok(staged)
+                }
+                Err(err) => {
+                    let _ = std::fs::remove_file(&temp);
+                    Err(err)
+                }
+            }
+        })
+        .await
+        .map_err(|err| ImportError::Io(std::io::Error::other(err.to_string())))?
+    }
 }
 
 /// Copies `from` to `to`, synced to disk, and returns the SHA-256 of what was copied.

@@ -349,3 +349,53 @@ async fn a_tool_call_the_built_in_model_writes_goes_through_the_gate() {
     let (_, notes) = local.server.call(Method::GET, "/api/notes", Some(&local.token), None).await;
     assert_eq!(notes[0]["title"], "Hives", "{notes}");
 }
+
+impl Local {
+    /// `POST /api/local-models/upload` with `bytes` as the body.
+    async fn upload(&self, bytes: Vec<u8>, name: &str) -> (u16, Value) {
+        let url = self.server.url(&format!("/api/local-models/upload?name={name}"));
+        let response = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(&self.token)
+            .header("content-type", "application/octet-stream")
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    fn model_files(&self) -> Vec<String> {
+        let dir = self.server.data_dir().join("models");
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+}
+
+#[tokio::test]
+async fn a_model_uploaded_through_the_api_is_imported() {
+    let local = Local::start(&[]).await;
+    let whole = std::fs::read(test_model()).unwrap();
+    // The same file again is refused, and leaves nothing behind.
+    let (status, again) = local.upload(whole.clone(), "Smol").await;
+    assert_eq!((status, again["error"]["code"].as_str()), (409, Some("already_imported")), "{again}");
+    assert_eq!(local.model_files(), [format!("{}.gguf", local.id)]);
+    // A damaged upload is refused with the reason.
+    let (status, refused) = local.upload(whole[..whole.len() / 3].to_vec(), "Broken").await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_model")), "{refused}");
+    assert_eq!(local.model_files().len(), 1);
+
+    let (status, _) =
+        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
+    assert_eq!(status, 204);
+    let (status, uploaded) = local.upload(whole, "Smol%20from%20upload").await;
+    assert_eq!(status, 201, "{uploaded}");
+    assert_eq!(uploaded["id"], "smol-from-upload");
+    let listed = local.overview().await["models"][0].clone();
+    assert_eq!((listed["name"].as_str(), listed["source"].as_str()), (Some("Smol from upload"), Some("upload")));
+    assert_eq!(listed["sha256"], "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
+    assert_eq!(local.model_files(), ["smol-from-upload.gguf"]);
+}
