@@ -261,3 +261,136 @@ fn quantization(file_type: u32) -> String {
     };
     known.to_owned()
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadBody {
+    /// An http(s) address of a GGUF file.
+    url: String,
+    /// The file's SHA-256, checked before the model is offered.
+    sha256: Option<String>,
+    name: Option<String>,
+}
+
+/// `POST /api/local-models/downloads` (administrators): fetches a model in the
+/// background; 202 `{"id"}`. Progress goes to the administrator's windows as
+/// `local_model_download` events and to `GET /api/local-models/downloads`. Asked again
+/// after an interruption, it resumes where the transfer stopped.
+pub async fn download(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<DownloadBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if !local::AVAILABLE {
+        return Err(import_error(ImportError::NotBuilt));
+    }
+    let url = url::Url::parse(req.url.trim())
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .ok_or_else(|| ApiError::BadRequest { code: "invalid_url", message: "give an http or https address".into() })?;
+    let expected = match req.sha256.as_deref().map(|h| h.trim().to_ascii_lowercase()) {
+        Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => Some(hash),
+        Some(_) => {
+            return Err(ApiError::BadRequest { code: "invalid_sha256", message: "a SHA-256 is 64 hex digits".into() });
+        }
+        None => None,
+    };
+    let name = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
+    let file_name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("model").to_owned();
+    let shown = name.clone().unwrap_or_else(|| file_name.trim_end_matches(".gguf").to_owned());
+    // The same file asked for again finds its partial download by this id.
+    let id = {
+        use sha2::Digest;
+        let key = expected.clone().unwrap_or_else(|| url.to_string());
+        hex::encode(sha2::Sha256::digest(key.as_bytes()))[..16].to_owned()
+    };
+    let models = state.agent.local_models().clone();
+    if !models.downloads().begin(&id, &shown, url.as_str()) {
+        return Err(ApiError::Conflict { code: "downloading", message: format!("{shown} is already downloading") });
+    }
+    let task_id = id.clone();
+    tokio::spawn(async move {
+        run_download(&state, &actor, &task_id, url.as_str(), expected, name, shown).await;
+    });
+    Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
+}
+
+/// `GET /api/local-models/downloads` (administrators)
+pub async fn downloads(State(state): State<AppState>) -> Json<Vec<local::download::Status>> {
+    Json(state.agent.local_models().downloads().list())
+}
+
+/// Fetches, checks and offers one model, telling the administrator how it goes.
+async fn run_download(
+    state: &AppState,
+    actor: &crate::store::audit::Actor,
+    id: &str,
+    url: &str,
+    expected: Option<String>,
+    name: Option<String>,
+    shown: String,
+) {
+    let models = state.agent.local_models().clone();
+    let events = state.agent.events().clone();
+    let tell = |status: Option<local::download::Status>| {
+        if let Some(status) = status {
+            events.to_person(&actor.id, json!({ "type": "local_model_download", "download": status }));
+        }
+    };
+    let partial = models.dir().join(format!(".download-{id}.partial"));
+    if let Err(err) = std::fs::create_dir_all(models.dir()) {
+        tell(models.downloads().update(id, |d| fail(d, err.to_string())));
+        return;
+    }
+    let client = local::download::client();
+    let fetched = local::download::fetch(&client, url, &partial, |progress| {
+        tell(models.downloads().update(id, |d| {
+            d.received = progress.received;
+            d.total = progress.total;
+        }));
+    })
+    .await;
+    let sha256 = match fetched {
+        Ok(sha256) => sha256,
+        Err(err @ local::download::DownloadError::Interrupted { .. }) => {
+            tell(models.downloads().update(id, |d| {
+                d.state = "interrupted";
+                d.error = Some(err.to_string());
+            }));
+            return;
+        }
+        Err(err) => {
+            tell(models.downloads().update(id, |d| fail(d, err.to_string())));
+            return;
+        }
+    };
+    if let Some(expected) = expected.filter(|expected| *expected != sha256) {
+        let _ = tokio::fs::remove_file(&partial).await;
+        let why = format!(
+            "the file's checksum is {sha256}, not the expected {expected}: it was damaged or replaced on the way, \
+             so it was deleted. Try again, or import a copy you trust."
+        );
+        tell(models.downloads().update(id, |d| fail(d, why)));
+        return;
+    }
+    tell(models.downloads().update(id, |d| d.state = "checking"));
+    let staged = match models.adopt(partial, sha256, shown).await {
+        Ok(staged) => staged,
+        Err(err) => {
+            tell(models.downloads().update(id, |d| fail(d, err.to_string())));
+            return;
+        }
+    };
+    match install(state, actor, staged, name, format!("url:{url}")).await {
+        Ok(installed) => tell(models.downloads().update(id, |d| {
+            d.state = "done";
+            d.model = installed["model"].as_str().map(str::to_owned);
+        })),
+        Err(err) => tell(models.downloads().update(id, |d| fail(d, err.to_string()))),
+    }
+}
+
+fn fail(status: &mut local::download::Status, why: String) {
+    status.state = "failed";
+    status.error = Some(why);
+}

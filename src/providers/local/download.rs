@@ -94,6 +94,7 @@ pub async fn fetch(
             Err(err) => {
                 file.flush().await?;
                 file.sync_all().await?;
+                progress(Progress { received, total });
                 return Err(DownloadError::Interrupted { received, why: describe(&err) });
             }
         };
@@ -107,6 +108,7 @@ pub async fn fetch(
     }
     file.flush().await?;
     file.sync_all().await?;
+    progress(Progress { received, total });
     if let Some(total) = total
         && received < total
     {
@@ -150,4 +152,59 @@ fn describe(err: &reqwest::Error) -> String {
         cause = next;
     }
     if err.is_timeout() { "it timed out".to_owned() } else { cause.to_string() }
+}
+
+/// A download as administrators see it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    pub received: u64,
+    pub total: Option<u64>,
+    /// `running`, `checking`, `done`, `interrupted` or `failed`.
+    pub state: &'static str,
+    pub error: Option<String>,
+    /// The model it became, once done.
+    pub model: Option<String>,
+}
+
+/// The downloads since Skald started, by id.
+#[derive(Debug, Default)]
+pub struct Downloads {
+    all: std::sync::Mutex<Vec<Status>>,
+}
+
+impl Downloads {
+    /// Registers a download, unless one with this id is under way.
+    pub fn begin(&self, id: &str, name: &str, url: &str) -> bool {
+        let mut all = self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if all.iter().any(|d| d.id == id && matches!(d.state, "running" | "checking")) {
+            return false;
+        }
+        all.retain(|d| d.id != id);
+        all.push(Status {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            url: url.to_owned(),
+            received: 0,
+            total: None,
+            state: "running",
+            error: None,
+            model: None,
+        });
+        true
+    }
+
+    /// Changes the download `id` and returns it as it now is.
+    pub fn update(&self, id: &str, change: impl FnOnce(&mut Status)) -> Option<Status> {
+        let mut all = self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let status = all.iter_mut().find(|d| d.id == id)?;
+        change(status);
+        Some(status.clone())
+    }
+
+    pub fn list(&self) -> Vec<Status> {
+        self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
 }

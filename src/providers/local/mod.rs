@@ -73,6 +73,7 @@ pub struct LocalModels {
 struct Shared {
     dir: PathBuf,
     settings: Settings,
+    downloads: download::Downloads,
     #[cfg(feature = "local-model")]
     engine: Arc<engine::Engine>,
 }
@@ -145,6 +146,7 @@ impl LocalModels {
                 engine: engine::Engine::new(settings.clone()),
                 dir,
                 settings,
+                downloads: download::Downloads::default(),
             }),
         }
     }
@@ -155,6 +157,10 @@ impl LocalModels {
 
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    pub fn downloads(&self) -> &download::Downloads {
+        &self.inner.downloads
     }
 
     /// Where the model `id` lives.

@@ -399,3 +399,157 @@ async fn a_model_uploaded_through_the_api_is_imported() {
     assert_eq!(listed["sha256"], "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
     assert_eq!(local.model_files(), ["smol-from-upload.gguf"]);
 }
+
+/// A file server on 127.0.0.1 for download tests: serves one file at `/model.gguf`,
+/// honouring `Range: bytes=N-`; while `cut_at` is set, a response stops after that many
+/// bytes of the file, as a dropped connection would.
+struct FileServer {
+    url: String,
+    /// Each request's `Range` header, if it had one.
+    ranges: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
+    cut_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
+}
+
+impl FileServer {
+    async fn start(file: Vec<u8>) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/model.gguf", listener.local_addr().unwrap());
+        let ranges = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let cut_at = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let file = std::sync::Arc::new(file);
+        let (seen, cut) = (ranges.clone(), cut_at.clone());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let (file, seen, cut) = (file.clone(), seen.clone(), cut.clone());
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1 {
+                        head.push(byte[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).to_string();
+                    let range = head
+                        .lines()
+                        .find_map(|line| line.strip_prefix("range: ").or_else(|| line.strip_prefix("Range: ")))
+                        .map(str::to_owned);
+                    seen.lock().unwrap().push(range.clone());
+                    let from: usize = range
+                        .as_deref()
+                        .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok())
+                        .unwrap_or(0);
+                    let status = if range.is_some() {
+                        format!("206 Partial Content\r\nContent-Range: bytes {from}-{}/{}", file.len() - 1, file.len())
+                    } else {
+                        "200 OK".to_owned()
+                    };
+                    let body = &file[from..];
+                    let head =
+                        format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    let limit =
+                        cut.lock().unwrap().map_or(body.len(), |at: usize| at.saturating_sub(from).min(body.len()));
+                    let _ = stream.write_all(&body[..limit]).await;
+                    let _ = stream.shutdown().await;
+                });
+            }
+        });
+        Self { url, ranges, cut_at }
+    }
+}
+
+impl Local {
+    async fn downloads(&self) -> Vec<Value> {
+        let (status, body) =
+            self.server.call(Method::GET, "/api/local-models/downloads", Some(&self.token), None).await;
+        assert_eq!(status, 200, "{body}");
+        body.as_array().unwrap().clone()
+    }
+
+    /// Waits for the download `id` to reach `state`.
+    async fn download_reaches(&self, id: &str, state: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+        loop {
+            let downloads = self.downloads().await;
+            let found = downloads.iter().find(|d| d["id"] == id).cloned();
+            if let Some(download) = found.filter(|d| d["state"] == state) {
+                return download;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{id} never reached {state}: {downloads:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+const SMOL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
+#[tokio::test]
+async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
+    let local = Local::start(&[]).await;
+    let (status, _) =
+        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
+    assert_eq!(status, 204);
+    let whole = std::fs::read(test_model()).unwrap();
+    let files = FileServer::start(whole.clone()).await;
+    let cut = 40 << 20;
+    *files.cut_at.lock().unwrap() = Some(cut);
+
+    let mut socket = Socket::open(&local.server, &local.token).await;
+    let body = json!({ "url": files.url, "sha256": SMOL_SHA256, "name": "Smol download" });
+    let (status, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body.clone()).await;
+    assert_eq!(status, 202, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    let stopped = local.download_reaches(&id, "interrupted").await;
+    assert_eq!(stopped["received"], cut as u64, "{stopped}");
+    assert!(stopped["error"].as_str().unwrap().contains("start it again to resume"), "{stopped}");
+    assert!(local.model_files().contains(&format!(".download-{id}.partial")));
+
+    // Asked again, it asks the server for the rest only.
+    *files.cut_at.lock().unwrap() = None;
+    let (status, _) = local.server.post("/api/local-models/downloads", Some(&local.token), body).await;
+    assert_eq!(status, 202);
+    let done = local.download_reaches(&id, "done").await;
+    assert_eq!(done["model"], "local/smol-download", "{done}");
+    assert_eq!(*files.ranges.lock().unwrap(), [None, Some(format!("bytes={cut}-"))]);
+    assert_eq!(local.model_files(), ["smol-download.gguf"], "the partial file became the model");
+    let listed = local.overview().await["models"][0].clone();
+    assert_eq!(
+        (listed["sha256"].as_str(), listed["file_size"].as_u64()),
+        (Some(SMOL_SHA256), Some(whole.len() as u64))
+    );
+
+    // The administrator's windows heard the progress as it came.
+    let mut received = Vec::new();
+    while received.last() != Some(&(whole.len() as u64)) {
+        let event = socket.next_event().await;
+        if event["type"] == "local_model_download" && event["download"]["id"] == id.as_str() {
+            received.push(event["download"]["received"].as_u64().unwrap());
+        }
+    }
+    assert!(received.len() >= 3, "{received:?}");
+    assert!(received.windows(2).all(|w| w[0] <= w[1]), "{received:?}");
+    assert!(received.contains(&(cut as u64)), "the cut was reported where it happened: {received:?}");
+}
+
+#[tokio::test]
+async fn a_download_with_the_wrong_checksum_is_refused_and_removed() {
+    let local = Local::start(&[]).await;
+    let whole = std::fs::read(test_model()).unwrap();
+    let files = FileServer::start(whole).await;
+    let wrong = "0".repeat(64);
+    let body = json!({ "url": files.url, "sha256": wrong });
+    let (status, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body).await;
+    assert_eq!(status, 202, "{started}");
+    let id = started["id"].as_str().unwrap();
+    let failed = local.download_reaches(id, "failed").await;
+    let why = failed["error"].as_str().unwrap();
+    assert!(why.contains("checksum") && why.contains(SMOL_SHA256) && why.contains("deleted"), "{why}");
+    assert_eq!(local.model_files(), [format!("{}.gguf", local.id)], "no partial file stays");
+    assert_eq!(local.overview().await["models"].as_array().unwrap().len(), 1);
+
+    // An address that answers nothing is said so.
+    let body = json!({ "url": "http://127.0.0.1:9/model.gguf", "sha256": SMOL_SHA256 });
+    let (_, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body).await;
+    let failed = local.download_reaches(started["id"].as_str().unwrap(), "failed").await;
+    assert!(failed["error"].as_str().unwrap().contains("cannot be reached"), "{failed}");
+}
