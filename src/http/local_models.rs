@@ -265,17 +265,46 @@ fn quantization(file_type: u32) -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DownloadBody {
-    /// An http(s) address of a GGUF file.
-    url: String,
-    /// The file's SHA-256, checked before the model is offered.
+    /// A model of the catalogue, by id; or else:
+    catalogue: Option<String>,
+    /// an http(s) address of a GGUF file,
+    url: Option<String>,
+    /// with the file's SHA-256, checked before the model is offered.
     sha256: Option<String>,
     name: Option<String>,
 }
 
-/// `POST /api/local-models/downloads` (administrators): fetches a model in the
-/// background; 202 `{"id"}`. Progress goes to the administrator's windows as
-/// `local_model_download` events and to `GET /api/local-models/downloads`. Asked again
-/// after an interruption, it resumes where the transfer stopped.
+/// What one download fetches and checks.
+struct Source {
+    url: String,
+    sha256: Option<String>,
+    member: Option<local::catalogue::ArchiveMember>,
+    name: Option<String>,
+    shown: String,
+}
+
+/// `GET /api/local-models/catalogue` (administrators): the recommended models, each
+/// marked when it is already here.
+pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let here = local_models::list(&state.system).await?;
+    let entries: Vec<Value> = local::catalogue::entries()
+        .into_iter()
+        .map(|entry| {
+            let checksum = entry.archive_member.as_ref().map(|m| m.sha256.as_str()).or(entry.sha256.as_deref());
+            let installed = here.iter().find(|m| Some(m.sha256.as_str()) == checksum || m.id == entry.id);
+            let mut value = json!(entry);
+            value["installed"] = json!(installed.map(|m| format!("{}/{}", local_models::PROVIDER_NAME, m.id)));
+            value
+        })
+        .collect();
+    Ok(Json(json!({ "available": local::AVAILABLE, "models": entries })))
+}
+
+/// `POST /api/local-models/downloads` (administrators): fetches a model of the catalogue,
+/// or from an address, in the background; 202 `{"id"}`. Progress goes to the
+/// administrator's windows as `local_model_download` events and to
+/// `GET /api/local-models/downloads`. Asked again after an interruption, it resumes where
+/// the transfer stopped.
 pub async fn download(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
@@ -284,11 +313,48 @@ pub async fn download(
     if !local::AVAILABLE {
         return Err(import_error(ImportError::NotBuilt));
     }
-    let url = url::Url::parse(req.url.trim())
-        .ok()
+    let source = match req.catalogue.as_deref() {
+        Some(id) => {
+            let entry = local::catalogue::entries().into_iter().find(|e| e.id == id).ok_or_else(|| {
+                ApiError::Missing { code: "no_such_model", message: format!("the catalogue has no model {id}") }
+            })?;
+            Source {
+                url: entry.source_url,
+                sha256: entry.sha256,
+                member: entry.archive_member,
+                name: Some(req.name.unwrap_or(entry.name.clone())),
+                shown: entry.name,
+            }
+        }
+        None => source_from_address(req)?,
+    };
+    // The same file asked for again finds its partial download by this id.
+    let id = {
+        use sha2::Digest;
+        let key = source.sha256.clone().unwrap_or_else(|| source.url.clone());
+        hex::encode(sha2::Sha256::digest(key.as_bytes()))[..16].to_owned()
+    };
+    let models = state.agent.local_models().clone();
+    if !models.downloads().begin(&id, &source.shown, &source.url) {
+        let shown = &source.shown;
+        return Err(ApiError::Conflict { code: "downloading", message: format!("{shown} is already downloading") });
+    }
+    let task_id = id.clone();
+    tokio::spawn(async move { run_download(&state, &actor, &task_id, source).await });
+    Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
+}
+
+fn source_from_address(req: DownloadBody) -> Result<Source, ApiError> {
+    let url = req
+        .url
+        .as_deref()
+        .and_then(|raw| url::Url::parse(raw.trim()).ok())
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-        .ok_or_else(|| ApiError::BadRequest { code: "invalid_url", message: "give an http or https address".into() })?;
-    let expected = match req.sha256.as_deref().map(|h| h.trim().to_ascii_lowercase()) {
+        .ok_or_else(|| ApiError::BadRequest {
+            code: "invalid_url",
+            message: "name a model of the catalogue, or give an http or https address".into(),
+        })?;
+    let sha256 = match req.sha256.as_deref().map(|h| h.trim().to_ascii_lowercase()) {
         Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => Some(hash),
         Some(_) => {
             return Err(ApiError::BadRequest { code: "invalid_sha256", message: "a SHA-256 is 64 hex digits".into() });
@@ -298,21 +364,7 @@ pub async fn download(
     let name = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
     let file_name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("model").to_owned();
     let shown = name.clone().unwrap_or_else(|| file_name.trim_end_matches(".gguf").to_owned());
-    // The same file asked for again finds its partial download by this id.
-    let id = {
-        use sha2::Digest;
-        let key = expected.clone().unwrap_or_else(|| url.to_string());
-        hex::encode(sha2::Sha256::digest(key.as_bytes()))[..16].to_owned()
-    };
-    let models = state.agent.local_models().clone();
-    if !models.downloads().begin(&id, &shown, url.as_str()) {
-        return Err(ApiError::Conflict { code: "downloading", message: format!("{shown} is already downloading") });
-    }
-    let task_id = id.clone();
-    tokio::spawn(async move {
-        run_download(&state, &actor, &task_id, url.as_str(), expected, name, shown).await;
-    });
-    Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
+    Ok(Source { url: url.to_string(), sha256, member: None, name, shown })
 }
 
 /// `GET /api/local-models/downloads` (administrators)
@@ -321,15 +373,7 @@ pub async fn downloads(State(state): State<AppState>) -> Json<Vec<local::downloa
 }
 
 /// Fetches, checks and offers one model, telling the administrator how it goes.
-async fn run_download(
-    state: &AppState,
-    actor: &crate::store::audit::Actor,
-    id: &str,
-    url: &str,
-    expected: Option<String>,
-    name: Option<String>,
-    shown: String,
-) {
+async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: &str, source: Source) {
     let models = state.agent.local_models().clone();
     let events = state.agent.events().clone();
     let tell = |status: Option<local::download::Status>| {
@@ -337,13 +381,13 @@ async fn run_download(
             events.to_person(&actor.id, json!({ "type": "local_model_download", "download": status }));
         }
     };
+    let failed = |why: String| tell(models.downloads().update(id, |d| fail(d, why)));
     let partial = models.dir().join(format!(".download-{id}.partial"));
     if let Err(err) = std::fs::create_dir_all(models.dir()) {
-        tell(models.downloads().update(id, |d| fail(d, err.to_string())));
-        return;
+        return failed(err.to_string());
     }
     let client = local::download::client();
-    let fetched = local::download::fetch(&client, url, &partial, |progress| {
+    let fetched = local::download::fetch(&client, &source.url, &partial, |progress| {
         tell(models.downloads().update(id, |d| {
             d.received = progress.received;
             d.total = progress.total;
@@ -353,41 +397,70 @@ async fn run_download(
     let sha256 = match fetched {
         Ok(sha256) => sha256,
         Err(err @ local::download::DownloadError::Interrupted { .. }) => {
-            tell(models.downloads().update(id, |d| {
+            return tell(models.downloads().update(id, |d| {
                 d.state = "interrupted";
                 d.error = Some(err.to_string());
             }));
-            return;
         }
-        Err(err) => {
-            tell(models.downloads().update(id, |d| fail(d, err.to_string())));
-            return;
-        }
+        Err(err) => return failed(err.to_string()),
     };
-    if let Some(expected) = expected.filter(|expected| *expected != sha256) {
+    if let Some(expected) = source.sha256.as_ref().filter(|expected| **expected != sha256) {
         let _ = tokio::fs::remove_file(&partial).await;
-        let why = format!(
-            "the file's checksum is {sha256}, not the expected {expected}: it was damaged or replaced on the way, \
-             so it was deleted. Try again, or import a copy you trust."
-        );
-        tell(models.downloads().update(id, |d| fail(d, why)));
-        return;
+        return failed(mismatch(&sha256, expected));
     }
     tell(models.downloads().update(id, |d| d.state = "checking"));
-    let staged = match models.adopt(partial, sha256, shown).await {
-        Ok(staged) => staged,
-        Err(err) => {
-            tell(models.downloads().update(id, |d| fail(d, err.to_string())));
-            return;
-        }
+    let (file, sha256) = match source.member {
+        None => (partial, sha256),
+        Some(member) => match unpack(&models, &partial, &member).await {
+            Ok(unpacked) => unpacked,
+            Err(why) => return failed(why),
+        },
     };
-    match install(state, actor, staged, name, format!("url:{url}")).await {
+    let staged = match models.adopt(file, sha256, source.shown).await {
+        Ok(staged) => staged,
+        Err(err) => return failed(err.to_string()),
+    };
+    match install(state, actor, staged, source.name, format!("url:{}", source.url)).await {
         Ok(installed) => tell(models.downloads().update(id, |d| {
             d.state = "done";
             d.model = installed["model"].as_str().map(str::to_owned);
         })),
-        Err(err) => tell(models.downloads().update(id, |d| fail(d, err.to_string()))),
+        Err(err) => failed(err.to_string()),
     }
+}
+
+/// Takes the model out of a downloaded archive and checks it; the archive is removed
+/// either way. The model's partial file and its checksum.
+async fn unpack(
+    models: &LocalModels,
+    archive: &std::path::Path,
+    member: &local::catalogue::ArchiveMember,
+) -> Result<(std::path::PathBuf, String), String> {
+    let out = models.partial_path("unpack").map_err(|err| err.to_string())?;
+    let (from, to, path) = (archive.to_owned(), out.clone(), member.path.clone());
+    let extracted = tokio::task::spawn_blocking(move || local::catalogue::extract(&from, &path, &to))
+        .await
+        .map_err(|err| err.to_string())
+        .and_then(|done| done.map_err(|err| format!("the download is not the archive expected ({err})")));
+    let _ = tokio::fs::remove_file(archive).await;
+    match extracted {
+        Ok(sha256) if sha256 == member.sha256 => Ok((out, sha256)),
+        Ok(sha256) => {
+            let _ = tokio::fs::remove_file(&out).await;
+            Err(mismatch(&sha256, &member.sha256))
+        }
+        Err(why) => {
+            let _ = tokio::fs::remove_file(&out).await;
+            Err(why)
+        }
+    }
+}
+
+fn mismatch(actual: &str, expected: &str) -> String {
+    format!(
+        "the file's checksum is {actual}, not the expected {expected}: it was damaged or replaced on the way, so it \
+         was deleted. Try again, or import a copy you trust."
+    )
 }
 
 fn fail(status: &mut local::download::Status, why: String) {

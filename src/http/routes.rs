@@ -80,6 +80,7 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/local-models/upload", Admin, Header, local_models::upload),
         route(M::POST, "/api/local-models/downloads", Admin, Header, local_models::download),
         route(M::GET, "/api/local-models/downloads", Admin, Header, local_models::downloads),
+        route(M::GET, "/api/local-models/catalogue", Admin, Header, local_models::catalogue),
         route(M::GET, "/api/local-models", Admin, Header, local_models::list),
         route(M::DELETE, "/api/local-models/{id}", Admin, Header, local_models::delete),
         // agents

