@@ -1,10 +1,12 @@
 //! How fast the built-in model runs: Skald's local provider against llama.cpp's own
 //! `llama-bench` on the same GGUF and thread count, round by round in one invocation so a
 //! noisy, shared machine slows both alike. Each round measures prompt processing (a fresh
-//! prompt of about 512 tokens) and generation (128 tokens past end-of-text, as
-//! llama-bench's tg128) through `LocalModels::start`, the path every turn takes, and runs
-//! `llama-bench -p 512 -n 128 -r 1`. Reports medians, the ratio (target ≥ 0.9× for
-//! generation), the load time and the peak RSS of this process, which holds the model.
+//! prompt of about 512 tokens) and generation (128 tokens past end-of-text, after that
+//! prompt) through `LocalModels::start`, the path every turn takes, and runs llama-bench's
+//! pp512 and its tg128 at a depth of 512 tokens — generation after the same length of
+//! context, since attention over it is much of a small model's cost. Reports medians, the
+//! ratio (target ≥ 0.9× for generation), the load time and the peak RSS of this process,
+//! which holds the model.
 //!
 //! `benches/llama-bench.sh` builds the baseline tool; the model is the test model
 //! (`tests/fetch-test-model.sh`). `cargo bench --features local-model --bench local_model`
@@ -63,7 +65,8 @@ fn main() {
         base_tg.push(tg);
         // A prompt that starts differently each round, so nothing of it is cached.
         let stats = runtime.block_on(answer(&local, &format!("Round {round}.")));
-        assert_eq!(stats.cached_tokens, 0, "the prompt was evaluated afresh");
+        // Only the template's opening (its default system prompt) is shared between rounds.
+        assert!(stats.evaluated_tokens >= PROMPT_TOKENS as u64 * 9 / 10, "the prompt was evaluated afresh: {stats:?}");
         assert_eq!(stats.generated_tokens, u64::from(GENERATED));
         let prompt_speed = stats.evaluated_tokens as f64 * 1000.0 / stats.prompt_ms.max(1) as f64;
         ours_pp.push(prompt_speed);
@@ -112,25 +115,25 @@ async fn answer(local: &LocalModels, opening: &str) -> RequestStats {
     panic!("no report of the request");
 }
 
-/// `llama-bench -p 512 -n 128 -r 1`: prompt and generation tokens per second.
+/// llama-bench's pp512, and its tg128 after 512 tokens of context: tokens per second.
 fn llama_bench_round(tool: &PathBuf, model: &PathBuf, threads: u32) -> (f64, f64) {
-    let output = Command::new(tool)
-        .args(["-m"])
-        .arg(model)
-        .args(["-p", &PROMPT_TOKENS.to_string(), "-n", &GENERATED.to_string(), "-r", "1", "-o", "json"])
-        .args(["-t", &threads.to_string()])
-        .output()
-        .expect("llama-bench runs");
-    assert!(output.status.success(), "llama-bench failed: {}", String::from_utf8_lossy(&output.stderr));
-    let results: Vec<Value> = serde_json::from_slice(&output.stdout).expect("llama-bench's JSON");
-    let speed = |prompt: bool| {
-        results
-            .iter()
-            .find(|r| (r["n_prompt"].as_u64().unwrap_or(0) > 0) == prompt)
-            .and_then(|r| r["avg_ts"].as_f64())
-            .expect("a result for each test")
+    let run = |args: &[&str]| {
+        let output = Command::new(tool)
+            .arg("-m")
+            .arg(model)
+            .args(args)
+            .args(["-r", "1", "-o", "json", "-t", &threads.to_string()])
+            .output()
+            .expect("llama-bench runs");
+        assert!(output.status.success(), "llama-bench failed: {}", String::from_utf8_lossy(&output.stderr));
+        let results: Vec<Value> = serde_json::from_slice(&output.stdout).expect("llama-bench's JSON");
+        results.first().and_then(|r| r["avg_ts"].as_f64()).expect("a result")
     };
-    (speed(true), speed(false))
+    let prompt = PROMPT_TOKENS.to_string();
+    let generated = GENERATED.to_string();
+    let pp = run(&["-p", &prompt, "-n", "0"]);
+    let tg = run(&["-p", "0", "-n", &generated, "-d", &prompt]);
+    (pp, tg)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {

@@ -276,6 +276,8 @@ pub struct DownloadBody {
 
 /// What one download fetches and checks.
 struct Source {
+    /// The catalogue's id for it, when it is one of the catalogue's.
+    catalogue: Option<String>,
     url: String,
     sha256: Option<String>,
     member: Option<local::catalogue::ArchiveMember>,
@@ -290,8 +292,13 @@ pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, Api
     let entries: Vec<Value> = local::catalogue::entries()
         .into_iter()
         .map(|entry| {
+            // The same file, by its checksum; without one on record, by where it came from.
             let checksum = entry.archive_member.as_ref().map(|m| m.sha256.as_str()).or(entry.sha256.as_deref());
-            let installed = here.iter().find(|m| Some(m.sha256.as_str()) == checksum || m.id == entry.id);
+            let source = format!("url:{}", entry.source_url);
+            let installed = here.iter().find(|m| match checksum {
+                Some(checksum) => m.sha256 == checksum,
+                None => m.source == source,
+            });
             let mut value = json!(entry);
             value["installed"] = json!(installed.map(|m| format!("{}/{}", local_models::PROVIDER_NAME, m.id)));
             value
@@ -319,6 +326,7 @@ pub async fn download(
                 ApiError::Missing { code: "no_such_model", message: format!("the catalogue has no model {id}") }
             })?;
             Source {
+                catalogue: Some(entry.id),
                 url: entry.source_url,
                 sha256: entry.sha256,
                 member: entry.archive_member,
@@ -335,7 +343,7 @@ pub async fn download(
         hex::encode(sha2::Sha256::digest(key.as_bytes()))[..16].to_owned()
     };
     let models = state.agent.local_models().clone();
-    if !models.downloads().begin(&id, &source.shown, &source.url) {
+    if !models.downloads().begin(&id, &source.shown, &source.url, source.catalogue.as_deref()) {
         let shown = &source.shown;
         return Err(ApiError::Conflict { code: "downloading", message: format!("{shown} is already downloading") });
     }
@@ -364,7 +372,7 @@ fn source_from_address(req: DownloadBody) -> Result<Source, ApiError> {
     let name = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
     let file_name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("model").to_owned();
     let shown = name.clone().unwrap_or_else(|| file_name.trim_end_matches(".gguf").to_owned());
-    Ok(Source { url: url.to_string(), sha256, member: None, name, shown })
+    Ok(Source { catalogue: None, url: url.to_string(), sha256, member: None, name, shown })
 }
 
 /// `GET /api/local-models/downloads` (administrators)

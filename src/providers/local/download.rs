@@ -158,6 +158,8 @@ fn describe(err: &reqwest::Error) -> String {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Status {
     pub id: String,
+    /// The catalogue's id for the model, when it is one of the catalogue's.
+    pub catalogue: Option<String>,
     pub name: String,
     pub url: String,
     pub received: u64,
@@ -177,7 +179,7 @@ pub struct Downloads {
 
 impl Downloads {
     /// Registers a download, unless one with this id is under way.
-    pub fn begin(&self, id: &str, name: &str, url: &str) -> bool {
+    pub fn begin(&self, id: &str, name: &str, url: &str, catalogue: Option<&str>) -> bool {
         let mut all = self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if all.iter().any(|d| d.id == id && matches!(d.state, "running" | "checking")) {
             return false;
@@ -185,6 +187,7 @@ impl Downloads {
         all.retain(|d| d.id != id);
         all.push(Status {
             id: id.to_owned(),
+            catalogue: catalogue.map(str::to_owned),
             name: name.to_owned(),
             url: url.to_owned(),
             received: 0,

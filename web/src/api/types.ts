@@ -183,6 +183,8 @@ export type LiveEvent =
   | { readonly type: 'notify'; readonly title: string; readonly body: string }
   /** A new notice waits in `GET /api/notices`. */
   | { readonly type: 'notice' }
+  /** A model download this administrator started moved on. */
+  | { readonly type: 'local_model_download'; readonly download: DownloadStatus }
   | { readonly type: 'lagged' }
   | { readonly type: 'hello' }
   | { readonly type: 'heartbeat' };
@@ -432,4 +434,90 @@ export interface ApprovalRule extends RuleInput {
 export interface Enrolment {
   readonly user: Person;
   readonly enrolment_code: string;
+}
+
+// ---- the built-in model (§9) -------------------------------------------------
+
+/** A recommended model of `GET /api/local-models/catalogue`. */
+export interface CatalogueEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  /** `tiny`, `default`, or none. */
+  readonly recommended: string | null;
+  /** Approximate. */
+  readonly parameters: number;
+  /** The model file's approximate size. */
+  readonly size_bytes: number;
+  readonly licence: string;
+  readonly tools: boolean;
+  readonly source_url: string;
+  readonly download_bytes?: number | null;
+  readonly sha256: string | null;
+  /** `local/<id>` when a model with this file is already here. */
+  readonly installed: string | null;
+}
+
+/** `GET /api/local-models/catalogue`: `available` is false in a build without the engine. */
+export interface Catalogue {
+  readonly available: boolean;
+  readonly models: readonly CatalogueEntry[];
+}
+
+export type DownloadState = 'running' | 'checking' | 'done' | 'interrupted' | 'failed';
+
+/** A model download (`GET /api/local-models/downloads`, the `local_model_download` event). */
+export interface DownloadStatus {
+  readonly id: string;
+  readonly name: string;
+  readonly url: string;
+  readonly received: number;
+  readonly total: number | null;
+  readonly state: DownloadState;
+  readonly error: string | null;
+  /** `local/<id>` once done. */
+  readonly model: string | null;
+}
+
+/** A model file of the built-in provider (`GET /api/local-models`). */
+export interface LocalModel {
+  readonly id: string;
+  readonly name: string;
+  readonly file_size: number;
+  readonly sha256: string;
+  readonly architecture: string;
+  readonly parameters: number | null;
+  readonly quantization: string | null;
+  readonly context_length: number;
+  /** `upload`, `url:<address>` or `file:<path>`. */
+  readonly source: string;
+  readonly imported_by: string;
+  readonly imported_at: string;
+}
+
+/** What the built-in engine is doing. */
+export interface EngineStatus {
+  readonly available: boolean;
+  /** The model held in memory: `model` is its id. */
+  readonly loaded: { readonly model: string; readonly context: number; readonly load_ms: number; readonly footprint_bytes: number } | null;
+  readonly threads: number;
+  readonly context: number;
+  readonly idle_seconds: number;
+}
+
+/** `GET /api/local-models` */
+export interface LocalModelsReport {
+  readonly models: readonly LocalModel[];
+  readonly disk_bytes: number;
+  readonly engine: EngineStatus;
+}
+
+/** `POST /api/local-models/upload` and the like: the new model's id and `local/<id>`. */
+export interface InstalledModel {
+  readonly id: string;
+  readonly model: string;
+}
+
+export function isDownloadStatus(value: unknown): value is DownloadStatus {
+  return isRecord(value) && typeof value['id'] === 'string' && typeof value['state'] === 'string' && typeof value['received'] === 'number';
 }

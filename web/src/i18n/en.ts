@@ -117,6 +117,76 @@ export const en = {
   connectFinish: 'Start using Skald',
   connectSkip: 'Skip for now',
 
+  // the built-in model
+  localTitle: 'Built into Skald',
+  localLead: 'Skald can run a model itself, on this computer: nothing you write leaves it, and no other program is needed. Download one to begin.',
+  localUnavailable: 'This build of Skald has no built-in model. Connect a model server or a provider below instead.',
+  localRecommended: 'Recommended',
+  localTiny: 'Smallest',
+  localInstalled: 'Installed',
+  /** `{size}` approximate */
+  localAbout: 'about {size}',
+  /** `{n}` e.g. 1.5B */
+  localParameters: '{n} parameters',
+  /** `{licence}` e.g. Apache-2.0 */
+  localLicence: 'licence {licence}',
+  localTools: 'can use tools',
+  localNoTools: 'cannot use tools',
+  localDownload: 'Download',
+  localDownloading: 'Downloading {name}',
+  localStarting: 'Starting the download…',
+  localChecking: 'Checking the file…',
+  /** `{received}` and `{total}`, e.g. 412 MB of 1.1 GB */
+  localProgress: '{received} of {total}',
+  /** `{name}` of the model, `{model}` as local/<id> */
+  localReady: '{name} is downloaded and ready, as {model}.',
+  /** `{name}` of the model, `{reason}` the server's explanation */
+  localFailed: 'The download of {name} stopped. {reason}',
+  /** `{name}` of the model, `{model}` as local/<id> */
+  localConnected: 'Connected to the built-in model {name} ({model}).',
+  localTryAgain: 'Try again',
+  localImportInstead: 'Import a file instead',
+  localImportTitle: 'Import a model file',
+  localImportLead: 'A model in GGUF format (a file ending in .gguf) from this computer. Skald checks it and keeps its own copy.',
+  localImportLabel: 'Model file (.gguf)',
+  /** `{name}` of the file */
+  localUploading: 'Sending {name}',
+  localUploadChecking: 'Sent. Skald is checking the file…',
+  /** `{name}` of the model, `{model}` as local/<id> */
+  localImported: '{name} was imported and is ready, as {model}.',
+  localImportFailed: 'Could not import the file. {reason}',
+  localModelsTitle: 'Built-in models',
+  localModelsLead: 'Models Skald runs itself, on this computer. Their words never leave it.',
+  localModelsNone: 'No built-in model yet.',
+  /** `{size}` */
+  localDisk: 'Disk used: {size}',
+  /** `{name}` of the loaded model */
+  localLoadedNow: 'In memory now: {name}',
+  localLoadedNone: 'No model is in memory now; the first request loads one.',
+  localLoaded: 'In memory',
+  localSize: 'Size',
+  localQuantization: 'Quantization',
+  localParameterCount: 'Parameters',
+  localFrom: 'Came from',
+  localAddedBy: 'Added',
+  localModelName: 'Model',
+  localSourceUpload: 'uploaded through Skald',
+  /** `{host}` the address's host */
+  localSourceUrl: 'downloaded from {host}',
+  /** `{path}` on this computer */
+  localSourceFile: 'the file {path}',
+  localCatalogueTitle: 'Recommended models',
+  localDeleteTitle: 'Delete {name}?',
+  localDeleteBody: 'Its file is deleted from this computer. Conversations using it will need another model; it can be downloaded or imported again.',
+  localDeleted: '{name} was deleted.',
+  localAdded: 'A built-in model was added.',
+  /** a size: `{n}` is a number */
+  bytesB: '{n} bytes',
+  bytesKB: '{n} KB',
+  bytesMB: '{n} MB',
+  bytesGB: '{n} GB',
+  bytesTB: '{n} TB',
+
   // recovery code
   recoveryTitle: 'Your recovery code',
   recoveryNewTitle: 'Your new recovery code',

@@ -156,14 +156,14 @@ function readyLine(proc, pattern, what, stderr) {
 }
 
 /**
- * What a test file runs against: `skald serve` on a fresh root, the scripted model
- * server (unless `model` is false) and a browser. Whatever started is stopped again if
- * a later part fails to start.
+ * What a test file runs against: `skald serve` on a fresh root (with `env` added to its
+ * environment), the scripted model server (unless `model` is false) and a browser.
+ * Whatever started is stopped again if a later part fails to start.
  */
-export async function startStack({ model = true } = {}) {
+export async function startStack({ model = true, env = {} } = {}) {
   const stack = { root: await makeRoot() };
   try {
-    stack.server = await startServer(requireBin(), stack.root);
+    stack.server = await startServer(requireBin(), stack.root, { env });
     if (model) stack.model = await startScriptedModel();
     stack.browser = await launchBrowser();
     return stack;

@@ -53,4 +53,21 @@ export const styles = css`
   skald-connect-model {
     display: block;
   }
+
+  .local-list {
+    margin-bottom: var(--skald-space-3);
+  }
+
+  .local-list dl.facts {
+    margin-top: var(--skald-space-2);
+  }
+
+  p.line {
+    margin: 0 0 var(--skald-space-1);
+  }
+
+  skald-local-catalogue {
+    display: block;
+    margin-top: var(--skald-space-3);
+  }
 `;

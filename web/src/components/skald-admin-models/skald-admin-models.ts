@@ -6,24 +6,31 @@
  * key — which is never shown back, only whether one is set — or remove it.
  * Adding one offers the model servers running on this computer first.
  * Everyone whose turns may go to a provider finds a notice when it changes.
+ *
+ * The built-in provider (`local`) has a section of its own: its model files
+ * with their size, quantization and origin, the disk they take, the one in
+ * memory now; delete one, download a recommended one or import a file.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { live } from 'lit/directives/live.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Model, Provider } from '../../api/types.js';
+import type { LocalModel, LocalModelsReport, Model, Provider } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { formatTime } from '../../i18n/format.js';
 import type { Login } from '../../state/login.js';
+import { describeSource, formatBytes, formatParameters } from '../../state/local-models.js';
 import { mayBeTrusted, providerPrivacy } from '../../state/providers.js';
 import { controls, page } from '../../styles/controls.js';
 import { trashIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import '../skald-connect-model/skald-connect-model.js';
+import type { SkaldLocalCatalogue } from '../skald-local-catalogue/skald-local-catalogue.js';
+import '../skald-local-catalogue/skald-local-catalogue.js';
 import { styles } from './skald-admin-models.styles.js';
 
 /** Providers changed: the model list everyone sees may have changed too. */
@@ -38,7 +45,9 @@ export class ModelsChangedEvent extends Event {
  * Test hooks: `[data-testid=provider-item]` (its `data-name`) with
  * `provider-test`, `provider-verdict`, `provider-trusted`, `provider-key`
  * (field) and `provider-key-save`, `provider-key-remove`,
- * `provider-delete`; `[data-testid=models-error]`.
+ * `provider-delete`; `[data-testid=models-error]`; `[data-testid=local-model]`
+ * (its `data-id`) with `local-model-delete`, `[data-testid=local-disk]`,
+ * `[data-testid=local-loaded]`, and `<skald-local-catalogue>`.
  *
  * @summary Providers: test, trust, key, remove; connect a new one.
  * @fires skald-models-changed - a provider was added, changed or removed
@@ -56,6 +65,7 @@ export class SkaldAdminModels extends LitElement {
   @state() private announcement = '';
 
   @query('skald-confirm') private confirm?: SkaldConfirm;
+  @query('skald-local-catalogue') private catalogue?: SkaldLocalCatalogue;
 
   readonly #providers = new ResourceController<readonly Provider[]>(this, (signal) => {
     const client = this.login?.client;
@@ -63,11 +73,19 @@ export class SkaldAdminModels extends LitElement {
     return client.providers(signal);
   });
 
+  readonly #local = new ResourceController<LocalModelsReport>(this, (signal) => {
+    const client = this.login?.client;
+    if (!client) return Promise.reject(new ApiError('network', '', 0));
+    return client.localModels(signal);
+  });
+
   override render(): TemplateResult {
-    const providers = this.#providers.value;
+    // The built-in provider is managed in its own section, not as a server with an address and a key.
+    const providers = this.#providers.value?.filter((provider) => provider.kind !== 'local');
     return html`
       <p class="lead">${strings.modelsLead}</p>
       ${this.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.error}</p>` : nothing}
+      ${this.#renderLocal()}
       ${this.#providers.status()}
       ${providers?.length === 0 ? html`<p class="block">${strings.modelsNone}</p>` : nothing}
       ${providers ? html`<ul class="provider-list">${providers.map((provider) => this.#renderProvider(provider))}</ul>` : nothing}
@@ -79,6 +97,76 @@ export class SkaldAdminModels extends LitElement {
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
       <skald-confirm></skald-confirm>
     `;
+  }
+
+  #renderLocal(): TemplateResult {
+    const report = this.#local.value;
+    const loaded = report?.engine.loaded ?? null;
+    const loadedName = loaded ? (report?.models.find((m) => m.id === loaded.model)?.name ?? loaded.model) : '';
+    return html`<section class="block" aria-labelledby="local-title" data-testid="local-models">
+      <h3 id="local-title">${strings.localModelsTitle}</h3>
+      <p class="muted small">${strings.localModelsLead}</p>
+      ${this.#local.status()}
+      ${report
+        ? html`<p class="small line" data-testid="local-disk">${strings.localDisk.replace('{size}', formatBytes(report.disk_bytes))}</p>
+            <p class="small line" data-testid="local-loaded">
+              ${loaded ? strings.localLoadedNow.replace('{name}', loadedName) : strings.localLoadedNone}
+            </p>
+            ${report.models.length === 0
+              ? html`<p class="muted">${strings.localModelsNone}</p>`
+              : html`<ul class="rows local-list">${report.models.map((m) => this.#renderLocalModel(m, loaded?.model === m.id))}</ul>`}`
+        : nothing}
+      <skald-local-catalogue
+        embedded
+        .client=${this.login?.client ?? null}
+        .live=${this.login?.live ?? null}
+        @skald-local-model-added=${() => void this.#localChanged(strings.localAdded)}
+      ></skald-local-catalogue>
+    </section>`;
+  }
+
+  #renderLocalModel(model: LocalModel, loaded: boolean): TemplateResult {
+    return html`<li data-testid="local-model" data-id=${model.id}>
+      <div class="row-head">
+        <span class="row-title">
+          <h4>${model.name}</h4>
+          <span class="tag local">${strings.privacyLocal}</span>
+          ${loaded ? html`<span class="tag plain">${strings.localLoaded}</span>` : nothing}
+        </span>
+        <button type="button" class="quiet danger-text" data-testid="local-model-delete" ?disabled=${this.busy}
+          @click=${() => void this.#deleteLocal(model)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${model.name}</span></button>
+      </div>
+      <dl class="facts small">
+        <dt>${strings.localModelName}</dt>
+        <dd><span class="model">local/${model.id}</span></dd>
+        <dt>${strings.localSize}</dt>
+        <dd>${formatBytes(model.file_size)}</dd>
+        ${model.quantization ? html`<dt>${strings.localQuantization}</dt><dd>${model.quantization}</dd>` : nothing}
+        ${model.parameters ? html`<dt>${strings.localParameterCount}</dt><dd>${formatParameters(model.parameters)}</dd>` : nothing}
+        <dt>${strings.localFrom}</dt>
+        <dd>${describeSource(model.source)}</dd>
+        <dt>${strings.localAddedBy}</dt>
+        <dd>${strings.modelsByAt.replace('{name}', model.imported_by).replace('{time}', formatTime(model.imported_at))}</dd>
+      </dl>
+    </li>`;
+  }
+
+  async #localChanged(done: string): Promise<void> {
+    await Promise.all([this.#local.reload(), this.#changed(done)]);
+  }
+
+  async #deleteLocal(model: LocalModel): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    const confirmed = await this.confirm?.ask({
+      title: strings.localDeleteTitle.replace('{name}', model.name),
+      body: strings.localDeleteBody,
+      action: strings.delete,
+    });
+    if (!confirmed) return;
+    if (await this.#run(() => client.deleteLocalModel(model.id), strings.localDeleted.replace('{name}', model.name))) {
+      await Promise.all([this.#local.reload(), this.catalogue?.reload()]);
+    }
   }
 
   #renderProvider(provider: Provider): TemplateResult {

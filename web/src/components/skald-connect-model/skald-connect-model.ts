@@ -1,6 +1,7 @@
 /**
- * Connecting a model (§9), the last step of setup: model servers found on
- * this computer are offered first (their words stay here); then any
+ * Connecting a model (§9), the last step of setup: the model built into
+ * Skald is offered first (download one, or import a file), then model
+ * servers found on this computer (their words stay here too), then any
  * provider by address and key. Connecting reads the provider's model list
  * live, so the verdict is real: "connected, N models", or the provider's
  * own reason it refused.
@@ -16,9 +17,11 @@ import type { DetectedServer } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { controls } from '../../styles/controls.js';
+import '../skald-local-catalogue/skald-local-catalogue.js';
+import type { LocalModelAddedEvent } from '../skald-local-catalogue/skald-local-catalogue.js';
 import { styles } from './skald-connect-model.styles.js';
 
-/** The step is over: `connected` says how many providers were connected. */
+/** The step is over: `connected` says how many providers (the built-in one included) were connected. */
 export class ModelStepDoneEvent extends Event {
   static readonly type = 'skald-model-step-done';
   constructor(readonly connected: number) {
@@ -43,10 +46,11 @@ const KINDS = [
 ] as const;
 
 /**
- * Test hooks: `[data-testid=provider-form]` (fields `kind`, `name`,
- * `base_url`, `api_key`), `[data-testid=verdict]` with `data-ok`.
+ * Test hooks: `<skald-local-catalogue>` (setup only),
+ * `[data-testid=provider-form]` (fields `kind`, `name`, `base_url`,
+ * `api_key`), `[data-testid=verdict]` with `data-ok`.
  *
- * @summary Detects local model servers and connects providers, live.
+ * @summary Offers the built-in model, detects local model servers and connects providers, live.
  * @fires skald-model-step-done - the person continues (or skips); not in `embedded` use
  * @fires skald-provider-added - a provider was connected
  */
@@ -82,6 +86,9 @@ export class SkaldConnectModel extends LitElement {
 
   override render(): TemplateResult {
     return html`
+      ${this.embedded
+        ? nothing
+        : html`<skald-local-catalogue .client=${this.client} @skald-local-model-added=${this.#localAdded}></skald-local-catalogue>`}
       <section aria-labelledby="local-title" class="block">
         <h2 id="local-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectLocalTitle}</h2>
         ${this.detected === null
@@ -158,6 +165,12 @@ export class SkaldConnectModel extends LitElement {
         </button>
       </div>`}
     `;
+  }
+
+  /** A built-in model is ready: the step goes on as after connecting a provider. */
+  #localAdded(event: LocalModelAddedEvent): void {
+    if (!this.connected.includes('local')) this.connected = [...this.connected, 'local'];
+    this.verdict = { ok: true, text: strings.localConnected.replace('{name}', event.label).replace('{model}', event.model) };
   }
 
   #kindChanged(event: Event): void {

@@ -1,0 +1,126 @@
+/** Styles for `<skald-local-catalogue>`. */
+import { css } from 'lit';
+
+export const styles = css`
+  :host {
+    display: block;
+  }
+
+  .block {
+    margin-bottom: var(--skald-space-4);
+  }
+
+  h2 {
+    font-size: 1.1rem;
+    margin: 0 0 var(--skald-space-2);
+  }
+
+  .lead {
+    margin-bottom: var(--skald-space-3);
+  }
+
+  .entries {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+    display: grid;
+    gap: var(--skald-space-2);
+  }
+
+  .entry {
+    padding: var(--skald-space-2) var(--skald-space-3);
+    border: 1px solid var(--skald-border);
+    border-radius: var(--skald-radius);
+    overflow-wrap: anywhere;
+  }
+
+  .entry-head {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    justify-content: space-between;
+    gap: var(--skald-space-2) var(--skald-space-3);
+  }
+
+  .entry-title {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: var(--skald-space-1) var(--skald-space-2);
+    min-width: 0;
+  }
+
+  .description {
+    margin: var(--skald-space-1) 0;
+  }
+
+  .facts {
+    margin-bottom: var(--skald-space-2);
+  }
+
+  .tag {
+    display: inline-block;
+    padding: 0 0.5rem;
+    border-radius: 999px;
+    border: 1px solid currentColor;
+    font-size: 0.8rem;
+    font-weight: 600;
+    line-height: 1.5rem;
+    white-space: nowrap;
+    color: var(--skald-text-muted);
+  }
+
+  .tag.ok {
+    color: var(--skald-ok);
+    background: var(--skald-ok-bg);
+  }
+
+  .progress {
+    margin: var(--skald-space-2) 0;
+  }
+
+  progress {
+    display: block;
+    width: 100%;
+    height: 0.75rem;
+    appearance: none;
+    border: 1px solid var(--skald-border);
+    border-radius: 999px;
+    background: var(--skald-bg);
+    overflow: hidden;
+    color: var(--skald-accent);
+  }
+
+  progress::-webkit-progress-bar {
+    background: var(--skald-bg);
+  }
+
+  progress::-webkit-progress-value {
+    background: var(--skald-accent);
+  }
+
+  progress::-moz-progress-bar {
+    background: var(--skald-accent);
+  }
+
+  .progress .hint {
+    margin-top: var(--skald-space-1);
+  }
+
+  .small {
+    font-size: 0.9rem;
+  }
+
+  .num {
+    font-variant-numeric: tabular-nums;
+  }
+
+  .notice {
+    margin-top: var(--skald-space-2);
+  }
+
+  input[type='file'] {
+    max-width: 100%;
+    font: inherit;
+  }
+`;

@@ -1,0 +1,296 @@
+// The built-in model in the browser (§9): setup offers it before anything else, a
+// download's progress is shown as it moves and the wizard finishes when the model is
+// ready; a download that fails says why and offers "Try again" and "Import a file
+// instead"; the administrator's models page lists the model, deletes it, and imports a
+// model file with upload progress. axe-core finds nothing serious in either theme.
+//
+// The model is the small GGUF the server's tests load (tests/fetch-test-model.sh),
+// served from 127.0.0.1 by this file, slowly, so the progress is seen part-way; the
+// catalogue the server offers points at it (SKALD_TEST_MODEL_CATALOGUE).
+//
+//   SKALD_BIN=/path/to/skald npm run test:e2e
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { homedir } from 'node:os';
+import path from 'node:path';
+
+import {
+  api,
+  logIn,
+  makeRoot,
+  openPage,
+  problems,
+  removeRoot,
+  screenshot,
+  seriousViolations,
+  startStack,
+  stopStack,
+} from './harness.mjs';
+
+const GGUF = process.env.SKALD_TEST_GGUF || path.join(homedir(), '.cache', 'skald', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const ADA = { name: 'Ada', password: 'otter lantern quietly' };
+const TIMEOUT = 20_000;
+/** The throttled transfer: this many bytes, then a pause of PAUSE_MS. About 3 s for the test model. */
+const CHUNK = 64 * 1024;
+const PAUSE_MS = 2;
+
+/**
+ * Serves the model at /model.gguf, CHUNK bytes at a time (honouring a range request, so a
+ * resumed download works), and nothing at /missing.gguf (404).
+ */
+async function startModelHost(bytes) {
+  const server = createServer((request, response) => {
+    if (request.url !== '/model.gguf') {
+      response.writeHead(404, { 'Content-Type': 'text/plain' });
+      response.end('not here');
+      return;
+    }
+    const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
+    let offset = range ? Number(range[1]) : 0;
+    response.writeHead(range ? 206 : 200, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': String(bytes.length - offset),
+      ...(range ? { 'Content-Range': `bytes ${offset}-${bytes.length - 1}/${bytes.length}` } : {}),
+    });
+    const send = () => {
+      if (response.destroyed) return;
+      if (offset >= bytes.length) {
+        response.end();
+        return;
+      }
+      const end = Math.min(offset + CHUNK, bytes.length);
+      const chunk = bytes.subarray(offset, end);
+      offset = end;
+      if (response.write(chunk)) setTimeout(send, PAUSE_MS);
+      else response.once('drain', () => setTimeout(send, PAUSE_MS));
+    };
+    send();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+async function waitUntil(check, what) {
+  const end = Date.now() + TIMEOUT;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** axe-core in the light and the dark theme; a screenshot of each. */
+async function checkThemes(page, name) {
+  const found = [];
+  for (const theme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: theme });
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve())));
+    for (const v of await seriousViolations(page)) found.push(`${theme}: ${v}`);
+    await screenshot(page, `${name}-${theme}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(found, [], `accessibility problems on ${name}`);
+}
+
+describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model at ${GGUF}: run tests/fetch-test-model.sh` }, () => {
+  let stack = {};
+  let host;
+  let session;
+  /** Holds the catalogue the server reads (on every request, so it stays to the end). */
+  let scratch;
+
+  before(async () => {
+    const bytes = await readFile(GGUF);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    host = await startModelHost(bytes);
+    scratch = await makeRoot();
+    const catalogue = path.join(scratch, 'catalogue.json');
+    await writeFile(
+      catalogue,
+      JSON.stringify([
+        {
+          id: 'test-tiny',
+          name: 'Test Tiny',
+          description: 'Nowhere to be found: its download fails.',
+          recommended: 'tiny',
+          parameters: 135_000_000,
+          size_bytes: 98_000_000,
+          licence: 'Apache-2.0',
+          tools: false,
+          source_url: `${host.url}/missing.gguf`,
+          sha256: null,
+        },
+        {
+          id: 'test-default',
+          name: 'Test Default',
+          description: 'The test model, served slowly.',
+          recommended: 'default',
+          parameters: 135_000_000,
+          size_bytes: bytes.length,
+          licence: 'Apache-2.0',
+          tools: true,
+          source_url: `${host.url}/model.gguf`,
+          download_bytes: bytes.length,
+          sha256,
+        },
+      ]),
+    );
+    stack = await startStack({ model: false, env: { SKALD_TEST_MODEL_CATALOGUE: catalogue } });
+    session = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+  });
+
+  after(async () => {
+    await session?.close();
+    await stopStack(stack);
+    await host?.close();
+    await removeRoot(scratch);
+  });
+
+  test('setup offers it first, shows the download moving, and finishes when the model is ready', async () => {
+    const p = session.page;
+    await p.locator('[data-screen=setup]').waitFor({ timeout: TIMEOUT });
+    await p.locator('#name').fill(ADA.name);
+    await p.locator('#password').fill(ADA.password);
+    await p.locator('#confirm').fill(ADA.password);
+    await p.getByRole('button', { name: 'Create my account' }).click();
+    await p.getByLabel('I have kept my recovery code somewhere safe.').check({ timeout: TIMEOUT });
+    await p.getByRole('button', { name: 'Continue' }).click();
+
+    // The built-in model comes before the model servers and the providers; the default before the tiny one.
+    const entries = p.locator('[data-testid=local-entry]');
+    await entries.first().waitFor({ timeout: TIMEOUT });
+    assert.deepEqual(await entries.evaluateAll((all) => all.map((e) => e.dataset.id)), ['test-default', 'test-tiny']);
+    const order = await p.locator('skald-connect-model').evaluate((el) =>
+      [...el.shadowRoot.querySelectorAll('skald-local-catalogue, #local-title, [data-testid=provider-form]')].map((e) => e.localName + (e.id ? `#${e.id}` : '')),
+    );
+    assert.deepEqual(order, ['skald-local-catalogue', 'h2#local-title', 'form'], 'the built-in model is offered first');
+    assert.match(await p.locator('[data-testid=local-entry][data-id=test-default]').innerText(), /Test Default[\s\S]*Recommended[\s\S]*about 98 MB[\s\S]*Apache-2\.0[\s\S]*can use tools/);
+    assert.match(await p.locator('[data-testid=local-entry][data-id=test-tiny]').innerText(), /cannot use tools/);
+
+    // A download that fails: the server's reason, Try again, and a file to import instead.
+    const tiny = p.locator('[data-testid=local-entry][data-id=test-tiny]');
+    await tiny.locator('[data-testid=local-download]').click();
+    await tiny.locator('[data-testid=local-error]').waitFor({ timeout: TIMEOUT });
+    assert.match(await tiny.locator('[data-testid=local-error]').innerText(), /HTTP 404/);
+    assert.equal(await tiny.getAttribute('data-state'), 'failed');
+    // Trying again asks the server again; the address is still missing, so it fails again.
+    await tiny.locator('[data-testid=local-retry]').click();
+    await waitUntil(async () => (await tiny.getAttribute('data-state')) === 'failed', 'the second attempt fails too');
+    await tiny.locator('[data-testid=local-error]').waitFor({ timeout: TIMEOUT });
+    await tiny.locator('[data-testid=local-import-instead]').click();
+    await p.locator('[data-testid=local-file]').waitFor({ timeout: TIMEOUT });
+    await checkThemes(p, 'setup-builtin-failed');
+
+    // The download moves: a progress bar that says how far, part-way at least once.
+    const entry = p.locator('[data-testid=local-entry][data-id=test-default]');
+    await entry.locator('[data-testid=local-download]').click();
+    const bar = entry.locator('[data-testid=local-progress]');
+    await bar.waitFor({ timeout: TIMEOUT });
+    let partial = null;
+    const end = Date.now() + 60_000;
+    while (partial === null && Date.now() < end) {
+      const [now, text] = await Promise.all([
+        bar.getAttribute('aria-valuenow', { timeout: 1000 }).catch(() => null),
+        bar.getAttribute('aria-valuetext', { timeout: 1000 }).catch(() => null),
+      ]);
+      if (now !== null && Number(now) > 0 && Number(now) < 100 && /MB of 98 MB$/.test(text ?? '')) partial = { now: Number(now), text };
+      else if ((await entry.getAttribute('data-state')) === 'done') break;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(partial, 'the progress was seen part-way');
+    await screenshot(p, 'setup-builtin-progress');
+    assert.equal(await bar.getAttribute('role'), 'progressbar');
+
+    await entry.locator('[data-testid=local-ready]').waitFor({ timeout: 60_000 });
+    assert.match(await entry.locator('[data-testid=local-ready]').innerText(), /local\/test-default/);
+    const verdict = p.locator('[data-testid=verdict][data-ok=true]');
+    await verdict.waitFor({ timeout: TIMEOUT });
+    await screenshot(p, 'setup-builtin-done');
+    const finish = p.locator('[data-testid=model-step-done]');
+    assert.equal((await finish.innerText()).trim(), 'Start using Skald');
+    await finish.click();
+    await p.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+
+    const admin = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
+    const models = await api(stack.server.origin, admin.token, 'GET', '/api/models');
+    assert.ok(models.some((m) => m.name === 'local/test-default' && m.privacy === 'local'), JSON.stringify(models));
+    assert.deepEqual(problems(session.consoleMessages), [], `console errors; server stderr:\n${stack.server.stderr()}`);
+  });
+
+  test('the models page lists it, deletes it, and imports a model file with its progress', async () => {
+    const p = session.page;
+    await p.evaluate(() => {
+      window.location.hash = '#/admin/models';
+    });
+    const row = p.locator('[data-testid=local-model][data-id=test-default]');
+    await row.waitFor({ timeout: TIMEOUT });
+    const text = await row.innerText();
+    assert.match(text, /Test Default/);
+    assert.match(text, /98 MB/);
+    assert.match(text, /Q4_1/);
+    assert.match(text, /135M/);
+    assert.match(text, /downloaded from 127\.0\.0\.1/);
+    assert.match(text, /by Ada/);
+    assert.match(await p.locator('[data-testid=local-disk]').innerText(), /98 MB/);
+    assert.match(await p.locator('[data-testid=local-loaded]').innerText(), /No model is in memory/);
+    // Installed: the catalogue offers only what is not here yet.
+    await p.locator('[data-testid=local-entry][data-id=test-tiny]').waitFor({ timeout: TIMEOUT });
+    assert.equal(await p.locator('[data-testid=local-entry][data-id=test-default]').count(), 0);
+    assert.equal(await p.locator('[data-testid=provider-item][data-name=local]').count(), 0, 'the built-in provider is not listed as a server');
+    await checkThemes(p, 'admin-local-models');
+
+    await row.locator('[data-testid=local-model-delete]').click();
+    await p.locator('[data-testid=confirm-ok]').click();
+    await row.waitFor({ state: 'detached', timeout: TIMEOUT });
+    await p.locator('[data-testid=local-entry][data-id=test-default] [data-testid=local-download]').waitFor({ timeout: TIMEOUT });
+
+    // Import the same file by uploading it.
+    await p.locator('[data-testid=local-file]').setInputFiles(GGUF);
+    await p.locator('[data-testid=local-upload-done]').waitFor({ timeout: 60_000 });
+    const imported = p.locator('[data-testid=local-model]');
+    await imported.first().waitFor({ timeout: TIMEOUT });
+    assert.match(await imported.first().innerText(), /uploaded through Skald/);
+    assert.match(await p.locator('[data-testid=local-upload-done]').innerText(), /SmolLM2-135M-Instruct\.Q4_1 was imported/);
+    // The same file as the recommended one: the catalogue no longer offers it.
+    await p.locator('[data-testid=local-entry][data-id=test-default]').waitFor({ state: 'detached', timeout: TIMEOUT });
+    await screenshot(p, 'admin-local-models-imported');
+
+    // The same file again: the server's reason is shown.
+    await p.locator('[data-testid=local-file]').setInputFiles(GGUF);
+    await p.locator('[data-testid=local-upload-error]').waitFor({ timeout: 60_000 });
+    assert.match(await p.locator('[data-testid=local-upload-error]').innerText(), /already imported/);
+
+    await imported.first().locator('[data-testid=local-model-delete]').click();
+    await p.locator('[data-testid=confirm-ok]').click();
+    await imported.first().waitFor({ state: 'detached', timeout: TIMEOUT });
+    assert.match(await p.locator('[data-testid=local-disk]').innerText(), /0 bytes/);
+    assert.deepEqual(problems(session.consoleMessages), [], `console errors; server stderr:\n${stack.server.stderr()}`);
+  });
+
+  test('without live events the page reads the downloads once a second, and the download still finishes', async () => {
+    const other = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      const p = other.page;
+      // The socket opens but never hears from the server.
+      await p.routeWebSocket(/\/api\/ws$/, () => {});
+      let polls = 0;
+      p.on('request', (request) => {
+        if (request.method() === 'GET' && new URL(request.url()).pathname === '/api/local-models/downloads') polls += 1;
+      });
+      await logIn(p, ADA, TIMEOUT);
+      await p.evaluate(() => {
+        window.location.hash = '#/admin/models';
+      });
+      const entry = p.locator('[data-testid=local-entry][data-id=test-default]');
+      await entry.locator('[data-testid=local-download]').click({ timeout: TIMEOUT });
+      await p.locator('[data-testid=local-model][data-id=test-default]').waitFor({ timeout: 60_000 });
+      assert.ok(polls >= 3, `the downloads were read ${polls} times`);
+      assert.deepEqual(problems(other.consoleMessages), []);
+    } finally {
+      await other.close();
+    }
+  });
+});
