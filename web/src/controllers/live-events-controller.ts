@@ -28,18 +28,19 @@ export class LiveEventsController implements ReactiveController {
   }
 
   hostConnected(): void {
-    this.#follow();
+    this.follow();
   }
 
   hostUpdate(): void {
-    this.#follow();
+    this.follow();
   }
 
   hostDisconnected(): void {
     this.#unsubscribe();
   }
 
-  #follow(): void {
+  /** Listens to the connection `live` gives now, if it changed since the last look. */
+  follow(): void {
     const live = this.#live();
     if (live === this.#subscribed) return;
     this.#unsubscribe();

@@ -16,7 +16,8 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { ApiClient } from '../api/client.js';
 import type { DownloadStatus, LiveEvent } from '../api/types.js';
 import { isActive } from '../state/local-models.js';
-import { LiveConnection, type LiveEventMessage } from '../state/live.js';
+import { LiveConnection } from '../state/live.js';
+import { LiveEventsController } from './live-events-controller.js';
 
 /** How long without an event before the list is read instead, and how often. */
 const POLL_MS = 1000;
@@ -35,7 +36,8 @@ export class LocalDownloadsController implements ReactiveController {
   /** Every download known, by id. */
   downloads: ReadonlyMap<string, DownloadStatus> = new Map();
 
-  #subscribed: LiveConnection | null = null;
+  /** The live socket's events: the page's own, or the one opened here. */
+  readonly #events: LiveEventsController;
   /** The socket this controller opened itself, when the page had none. */
   #own: LiveConnection | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -44,9 +46,6 @@ export class LocalDownloadsController implements ReactiveController {
   readonly #notified = new Set<string>();
   #polling = false;
   #connected = false;
-
-  readonly #onEvent = (message: Event): void => this.#event((message as LiveEventMessage).event);
-  readonly #onResync = (): void => void this.refresh();
 
   constructor(
     host: ReactiveControllerHost,
@@ -58,6 +57,10 @@ export class LocalDownloadsController implements ReactiveController {
     this.#client = client;
     this.#live = live;
     this.#handlers = handlers;
+    this.#events = new LiveEventsController(host, () => this.#live() ?? this.#own, {
+      onEvent: (event) => this.#event(event),
+      onResync: () => void this.refresh(),
+    });
     host.addController(this);
   }
 
@@ -67,14 +70,9 @@ export class LocalDownloadsController implements ReactiveController {
     void this.#host.updateComplete.then(() => this.refresh());
   }
 
-  hostUpdate(): void {
-    this.#follow();
-  }
-
   hostDisconnected(): void {
     this.#connected = false;
     this.#stopWatching();
-    this.#unsubscribe();
   }
 
   /** Reads every download again (on arrival, after a socket gap, after starting one). */
@@ -151,7 +149,7 @@ export class LocalDownloadsController implements ReactiveController {
       if (client !== null) {
         this.#own = new LiveConnection(client);
         this.#own.open();
-        this.#follow();
+        this.#events.follow();
       }
     }
     if (this.#timer !== undefined) return;
@@ -166,23 +164,9 @@ export class LocalDownloadsController implements ReactiveController {
     if (this.#own !== null) {
       const own = this.#own;
       this.#own = null;
-      this.#follow();
+      // Back to the page's socket, if any; none to follow once off the page.
+      if (this.#connected) this.#events.follow();
       own.close();
     }
-  }
-
-  #follow(): void {
-    const live = this.#live() ?? this.#own;
-    if (live === this.#subscribed) return;
-    this.#unsubscribe();
-    live?.addEventListener('live-event', this.#onEvent);
-    live?.addEventListener('resync', this.#onResync);
-    this.#subscribed = live;
-  }
-
-  #unsubscribe(): void {
-    this.#subscribed?.removeEventListener('live-event', this.#onEvent);
-    this.#subscribed?.removeEventListener('resync', this.#onResync);
-    this.#subscribed = null;
   }
 }

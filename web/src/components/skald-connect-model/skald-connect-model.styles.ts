@@ -2,19 +2,6 @@
 import { css } from 'lit';
 
 export const styles = css`
-  :host {
-    display: block;
-  }
-
-  .block {
-    margin-bottom: var(--skald-space-4);
-  }
-
-  h2 {
-    font-size: 1.1rem;
-    margin: 0 0 var(--skald-space-2);
-  }
-
   .found {
     list-style: none;
     margin: 0;

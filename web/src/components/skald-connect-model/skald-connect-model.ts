@@ -17,6 +17,7 @@ import type { DetectedServer } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { controls } from '../../styles/controls.js';
+import { stepBlocks } from '../../styles/step-blocks.js';
 import '../skald-local-catalogue/skald-local-catalogue.js';
 import type { LocalModelAddedEvent } from '../skald-local-catalogue/skald-local-catalogue.js';
 import { styles } from './skald-connect-model.styles.js';
@@ -56,7 +57,7 @@ const KINDS = [
  */
 @customElement('skald-connect-model')
 export class SkaldConnectModel extends LitElement {
-  static override styles = [controls, styles];
+  static override styles = [controls, stepBlocks, styles];
 
   /** An administrator's session client. */
   @property({ attribute: false }) client: ApiClient | null = null;

@@ -2,19 +2,6 @@
 import { css } from 'lit';
 
 export const styles = css`
-  :host {
-    display: block;
-  }
-
-  .block {
-    margin-bottom: var(--skald-space-4);
-  }
-
-  h2 {
-    font-size: 1.1rem;
-    margin: 0 0 var(--skald-space-2);
-  }
-
   .lead {
     margin-bottom: var(--skald-space-3);
   }
@@ -32,22 +19,6 @@ export const styles = css`
     border: 1px solid var(--skald-border);
     border-radius: var(--skald-radius);
     overflow-wrap: anywhere;
-  }
-
-  .entry-head {
-    display: flex;
-    flex-wrap: wrap;
-    align-items: center;
-    justify-content: space-between;
-    gap: var(--skald-space-2) var(--skald-space-3);
-  }
-
-  .entry-title {
-    display: flex;
-    flex-wrap: wrap;
-    align-items: center;
-    gap: var(--skald-space-1) var(--skald-space-2);
-    min-width: 0;
   }
 
   .description {

@@ -27,6 +27,7 @@ import {
   progressText,
 } from '../../state/local-models.js';
 import { controls } from '../../styles/controls.js';
+import { stepBlocks } from '../../styles/step-blocks.js';
 import { styles } from './skald-local-catalogue.styles.js';
 
 /** A built-in model is ready: downloaded or imported. */
@@ -63,7 +64,7 @@ interface Upload {
  */
 @customElement('skald-local-catalogue')
 export class SkaldLocalCatalogue extends LitElement {
-  static override styles = [controls, styles];
+  static override styles = [controls, stepBlocks, styles];
 
   /** An administrator's session client. */
   @property({ attribute: false }) client: ApiClient | null = null;
@@ -149,8 +150,8 @@ export class SkaldLocalCatalogue extends LitElement {
     const stateName = download?.state ?? (installed ? 'installed' : 'none');
     const refusal = this.refusals.get(entry.id);
     return html`<li class="entry" data-testid="local-entry" data-id=${entry.id} data-state=${stateName}>
-      <div class="entry-head">
-        <div class="entry-title">
+      <div class="row-head">
+        <div class="row-title">
           <strong>${entry.name}</strong>
           ${entry.recommended === 'default' ? html`<span class="tag">${strings.localRecommended}</span>` : nothing}
           ${entry.recommended === 'tiny' ? html`<span class="tag">${strings.localTiny}</span>` : nothing}
