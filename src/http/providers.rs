@@ -16,8 +16,8 @@ use super::json::Body;
 use crate::agent::{key_purpose, random_id};
 use crate::providers::Endpoint;
 use crate::providers::catalogue::{CatalogueModel, STRENGTHS, guess_strength};
-use crate::store::StoreError;
 use crate::store::providers::{self, Model, NewProvider, ProviderChange};
+use crate::store::{StoreError, local_models};
 
 /// A model as an administrator may give it: a bare id, or an id with what they know.
 #[derive(Deserialize)]
@@ -105,6 +105,9 @@ pub async fn update(
     Path(id): Path<String>,
     Body(req): Body<ProviderPatch>,
 ) -> Result<StatusCode, ApiError> {
+    if id == local_models::PROVIDER_ID {
+        check_built_in_patch(&state, &req).await?;
+    }
     let name = req.name.as_deref().map(valid_name).transpose()?;
     let base_url = req.base_url.as_deref().map(valid_base_url).transpose()?;
     let models = req.models.map(models_from).transpose()?;
@@ -136,6 +139,30 @@ pub async fn update(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The built-in provider has no address or key and keeps its name (models are
+/// `local/<id>`); only its models' settings change, and only for models it has files of.
+async fn check_built_in_patch(state: &AppState, req: &ProviderPatch) -> Result<(), ApiError> {
+    if req.name.is_some() || req.base_url.is_some() || req.api_key.is_some() || req.trusted_lan.is_some() {
+        return Err(built_in(
+            "the built-in provider has no address or key and keeps its name; only its models' settings change",
+        ));
+    }
+    let here = local_models::list(&state.system).await?;
+    for model in req.models.iter().flatten() {
+        let id = match model {
+            ModelInput::Id(id) | ModelInput::Detailed { id, .. } => id,
+        };
+        if !here.iter().any(|m| &m.id == id) {
+            return Err(built_in(&format!("the built-in provider has no model {id}; import or download it first")));
+        }
+    }
+    Ok(())
+}
+
+fn built_in(message: &str) -> ApiError {
+    ApiError::Conflict { code: "built_in_provider", message: message.to_owned() }
+}
+
 /// `POST /api/providers/{id}/refresh` (administrators): reads the model list again;
 /// models that stay keep what the administrator set for them.
 pub async fn refresh(
@@ -143,6 +170,11 @@ pub async fn refresh(
     AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    if id == local_models::PROVIDER_ID {
+        return Err(built_in(
+            "the built-in provider's models are the files imported or downloaded, not a list to read",
+        ));
+    }
     let provider = providers::get(&state.system, &id).await?.ok_or_else(no_provider)?;
     let key = state.agent.provider_key(&id).await?;
     let known = providers::models(&state.system, &id).await?;
@@ -164,11 +196,8 @@ pub async fn delete(
     AdminActor(actor): AdminActor,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    if id == crate::store::local_models::PROVIDER_ID {
-        return Err(ApiError::Conflict {
-            code: "built_in_provider",
-            message: "the built-in provider stays; remove its models one by one instead".to_owned(),
-        });
+    if id == local_models::PROVIDER_ID {
+        return Err(built_in("the built-in provider stays; remove its models one by one instead"));
     }
     providers::delete(&state.system, &actor, &id).await.map_err(|err| match err {
         StoreError::NotFound => no_provider(),

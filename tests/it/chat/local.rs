@@ -627,3 +627,29 @@ async fn offered_tools_the_model_answers_through_its_templates_grammar() {
         assert!(!text.contains("\"response\"") && !text.contains("\"tool_call\""), "JSON leaked: {text:?}");
     }
 }
+
+#[tokio::test]
+async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
+    let local = Local::start(&[]).await;
+    let patch = |body: Value| {
+        let (server, token) = (&local.server, local.token.clone());
+        async move { server.call(Method::PATCH, "/api/providers/local", Some(&token), Some(body)).await }
+    };
+    for body in [
+        json!({ "name": "elsewhere" }),
+        json!({ "base_url": "https://example.com/v1" }),
+        json!({ "api_key": "sk-nothing" }),
+        json!({ "models": [{ "id": "not-imported", "tools": true }] }),
+    ] {
+        let (status, refused) = patch(body.clone()).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")), "{body}");
+    }
+    let (status, _) = patch(json!({ "models": [{ "id": local.id, "tools": false }] })).await;
+    assert_eq!(status, 204, "its own models' settings change");
+    let (status, refused) = local.server.post("/api/providers/local/refresh", Some(&local.token), json!({})).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")));
+    let (status, _) = local.server.call(Method::DELETE, "/api/providers/local", Some(&local.token), None).await;
+    assert_eq!(status, 409);
+    let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
+    assert!(models.as_array().unwrap().iter().any(|m| m["name"] == local.model.as_str()), "{models}");
+}
