@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::audit::{self, Actor};
 use super::notices;
-use super::providers::Model;
+use super::providers::{self, Model};
 use super::{StoreError, SystemStore, timestamp};
 
 /// The provider every imported model belongs to; its name makes models `local/<id>`.
@@ -94,8 +94,7 @@ pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model:
     if created {
         let detail = json!({ "provider": PROVIDER_ID, "name": PROVIDER_NAME, "kind": PROVIDER_KIND, "base_url": "" });
         audit::record(&mut tx, actor, None, "provider.added", detail.clone()).await?;
-        let mut body = detail;
-        body["changed_by"] = json!({ "id": actor.id, "name": actor.name });
+        let body = providers::with_actor(detail, actor);
         notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_added", &body).await?;
     }
     sqlx::query(

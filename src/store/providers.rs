@@ -210,7 +210,7 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), 
 }
 
 /// A notice's body: the change and who made it, by name as they were called then.
-fn with_actor(mut detail: serde_json::Value, actor: &Actor) -> serde_json::Value {
+pub(super) fn with_actor(mut detail: serde_json::Value, actor: &Actor) -> serde_json::Value {
     detail["changed_by"] = json!({ "id": actor.id, "name": actor.name });
     detail
 }

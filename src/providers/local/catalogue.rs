@@ -4,11 +4,9 @@
 //! `database/presets/local_models.json`; debug builds may point `SKALD_TEST_MODEL_CATALOGUE`
 //! at another file (tests serve models from 127.0.0.1).
 
-use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 const SHIPPED: &str = include_str!("../../../database/presets/local_models.json");
 
@@ -63,20 +61,8 @@ pub fn entries() -> Vec<Entry> {
 pub fn extract(archive: &Path, member: &str, out: &Path) -> std::io::Result<String> {
     let file = std::fs::File::open(archive)?;
     let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(std::io::Error::other)?;
-    let mut entry = zip.by_name(member).map_err(|err| std::io::Error::other(format!("{member}: {err}")))?;
-    let mut output = std::fs::File::create(out)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    loop {
-        let read = entry.read(&mut buffer)?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        output.write_all(&buffer[..read])?;
-    }
-    output.sync_all()?;
-    Ok(hex::encode(hasher.finalize()))
+    let entry = zip.by_name(member).map_err(|err| std::io::Error::other(format!("{member}: {err}")))?;
+    super::write_hashing(entry, out)
 }
 
 #[cfg(test)]
@@ -112,6 +98,7 @@ mod tests {
 
     #[test]
     fn a_member_is_inflated_out_of_a_zip_with_its_checksum() {
+        use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
         let archive = dir.path().join("a.whl");
         let mut writer = zip::ZipWriter::new(std::fs::File::create(&archive).unwrap());

@@ -188,10 +188,10 @@ impl Engine {
         u64::from(self.settings.context).min(trained).max(256) as u32
     }
 
-    /// Lets go of the model (`id`, or whichever is held), after its running reply.
-    pub(super) fn unload(&self, id: Option<&str>) {
+    /// Lets go of the model `id` if it is held, after its running reply.
+    pub(super) fn unload(&self, id: &str) {
         let mut slot = self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.worker.as_ref().is_some_and(|w| id.is_none_or(|id| w.model == id))
+        if slot.worker.as_ref().is_some_and(|w| w.model == id)
             && let Some(old) = slot.worker.take()
         {
             drop(old.jobs);

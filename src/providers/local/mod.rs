@@ -207,7 +207,7 @@ impl LocalModels {
         {
             let engine = self.inner.engine.clone();
             let id = id.to_owned();
-            let _ = tokio::task::spawn_blocking(move || engine.unload(Some(&id))).await;
+            let _ = tokio::task::spawn_blocking(move || engine.unload(&id)).await;
         }
         #[cfg(not(feature = "local-model"))]
         let _ = id;
@@ -369,7 +369,12 @@ impl LocalModels {
 
 /// Copies `from` to `to`, synced to disk, and returns the SHA-256 of what was copied.
 fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
-    let mut input = std::fs::File::open(from)?;
+    write_hashing(std::fs::File::open(from)?, to)
+}
+
+/// Writes all of `input` to a new file `to`, synced to disk, and returns the SHA-256 of
+/// what was written.
+pub(super) fn write_hashing(mut input: impl Read, to: &Path) -> std::io::Result<String> {
     let mut output = std::fs::File::create(to)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
