@@ -17,6 +17,7 @@ import { live } from 'lit/directives/live.js';
 
 import { ApiError } from '../../api/client.js';
 import type { LocalModel, LocalModelsReport, Model, Provider } from '../../api/types.js';
+import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -59,8 +60,7 @@ export class SkaldAdminModels extends LitElement {
   @property({ attribute: false }) login: Login | null = null;
   @property({ attribute: false }) models: readonly Model[] = [];
 
-  @state() private busy = false;
-  @state() private error = '';
+  readonly #action = new ActionController(this);
   @state() private verdicts: ReadonlyMap<string, { readonly ok: boolean; readonly text: string }> = new Map();
   @state() private announcement = '';
 
@@ -84,7 +84,7 @@ export class SkaldAdminModels extends LitElement {
     const providers = this.#providers.value?.filter((provider) => provider.kind !== 'local');
     return html`
       <p class="lead">${strings.modelsLead}</p>
-      ${this.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.error}</p>` : nothing}
+      ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.#action.error}</p>` : nothing}
       ${this.#renderLocal()}
       ${this.#providers.status()}
       ${providers?.length === 0 ? html`<p class="block">${strings.modelsNone}</p>` : nothing}
@@ -133,7 +133,7 @@ export class SkaldAdminModels extends LitElement {
           <span class="tag local">${strings.privacyLocal}</span>
           ${loaded ? html`<span class="tag plain">${strings.localLoaded}</span>` : nothing}
         </span>
-        <button type="button" class="quiet danger-text" data-testid="local-model-delete" ?disabled=${this.busy}
+        <button type="button" class="quiet danger-text" data-testid="local-model-delete" ?disabled=${this.#action.busy}
           @click=${() => void this.#deleteLocal(model)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${model.name}</span></button>
       </div>
       <dl class="facts small">
@@ -179,9 +179,9 @@ export class SkaldAdminModels extends LitElement {
           <span class="tag ${privacy}">${privacy === 'local' ? strings.privacyLocal : strings.privacyRemote}</span>
         </span>
         <span class="actions">
-          <button type="button" data-testid="provider-test" ?disabled=${this.busy} @click=${() => void this.#test(provider)}>${strings.modelsTest}<span class="visually-hidden"> ${provider.name}</span></button>
+          <button type="button" data-testid="provider-test" ?disabled=${this.#action.busy} @click=${() => void this.#test(provider)}>${strings.modelsTest}<span class="visually-hidden"> ${provider.name}</span></button>
           <button type="button" class="quiet danger-text" data-testid="provider-delete"
-            ?disabled=${this.busy} @click=${() => void this.#delete(provider)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${provider.name}</span></button>
+            ?disabled=${this.#action.busy} @click=${() => void this.#delete(provider)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${provider.name}</span></button>
         </span>
       </div>
       <div aria-live="polite">
@@ -207,7 +207,7 @@ export class SkaldAdminModels extends LitElement {
       </dl>
       ${mayBeTrusted(provider) || provider.trusted_lan
         ? html`<div class="check trust">
-            <input type="checkbox" id=${id('trusted')} data-testid="provider-trusted" .checked=${live(provider.trusted_lan)} ?disabled=${this.busy}
+            <input type="checkbox" id=${id('trusted')} data-testid="provider-trusted" .checked=${live(provider.trusted_lan)} ?disabled=${this.#action.busy}
               aria-describedby=${id('trusted-hint')} @change=${(e: Event) => void this.#trust(provider, (e.target as HTMLInputElement).checked)} />
             <label for=${id('trusted')}>${strings.modelsTrusted}</label>
           </div>
@@ -220,9 +220,9 @@ export class SkaldAdminModels extends LitElement {
           <p class="hint" id=${id('key-hint')}>${provider.has_key ? strings.modelsKeyIsSet : strings.modelsKeyNone}</p>
         </div>
         <div class="actions">
-          <button type="submit" data-testid="provider-key-save" ?disabled=${this.busy}>${strings.modelsKeySave}</button>
+          <button type="submit" data-testid="provider-key-save" ?disabled=${this.#action.busy}>${strings.modelsKeySave}</button>
           ${provider.has_key
-            ? html`<button type="button" class="quiet" data-testid="provider-key-remove" ?disabled=${this.busy} @click=${() => void this.#removeKey(provider)}>
+            ? html`<button type="button" class="quiet" data-testid="provider-key-remove" ?disabled=${this.#action.busy} @click=${() => void this.#removeKey(provider)}>
                 ${strings.modelsKeyRemove}
               </button>`
             : nothing}
@@ -231,20 +231,8 @@ export class SkaldAdminModels extends LitElement {
     </li>`;
   }
 
-  async #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
-    if (this.busy) return false;
-    this.busy = true;
-    this.error = '';
-    try {
-      await call();
-      await this.#changed(done);
-      return true;
-    } catch (error) {
-      this.error = describeError(error);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
+    return this.#action.run(call, { done: () => this.#changed(done) });
   }
 
   async #changed(done: string): Promise<void> {
@@ -255,20 +243,19 @@ export class SkaldAdminModels extends LitElement {
 
   async #test(provider: Provider): Promise<void> {
     const client = this.login?.client;
-    if (!client || this.busy) return;
-    this.busy = true;
-    const verdicts = new Map(this.verdicts);
-    verdicts.delete(provider.id);
-    this.verdicts = verdicts;
-    try {
-      const n = await client.refreshProvider(provider.id);
-      this.verdicts = new Map(this.verdicts).set(provider.id, { ok: true, text: strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)) });
-      await this.#changed(strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)));
-    } catch (error) {
-      this.verdicts = new Map(this.verdicts).set(provider.id, { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) });
-    } finally {
-      this.busy = false;
-    }
+    if (!client) return;
+    await this.#action.hold(async () => {
+      const verdicts = new Map(this.verdicts);
+      verdicts.delete(provider.id);
+      this.verdicts = verdicts;
+      try {
+        const n = await client.refreshProvider(provider.id);
+        this.verdicts = new Map(this.verdicts).set(provider.id, { ok: true, text: strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)) });
+        await this.#changed(strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)));
+      } catch (error) {
+        this.verdicts = new Map(this.verdicts).set(provider.id, { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) });
+      }
+    });
   }
 
   async #trust(provider: Provider, trusted: boolean): Promise<void> {

@@ -11,10 +11,10 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
 import type { Enrolment, Person, RoleDetail } from '../../api/types.js';
+import { ActionController } from '../../controllers/action-controller.js';
 import { ClipboardController } from '../../controllers/clipboard-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
-import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls, page } from '../../styles/controls.js';
 import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
@@ -48,8 +48,7 @@ export class SkaldAdminPeople extends LitElement {
   @state() private code: Enrolment | null = null;
   @state() private renaming: string | null = null;
   @state() private roleChoice: ReadonlyMap<string, string> = new Map();
-  @state() private busy = false;
-  @state() private error = '';
+  readonly #action = new ActionController(this);
   @state() private announcement = '';
 
   @query('skald-confirm') private confirm?: SkaldConfirm;
@@ -81,13 +80,13 @@ export class SkaldAdminPeople extends LitElement {
             </select>
           </div>
           <div class="field submit">
-            <button type="submit" class="primary" data-testid="add-person" ?disabled=${this.busy || data === undefined}>${plusIcon}${strings.peopleAdd}</button>
+            <button type="submit" class="primary" data-testid="add-person" ?disabled=${this.#action.busy || data === undefined}>${plusIcon}${strings.peopleAdd}</button>
           </div>
         </form>
         <p class="muted small">${strings.peopleAddHint}</p>
         ${this.code ? this.#renderCode(this.code) : nothing}
       </section>
-      ${this.error ? html`<p class="notice error" role="alert" data-testid="people-error">${this.error}</p>` : nothing}
+      ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="people-error">${this.#action.error}</p>` : nothing}
       ${this.#data.status()}
       ${data
         ? html`<section class="block" aria-labelledby="people-title">
@@ -148,7 +147,7 @@ export class SkaldAdminPeople extends LitElement {
             ${roles.map((r) => html`<option value=${r.id} ?selected=${r.id === choice}>${r.label}</option>`)}
           </select>
           ${choice !== person.role
-            ? html`<button type="button" class="primary" data-testid="person-role-save" ?disabled=${this.busy} @click=${() => void this.#changeRole(person, choice)}>
+            ? html`<button type="button" class="primary" data-testid="person-role-save" ?disabled=${this.#action.busy} @click=${() => void this.#changeRole(person, choice)}>
                 ${strings.peopleApplyRole}
               </button>`
             : nothing}
@@ -156,17 +155,17 @@ export class SkaldAdminPeople extends LitElement {
         <button type="button" class="quiet" data-testid="person-rename"
           @click=${() => this.#startRename(person)}>${pencilIcon}${strings.rename}<span class="visually-hidden"> ${person.name}</span></button>
         ${person.status === 'pending'
-          ? html`<button type="button" class="quiet" data-testid="person-code" ?disabled=${this.busy} @click=${() => void this.#reissue(person)}>${strings.peopleNewCode}<span class="visually-hidden"> ${person.name}</span></button>`
+          ? html`<button type="button" class="quiet" data-testid="person-code" ?disabled=${this.#action.busy} @click=${() => void this.#reissue(person)}>${strings.peopleNewCode}<span class="visually-hidden"> ${person.name}</span></button>`
           : nothing}
         ${person.status === 'deactivated'
-          ? html`<button type="button" class="quiet" data-testid="person-reactivate" ?disabled=${this.busy} @click=${() => void this.#setActive(person, true)}>${strings.peopleReactivate}<span class="visually-hidden"> ${person.name}</span></button>`
+          ? html`<button type="button" class="quiet" data-testid="person-reactivate" ?disabled=${this.#action.busy} @click=${() => void this.#setActive(person, true)}>${strings.peopleReactivate}<span class="visually-hidden"> ${person.name}</span></button>`
           : person.status === 'active' && !me
-            ? html`<button type="button" class="quiet" data-testid="person-deactivate" ?disabled=${this.busy} @click=${() => void this.#setActive(person, false)}>${strings.peopleDeactivate}<span class="visually-hidden"> ${person.name}</span></button>`
+            ? html`<button type="button" class="quiet" data-testid="person-deactivate" ?disabled=${this.#action.busy} @click=${() => void this.#setActive(person, false)}>${strings.peopleDeactivate}<span class="visually-hidden"> ${person.name}</span></button>`
             : nothing}
         ${me
           ? nothing
           : html`<button type="button" class="quiet danger-text" data-testid="person-delete"
-              ?disabled=${this.busy} @click=${() => void this.#delete(person)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${person.name}</span></button>`}
+              ?disabled=${this.#action.busy} @click=${() => void this.#delete(person)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${person.name}</span></button>`}
       </div>
     </li>`;
   }
@@ -179,22 +178,15 @@ export class SkaldAdminPeople extends LitElement {
     });
   }
 
-  async #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
-    if (this.busy) return false;
-    this.busy = true;
-    this.error = '';
-    try {
-      await call();
-      this.announcement = done;
-      await this.#data.reload();
-      return true;
-    } catch (error) {
-      this.error = describeError(error);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
+    return this.#action.run(call, {
+      done: async () => {
+        this.announcement = done;
+        await this.#data.reload();
+      },
+    });
   }
+
 
   async #add(event: Event): Promise<void> {
     event.preventDefault();
@@ -202,7 +194,7 @@ export class SkaldAdminPeople extends LitElement {
     const login = this.login;
     if (!login) return;
     if (name === '') {
-      this.error = strings.peopleNeedsName;
+      this.#action.error = strings.peopleNeedsName;
       return;
     }
     const ok = await this.#run(async () => {

@@ -11,9 +11,9 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
 import type { RoleDetail, RolePatch } from '../../api/types.js';
+import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
-import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls, page } from '../../styles/controls.js';
 import { closeIcon, pencilIcon, plusIcon, trashIcon } from '../icons.js';
@@ -50,8 +50,7 @@ export class SkaldAdminRoles extends LitElement {
   @property({ attribute: false }) login: Login | null = null;
 
   @state() private editing: string | null = null;
-  @state() private busy = false;
-  @state() private error = '';
+  readonly #action = new ActionController(this);
   @state() private announcement = '';
   @state() private newId = '';
   @state() private newLabel = '';
@@ -68,7 +67,7 @@ export class SkaldAdminRoles extends LitElement {
     const roles = this.#roles.value;
     return html`
       <p class="lead">${strings.rolesLead}</p>
-      ${this.error ? html`<p class="notice error" role="alert" data-testid="roles-error">${this.error}</p>` : nothing}
+      ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="roles-error">${this.#action.error}</p>` : nothing}
       ${this.#roles.status()}
       ${roles ? html`<ul class="role-list">${roles.map((role) => this.#renderRole(role))}</ul>` : nothing}
       <section class="block" aria-labelledby="new-role-title">
@@ -85,7 +84,7 @@ export class SkaldAdminRoles extends LitElement {
             <p class="hint" id="role-id-hint">${strings.roleIdHint}</p>
           </div>
           <div class="field submit">
-            <button type="submit" class="primary" data-testid="add-role" ?disabled=${this.busy}>${plusIcon}${strings.rolesAdd}</button>
+            <button type="submit" class="primary" data-testid="add-role" ?disabled=${this.#action.busy}>${plusIcon}${strings.rolesAdd}</button>
           </div>
         </form>
       </section>
@@ -120,7 +119,7 @@ export class SkaldAdminRoles extends LitElement {
             ${editing ? closeIcon : pencilIcon}${editing ? strings.close : strings.edit}<span class="visually-hidden"> ${role.label}</span>
           </button>
           <button type="button" class="quiet danger-text" data-testid="role-delete"
-            ?disabled=${this.busy} @click=${() => void this.#delete(role)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${role.label}</span></button>
+            ?disabled=${this.#action.busy} @click=${() => void this.#delete(role)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${role.label}</span></button>
         </span>
       </div>
       ${role.description ? html`<p class="small">${role.description}</p>` : nothing}
@@ -193,28 +192,21 @@ export class SkaldAdminRoles extends LitElement {
         </div>
       </div>
       <div class="actions">
-        <button type="submit" class="primary" data-testid="role-save" ?disabled=${this.busy}>${this.busy ? strings.saving : strings.save}</button>
+        <button type="submit" class="primary" data-testid="role-save" ?disabled=${this.#action.busy}>${this.#action.busy ? strings.saving : strings.save}</button>
         <button type="button" @click=${() => (this.editing = null)}>${strings.cancel}</button>
       </div>
     </form>`;
   }
 
-  async #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
-    if (this.busy) return false;
-    this.busy = true;
-    this.error = '';
-    try {
-      await call();
-      this.announcement = done;
-      await this.#roles.reload();
-      return true;
-    } catch (error) {
-      this.error = describeError(error);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
+    return this.#action.run(call, {
+      done: async () => {
+        this.announcement = done;
+        await this.#roles.reload();
+      },
+    });
   }
+
 
   async #save(event: Event, role: RoleDetail): Promise<void> {
     event.preventDefault();
@@ -257,7 +249,7 @@ export class SkaldAdminRoles extends LitElement {
     const label = this.newLabel.trim();
     if (!client) return;
     if (id === '' || label === '') {
-      this.error = strings.fillEverything;
+      this.#action.error = strings.fillEverything;
       return;
     }
     if (await this.#run(() => client.createRole(id, label), strings.roleAdded.replace('{name}', label))) {

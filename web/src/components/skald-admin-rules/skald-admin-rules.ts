@@ -10,9 +10,9 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
 import type { ApprovalRule, RoleDetail, RuleEffect } from '../../api/types.js';
+import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings, toolLabel } from '../../i18n/en.js';
-import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { moveRule, nextPriority, sortRules } from '../../state/rules.js';
 import { controls, page } from '../../styles/controls.js';
@@ -42,8 +42,7 @@ export class SkaldAdminRules extends LitElement {
 
   @property({ attribute: false }) login: Login | null = null;
 
-  @state() private busy = false;
-  @state() private error = '';
+  readonly #action = new ActionController(this);
   @state() private announcement = '';
 
   @query('skald-confirm') private confirm?: SkaldConfirm;
@@ -65,7 +64,7 @@ export class SkaldAdminRules extends LitElement {
         <li>${strings.rulesHowOrder}</li>
         <li>${strings.rulesHowConfirmed}</li>
       </ul>
-      ${this.error ? html`<p class="notice error" role="alert" data-testid="rules-error">${this.error}</p>` : nothing}
+      ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="rules-error">${this.#action.error}</p>` : nothing}
       ${this.#data.status()}
       ${data
         ? html`<section class="block" aria-labelledby="rules-title">
@@ -98,11 +97,11 @@ export class SkaldAdminRules extends LitElement {
           </span>
         </span>
         <span class="tools">
-          <button type="button" class="quiet icon" data-testid="rule-up" ?disabled=${this.busy || index === 0}
+          <button type="button" class="quiet icon" data-testid="rule-up" ?disabled=${this.#action.busy || index === 0}
             aria-label=${strings.rulesUp.replace('{tool}', rule.tool)} @click=${() => void this.#move(rule, -1)}>${upIcon}</button>
-          <button type="button" class="quiet icon" data-testid="rule-down" ?disabled=${this.busy || index === count - 1}
+          <button type="button" class="quiet icon" data-testid="rule-down" ?disabled=${this.#action.busy || index === count - 1}
             aria-label=${strings.rulesDown.replace('{tool}', rule.tool)} @click=${() => void this.#move(rule, 1)}>${downIcon}</button>
-          <button type="button" class="quiet icon danger-text" data-testid="rule-delete" ?disabled=${this.busy}
+          <button type="button" class="quiet icon danger-text" data-testid="rule-delete" ?disabled=${this.#action.busy}
             aria-label=${strings.rulesDelete.replace('{tool}', rule.tool)} @click=${() => void this.#delete(rule)}>${trashIcon}</button>
         </span>
       </div>
@@ -146,28 +145,21 @@ export class SkaldAdminRules extends LitElement {
           <input id="rule-args" name="args" spellcheck="false" aria-describedby="rule-args-hint" />
           <p class="hint" id="rule-args-hint">${strings.rulesArgsHint}</p>
         </div>
-        <button type="submit" class="primary" data-testid="add-rule" ?disabled=${this.busy}>${plusIcon}${strings.rulesAdd}</button>
+        <button type="submit" class="primary" data-testid="add-rule" ?disabled=${this.#action.busy}>${plusIcon}${strings.rulesAdd}</button>
       </form>
     </section>`;
   }
 
-  async #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
-    if (this.busy) return false;
-    this.busy = true;
-    this.error = '';
-    try {
-      await call();
-      this.announcement = done;
-      await this.#data.reload();
-      return true;
-    } catch (error) {
-      this.error = describeError(error);
-      await this.#data.reload();
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
+    return this.#action.run(call, {
+      done: async () => {
+        this.announcement = done;
+        await this.#data.reload();
+      },
+      failed: () => this.#data.reload(),
+    });
   }
+
 
   async #move(rule: ApprovalRule, direction: -1 | 1): Promise<void> {
     const client = this.login?.client;
@@ -194,7 +186,7 @@ export class SkaldAdminRules extends LitElement {
     const form = new FormData(formElement);
     const tool = String(form.get('tool') ?? '').trim();
     if (tool === '') {
-      this.error = strings.rulesNeedsTool;
+      this.#action.error = strings.rulesNeedsTool;
       return;
     }
     const rule = {
