@@ -451,12 +451,9 @@ impl Runtime {
         start: Start,
     ) -> Result<turn::Turn, TurnError> {
         let space = &session.space;
-        let private = async {
-            let (found, history) =
-                tokio::try_join!(chat::session_with_summary(space, chat_id), chat::history(space, chat_id))?;
-            let (conversation, summary) = found.ok_or(TurnError::NoSession)?;
-            Ok::<_, TurnError>((conversation, history, summary))
-        };
+        // Kept in memory between turns when nothing was written to it since (see
+        // `store::snapshots`): then no read of the file at all.
+        let private = async { chat::turn_start(space, chat_id).await?.ok_or(TurnError::NoSession) };
         let shared = async {
             let role = self.role_of(&session.user_id).await?;
             if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
@@ -466,7 +463,9 @@ impl Runtime {
         };
         // One snapshot of the providers serves the whole start: the model, its fallback
         // and the key belong to the same moment.
-        let ((conversation, mut history, summary), (role, providers)) = tokio::try_join!(private, shared)?;
+        let (snapshot, (role, providers)) = tokio::try_join!(private, shared)?;
+        let (conversation, summary) = (&snapshot.conversation, snapshot.summary.clone());
+        let mut history = snapshot.history.clone();
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
         let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
@@ -758,9 +757,16 @@ fn spawn_turn(
 ) -> Result<(), TurnError> {
     let claim = claim.handed_to_task(session.clone());
     let closing = claim.closing.clone();
+    let (space, chat_id) = (session.space.clone(), turn.chat_id.clone());
     let spawned = session.spawn(async move {
-        let _claim = claim;
-        turn.run(committed, closing).await;
+        {
+            let _claim = claim;
+            turn.run(committed, closing).await;
+        }
+        // What the next message starts from, read now that nobody waits on it.
+        if let Err(err) = chat::turn_start(&space, &chat_id).await {
+            tracing::debug!(error = %err, "the conversation could not be read back after its turn");
+        }
     });
     if spawned { Ok(()) } else { Err(TurnError::Locked) }
 }

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::private::PrivateStore;
+use super::snapshots::Touched;
 use super::{StoreError, timestamp};
 use crate::agent::gate::{Effect, Rule};
 
@@ -82,6 +83,12 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    store.wrote(match cards {
+        [first, rest @ ..] if rest.iter().all(|c| c.session_id == first.session_id) => {
+            Touched::Conversation(&first.session_id)
+        }
+        _ => Touched::Unknown,
+    });
     Ok(())
 }
 
@@ -133,6 +140,7 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     }
     let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
+    store.wrote(Touched::Nothing);
     Ok(waiting)
 }
 
@@ -152,6 +160,7 @@ pub async fn answer(store: &PrivateStore, id: &str, text: &str) -> Result<i64, S
     let Some(turn) = turn else { return Err(StoreError::WrongState("this question was already answered")) };
     let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
+    store.wrote(Touched::Nothing);
     Ok(waiting)
 }
 
@@ -170,7 +179,8 @@ pub async fn withdraw(store: &PrivateStore, turn_id: &str) -> Result<u64, StoreE
         .bind(timestamp())
         .bind(turn_id)
         .execute(store.pool())
-        .await?
+        .await
+        .inspect(|_| store.wrote(Touched::Nothing))?
         .rows_affected())
 }
 
@@ -197,12 +207,13 @@ pub async fn ready_to_resume(store: &PrivateStore) -> Result<Vec<(String, String
 /// Moves a parked turn back to running; false when it was not parked (another window's
 /// decision resumed it first).
 pub async fn unpark(store: &PrivateStore, turn_id: &str) -> Result<bool, StoreError> {
-    let moved = sqlx::query("UPDATE turns SET state = 'running' WHERE id = ? AND state = 'parked'")
-        .bind(turn_id)
-        .execute(store.pool())
-        .await?
-        .rows_affected();
-    Ok(moved == 1)
+    let moved: Option<String> =
+        sqlx::query_scalar("UPDATE turns SET state = 'running' WHERE id = ? AND state = 'parked' RETURNING session_id")
+            .bind(turn_id)
+            .fetch_optional(store.pool())
+            .await?;
+    store.wrote(moved.as_deref().map_or(Touched::Nothing, Touched::Conversation));
+    Ok(moved.is_some())
 }
 
 /// The person's own rules.

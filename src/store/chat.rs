@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::private::PrivateStore;
+use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -157,6 +158,7 @@ pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text
         .execute(store.pool())
         .await?
         .last_insert_rowid();
+    store.wrote(Touched::Conversation(session_id));
     Ok(Summary { id, upto, text: text.to_owned() })
 }
 
@@ -185,7 +187,8 @@ pub async fn create_session(
     .bind(&now)
     .execute(store.pool())
     .await?;
-    Ok(ChatSession {
+    store.wrote(Touched::Conversation(id));
+    let session = ChatSession {
         id: id.to_owned(),
         agent: agent.to_owned(),
         model: model.map(str::to_owned),
@@ -194,7 +197,27 @@ pub async fn create_session(
         updated_at: now,
         turn_state: None,
         outside_content: false,
-    })
+    };
+    // What its first turn starts from is known without reading it back.
+    let snapshot = Snapshot { conversation: session.clone(), summary: None, history: Vec::new() };
+    store.snapshots().put(id, store.snapshots().stamp(), std::sync::Arc::new(snapshot));
+    Ok(session)
+}
+
+/// What a conversation's next turn starts from: the conversation, its latest summary and
+/// its whole history, from memory when nothing was written to it since it was last read
+/// (see `store::snapshots`); none when there is no such conversation.
+pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<std::sync::Arc<Snapshot>>, StoreError> {
+    if let Some(kept) = store.snapshots().get(id) {
+        return Ok(Some(kept));
+    }
+    let stamp = store.snapshots().stamp();
+    // Both at once: each stands between a person's message and the first token.
+    let (found, history) = tokio::try_join!(session_with_summary(store, id), history(store, id))?;
+    let Some((conversation, summary)) = found else { return Ok(None) };
+    let snapshot = std::sync::Arc::new(Snapshot { conversation, summary, history });
+    store.snapshots().put(id, stamp, std::sync::Arc::clone(&snapshot));
+    Ok(Some(snapshot))
 }
 
 pub async fn session(store: &PrivateStore, id: &str) -> Result<Option<ChatSession>, StoreError> {
@@ -215,6 +238,7 @@ pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Resu
         .execute(store.pool())
         .await?
         .rows_affected();
+    store.wrote(Touched::Conversation(id));
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
@@ -222,6 +246,7 @@ pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Resu
 pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreError> {
     let deleted =
         sqlx::query("DELETE FROM chat_sessions WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
+    store.wrote(Touched::Conversation(id));
     if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
@@ -246,6 +271,7 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    store.wrote(Touched::Conversation(session_id));
     Ok(id)
 }
 
@@ -281,6 +307,7 @@ pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) 
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    store.wrote(Touched::Conversation(session_id));
     Ok(asked.unwrap_or(0))
 }
 
@@ -292,6 +319,7 @@ pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&st
         .execute(store.pool())
         .await?
         .rows_affected();
+    store.wrote(Touched::Conversation(id));
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
@@ -304,6 +332,13 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
         ids.push(insert_message(&mut tx, message, &now).await?);
     }
     tx.commit().await?;
+    store.wrote(match messages {
+        [] => Touched::Nothing,
+        [first, rest @ ..] if rest.iter().all(|m| m.session_id == first.session_id) => {
+            Touched::Conversation(first.session_id)
+        }
+        _ => Touched::Unknown,
+    });
     Ok(ids)
 }
 
@@ -373,6 +408,7 @@ pub async fn end_turn(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    store.wrote(Touched::Conversation(last.session_id));
     Ok(true)
 }
 
@@ -406,6 +442,7 @@ pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Res
         .bind(session_id)
         .execute(store.pool())
         .await?;
+    store.wrote(Touched::Conversation(session_id));
     Ok(())
 }
 
@@ -450,9 +487,13 @@ async fn unanswered_calls(
     Ok(open)
 }
 
+/// Records a model request and the parts it was composed from, in one transaction.
 pub async fn record_request(store: &PrivateStore, record: &RequestRecord) -> Result<(), StoreError> {
-    let mut conn = store.pool().acquire().await?;
-    insert_request(&mut conn, record).await
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_request(&mut tx, record).await?;
+    tx.commit().await?;
+    store.wrote(Touched::Nothing);
+    Ok(())
 }
 
 async fn insert_request(conn: &mut sqlx::SqliteConnection, record: &RequestRecord) -> Result<(), StoreError> {
@@ -684,6 +725,7 @@ pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) 
     };
     let id = insert_message(&mut tx, &task_row, &now).await?;
     tx.commit().await?;
+    store.wrote(Touched::Conversation(frame.session_id));
     Ok(id)
 }
 
@@ -699,12 +741,14 @@ pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: &str)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    store.wrote(Touched::Conversation(last.session_id));
     Ok(())
 }
 
 /// Moves a frame to `state` (`parked` while its turn waits, `running` when it goes on).
 pub async fn set_frame_state(store: &PrivateStore, frame_id: &str, state: &str) -> Result<(), StoreError> {
     sqlx::query("UPDATE frames SET state = ? WHERE id = ?").bind(state).bind(frame_id).execute(store.pool()).await?;
+    store.wrote(Touched::Nothing);
     Ok(())
 }
 
@@ -748,6 +792,7 @@ pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) 
     .bind(timestamp())
     .execute(store.pool())
     .await?;
+    store.wrote(Touched::Nothing);
     Ok(())
 }
 
@@ -762,5 +807,85 @@ mod tests {
         let title = title_from(&long);
         assert!(title.ends_with('…') && title.chars().count() <= TITLE_CHARS + 1, "{title}");
         assert!(!title.contains("wor…"), "cut inside a word: {title}");
+    }
+
+    mod snapshots_in_a_private_file {
+        use super::super::*;
+        use crate::crypto::{self, Dek, KeyPair};
+        use crate::ids::UserId;
+
+        async fn open() -> (tempfile::TempDir, PrivateStore) {
+            let dir = tempfile::tempdir().unwrap();
+            let store = PrivateStore::create(
+                &dir.path().join("space.db"),
+                &Dek::generate(),
+                &crypto::file_salt(),
+                &UserId::generate(),
+                &KeyPair::generate(),
+            )
+            .await
+            .unwrap();
+            (dir, store)
+        }
+
+        fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
+            NewMessage { session_id, turn_id, role: "assistant", text, status: "done", ..NewMessage::default() }
+        }
+
+        async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {
+            begin_turn(store, session, turn, words).await.unwrap();
+            let end = TurnEnd { state: "done", error_code: None, error_message: None };
+            assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, "running").await.unwrap());
+        }
+
+        #[tokio::test]
+        async fn a_turn_starts_from_memory_until_its_conversation_is_written() {
+            let (_dir, store) = open().await;
+            create_session(&store, "chat_a", "main", None).await.unwrap();
+            create_session(&store, "chat_b", "main", None).await.unwrap();
+            // Both were kept when they were made; a turn in one leaves the other's good.
+            whole_turn(&store, "chat_b", "turn_b1", "elsewhere").await;
+            crate::store::notes::create(&store, "n", "b", false).await.unwrap();
+            let served = store.snapshots().served();
+            let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+            assert_eq!(store.snapshots().served(), served + 1, "served from memory");
+            assert!(a.history.is_empty());
+
+            // A write to the conversation itself is read back.
+            whole_turn(&store, "chat_a", "turn_a1", "hello there").await;
+            let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+            assert_eq!(store.snapshots().served(), served + 1, "read from the file");
+            let texts: Vec<&str> = a.history.iter().map(|m| m.text.as_str()).collect();
+            assert_eq!(texts, ["hello there", "ok"]);
+            assert_eq!(
+                (a.conversation.title.as_str(), a.conversation.turn_state.as_deref()),
+                ("hello there", Some("done"))
+            );
+            assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().history.len(), 2);
+            assert_eq!(store.snapshots().served(), served + 2, "then kept");
+
+            // Each kind of write to it is seen at once.
+            rename_session(&store, "chat_a", "Renamed").await.unwrap();
+            assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "Renamed");
+            add_summary(&store, "chat_a", 1, "they said hello").await.unwrap();
+            let summary = turn_start(&store, "chat_a").await.unwrap().unwrap().summary.clone();
+            assert_eq!(summary.unwrap().text, "they said hello");
+            set_session_model(&store, "chat_a", Some("local/x")).await.unwrap();
+            assert_eq!(
+                turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.model.as_deref(),
+                Some("local/x")
+            );
+            mark_outside_content(&store, "chat_a").await.unwrap();
+            assert!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.outside_content);
+
+            // A write no store function accounted for: nothing kept is trusted after it.
+            sqlx::query("UPDATE chat_sessions SET title = 'behind its back' WHERE id = 'chat_a'")
+                .execute(store.pool())
+                .await
+                .unwrap();
+            assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "behind its back");
+            delete_session(&store, "chat_a").await.unwrap();
+            assert!(turn_start(&store, "chat_a").await.unwrap().is_none());
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod notices;
 pub mod private;
 pub mod providers;
 pub mod roles;
+pub mod snapshots;
 pub mod system;
 pub mod usage;
 pub mod users;

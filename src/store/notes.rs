@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::private::PrivateStore;
+use super::snapshots::Touched;
 use super::{StoreError, timestamp};
 
 /// The longest title a note may have, in characters.
@@ -72,7 +73,10 @@ pub async fn create(store: &PrivateStore, title: &str, body: &str, outside: bool
     let sql = sqlx::AssertSqlSafe(format!(
         "INSERT INTO notes (title, body, created_at, updated_at, outside) VALUES (?, ?, ?, ?, ?) RETURNING {NOTE_COLUMNS}"
     ));
-    Ok(sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?)
+    let note =
+        sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?;
+    store.wrote(Touched::Nothing);
+    Ok(note)
 }
 
 /// Replaces the title, the body, or both, of note `id`. A note once written with outside
@@ -97,6 +101,7 @@ pub async fn update(
         .bind(id)
         .fetch_optional(store.pool())
         .await?;
+    store.wrote(Touched::Nothing);
     note.ok_or(StoreError::NotFound)
 }
 
@@ -142,6 +147,7 @@ pub async fn search(store: &PrivateStore, query: &str, limit: u32) -> Result<Vec
 /// Deletes note `id`; its tokens leave the search index in the same statement.
 pub async fn delete(store: &PrivateStore, id: i64) -> Result<(), StoreError> {
     let deleted = sqlx::query("DELETE FROM notes WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
+    store.wrote(Touched::Nothing);
     if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 

@@ -9,9 +9,12 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
+use super::snapshots::{Snapshots, Touched};
 use super::{StoreError, timestamp};
 use crate::crypto::{Dek, KeyPair};
 use crate::ids::UserId;
@@ -22,6 +25,7 @@ static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("database/migrations
 #[derive(Clone)]
 pub struct PrivateStore {
     pool: SqlitePool,
+    snapshots: Arc<Snapshots>,
 }
 
 /// Where a person's private file lives under the data directory.
@@ -94,20 +98,47 @@ impl PrivateStore {
             // wrong keys ourselves.
             .pragma("cipher_log_level", "NONE")
             .pragma("secure_delete", "ON");
-        let pool = SqlitePoolOptions::new().max_connections(2).min_connections(0).connect_with(options).await.map_err(
-            |err| match &err {
+        let snapshots = Arc::new(Snapshots::default());
+        // Every commit on every connection is counted, so no write can leave a snapshot
+        // that looks current (see `snapshots`).
+        let commits = snapshots.commit_counter();
+        let pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .min_connections(0)
+            .after_connect(move |conn, _| {
+                let commits = Arc::clone(&commits);
+                Box::pin(async move {
+                    conn.lock_handle().await?.set_commit_hook(move || {
+                        commits.fetch_add(1, Ordering::SeqCst);
+                        true
+                    });
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(|err| match &err {
                 // SQLCipher says "file is not a database" when the key does not fit.
                 sqlx::Error::Database(db) if db.message().contains("not a database") => {
                     StoreError::WrongFile("the private file does not open with this account's key")
                 }
                 _ => StoreError::Sqlx(err),
-            },
-        )?;
-        Ok(Self { pool })
+            })?;
+        Ok(Self { pool, snapshots })
     }
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// What conversations' next turns start from, kept between turns.
+    pub fn snapshots(&self) -> &Snapshots {
+        &self.snapshots
+    }
+
+    /// Accounts for a commit just made through this store (see `snapshots`).
+    pub fn wrote(&self, touched: Touched<'_>) {
+        self.snapshots.wrote(touched);
     }
 
     /// Closes every connection; pending writes are committed first.
@@ -129,11 +160,13 @@ impl PrivateStore {
         .bind(timestamp())
         .execute(&self.pool)
         .await?;
+        self.wrote(Touched::Nothing);
         Ok(())
     }
 
     pub async fn delete_setting(&self, key: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
+        self.wrote(Touched::Nothing);
         Ok(done.rows_affected() > 0)
     }
 }
