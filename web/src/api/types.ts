@@ -453,7 +453,7 @@ export interface CatalogueEntry {
   readonly tools: boolean;
   readonly source_url: string;
   readonly download_bytes?: number | null;
-  readonly sha256: string | null;
+  readonly sha256: string;
   /** `local/<id>` when a model with this file is already here. */
   readonly installed: string | null;
 }

@@ -121,7 +121,7 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
           licence: 'Apache-2.0',
           tools: false,
           source_url: `${host.url}/missing.gguf`,
-          sha256: null,
+          sha256: '0'.repeat(64),
         },
         {
           id: 'test-default',

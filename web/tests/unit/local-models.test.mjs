@@ -21,7 +21,7 @@ const entry = (id, recommended, url = `https://example.org/${id}.gguf`) => ({
   licence: 'Apache-2.0',
   tools: true,
   source_url: url,
-  sha256: null,
+  sha256: '0'.repeat(64),
   installed: null,
 });
 
