@@ -338,6 +338,31 @@ mod tests {
     const RECORDED_FENCE: &str = "A user query \"Paris\" would include a function call of the type:\n\n```javascript\n\
          const get_sum = function(obj) {\n    return obj.getValue();\n};\n```\nThis is";
 
+    /// Replies recorded from SmolLM2-135M-Instruct (Q4_1, through llama.cpp 0.1.146) under
+    /// a Hermes-style template of ours (the one `tests/it/chat/local.rs` gives it), offered
+    /// `get_weather(city)`, sampled at temperature 0.8 without the grammar, with the prompt
+    /// and seed noted. What a model this small writes when asked for calls: JSON-ish text
+    /// that is no call of an offered tool. None may become a call (it would reach the gate
+    /// or run), and none may lose a word. llama.cpp's own parser fails on four of them.
+    const RECORDED_HERMES_STYLE: [&str; 8] = [
+        // a bare object with no name, then a tag around no JSON — asked for one bare object, seed 1
+        "{\"city\":{\"type\": \"discribe\", \"description\": \"Paris\"}, \"location\":\"Paris\"}\n<tool_call>\n\"address\":{\"type\": \"text\", \"text\": \"The capital of France is Paris\"}\n</tool_call>",
+        // a call of a tool it was not offered, `args` for arguments, inside an unclosed brace — asked for a list of calls, seed 4
+        "Yes, called \"weather\" in Berlin and Rome!\n\nHere's how you can call this:\nhttps://www.forecastesirelia.com/en/en-b-8-12-20-109/weather-20220418.html\nThe default data in the request will be: {\n\n{\"name\": \"weather\", \"args\": {\"city\": \"madrid\", \"type\": \"function\", \"type\": \"json\"}}\n}\n\n(You can use `request({method: \"",
+        // a tag around an object with no name — asked for a list of calls, seed 7
+        "The answer could be:\n<tool_call>\n{\"type\": \"function\", \"description\": \"The weather is in Berlin and Rome, but it seems to be in Moscow, and the weather in Berlin does not match Moscow's weather.\"}\n</tool_call>\nThe output is a JSON map with two key-value pairs:\n{\n    \"type\": \"function\",\n    \"description\": \"The weather is in Berlin and Rome, but it seems to be in Moscow, and the weather in Berlin does not match Moscow's weather.\",\n    \"type\": \"json\",",
+        // the instructions' placeholder copied into a tag — asked for a list of calls, seed 8
+        "<tool_call>\n{\"name\": \"<name>\", \"arguments\": {<arguments>}}\n</tool_call>\n\nWere you trying to call a function that was passed to a JSON-Format?",
+        // a placeholder name and a list for arguments, then an unclosed tag — asked for a list of calls, seed 9
+        "In Berlin, the \"Weather in Berlin\" is a geocoder by the example API on MarsRescue. For example, the \"get_weather_detail_info_201654.json.example.json\" JSON in the example API would return:\n<tool_call>\n{\"name\": \"<her_name_here>\", \"arguments\": [<example_data>]}\n</tool_call>\nThe data contains:\n<tool_call>\n{\"location\": \"Mumbai\", \"locationType\": \"Land\", \"tempList",
+        // a fenced schema-like object naming the tool but with no arguments, cut off — asked for a json block, seed 10
+        "```json\n{\n  \"type\": \"function\",\n  \"description\": \"GET weather of Paris\",\n  \"function\": {\n    \"name\": \"get_weather\",\n    \"properties\": {\n      \"city\": {\n        \"key\": \"key1\",\n        \"value\": \"key1\"\n      },\n    \"type\": \"string\"\n  },\n  \"parameters\": {\n    \"type\": \"object\",\n    \"properties\": {\n      \"key\": {\n        \"type\": \"string\",\n        \"default\": \"key5\"\n      },\n    \"key\": {\n      \"type\":",
+        // a fence with a tool it was not offered and a list for arguments — asked for two calls, seed 4
+        "Use:\n```\nzf_example_1\n{\n  \"key\": \"key_1\"\n  \"value\": \"Data::Berlin::Tunamman is a key-value data type in R. It is a part of the core R. It supports the keyset of strings. It supports the map, with the keyset.\nExample: {\n  \"type\": \"function\",\n  \"language\": \"ruby\",\n  \"name\": \"get_weather_cities_1\",\n  \"arguments\": [\n    {\n      \"key\": \"key_",
+        // a JavaScript object with unquoted keys — told to answer only by calling, seed 3
+        "{url: 'https://en.wikipedia.org/wiki/Paris', description:\"Everywhere. }",
+    ];
+
     fn weather() -> Vec<ToolSpec> {
         let parameters =
             json!({ "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] });
@@ -352,6 +377,10 @@ mod tests {
         for prose in [RECORDED_BRACES, RECORDED_FENCE] {
             let parsed = parse(prose, &weather());
             assert_eq!((parsed.calls.len(), parsed.text.as_str()), (0, prose), "no call is made up");
+        }
+        for reply in RECORDED_HERMES_STYLE {
+            let parsed = parse(reply, &weather());
+            assert_eq!((parsed.calls.len(), parsed.text.as_str()), (0, reply), "no call is made up");
         }
         // Streaming, the braces hold the text back until the end shows they are no call.
         assert_eq!(hold_from(RECORDED_BRACES), RECORDED_BRACES.len(), "`{{w` starts no JSON object");
