@@ -42,11 +42,7 @@ pub async fn import(
             message: "give the model file's full path, starting at the root of the disk".to_owned(),
         });
     }
-    let name = match req.name.as_deref().map(str::trim) {
-        Some("") => return Err(bad_name()),
-        Some(name) if name.chars().count() > 200 => return Err(bad_name()),
-        other => other.map(str::to_owned),
-    };
+    let name = given_name(req.name.as_deref())?;
     let models = state.agent.local_models().clone();
     let staged = models.stage(source.clone()).await.map_err(import_error)?;
     let installed = install(&state, &actor, staged, name, format!("file:{}", source.display())).await?;
@@ -124,10 +120,7 @@ pub async fn upload(
     Query(query): Query<UploadQuery>,
     body: axum::body::Body,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let name = query.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
-    if name.as_ref().is_some_and(|n| n.chars().count() > 200) {
-        return Err(bad_name());
-    }
+    let name = given_name(query.name.as_deref())?;
     if !local::AVAILABLE {
         return Err(import_error(ImportError::NotBuilt));
     }
@@ -227,8 +220,17 @@ fn import_error(err: ImportError) -> ApiError {
     }
 }
 
-fn bad_name() -> ApiError {
-    ApiError::BadRequest { code: "invalid_name", message: "a model's name is 1 to 200 characters".to_owned() }
+/// The name a person gave a model: none when they left it blank (the model's own name or
+/// its file's is used then); at most 200 characters.
+fn given_name(raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(name) if name.chars().count() > 200 => Err(ApiError::BadRequest {
+            code: "invalid_name",
+            message: "a model's name is at most 200 characters".to_owned(),
+        }),
+        Some(name) => Ok(Some(name.to_owned())),
+    }
 }
 
 /// llama.cpp's name for a `general.file_type`.
@@ -326,7 +328,7 @@ pub async fn download(
                 url: entry.source_url,
                 sha256: Some(entry.sha256),
                 member: entry.archive_member,
-                name: Some(req.name.unwrap_or(entry.name.clone())),
+                name: Some(given_name(req.name.as_deref())?.unwrap_or_else(|| entry.name.clone())),
                 shown: entry.name,
             }
         }
@@ -365,7 +367,7 @@ fn source_from_address(req: DownloadBody) -> Result<Source, ApiError> {
         }
         None => None,
     };
-    let name = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
+    let name = given_name(req.name.as_deref())?;
     let file_name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("model").to_owned();
     let shown = name.clone().unwrap_or_else(|| file_name.trim_end_matches(".gguf").to_owned());
     Ok(Source { catalogue: None, url: url.to_string(), sha256, member: None, name, shown })

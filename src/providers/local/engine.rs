@@ -177,15 +177,10 @@ impl Engine {
             )),
         })?;
         fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).map_err(ProviderError::Local)?;
-        let n_ctx = self.context_for(&info);
+        let n_ctx = fit::context_for(&info, self.settings.context);
         let footprint = fit::footprint(&info, u64::from(n_ctx));
         fit::check_memory(id, footprint, fit::available_memory(), freed).map_err(ProviderError::Local)?;
         Ok((info, footprint))
-    }
-
-    fn context_for(&self, info: &gguf::GgufInfo) -> u32 {
-        let trained = info.context_length.unwrap_or(u64::from(self.settings.context));
-        u64::from(self.settings.context).min(trained).max(256) as u32
     }
 
     /// Lets go of the model `id` if it is held, after its running reply.
@@ -218,7 +213,7 @@ impl Engine {
                 return;
             }
         };
-        let n_ctx = self.context_for(info);
+        let n_ctx = fit::context_for(info, self.settings.context);
         let mut session = match Session::new(&model, id, n_ctx, &self.settings) {
             Ok(session) => session,
             Err(why) => {

@@ -25,6 +25,13 @@ impl Footprint {
 /// Scratch space grows with the model but never below this.
 const MIN_OVERHEAD: u64 = 128 << 20;
 
+/// The context Skald gives a model: what it was trained for, at most `cap` (the
+/// setting), and never under 256 tokens.
+pub fn context_for(info: &GgufInfo, cap: u32) -> u32 {
+    let trained = info.context_length.unwrap_or(u64::from(cap));
+    u32::try_from(u64::from(cap).min(trained).max(256)).unwrap_or(cap)
+}
+
 /// The memory a model with `info` takes with a context of `n_ctx` positions. Without the
 /// attention head counts every layer is assumed to keep a full embedding per position,
 /// which overestimates grouped-query models: refusing a model that would fit is the
@@ -164,6 +171,15 @@ mod tests {
             has_chat_template: true,
             file_size,
         }
+    }
+
+    #[test]
+    fn the_context_is_the_trained_one_within_the_setting_and_at_least_256() {
+        let trained = |n: Option<u64>| GgufInfo { context_length: n, ..info(1) };
+        assert_eq!(context_for(&trained(Some(8192)), 4096), 4096);
+        assert_eq!(context_for(&trained(Some(2048)), 4096), 2048);
+        assert_eq!(context_for(&trained(Some(128)), 4096), 256);
+        assert_eq!(context_for(&trained(None), 4096), 4096);
     }
 
     #[test]

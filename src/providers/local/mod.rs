@@ -319,11 +319,9 @@ fn temp_path(dir: &Path, purpose: &str) -> PathBuf {
 
 impl Staged {
     fn new(temp: PathBuf, info: GgufInfo, inspection: Inspection, context_cap: u32, fallback_name: String) -> Self {
-        let trained = info.context_length.unwrap_or(u64::from(context_cap));
         Self {
             temp,
-            // Within a u32: never more than the cap.
-            context: u64::from(context_cap).min(trained) as u32,
+            context: fit::context_for(&info, context_cap),
             suggested_name: info.name.clone().unwrap_or(fallback_name),
             info,
             sha256: String::new(),

@@ -398,6 +398,13 @@ async fn a_model_uploaded_through_the_api_is_imported() {
     let (status, refused) = local.upload(whole[..whole.len() / 3].to_vec(), "Broken").await;
     assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_model")), "{refused}");
     assert_eq!(local.model_files().len(), 1);
+    // A name past 200 characters is refused, for an upload as for an import.
+    let (status, refused) = local.upload(b"GGUF".to_vec(), &"n".repeat(201)).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_name")), "{refused}");
+    let long = json!({ "path": test_model().to_str().unwrap(), "name": "n".repeat(201) });
+    let (status, refused) = local.server.post("/api/local-models", Some(&local.token), long).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_name")), "{refused}");
+    assert_eq!(local.model_files().len(), 1);
 
     let (status, _) =
         local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
