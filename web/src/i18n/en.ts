@@ -130,6 +130,7 @@ export const en = {
   localParameters: '{n} parameters',
   /** `{licence}` e.g. Apache-2.0 */
   localLicence: 'licence {licence}',
+  localChecked: 'checked against its publisher’s checksum',
   localTools: 'can use tools',
   localNoTools: 'cannot use tools',
   localDownload: 'Download',

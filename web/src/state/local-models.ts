@@ -122,12 +122,14 @@ export function describeSource(source: string): string {
   return source;
 }
 
-/** What a model of the catalogue is, in one line: approximate size, licence, tools. */
+/** What a model of the catalogue is, in one line: approximate size, licence, tools, and
+ * that the download is checked (every entry has a checksum). */
 export function entryFacts(entry: CatalogueEntry): string[] {
   return [
     strings.localAbout.replace('{size}', formatBytes(entry.size_bytes)),
     formatParameters(entry.parameters) === '' ? '' : strings.localParameters.replace('{n}', formatParameters(entry.parameters)),
     strings.localLicence.replace('{licence}', entry.licence),
     entry.tools ? strings.localTools : strings.localNoTools,
+    strings.localChecked,
   ].filter((fact) => fact !== '');
 }

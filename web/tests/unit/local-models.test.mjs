@@ -71,8 +71,14 @@ describe('the catalogue', () => {
   });
 
   test('describes a model by its size, licence and whether it can use tools', () => {
-    assert.deepEqual(local.entryFacts(entry('main', 'default')), ['about 1.1 GB', '1.5B parameters', 'licence Apache-2.0', 'can use tools']);
-    assert.match(local.entryFacts({ ...entry('t', 'tiny'), tools: false }).at(-1), /cannot use tools/);
+    assert.deepEqual(local.entryFacts(entry('main', 'default')), [
+      'about 1.1 GB',
+      '1.5B parameters',
+      'licence Apache-2.0',
+      'can use tools',
+      'checked against its publisher’s checksum',
+    ]);
+    assert.match(local.entryFacts({ ...entry('t', 'tiny'), tools: false }).at(-2), /cannot use tools/);
   });
 
   test('an entry shows the download started for it here, else the latest of its address', () => {
