@@ -108,10 +108,11 @@ impl Engine {
         path: PathBuf,
         request: &ChatRequest,
     ) -> Result<DeltaStream, ProviderError> {
-        let body = openai::body(request);
+        let mut messages = openai::body(request)["messages"].take();
+        tool_calls::mend_arguments(&mut messages);
         let tools = (!request.tools.is_empty()).then(|| function_tools(&request.tools).to_string());
         let (reply, mut replies) = async_mpsc::channel(REPLY_BUFFER);
-        let job = Job { messages: body["messages"].to_string(), tools, offered: request.tools.clone(), reply };
+        let job = Job { messages: messages.to_string(), tools, offered: request.tools.clone(), reply };
         let engine = self.clone();
         let id = id.to_owned();
         tokio::task::spawn_blocking(move || engine.submit(&id, &path, job))
@@ -627,12 +628,17 @@ struct Parser {
     /// All the raw text fed in, and all the text the parser passed on as content.
     fed: String,
     content: String,
+    /// The calls the parser has read so far, passed on only once it has read the whole
+    /// reply: a parser that gives up part-way has read a call it cannot vouch for (its
+    /// arguments cut off where it stopped), and the reply's text, call included, goes to
+    /// our own reading instead.
+    calls: Vec<Delta>,
 }
 
 impl Parser {
     fn new(rendered: &ChatTemplateResult, model: &str) -> Self {
         let state = rendered.streaming_state_oaicompat().ok();
-        Self { state, model: model.to_owned(), fed: String::new(), content: String::new() }
+        Self { state, model: model.to_owned(), fed: String::new(), content: String::new(), calls: Vec::new() }
     }
 
     fn feed(&mut self, text: &str) -> Vec<Delta> {
@@ -647,7 +653,11 @@ impl Parser {
         if self.state.is_none() {
             return Vec::new();
         }
-        self.update("", false)
+        let mut deltas = self.update("", false);
+        if self.state.is_some() {
+            deltas.append(&mut self.calls);
+        }
+        deltas
     }
 
     fn update(&mut self, text: &str, partial: bool) -> Vec<Delta> {
@@ -662,6 +672,9 @@ impl Parser {
                         Err(err) => tracing::warn!(model = %self.model, error = %err, "unreadable parser delta"),
                     }
                 }
+                let (calls, deltas): (Vec<Delta>, Vec<Delta>) =
+                    deltas.into_iter().partition(|delta| matches!(delta, Delta::ToolCall { .. }));
+                self.calls.extend(calls);
                 for delta in &deltas {
                     if let Delta::Text(text) = delta {
                         self.content.push_str(text);
@@ -672,6 +685,7 @@ impl Parser {
             Err(err) => {
                 tracing::debug!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
                 self.state = None;
+                self.calls.clear();
                 match self.fed.strip_prefix(self.content.as_str()) {
                     Some(unsent) if !unsent.is_empty() => vec![Delta::Text(unsent.to_owned())],
                     _ => Vec::new(),

@@ -195,6 +195,23 @@ fn first_value(text: &str) -> Option<(Value, usize)> {
     }
 }
 
+/// Mends the arguments of the earlier calls in `messages` (OpenAI's shape) that are no
+/// JSON object — a call a model cut off or mangled — where the slip is plain, else leaves
+/// them empty. Templates lay arguments out as objects: one llama.cpp cannot read would
+/// stop every later turn of the conversation.
+pub fn mend_arguments(messages: &mut Value) {
+    let Some(messages) = messages.as_array_mut() else { return };
+    let calls = messages.iter_mut().filter_map(|m| m.get_mut("tool_calls")?.as_array_mut()).flatten();
+    for arguments in calls.filter_map(|call| call.pointer_mut("/function/arguments")) {
+        let text = arguments.as_str().unwrap_or_default();
+        if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
+            continue;
+        }
+        let mended = serde_json::from_str::<Value>(&repair(text)).ok().filter(Value::is_object);
+        *arguments = Value::String(mended.unwrap_or_else(|| Value::Object(Map::new())).to_string());
+    }
+}
+
 /// The slips small models make in JSON, mended: trailing commas, Python's literals, and
 /// brackets left open at the end. Strings are left as they are.
 fn repair(text: &str) -> String {
@@ -385,6 +402,25 @@ mod tests {
         // Streaming, the braces hold the text back until the end shows they are no call.
         assert_eq!(hold_from(RECORDED_BRACES), RECORDED_BRACES.len(), "`{{w` starts no JSON object");
         assert_eq!(hold_from(RECORDED_FENCE), RECORDED_FENCE.find("```").unwrap());
+    }
+
+    #[test]
+    fn earlier_calls_with_broken_arguments_are_mended_for_the_template() {
+        let call = |arguments: &str| json!({ "id": "c", "type": "function", "function": { "name": "t", "arguments": arguments } });
+        let mut messages = json!([
+            { "role": "user", "content": "hi" },
+            { "role": "assistant", "content": "", "tool_calls": [
+                call(r#"{"query": "otter","#), call("not json"), call("[1]"), call(r#"{"a": 1}"#)
+            ] },
+        ]);
+        mend_arguments(&mut messages);
+        let mended: Vec<&str> = messages[1]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(mended, [r#"{"query":"otter"}"#, "{}", "{}", r#"{"a": 1}"#]);
     }
 
     #[test]

@@ -699,6 +699,81 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     );
 }
 
+/// The built-in model is made to write the same call three times, in three of the shapes
+/// small models use (tagged, bare, tagged with a trailing comma): the first runs, the
+/// second is not run and the model is told so, the third ends the turn.
+#[tokio::test]
+async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("smol-hermes.gguf");
+    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
+    let call = r#"{"name": "note_search", "arguments": {"query": "otter"}}"#;
+    let outputs = json!([
+        format!("<tool_call>\n{call}\n</tool_call>"),
+        call,
+        "<tool_call>\n{\"name\": \"note_search\", \"arguments\": {\"query\": \"otter\",}}\n</tool_call>",
+        "never asked for",
+    ])
+    .to_string();
+    let local = Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &outputs)]).await;
+    let one_tool = json!({ "tools": ["note_search"] });
+    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+    assert_eq!(status, 200);
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Find otter in my notes.").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+
+    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), 2, "{history:?}");
+    assert_eq!(results[0]["status"], "ok", "the first call runs");
+    assert_eq!(results[1]["status"], "denied", "the same call again is not run");
+    assert!(results[1]["text"].as_str().unwrap().contains("exactly the call you just made"), "{}", results[1]);
+    let last = history.last().unwrap();
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("repeated_call")));
+    let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
+    assert_eq!(request["number"], 3, "no request after the model was stopped: {request}");
+}
+
+/// A conversation whose history holds a call with broken arguments (another model wrote
+/// it) goes on with the built-in model: its template lays out earlier calls as objects,
+/// and the broken one is mended for it instead of stopping every later turn.
+#[tokio::test]
+async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("smol-hermes.gguf");
+    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
+    let local = Local::start_with(&gguf, &[]).await;
+    let one_tool = json!({ "tools": ["note_search"] });
+    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+    assert_eq!(status, 200);
+    let remote = scripted_model::ScriptedModel::start().await;
+    let provider = json!({ "name": "scripted", "kind": "openai", "base_url": remote.openai_base() });
+    let (status, added) = local.server.post("/api/providers", Some(&local.token), provider).await;
+    assert_eq!(status, 201, "{added}");
+    let broken = scripted_model::ScriptedCall::new("note_search", json!(r#"{"query": "otter","#));
+    remote.push(scripted_model::Reply::tool_calls([broken]));
+    remote.push(scripted_model::Reply::text("I could not search."));
+    let (status, created) = local.server.post("/api/sessions", Some(&local.token), json!({})).await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_owned();
+    let pin = |model: &str| json!({ "model": model });
+    let path = format!("/api/sessions/{session}");
+    let (status, _) =
+        local.server.call(Method::PATCH, &path, Some(&local.token), Some(pin("scripted/scripted-strong"))).await;
+    assert_eq!(status, 204);
+    local.send(&local.token, &session, "Find otter in my notes.").await;
+    let first = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert!(first.iter().any(|m| m["role"] == "tool" && m["status"] == "error"), "{first:?}");
+
+    let (status, _) = local.server.call(Method::PATCH, &path, Some(&local.token), Some(pin(&local.model))).await;
+    assert_eq!(status, 204);
+    local.send(&local.token, &session, "Never mind. Say hello.").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let last = history.last().unwrap();
+    assert_eq!(last["status"], "done", "{last}");
+    assert_eq!(last["model"], local.model.as_str());
+}
+
 #[tokio::test]
 async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     let local = Local::start(&[]).await;
