@@ -54,6 +54,12 @@ const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, 
 /// Creates approval cards and parks their turn, in one transaction: once this returns the
 /// cards survive a crash, and the turn waits for them (§8.1).
 pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Result<(), StoreError> {
+    let _writing = store.writing(match cards {
+        [first, rest @ ..] if rest.iter().all(|c| c.session_id == first.session_id) => {
+            Touched::conversation(&first.session_id)
+        }
+        _ => Touched::Unknown,
+    });
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     for card in cards {
@@ -83,12 +89,6 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    store.wrote(match cards {
-        [first, rest @ ..] if rest.iter().all(|c| c.session_id == first.session_id) => {
-            Touched::Conversation(&first.session_id)
-        }
-        _ => Touched::Unknown,
-    });
     Ok(())
 }
 
@@ -122,6 +122,7 @@ pub async fn of_turn(store: &PrivateStore, turn_id: &str) -> Result<Vec<Card>, S
 /// Records a person's decision on a pending card, with the personal rule it adds if any,
 /// in one transaction. Returns how many cards of the same turn still wait.
 pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Option<&Rule>) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let state = if allowed { "allowed" } else { "denied" };
@@ -140,13 +141,13 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     }
     let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
-    store.wrote(Touched::Nothing);
     Ok(waiting)
 }
 
 /// Records a person's answer to a pending question card. Returns how many cards of the
 /// same turn still wait.
 pub async fn answer(store: &PrivateStore, id: &str, text: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let turn: Option<String> = sqlx::query_scalar(
         "UPDATE cards SET state = 'answered', answer = ?, decided_at = ?
@@ -160,7 +161,6 @@ pub async fn answer(store: &PrivateStore, id: &str, text: &str) -> Result<i64, S
     let Some(turn) = turn else { return Err(StoreError::WrongState("this question was already answered")) };
     let waiting = still_waiting(&mut tx, &turn).await?;
     tx.commit().await?;
-    store.wrote(Touched::Nothing);
     Ok(waiting)
 }
 
@@ -175,12 +175,12 @@ async fn still_waiting(tx: &mut sqlx::SqliteConnection, turn_id: &str) -> Result
 /// Withdraws the pending cards of a turn that will not go on (the person stopped it or
 /// moved on); returns how many were withdrawn.
 pub async fn withdraw(store: &PrivateStore, turn_id: &str) -> Result<u64, StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     Ok(sqlx::query("UPDATE cards SET state = 'withdrawn', decided_at = ? WHERE turn_id = ? AND state = 'pending'")
         .bind(timestamp())
         .bind(turn_id)
         .execute(store.pool())
-        .await
-        .inspect(|_| store.wrote(Touched::Nothing))?
+        .await?
         .rows_affected())
 }
 
@@ -207,12 +207,13 @@ pub async fn ready_to_resume(store: &PrivateStore) -> Result<Vec<(String, String
 /// Moves a parked turn back to running; false when it was not parked (another window's
 /// decision resumed it first).
 pub async fn unpark(store: &PrivateStore, turn_id: &str) -> Result<bool, StoreError> {
+    let mut writing = store.writing(Touched::Unknown);
     let moved: Option<String> =
         sqlx::query_scalar("UPDATE turns SET state = 'running' WHERE id = ? AND state = 'parked' RETURNING session_id")
             .bind(turn_id)
             .fetch_optional(store.pool())
             .await?;
-    store.wrote(moved.as_deref().map_or(Touched::Nothing, Touched::Conversation));
+    writing.touched(moved.as_deref().map_or(Touched::Nothing, Touched::conversation));
     Ok(moved.is_some())
 }
 

@@ -150,6 +150,7 @@ pub async fn session_with_summary(
 
 /// Stores a summary of the rows up to `upto`.
 pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text: &str) -> Result<Summary, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
     let id = sqlx::query("INSERT INTO summaries (session_id, upto, text, created_at) VALUES (?, ?, ?, ?)")
         .bind(session_id)
         .bind(upto)
@@ -158,7 +159,6 @@ pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text
         .execute(store.pool())
         .await?
         .last_insert_rowid();
-    store.wrote(Touched::Conversation(session_id));
     Ok(Summary { id, upto, text: text.to_owned() })
 }
 
@@ -176,6 +176,7 @@ pub async fn create_session(
     agent: &str,
     model: Option<&str>,
 ) -> Result<ChatSession, StoreError> {
+    let writing = store.writing(Touched::conversation(id));
     let now = timestamp();
     sqlx::query(
         "INSERT INTO chat_sessions (id, agent, model, title, created_at, updated_at) VALUES (?, ?, ?, '', ?, ?)",
@@ -187,7 +188,7 @@ pub async fn create_session(
     .bind(&now)
     .execute(store.pool())
     .await?;
-    store.wrote(Touched::Conversation(id));
+    drop(writing);
     let session = ChatSession {
         id: id.to_owned(),
         agent: agent.to_owned(),
@@ -232,27 +233,28 @@ pub async fn sessions(store: &PrivateStore) -> Result<Vec<ChatSession>, StoreErr
 }
 
 pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
     let updated = sqlx::query("UPDATE chat_sessions SET title = ? WHERE id = ?")
         .bind(title)
         .bind(id)
         .execute(store.pool())
         .await?
         .rows_affected();
-    store.wrote(Touched::Conversation(id));
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
 /// Deletes a session with its whole history (the file's secure_delete zeroes the pages).
 pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
     let deleted =
         sqlx::query("DELETE FROM chat_sessions WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
-    store.wrote(Touched::Conversation(id));
     if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
 /// Starts a turn with the person's message, in one transaction: once this returns, what
 /// they sent survives a crash (§5.1). A session's first message becomes its title.
 pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, text: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
@@ -271,7 +273,6 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    store.wrote(Touched::Conversation(session_id));
     Ok(id)
 }
 
@@ -293,6 +294,7 @@ async fn insert_running_turn(
 /// Starts a retry of a conversation's failed turn: a new turn with no new message. Returns
 /// the row of the person's last message, which the retry answers.
 pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
@@ -307,24 +309,30 @@ pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) 
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    store.wrote(Touched::Conversation(session_id));
     Ok(asked.unwrap_or(0))
 }
 
 /// Pins a conversation to a model, or unpins it (none).
 pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&str>) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
     let updated = sqlx::query("UPDATE chat_sessions SET model = ? WHERE id = ?")
         .bind(model)
         .bind(id)
         .execute(store.pool())
         .await?
         .rows_affected();
-    store.wrote(Touched::Conversation(id));
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 
 /// Appends rows to the history in one transaction; returns their ids.
 pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
+    let _writing = store.writing(match messages {
+        [] => Touched::Nothing,
+        [first, rest @ ..] if rest.iter().all(|m| m.session_id == first.session_id) => {
+            Touched::conversation(first.session_id)
+        }
+        _ => Touched::Unknown,
+    });
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let mut ids = Vec::with_capacity(messages.len());
@@ -332,13 +340,6 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
         ids.push(insert_message(&mut tx, message, &now).await?);
     }
     tx.commit().await?;
-    store.wrote(match messages {
-        [] => Touched::Nothing,
-        [first, rest @ ..] if rest.iter().all(|m| m.session_id == first.session_id) => {
-            Touched::Conversation(first.session_id)
-        }
-        _ => Touched::Unknown,
-    });
     Ok(ids)
 }
 
@@ -358,6 +359,7 @@ pub async fn end_turn(
     request: Option<&RequestRecord>,
     from: &str,
 ) -> Result<bool, StoreError> {
+    let _writing = store.writing(Touched::conversation(last.session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let moved = sqlx::query(
@@ -408,7 +410,6 @@ pub async fn end_turn(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    store.wrote(Touched::Conversation(last.session_id));
     Ok(true)
 }
 
@@ -438,11 +439,11 @@ pub async fn close_turn(
 /// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
 /// cleared: what came in stays in the history.
 pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
     sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
         .bind(session_id)
         .execute(store.pool())
         .await?;
-    store.wrote(Touched::Conversation(session_id));
     Ok(())
 }
 
@@ -489,10 +490,10 @@ async fn unanswered_calls(
 
 /// Records a model request and the parts it was composed from, in one transaction.
 pub async fn record_request(store: &PrivateStore, record: &RequestRecord) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     insert_request(&mut tx, record).await?;
     tx.commit().await?;
-    store.wrote(Touched::Nothing);
     Ok(())
 }
 
@@ -698,6 +699,7 @@ pub struct NewFrame<'a> {
 
 /// Opens a frame with the task it was given as its first row, in one transaction.
 pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::conversation(frame.session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
@@ -725,12 +727,12 @@ pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) 
     };
     let id = insert_message(&mut tx, &task_row, &now).await?;
     tx.commit().await?;
-    store.wrote(Touched::Conversation(frame.session_id));
     Ok(id)
 }
 
 /// Ends a frame with its closing row and its state, in one transaction.
 pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(last.session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     insert_message(&mut tx, last, &now).await?;
@@ -741,14 +743,13 @@ pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: &str)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    store.wrote(Touched::Conversation(last.session_id));
     Ok(())
 }
 
 /// Moves a frame to `state` (`parked` while its turn waits, `running` when it goes on).
 pub async fn set_frame_state(store: &PrivateStore, frame_id: &str, state: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     sqlx::query("UPDATE frames SET state = ? WHERE id = ?").bind(state).bind(frame_id).execute(store.pool()).await?;
-    store.wrote(Touched::Nothing);
     Ok(())
 }
 
@@ -783,6 +784,7 @@ pub async fn scratchpad(store: &PrivateStore, session_id: &str) -> Result<String
 
 /// Replaces a conversation's scratchpad.
 pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     sqlx::query(
         "INSERT INTO scratchpads (session_id, text, updated_at) VALUES (?, ?, ?)
          ON CONFLICT (session_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
@@ -792,7 +794,6 @@ pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) 
     .bind(timestamp())
     .execute(store.pool())
     .await?;
-    store.wrote(Touched::Nothing);
     Ok(())
 }
 

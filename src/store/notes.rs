@@ -69,13 +69,13 @@ pub fn check(title: Option<&str>, body: Option<&str>) -> Result<(), &'static str
 /// A new note; `outside` when outside content was in the conversation that wrote it.
 pub async fn create(store: &PrivateStore, title: &str, body: &str, outside: bool) -> Result<Note, StoreError> {
     check(Some(title), Some(body)).map_err(StoreError::WrongState)?;
+    let _writing = store.writing(Touched::Nothing);
     let now = timestamp();
     let sql = sqlx::AssertSqlSafe(format!(
         "INSERT INTO notes (title, body, created_at, updated_at, outside) VALUES (?, ?, ?, ?, ?) RETURNING {NOTE_COLUMNS}"
     ));
     let note =
         sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?;
-    store.wrote(Touched::Nothing);
     Ok(note)
 }
 
@@ -89,6 +89,7 @@ pub async fn update(
     outside: bool,
 ) -> Result<Note, StoreError> {
     check(title, body).map_err(StoreError::WrongState)?;
+    let _writing = store.writing(Touched::Nothing);
     let sql = sqlx::AssertSqlSafe(format!(
         "UPDATE notes SET title = coalesce(?, title), body = coalesce(?, body), updated_at = ?, outside = outside OR ?
          WHERE id = ? RETURNING {NOTE_COLUMNS}"
@@ -101,7 +102,6 @@ pub async fn update(
         .bind(id)
         .fetch_optional(store.pool())
         .await?;
-    store.wrote(Touched::Nothing);
     note.ok_or(StoreError::NotFound)
 }
 
@@ -146,8 +146,8 @@ pub async fn search(store: &PrivateStore, query: &str, limit: u32) -> Result<Vec
 
 /// Deletes note `id`; its tokens leave the search index in the same statement.
 pub async fn delete(store: &PrivateStore, id: i64) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
     let deleted = sqlx::query("DELETE FROM notes WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
-    store.wrote(Touched::Nothing);
     if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 

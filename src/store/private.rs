@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 
 use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
-use super::snapshots::{Snapshots, Touched};
+use super::snapshots::{Snapshots, Touched, Writing};
 use super::{StoreError, timestamp};
 use crate::crypto::{Dek, KeyPair};
 use crate::ids::UserId;
@@ -98,7 +98,7 @@ impl PrivateStore {
             // wrong keys ourselves.
             .pragma("cipher_log_level", "NONE")
             .pragma("secure_delete", "ON");
-        let snapshots = Arc::new(Snapshots::default());
+        let snapshots = Snapshots::of_file(path);
         // Every commit on every connection is counted, so no write can leave a snapshot
         // that looks current (see `snapshots`).
         let commits = snapshots.commit_counter();
@@ -136,9 +136,10 @@ impl PrivateStore {
         &self.snapshots
     }
 
-    /// Accounts for a commit just made through this store (see `snapshots`).
-    pub fn wrote(&self, touched: Touched<'_>) {
-        self.snapshots.wrote(touched);
+    /// A write about to be made through this store, accounted for when the result is
+    /// dropped after it (see `snapshots`).
+    pub fn writing(&self, touched: Touched) -> Writing {
+        self.snapshots.writing(touched)
     }
 
     /// Closes every connection; pending writes are committed first.
@@ -151,6 +152,7 @@ impl PrivateStore {
     }
 
     pub async fn put_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let _writing = self.writing(Touched::Nothing);
         sqlx::query(
             "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -160,13 +162,12 @@ impl PrivateStore {
         .bind(timestamp())
         .execute(&self.pool)
         .await?;
-        self.wrote(Touched::Nothing);
         Ok(())
     }
 
     pub async fn delete_setting(&self, key: &str) -> Result<bool, StoreError> {
+        let _writing = self.writing(Touched::Nothing);
         let done = sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
-        self.wrote(Touched::Nothing);
         Ok(done.rows_affected() > 0)
     }
 }

@@ -4,22 +4,26 @@
 //!
 //! A kept snapshot is served only while nothing it holds can have changed. Two counts
 //! decide that: every commit on the file, counted by a commit hook on each connection of
-//! its pool (it sees every write, whoever makes it), and the commits the store's own
-//! functions account for when they write, each naming what it touched ([`Touched`]). A
+//! every pool open on it (each window a person has open has its own pool; all of them
+//! share one `Snapshots`), and the writes the store's own functions account for, each
+//! naming what it touched ([`Touched`]) through a [`Writing`] held across the write. A
 //! snapshot stays good while every commit since it was read is accounted for and none
-//! touched its conversation; a commit nobody accounted for makes every snapshot stale.
-//! So code that forgets to account for a write costs only a read, never a stale turn —
-//! except in one narrow case: a write to a conversation's rows that is never accounted for
-//! and lands while that conversation is being read. Hence the rule: every write to
-//! `chat_sessions`, `turns`, `messages` or `summaries` goes through a store function that
-//! accounts for it (`store::chat`, `store::approvals`).
+//! touched its conversation; a commit nobody accounted for makes every snapshot stale, so
+//! code that forgets to account for a write costs a read, not a stale turn. A read that
+//! begins while a write is under way is not kept at all: that write may be committed and
+//! not yet accounted for. What is left is one narrow case — a write to a conversation's
+//! rows never accounted for, landing while that conversation is read — hence the rule:
+//! every write to `chat_sessions`, `turns`, `messages` or `summaries` goes through a
+//! store function that accounts for it (`store::chat`, `store::approvals`).
 //!
-//! Snapshots live with the open file and are dropped with it when the space locks; they
-//! hold what the process holds during a turn anyway, never anything on disk.
+//! Snapshots live with the open file and are dropped with its last pool when the person's
+//! windows lock; they hold what the process holds during a turn anyway, never anything on
+//! disk.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Weak};
 use std::sync::{Mutex, PoisonError};
 
 use super::chat::{ChatSession, Message, Summary};
@@ -28,6 +32,9 @@ use super::chat::{ChatSession, Message, Summary};
 const MAX_BYTES: usize = 8 << 20;
 /// How many conversations' snapshots one person may have kept.
 const MAX_KEPT: usize = 512;
+/// How many conversations' latest writes are remembered before they are forgotten at
+/// once (every read under way is then not kept).
+const MAX_WRITTEN: usize = 4096;
 
 /// A conversation as a turn starts from it.
 #[derive(Debug, Clone)]
@@ -37,15 +44,21 @@ pub struct Snapshot {
     pub history: Vec<Message>,
 }
 
-/// What a commit the store made touched.
-#[derive(Debug, Clone, Copy)]
-pub enum Touched<'a> {
+/// What a write the store makes touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touched {
     /// One conversation's rows.
-    Conversation(&'a str),
+    Conversation(String),
     /// No conversation's rows (notes, settings, request records, cards).
     Nothing,
     /// Some conversation's rows, not known which.
     Unknown,
+}
+
+impl Touched {
+    pub fn conversation(id: &str) -> Self {
+        Self::Conversation(id.to_owned())
+    }
 }
 
 /// The counts when a read began: what it read is as new as this, or newer.
@@ -53,7 +66,35 @@ pub enum Touched<'a> {
 pub struct Stamp {
     commits: u64,
     accounted: u64,
+    /// No write was under way: what is read may be kept.
+    keepable: bool,
 }
+
+/// A write under way: held from before it begins until after it has committed (or
+/// failed, or was given up), and accounted for when dropped — also when the future
+/// making the write is dropped part-way, as when a client hangs up.
+#[must_use = "a write is accounted for when this is dropped, after the write"]
+pub struct Writing {
+    snapshots: Arc<Snapshots>,
+    touched: Touched,
+}
+
+impl Writing {
+    /// Names what the write touched, once it is known (a row it returned).
+    pub fn touched(&mut self, touched: Touched) {
+        self.touched = touched;
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        self.snapshots.wrote(std::mem::replace(&mut self.touched, Touched::Nothing));
+    }
+}
+
+/// The `Snapshots` of each private file open in this process: every pool on one file
+/// shares them, whichever window opened it.
+static OPEN_FILES: LazyLock<Mutex<HashMap<PathBuf, Weak<Snapshots>>>> = LazyLock::new(Mutex::default);
 
 /// The snapshots of one open private file.
 #[derive(Debug, Default)]
@@ -65,8 +106,10 @@ pub struct Snapshots {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// Commits the store's functions accounted for.
+    /// Writes the store's functions accounted for.
     accounted: u64,
+    /// Writes under way, not yet accounted for.
+    writing: u64,
     /// Per conversation, `accounted` just after its latest write.
     written: HashMap<String, u64>,
     /// `accounted` just after the latest write to an unknown conversation.
@@ -87,6 +130,29 @@ struct Kept {
 }
 
 impl Snapshots {
+    /// The snapshots of the file at `path`, shared with every other pool open on it.
+    pub fn of_file(path: &Path) -> Arc<Self> {
+        // By its folder's real path: the file itself may not exist yet (it is being made).
+        let key = match (path.parent().map(Path::canonicalize), path.file_name()) {
+            (Some(Ok(folder)), Some(name)) => folder.join(name),
+            _ => path.to_path_buf(),
+        };
+        let mut open = OPEN_FILES.lock().unwrap_or_else(PoisonError::into_inner);
+        open.retain(|_, snapshots| snapshots.strong_count() > 0);
+        if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+            return shared;
+        }
+        let snapshots = Arc::new(Self::default());
+        open.insert(key, Arc::downgrade(&snapshots));
+        snapshots
+    }
+
+    /// A write about to begin; accounted for when the result is dropped.
+    pub fn writing(self: &Arc<Self>, touched: Touched) -> Writing {
+        self.lock().writing += 1;
+        Writing { snapshots: Arc::clone(self), touched }
+    }
+
     /// The counter each connection's commit hook adds to.
     pub fn commit_counter(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.commits)
@@ -99,16 +165,16 @@ impl Snapshots {
     /// Taken before a read whose result may be kept.
     pub fn stamp(&self) -> Stamp {
         let inner = self.lock();
-        Stamp { commits: self.commits.load(Ordering::SeqCst), accounted: inner.accounted }
+        Stamp { commits: self.commits.load(Ordering::SeqCst), accounted: inner.accounted, keepable: inner.writing == 0 }
     }
 
     /// The kept snapshot of conversation `id`, if nothing in it can have changed.
     pub fn get(&self, id: &str) -> Option<Arc<Snapshot>> {
-        let commits = self.commits.load(Ordering::SeqCst);
         let mut inner = self.lock();
+        let commits = self.commits.load(Ordering::SeqCst);
         let at = inner.kept.iter().position(|k| k.id == id)?;
         let kept = inner.kept.remove(at)?;
-        let unchanged = commits - kept.stamp.commits == inner.accounted - kept.stamp.accounted;
+        let unchanged = commits.wrapping_sub(kept.stamp.commits) == inner.accounted.wrapping_sub(kept.stamp.accounted);
         if !unchanged {
             inner.bytes -= kept.bytes;
             return None;
@@ -125,13 +191,13 @@ impl Snapshots {
     /// Keeps what was read of conversation `id` since `stamp` — unless a write to it was
     /// accounted for since, in which case the read may have missed it.
     pub fn put(&self, id: &str, stamp: Stamp, snapshot: Arc<Snapshot>) {
+        let bytes = size_of(&snapshot);
         let mut inner = self.lock();
         let written = inner.written.get(id).copied().unwrap_or(0).max(inner.written_unknown);
-        if written > stamp.accounted {
+        if !stamp.keepable || written > stamp.accounted {
             return;
         }
         inner.forget(id);
-        let bytes = size_of(&snapshot);
         if bytes > MAX_BYTES {
             return;
         }
@@ -143,15 +209,20 @@ impl Snapshots {
         inner.kept.push_back(Kept { id: id.to_owned(), stamp, bytes, snapshot });
     }
 
-    /// Accounts for one commit the store just made.
-    pub fn wrote(&self, touched: Touched<'_>) {
+    /// Accounts for one write the store made (see [`Snapshots::writing`]).
+    fn wrote(&self, touched: Touched) {
         let mut inner = self.lock();
+        inner.writing = inner.writing.saturating_sub(1);
         inner.accounted += 1;
         let now = inner.accounted;
         match touched {
             Touched::Conversation(id) => {
-                inner.written.insert(id.to_owned(), now);
-                inner.forget(id);
+                inner.forget(&id);
+                if inner.written.len() >= MAX_WRITTEN {
+                    inner.written.clear();
+                    inner.written_unknown = now;
+                }
+                inner.written.insert(id, now);
             }
             Touched::Nothing => {}
             Touched::Unknown => {
@@ -222,28 +293,32 @@ mod tests {
         Arc::new(Snapshot { conversation, summary: None, history: vec![message; rows] })
     }
 
-    /// A commit as a hook sees it, then as the store accounts for it.
-    fn commit(snapshots: &Snapshots, touched: Option<Touched<'_>>) {
+    /// A write as the store makes it: announced, committed (the hook counts it), then
+    /// accounted for; `None` for a commit the store never heard of.
+    fn commit(snapshots: &Arc<Snapshots>, touched: Option<Touched>) {
+        let writing = touched.map(|t| snapshots.writing(t));
         snapshots.commits.fetch_add(1, Ordering::SeqCst);
-        if let Some(touched) = touched {
-            snapshots.wrote(touched);
-        }
+        drop(writing);
+    }
+
+    fn fresh() -> Arc<Snapshots> {
+        Arc::new(Snapshots::default())
     }
 
     #[test]
     fn a_snapshot_outlives_writes_to_other_conversations_only() {
-        let snapshots = Snapshots::default();
+        let snapshots = fresh();
         snapshots.put("chat_a", snapshots.stamp(), snapshot("a", 1, "hi"));
-        commit(&snapshots, Some(Touched::Conversation("chat_b")));
+        commit(&snapshots, Some(Touched::conversation("chat_b")));
         commit(&snapshots, Some(Touched::Nothing));
         assert_eq!(snapshots.get("chat_a").unwrap().conversation.title, "a");
-        commit(&snapshots, Some(Touched::Conversation("chat_a")));
+        commit(&snapshots, Some(Touched::conversation("chat_a")));
         assert!(snapshots.get("chat_a").is_none());
     }
 
     #[test]
     fn a_commit_nobody_accounted_for_makes_every_snapshot_stale() {
-        let snapshots = Snapshots::default();
+        let snapshots = fresh();
         snapshots.put("chat_a", snapshots.stamp(), snapshot("a", 1, "hi"));
         snapshots.put("chat_b", snapshots.stamp(), snapshot("b", 1, "hi"));
         commit(&snapshots, None);
@@ -256,18 +331,11 @@ mod tests {
 
     #[test]
     fn a_read_that_a_write_overtook_is_not_kept() {
-        let snapshots = Snapshots::default();
+        let snapshots = fresh();
         let stamp = snapshots.stamp();
         // The write lands while the read runs; the read may or may not have seen it.
-        commit(&snapshots, Some(Touched::Conversation("chat_a")));
+        commit(&snapshots, Some(Touched::conversation("chat_a")));
         snapshots.put("chat_a", stamp, snapshot("old", 1, "hi"));
-        assert!(snapshots.get("chat_a").is_none());
-        // A write the hook counted but the store has not yet accounted for: the read
-        // is kept, and the accounting that follows drops it.
-        let stamp = snapshots.stamp();
-        snapshots.commits.fetch_add(1, Ordering::SeqCst);
-        snapshots.put("chat_a", stamp, snapshot("old", 1, "hi"));
-        snapshots.wrote(Touched::Conversation("chat_a"));
         assert!(snapshots.get("chat_a").is_none());
         // A write to some unknown conversation during the read: not kept either.
         let stamp = snapshots.stamp();
@@ -277,8 +345,41 @@ mod tests {
     }
 
     #[test]
+    fn a_read_begun_during_a_write_is_not_kept() {
+        let snapshots = fresh();
+        // Committed (the hook counted it) but not yet accounted for: a read now cannot
+        // tell which conversation it touched.
+        let writing = snapshots.writing(Touched::conversation("chat_b"));
+        snapshots.commits.fetch_add(1, Ordering::SeqCst);
+        let stamp = snapshots.stamp();
+        drop(writing);
+        snapshots.put("chat_a", stamp, snapshot("a", 1, "hi"));
+        assert!(snapshots.get("chat_a").is_none());
+        // A write given up (its future dropped) is still accounted for.
+        snapshots.put("chat_a", snapshots.stamp(), snapshot("a", 1, "hi"));
+        let writing = snapshots.writing(Touched::conversation("chat_a"));
+        snapshots.commits.fetch_add(1, Ordering::SeqCst);
+        drop(writing);
+        assert!(snapshots.get("chat_a").is_none(), "its conversation's snapshot went with it");
+    }
+
+    #[test]
+    fn every_pool_on_one_file_shares_its_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, other) = (dir.path().join("one.db"), dir.path().join("other.db"));
+        let first = Snapshots::of_file(&one);
+        assert!(Arc::ptr_eq(&first, &Snapshots::of_file(&one)));
+        let roundabout = dir.path().join(".").join("one.db");
+        assert!(Arc::ptr_eq(&first, &Snapshots::of_file(&roundabout)), "one file, however it is named");
+        assert!(!Arc::ptr_eq(&first, &Snapshots::of_file(&other)));
+        first.put("chat_a", first.stamp(), snapshot("a", 1, "hi"));
+        drop(first);
+        assert!(Snapshots::of_file(&one).get("chat_a").is_none(), "gone with its last pool");
+    }
+
+    #[test]
     fn the_least_recently_used_give_way_to_the_size_cap() {
-        let snapshots = Snapshots::default();
+        let snapshots = fresh();
         let big = "x".repeat(3 << 20);
         snapshots.put("chat_a", snapshots.stamp(), snapshot("a", 1, &big));
         snapshots.put("chat_b", snapshots.stamp(), snapshot("b", 1, &big));

@@ -995,3 +995,40 @@ async fn the_same_call_after_other_work_is_no_repeat() {
     assert_eq!(statuses, ["ok", "ok", "ok"]);
     assert_eq!(history.last().unwrap()["status"], "done");
 }
+
+/// Each window a person opens has its own connection to their file, and a turn starts
+/// from the conversation kept in memory: a turn taken in one window must be in the next
+/// turn's context in another.
+#[tokio::test]
+async fn a_turn_in_one_window_is_in_the_next_turn_of_another() {
+    let chat = Chat::start().await;
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let other = login["token"].as_str().unwrap().to_owned();
+    let session = chat.new_session(json!({})).await;
+    chat.model.push(Reply::text("first reply"));
+    chat.send(&session, "from the first window").await;
+    chat.finished(&session).await;
+
+    chat.model.push(Reply::text("second reply"));
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, body) = chat.server.post(&path, Some(&other), json!({ "text": "from the second window" })).await;
+    assert_eq!(status, 202, "{body}");
+    finished(&chat.server, &other, &session, WAIT).await;
+
+    chat.model.push(Reply::text("third reply"));
+    chat.send(&session, "back in the first window").await;
+    chat.finished(&session).await;
+    let requests = chat.model.requests();
+    let said: Vec<&str> = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        said,
+        ["from the first window", "first reply", "from the second window", "second reply", "back in the first window"]
+    );
+}
