@@ -560,8 +560,11 @@ impl<'m> Session<'m> {
             self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
             self.cached.push(token);
         }
-        let mut deltas = shaper.push(parser.finish());
-        deltas.extend(shaper.finish());
+        // A reply the length limit cut off may end inside a call: what either reading
+        // would make of it, closing what was left open, is no call the model finished.
+        let cut = matches!(ending, Ending::Finished("length"));
+        let mut deltas = shaper.push(parser.finish(cut));
+        deltas.extend(if cut { shaper.release() } else { shaper.finish() });
         let called = shaper.calls > 0;
         let reason = match ending {
             Ending::Finished(_) if called => "tool_calls",
@@ -649,9 +652,17 @@ impl Parser {
         self.update(text, true)
     }
 
-    fn finish(&mut self) -> Vec<Delta> {
+    /// The end of the reply; `cut` when the length limit ended it, which may be inside a
+    /// call: the parser would then hand on a call the model never finished.
+    fn finish(&mut self, cut: bool) -> Vec<Delta> {
         if self.state.is_none() {
             return Vec::new();
+        }
+        if cut {
+            // Never a call the model did not finish, whatever else is lost.
+            let mut held = self.give_up();
+            held.retain(|delta| matches!(delta, Delta::Text(_)));
+            return held;
         }
         let mut deltas = self.update("", false);
         if self.state.is_some() {
@@ -684,12 +695,26 @@ impl Parser {
             }
             Err(err) => {
                 tracing::debug!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
-                self.state = None;
+                self.give_up()
+            }
+        }
+    }
+
+    /// Stops parsing: what the parser held back is handed on as text.
+    fn give_up(&mut self) -> Vec<Delta> {
+        self.state = None;
+        match self.fed.strip_prefix(self.content.as_str()) {
+            // What it did not pass on as content, its calls included, is read again
+            // by ours.
+            Some(unsent) => {
                 self.calls.clear();
-                match self.fed.strip_prefix(self.content.as_str()) {
-                    Some(unsent) if !unsent.is_empty() => vec![Delta::Text(unsent.to_owned())],
-                    _ => Vec::new(),
-                }
+                if unsent.is_empty() { Vec::new() } else { vec![Delta::Text(unsent.to_owned())] }
+            }
+            // Its content is no prefix of the reply (it rewrote something): its calls
+            // cannot be read again, so they go on as it read them.
+            None => {
+                tracing::warn!(model = %self.model, "the chat parser gave up on a reply it had rewritten");
+                std::mem::take(&mut self.calls)
             }
         }
     }
@@ -735,6 +760,13 @@ impl Shaper {
         }
         out.extend(calls);
         out
+    }
+
+    /// What is held, as text.
+    fn release(&mut self) -> Vec<Delta> {
+        let held = self.text[self.shown..].to_owned();
+        self.shown = self.text.len();
+        if held.is_empty() { Vec::new() } else { vec![Delta::Text(held)] }
     }
 
     fn finish(&mut self) -> Vec<Delta> {
@@ -854,6 +886,19 @@ mod tests {
 
     fn texts(deltas: &[Delta]) -> String {
         deltas.iter().filter_map(|d| if let Delta::Text(t) = d { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn what_is_held_can_be_released_as_text() {
+        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
+        let mut shaper = Shaper::new(&offered);
+        let cut = "Sure. <tool_call>\n{\"name\": \"current_time\", \"arguments\": {\"zone\": \"Eur";
+        let shown = texts(&shaper.push(vec![Delta::Text(cut.into())]));
+        assert_eq!(shown, "Sure. ");
+        let released = shaper.release();
+        assert_eq!(texts(&released), &cut["Sure. ".len()..]);
+        assert!(released.iter().all(|d| matches!(d, Delta::Text(_))), "{released:?}");
+        assert_eq!(shaper.calls, 0);
     }
 
     #[test]

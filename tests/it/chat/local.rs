@@ -774,6 +774,34 @@ async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
     assert_eq!(last["model"], local.model.as_str());
 }
 
+/// A reply the length limit cuts off inside a call runs nothing: the call was never
+/// finished, and what the model wrote stays readable.
+#[tokio::test]
+async fn a_call_cut_off_by_the_length_limit_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("smol-hermes.gguf");
+    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
+    let long = format!(
+        "<tool_call>\n{{\"name\": \"note_search\", \"arguments\": {{\"query\": \"{}\"}}}}\n</tool_call>",
+        "otter ".repeat(40)
+    );
+    let outputs = json!([long]).to_string();
+    let env = [("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "24")];
+    let local = Local::start_with(&gguf, &env).await;
+    let one_tool = json!({ "tools": ["note_search"] });
+    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+    assert_eq!(status, 200);
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Find otters.").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert!(!history.iter().any(|m| m["role"] == "tool" || m["tool_calls"].is_array()), "a call ran: {history:?}");
+    let last = history.last().unwrap();
+    assert_eq!(last["status"], "done", "{last}");
+    assert!(last["text"].as_str().unwrap().contains("note_search"), "what it wrote is kept: {last}");
+    let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
+    assert_eq!(request["generated_tokens"], 24, "{request}");
+}
+
 #[tokio::test]
 async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     let local = Local::start(&[]).await;
@@ -895,6 +923,7 @@ fn with_chat_template(from: &std::path::Path, to: &std::path::Path, template: &s
     const KEY: &str = "tokenizer.chat_template";
     let bytes = std::fs::read(from).unwrap();
     assert_eq!(&bytes[..4], b"GGUF");
+    assert!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()) >= 2, "GGUF v1 counts are 32-bit");
     let mut header = Header { bytes: &bytes, at: 8 };
     let (tensors, kvs) = (header.u64(), header.u64());
     let mut ours = Vec::new();
