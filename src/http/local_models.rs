@@ -378,19 +378,36 @@ pub async fn downloads(State(state): State<AppState>) -> Json<Vec<local::downloa
     Json(state.agent.local_models().downloads().list())
 }
 
-/// Fetches, checks and offers one model, telling the administrators how it goes: those
-/// there when it started follow it live; anyone else reads the list.
+/// How often a download reads again who the administrators are.
+const MANAGERS_REFRESH: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Fetches, checks and offers one model, telling whoever administers the instance at the
+/// time how it goes.
 async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: &str, source: Source) {
     let models = state.agent.local_models().clone();
     let events = state.agent.events().clone();
-    let mut managers = crate::store::roles::managers(&state.system).await.unwrap_or_default();
-    if !managers.contains(&actor.id) {
-        managers.push(actor.id.clone());
+    // Who hears of it: the administrators of the moment, read again every few seconds so
+    // that someone who stops being one stops hearing of it.
+    let mut first = crate::store::roles::managers(&state.system).await.unwrap_or_default();
+    if !first.contains(&actor.id) {
+        first.push(actor.id.clone());
     }
+    let managers = std::sync::Arc::new(std::sync::Mutex::new(first));
+    let _refresh = {
+        let (managers, system) = (std::sync::Arc::clone(&managers), state.system.clone());
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(MANAGERS_REFRESH).await;
+                if let Ok(now) = crate::store::roles::managers(&system).await {
+                    *managers.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = now;
+                }
+            }
+        }))
+    };
     let tell = |status: Option<local::download::Status>| {
         if let Some(status) = status {
             let event = json!({ "type": "local_model_download", "download": status });
-            for manager in &managers {
+            for manager in managers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
                 events.to_person(manager, event.clone());
             }
         }

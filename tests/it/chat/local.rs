@@ -7,8 +7,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
 
 use super::{PASSWORD, Socket, finished, of_type, tokens};
 use crate::support::{Sandbox, Server};
@@ -426,6 +428,9 @@ struct FileServer {
     /// Each request's `Range` header, if it had one.
     ranges: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
     cut_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
+    /// While set, a response pauses after that many bytes of the file until `release`.
+    hold_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
+    release: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl FileServer {
@@ -435,11 +440,13 @@ impl FileServer {
         let url = format!("http://{}/model.gguf", listener.local_addr().unwrap());
         let ranges = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let cut_at = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let hold_at = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let release = std::sync::Arc::new(tokio::sync::Notify::new());
         let file = std::sync::Arc::new(file);
-        let (seen, cut) = (ranges.clone(), cut_at.clone());
+        let (seen, cut, hold, go) = (ranges.clone(), cut_at.clone(), hold_at.clone(), release.clone());
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
-                let (file, seen, cut) = (file.clone(), seen.clone(), cut.clone());
+                let (file, seen, cut, hold, go) = (file.clone(), seen.clone(), cut.clone(), hold.clone(), go.clone());
                 tokio::spawn(async move {
                     let mut head = Vec::new();
                     let mut byte = [0u8; 1];
@@ -467,12 +474,20 @@ impl FileServer {
                     let _ = stream.write_all(head.as_bytes()).await;
                     let limit =
                         cut.lock().unwrap().map_or(body.len(), |at: usize| at.saturating_sub(from).min(body.len()));
-                    let _ = stream.write_all(&body[..limit]).await;
+                    let pause = hold.lock().unwrap().map(|at: usize| at.saturating_sub(from).min(limit));
+                    if let Some(pause) = pause {
+                        let _ = stream.write_all(&body[..pause]).await;
+                        let _ = stream.flush().await;
+                        go.notified().await;
+                        let _ = stream.write_all(&body[pause..limit]).await;
+                    } else {
+                        let _ = stream.write_all(&body[..limit]).await;
+                    }
                     let _ = stream.shutdown().await;
                 });
             }
         });
-        Self { url, ranges, cut_at }
+        Self { url, ranges, cut_at, hold_at, release }
     }
 }
 
@@ -556,6 +571,47 @@ async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
     }
     while let Ok(event) = tokio::time::timeout(Duration::from_millis(300), cy_socket.next_event()).await {
         assert_ne!(event["type"], "local_model_download", "a member heard of it: {event}");
+    }
+}
+
+/// Who hears of a download is read again while it runs: someone who stops being an
+/// administrator part-way stops hearing of it.
+#[tokio::test]
+async fn someone_who_stops_administering_stops_hearing_of_a_download() {
+    let local = Local::start(&[]).await;
+    let (status, _) =
+        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
+    assert_eq!(status, 204);
+    let files = FileServer::start(std::fs::read(test_model()).unwrap()).await;
+    let hold = 20 << 20;
+    *files.hold_at.lock().unwrap() = Some(hold);
+    let bo = local.enrol("Bo", "admin").await;
+    let mut bo_socket = Socket::open(&local.server, &bo).await;
+    let body = json!({ "url": files.url, "sha256": SMOL_SHA256 });
+    let (status, started) = local.server.post("/api/local-models/downloads", Some(&local.token), body).await;
+    assert_eq!(status, 202, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    while bo_socket.next_event().await["type"] != "local_model_download" {}
+
+    let (_, people) = local.server.call(Method::GET, "/api/people", Some(&local.token), None).await;
+    let bo_id =
+        people.as_array().unwrap().iter().find(|p| p["name"] == "Bo").unwrap()["id"].as_str().unwrap().to_owned();
+    let demote = json!({ "role": "member" });
+    let (status, body) =
+        local.server.call(Method::PATCH, &format!("/api/users/{bo_id}"), Some(&local.token), Some(demote)).await;
+    assert!(status == 200 || status == 204, "{status} {body}");
+    // Longer than the download takes to read the administrators again.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    files.release.notify_one();
+    local.download_reaches(&id, "done").await;
+    // What Bo still hears is from before: nothing past the pause, nor the end.
+    while let Ok(Some(Ok(message))) = tokio::time::timeout(Duration::from_millis(500), bo_socket.0.next()).await {
+        let Message::Text(text) = message else { continue };
+        let event: Value = serde_json::from_str(&text).unwrap();
+        if event["type"] == "local_model_download" {
+            let download = &event["download"];
+            assert!(download["received"].as_u64().unwrap() <= hold as u64 && download["state"] == "running", "{event}");
+        }
     }
 }
 
