@@ -724,8 +724,9 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     let gguf = dir.path().join("smol-hermes.gguf");
     with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
     let begins = json!([{ "starts": "<tool_call>\n" }]).to_string();
+    // Room enough for any query the model may write: a call the limit cuts off is not run.
     let local =
-        Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "160")]).await;
+        Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")]).await;
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
     let listed = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
     assert_eq!(listed["tools"], true, "the template lays out tools: {listed}");
@@ -826,9 +827,13 @@ async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
     assert_eq!(status, 204);
     local.send(&local.token, &session, "Never mind. Say hello.").await;
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    // However the model answers (it may even try a call of its own), the template laid the
+    // conversation out.
     let last = history.last().unwrap();
-    assert_eq!(last["status"], "done", "{last}");
-    assert_eq!(last["model"], local.model.as_str());
+    assert_ne!(last["error_code"], "local_model", "{last}");
+    assert_eq!(last["model"], local.model.as_str(), "{last}");
+    let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
+    assert!(request["generated_tokens"].as_u64() > Some(0), "{request}");
 }
 
 /// A reply the length limit cuts off inside a call runs nothing: the call was never
