@@ -812,22 +812,6 @@ mod tests {
 
     mod snapshots_in_a_private_file {
         use super::super::*;
-        use crate::crypto::{self, Dek, KeyPair};
-        use crate::ids::UserId;
-
-        async fn open() -> (tempfile::TempDir, PrivateStore) {
-            let dir = tempfile::tempdir().unwrap();
-            let store = PrivateStore::create(
-                &dir.path().join("space.db"),
-                &Dek::generate(),
-                &crypto::file_salt(),
-                &UserId::generate(),
-                &KeyPair::generate(),
-            )
-            .await
-            .unwrap();
-            (dir, store)
-        }
 
         fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
             NewMessage { session_id, turn_id, role: "assistant", text, status: "done", ..NewMessage::default() }
@@ -841,7 +825,7 @@ mod tests {
 
         #[tokio::test]
         async fn a_turn_starts_from_memory_until_its_conversation_is_written() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             create_session(&store, "chat_a", "main", None).await.unwrap();
             create_session(&store, "chat_b", "main", None).await.unwrap();
             // Both were kept when they were made; a turn in one leaves the other's good.

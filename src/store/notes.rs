@@ -209,22 +209,6 @@ mod tests {
 
     mod in_a_private_file {
         use super::super::*;
-        use crate::crypto::{self, Dek, KeyPair};
-        use crate::ids::UserId;
-
-        async fn open() -> (tempfile::TempDir, PrivateStore) {
-            let dir = tempfile::tempdir().unwrap();
-            let store = PrivateStore::create(
-                &dir.path().join("space.db"),
-                &Dek::generate(),
-                &crypto::file_salt(),
-                &UserId::generate(),
-                &KeyPair::generate(),
-            )
-            .await
-            .unwrap();
-            (dir, store)
-        }
 
         fn ids(hits: &[Hit]) -> Vec<i64> {
             hits.iter().map(|h| h.id).collect()
@@ -232,7 +216,7 @@ mod tests {
 
         #[tokio::test]
         async fn a_note_is_written_read_changed_and_deleted_by_id() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let note = create(&store, "Shopping", "milk", false).await.unwrap();
             assert_eq!(get(&store, note.id).await.unwrap().unwrap().body, "milk");
 
@@ -248,7 +232,7 @@ mod tests {
 
         #[tokio::test]
         async fn the_list_shows_the_latest_change_first_with_the_length_in_characters() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let first = create(&store, "First", "café", false).await.unwrap();
             let second = create(&store, "Second", "", false).await.unwrap();
             update(&store, first.id, Some("First, again"), None, false).await.unwrap();
@@ -259,7 +243,7 @@ mod tests {
 
         #[tokio::test]
         async fn search_finds_every_word_by_prefix_without_accents_and_follows_changes() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let trip = create(&store, "Trip", "Train to Lyon, then the café near the station", false).await.unwrap();
             let shop = create(&store, "Shopping", "milk, bread, coffee", false).await.unwrap();
 
@@ -278,7 +262,7 @@ mod tests {
 
         #[tokio::test]
         async fn a_title_match_ranks_above_a_body_match() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let in_body = create(&store, "Groceries", "remember the garden hose", false).await.unwrap();
             let in_title = create(&store, "Garden", "tomatoes and beans", false).await.unwrap();
             assert_eq!(ids(&search(&store, "garden", 10).await.unwrap()), [in_title.id, in_body.id]);
@@ -287,7 +271,7 @@ mod tests {
 
         #[tokio::test]
         async fn any_text_is_a_query_that_cannot_fail() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let note = create(&store, "Odd", "say \"hi\" AND NOT (x) col:y ^z", false).await.unwrap();
             for query in ["\"", "AND", "NOT (x", "col:y", "^z", "*", "?!", "\"hi\"", "NEAR(", "\0"] {
                 let result = search(&store, query, 10).await;
@@ -299,7 +283,7 @@ mod tests {
 
         #[tokio::test]
         async fn a_title_or_body_over_the_limit_is_refused() {
-            let (_dir, store) = open().await;
+            let (_dir, store) = PrivateStore::scratch().await;
             let long = "t".repeat(MAX_TITLE_CHARS + 1);
             assert!(matches!(create(&store, &long, "", false).await, Err(StoreError::WrongState(_))));
             assert!(matches!(create(&store, " ", "", false).await, Err(StoreError::WrongState(_))));

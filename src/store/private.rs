@@ -127,6 +127,16 @@ impl PrivateStore {
         Ok(Self { pool, snapshots })
     }
 
+    /// Tests: a new file for a new person in a temporary folder, kept while the folder is.
+    #[cfg(test)]
+    pub async fn scratch() -> (tempfile::TempDir, Self) {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("space.db");
+        let (dek, salt, owner) = (Dek::generate(), crate::crypto::file_salt(), UserId::generate());
+        let store = Self::create(&path, &dek, &salt, &owner, &KeyPair::generate()).await.expect("a new private file");
+        (dir, store)
+    }
+
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
