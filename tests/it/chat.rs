@@ -956,6 +956,19 @@ async fn the_scratchpad_keeps_working_notes_and_notify_reaches_the_persons_windo
     assert_eq!(history.iter().find(|m| m["role"] == "tool").unwrap()["text"], "(empty)");
 }
 
+/// Checks a turn whose model made the same call three times: the first ran, the second
+/// was not run and the model was told why, the third ended the turn. Its closing row.
+fn told_once_then_stopped(history: &[Value]) -> &Value {
+    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), 2, "{history:?}");
+    assert_eq!(results[0]["status"], "ok", "the first call runs");
+    assert_eq!(results[1]["status"], "denied", "the same call again is not run");
+    assert!(results[1]["text"].as_str().unwrap().contains("exactly the call you just made"), "{}", results[1]);
+    let last = history.last().unwrap();
+    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("repeated_call")));
+    last
+}
+
 #[tokio::test]
 async fn a_model_repeating_the_same_call_is_told_once_then_stopped() {
     let chat = Chat::start().await;
@@ -968,13 +981,7 @@ async fn a_model_repeating_the_same_call_is_told_once_then_stopped() {
     chat.send(&session, "What time is it?").await;
     let history = chat.finished(&session).await;
 
-    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
-    assert_eq!(results.len(), 2, "{history:?}");
-    assert_eq!(results[0]["status"], "ok", "the first call runs");
-    assert_eq!(results[1]["status"], "denied", "the same call again is not run");
-    assert!(results[1]["text"].as_str().unwrap().contains("exactly the call you just made"), "{}", results[1]);
-    let last = history.last().unwrap();
-    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("repeated_call")));
+    let last = told_once_then_stopped(&history);
     assert!(last["error_message"].as_str().unwrap().contains("current_time"), "{last}");
     assert_eq!(chat.model.request_count(), 3, "no request after the model was stopped");
 }

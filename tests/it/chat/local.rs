@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use super::{PASSWORD, Socket, finished, of_type, tokens};
+use super::{PASSWORD, Socket, finished, of_type, tokens, told_once_then_stopped};
 use crate::support::{Sandbox, Server};
 
 /// Local turns load a model and generate on a shared CPU: more time than scripted ones.
@@ -43,6 +43,27 @@ struct Local {
 impl Local {
     async fn start(env: &[(&str, &str)]) -> Self {
         Self::start_with(&test_model(), env).await
+    }
+
+    /// A server with Ada, the test model's weights under a Hermes-style template of ours
+    /// (`HERMES_STYLE_TEMPLATE`) imported, and `note_search` the one tool Ada's role offers.
+    async fn with_tools_template(env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let gguf = dir.path().join("smol-hermes.gguf");
+        with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
+        let local = Self::start_with(&gguf, env).await;
+        let one_tool = json!({ "tools": ["note_search"] });
+        let (status, _) =
+            local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+        assert_eq!(status, 200);
+        local
+    }
+
+    /// Deletes the imported model (`DELETE /api/local-models/{id}`).
+    async fn delete_model(&self) {
+        let path = format!("/api/local-models/{}", self.id);
+        let (status, _) = self.server.call(Method::DELETE, &path, Some(&self.token), None).await;
+        assert_eq!(status, 204);
     }
 
     /// A server with Ada and the model file at `gguf` imported.
@@ -293,9 +314,7 @@ async fn an_idle_model_is_let_go_and_a_deleted_one_is_gone() {
     local.send(&local.token, &session, "Hi again.").await;
     assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "done");
 
-    let path = format!("/api/local-models/{}", local.id);
-    let (status, _) = local.server.call(Method::DELETE, &path, Some(&local.token), None).await;
-    assert_eq!(status, 204);
+    local.delete_model().await;
     assert!(!local.server.data_dir().join(format!("models/{}.gguf", local.id)).exists());
     let overview = local.overview().await;
     assert_eq!((overview["models"].as_array().unwrap().len(), overview["disk_bytes"].as_i64()), (0, Some(0)));
@@ -408,9 +427,7 @@ async fn a_model_uploaded_through_the_api_is_imported() {
     assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_name")), "{refused}");
     assert_eq!(local.model_files().len(), 1);
 
-    let (status, _) =
-        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
-    assert_eq!(status, 204);
+    local.delete_model().await;
     let (status, uploaded) = local.upload(whole, "Smol%20from%20upload").await;
     assert_eq!(status, 201, "{uploaded}");
     assert_eq!(uploaded["id"], "smol-from-upload");
@@ -519,9 +536,7 @@ const SMOL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea37
 #[tokio::test]
 async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
     let local = Local::start(&[]).await;
-    let (status, _) =
-        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
-    assert_eq!(status, 204);
+    local.delete_model().await;
     let whole = std::fs::read(test_model()).unwrap();
     let files = FileServer::start(whole.clone()).await;
     let cut = 40 << 20;
@@ -579,9 +594,7 @@ async fn a_download_reports_progress_resumes_after_a_cut_and_is_checked() {
 #[tokio::test]
 async fn someone_who_stops_administering_stops_hearing_of_a_download() {
     let local = Local::start(&[]).await;
-    let (status, _) =
-        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
-    assert_eq!(status, 204);
+    local.delete_model().await;
     let files = FileServer::start(std::fs::read(test_model()).unwrap()).await;
     let hold = 20 << 20;
     *files.hold_at.lock().unwrap() = Some(hold);
@@ -671,9 +684,7 @@ async fn the_tiny_model_of_the_catalogue_downloads_out_of_its_archive() {
     }]);
     std::fs::write(&catalogue, entry.to_string()).unwrap();
     let local = Local::start(&[("SKALD_TEST_MODEL_CATALOGUE", catalogue.to_str().unwrap())]).await;
-    let (status, _) =
-        local.server.call(Method::DELETE, &format!("/api/local-models/{}", local.id), Some(&local.token), None).await;
-    assert_eq!(status, 204);
+    local.delete_model().await;
 
     let (status, offered) =
         local.server.call(Method::GET, "/api/local-models/catalogue", Some(&local.token), None).await;
@@ -720,19 +731,13 @@ async fn offered_tools_the_model_answers_through_its_templates_grammar() {
 /// arguments its schema requires — and the call reaches the tool like any other.
 #[tokio::test]
 async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
-    let dir = tempfile::tempdir().unwrap();
-    let gguf = dir.path().join("smol-hermes.gguf");
-    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
     let begins = json!([{ "starts": "<tool_call>\n" }]).to_string();
     // Room enough for any query the model may write: a call the limit cuts off is not run.
     let local =
-        Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")]).await;
+        Local::with_tools_template(&[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")]).await;
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
     let listed = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
     assert_eq!(listed["tools"], true, "the template lays out tools: {listed}");
-    let one_tool = json!({ "tools": ["note_search"] });
-    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
-    assert_eq!(status, 200);
 
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Look in my notes for the word otter.").await;
@@ -762,9 +767,6 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
 /// second is not run and the model is told so, the third ends the turn.
 #[tokio::test]
 async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
-    let dir = tempfile::tempdir().unwrap();
-    let gguf = dir.path().join("smol-hermes.gguf");
-    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
     let call = r#"{"name": "note_search", "arguments": {"query": "otter"}}"#;
     let outputs = json!([
         format!("<tool_call>\n{call}\n</tool_call>"),
@@ -773,21 +775,12 @@ async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
         "never asked for",
     ])
     .to_string();
-    let local = Local::start_with(&gguf, &[("SKALD_TEST_LOCAL_OUTPUTS", &outputs)]).await;
-    let one_tool = json!({ "tools": ["note_search"] });
-    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
-    assert_eq!(status, 200);
+    let local = Local::with_tools_template(&[("SKALD_TEST_LOCAL_OUTPUTS", &outputs)]).await;
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Find otter in my notes.").await;
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
 
-    let results: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
-    assert_eq!(results.len(), 2, "{history:?}");
-    assert_eq!(results[0]["status"], "ok", "the first call runs");
-    assert_eq!(results[1]["status"], "denied", "the same call again is not run");
-    assert!(results[1]["text"].as_str().unwrap().contains("exactly the call you just made"), "{}", results[1]);
-    let last = history.last().unwrap();
-    assert_eq!((last["status"].as_str(), last["error_code"].as_str()), (Some("error"), Some("repeated_call")));
+    told_once_then_stopped(&history);
     let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
     assert_eq!(request["number"], 3, "no request after the model was stopped: {request}");
 }
@@ -797,13 +790,7 @@ async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
 /// and the broken one is mended for it instead of stopping every later turn.
 #[tokio::test]
 async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
-    let dir = tempfile::tempdir().unwrap();
-    let gguf = dir.path().join("smol-hermes.gguf");
-    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
-    let local = Local::start_with(&gguf, &[]).await;
-    let one_tool = json!({ "tools": ["note_search"] });
-    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
-    assert_eq!(status, 200);
+    let local = Local::with_tools_template(&[]).await;
     let remote = scripted_model::ScriptedModel::start().await;
     let provider = json!({ "name": "scripted", "kind": "openai", "base_url": remote.openai_base() });
     let (status, added) = local.server.post("/api/providers", Some(&local.token), provider).await;
@@ -840,19 +827,13 @@ async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
 /// finished, and what the model wrote stays readable.
 #[tokio::test]
 async fn a_call_cut_off_by_the_length_limit_is_not_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let gguf = dir.path().join("smol-hermes.gguf");
-    with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
     let long = format!(
         "<tool_call>\n{{\"name\": \"note_search\", \"arguments\": {{\"query\": \"{}\"}}}}\n</tool_call>",
         "otter ".repeat(40)
     );
     let outputs = json!([long]).to_string();
     let env = [("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "24")];
-    let local = Local::start_with(&gguf, &env).await;
-    let one_tool = json!({ "tools": ["note_search"] });
-    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
-    assert_eq!(status, 200);
+    let local = Local::with_tools_template(&env).await;
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Find otters.").await;
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
