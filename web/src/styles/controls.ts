@@ -201,6 +201,18 @@ export const controls = css`
       transition: none !important;
     }
   }
+
+  /* A small pill naming a state or a kind; pages and panels colour it. */
+  .tag {
+    display: inline-block;
+    padding: 0 0.5rem;
+    border-radius: 999px;
+    border: 1px solid currentColor;
+    font-size: 0.8rem;
+    font-weight: 600;
+    line-height: 1.5rem;
+    white-space: nowrap;
+  }
 `;
 
 /** A full-window screen with a centred panel: setup, picker, enrolment, recovery. */
@@ -370,17 +382,6 @@ export const page = css`
 
   .small {
     font-size: 0.9rem;
-  }
-
-  .tag {
-    display: inline-block;
-    padding: 0 0.5rem;
-    border-radius: 999px;
-    border: 1px solid currentColor;
-    font-size: 0.8rem;
-    font-weight: 600;
-    line-height: 1.5rem;
-    white-space: nowrap;
   }
 
   .tag.local {

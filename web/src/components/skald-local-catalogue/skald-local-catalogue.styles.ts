@@ -30,14 +30,6 @@ export const styles = css`
   }
 
   .tag {
-    display: inline-block;
-    padding: 0 0.5rem;
-    border-radius: 999px;
-    border: 1px solid currentColor;
-    font-size: 0.8rem;
-    font-weight: 600;
-    line-height: 1.5rem;
-    white-space: nowrap;
     color: var(--skald-text-muted);
   }
 
