@@ -54,11 +54,10 @@ const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, 
 /// Creates approval cards and parks their turn, in one transaction: once this returns the
 /// cards survive a crash, and the turn waits for them (§8.1).
 pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Result<(), StoreError> {
-    let _writing = store.writing(match cards {
-        [first, rest @ ..] if rest.iter().all(|c| c.session_id == first.session_id) => {
-            Touched::conversation(&first.session_id)
-        }
-        _ => Touched::Unknown,
+    // A park with no cards still moves its turn's state: which conversation's is unknown.
+    let _writing = store.writing(match Touched::conversations(cards.iter().map(|c| c.session_id.as_str())) {
+        Touched::Nothing => Touched::Unknown,
+        touched => touched,
     });
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;

@@ -2,6 +2,8 @@
 //! history and the record of each model request. Callers pass the person's open
 //! [`PrivateStore`]; nothing here reaches the shared database.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -201,14 +203,14 @@ pub async fn create_session(
     };
     // What its first turn starts from is known without reading it back.
     let snapshot = Snapshot { conversation: session.clone(), summary: None, history: Vec::new() };
-    store.snapshots().put(id, store.snapshots().stamp(), std::sync::Arc::new(snapshot));
+    store.snapshots().put(id, store.snapshots().stamp(), Arc::new(snapshot));
     Ok(session)
 }
 
 /// What a conversation's next turn starts from: the conversation, its latest summary and
 /// its whole history, from memory when nothing was written to it since it was last read
 /// (see `store::snapshots`); none when there is no such conversation.
-pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<std::sync::Arc<Snapshot>>, StoreError> {
+pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<Arc<Snapshot>>, StoreError> {
     if let Some(kept) = store.snapshots().get(id) {
         return Ok(Some(kept));
     }
@@ -216,8 +218,8 @@ pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<std::sy
     // Both at once: each stands between a person's message and the first token.
     let (found, history) = tokio::try_join!(session_with_summary(store, id), history(store, id))?;
     let Some((conversation, summary)) = found else { return Ok(None) };
-    let snapshot = std::sync::Arc::new(Snapshot { conversation, summary, history });
-    store.snapshots().put(id, stamp, std::sync::Arc::clone(&snapshot));
+    let snapshot = Arc::new(Snapshot { conversation, summary, history });
+    store.snapshots().put(id, stamp, Arc::clone(&snapshot));
     Ok(Some(snapshot))
 }
 
@@ -326,13 +328,7 @@ pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&st
 
 /// Appends rows to the history in one transaction; returns their ids.
 pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
-    let _writing = store.writing(match messages {
-        [] => Touched::Nothing,
-        [first, rest @ ..] if rest.iter().all(|m| m.session_id == first.session_id) => {
-            Touched::conversation(first.session_id)
-        }
-        _ => Touched::Unknown,
-    });
+    let _writing = store.writing(Touched::conversations(messages.iter().map(|m| m.session_id)));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let mut ids = Vec::with_capacity(messages.len());

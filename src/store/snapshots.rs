@@ -59,6 +59,17 @@ impl Touched {
     pub fn conversation(id: &str) -> Self {
         Self::Conversation(id.to_owned())
     }
+
+    /// The rows of the conversations `ids` name (one per row written): one conversation's
+    /// when they all name the same, none when there are none, else unknown.
+    pub fn conversations<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut ids = ids.into_iter();
+        match ids.next() {
+            None => Self::Nothing,
+            Some(first) if ids.all(|id| id == first) => Self::conversation(first),
+            Some(_) => Self::Unknown,
+        }
+    }
 }
 
 /// The counts when a read began: what it read is as new as this, or newer.
@@ -303,6 +314,13 @@ mod tests {
 
     fn fresh() -> Arc<Snapshots> {
         Arc::new(Snapshots::default())
+    }
+
+    #[test]
+    fn rows_name_one_conversation_or_none_or_an_unknown_one() {
+        assert_eq!(Touched::conversations([]), Touched::Nothing);
+        assert_eq!(Touched::conversations(["a", "a"]), Touched::conversation("a"));
+        assert_eq!(Touched::conversations(["a", "b"]), Touched::Unknown);
     }
 
     #[test]
