@@ -248,6 +248,7 @@ export class SkaldChat extends LitElement {
       }
       this.transcript = addSending(this.transcript, key, text);
       this.announcement = strings.announceSent;
+      await this.#pin;
       const sent = await client.send(session.id, text);
       this.transcript = acceptSending(this.transcript, key, sent.turn);
       this.dispatchEvent(new SessionChangedEvent(null));
@@ -291,8 +292,16 @@ export class SkaldChat extends LitElement {
     }
   }
 
+  /** A pin on its way to the server: a message sent meanwhile waits for it, so it goes to the model picked. */
+  #pin: Promise<void> = Promise.resolve();
+
   /** The person picked another model: for a new conversation, remembered; for one under way, pinned now. */
-  async #pick(model: string | null): Promise<void> {
+  #pick(model: string | null): Promise<void> {
+    this.#pin = this.#pinNow(model);
+    return this.#pin;
+  }
+
+  async #pinNow(model: string | null): Promise<void> {
     const client = this.login?.client;
     const id = this.session?.id;
     if (!client || !id) {
