@@ -69,9 +69,11 @@ impl Local {
     /// A server with Ada and the model file at `gguf` imported.
     async fn start_with(gguf: &std::path::Path, env: &[(&str, &str)]) -> Self {
         let mut sandbox = Sandbox::new();
-        // Short replies keep the suite quick; two threads leave the machine usable.
+        // Short replies keep the suite quick. One thread each: tests run two at a time,
+        // and llama.cpp's threads spin while they wait for each other, so two servers of
+        // two threads on a two-core machine slow each other down manyfold.
         let defaults =
-            [("SKALD_LOCAL_THREADS", "2"), ("SKALD_LOCAL_MAX_OUTPUT", "40"), ("SKALD_LOCAL_CONTEXT", "4096")];
+            [("SKALD_LOCAL_THREADS", "1"), ("SKALD_LOCAL_MAX_OUTPUT", "40"), ("SKALD_LOCAL_CONTEXT", "4096")];
         for (key, value) in defaults.iter().chain(env) {
             sandbox.env.retain(|(k, _)| k != key);
             sandbox.env.push(((*key).to_owned(), (*value).to_owned()));
@@ -741,10 +743,10 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
 
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Look in my notes for the word otter.").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
     // Every request of this model with tools offered runs under the lazy grammar.
     let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
     assert_eq!(request["grammar"], "lazy", "{request}");
-    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
     let asked = history.iter().find(|m| m["tool_calls"].is_array()).unwrap_or_else(|| panic!("no call: {history:?}"));
     let call = &asked["tool_calls"][0];
     assert_eq!(call["name"], "note_search", "{asked}");
