@@ -11,6 +11,10 @@ pub struct NoteSearch;
 /// The most hits one search returns.
 const MAX_HITS: u32 = 10;
 
+/// The longest query. A few words find a note; the limit is also in the schema, so a
+/// small model writing under a grammar that follows it cannot run on inside the string.
+const MAX_QUERY_CHARS: usize = 200;
+
 impl Tool for NoteSearch {
     fn name(&self) -> &'static str {
         "note_search"
@@ -27,7 +31,11 @@ impl Tool for NoteSearch {
         json!({
             "type": "object",
             "properties": {
-                "query": { "type": "string", "description": "Words to look for; plain words, no operators." }
+                "query": {
+                    "type": "string",
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "Words to look for; plain words, no operators."
+                }
             },
             "required": ["query"],
             "additionalProperties": false
@@ -40,10 +48,7 @@ impl Tool for NoteSearch {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let query = arguments["query"].as_str().unwrap_or("");
-            if query.trim().is_empty() {
-                return Err("note_search needs \"query\", some words to look for".into());
-            }
+            let query = query(&arguments)?;
             let hits = notes::search(&context.space, query, MAX_HITS)
                 .await
                 .map_err(|err| format!("the notes could not be searched: {err}"))?;
@@ -59,5 +64,32 @@ impl Tool for NoteSearch {
                 .collect::<Vec<_>>()
                 .join("\n"))
         })
+    }
+}
+
+/// The words to look for, or why these arguments hold none a search can use.
+fn query(arguments: &Value) -> Result<&str, &'static str> {
+    let query = arguments["query"].as_str().unwrap_or("");
+    if query.trim().is_empty() {
+        return Err("note_search needs \"query\", some words to look for");
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err("a note_search query is at most 200 characters: use a few distinctive words");
+    }
+    Ok(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_needs_words_and_at_most_200_characters() {
+        assert_eq!(query(&json!({ "query": "otter" })), Ok("otter"));
+        assert!(query(&json!({ "query": "  " })).is_err());
+        assert!(query(&json!({})).is_err());
+        assert!(query(&json!({ "query": "é".repeat(200) })).is_ok());
+        assert!(query(&json!({ "query": "é".repeat(201) })).is_err());
+        assert_eq!(NoteSearch.parameters()["properties"]["query"]["maxLength"], MAX_QUERY_CHARS);
     }
 }

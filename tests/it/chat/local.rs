@@ -734,7 +734,8 @@ async fn offered_tools_the_model_answers_through_its_templates_grammar() {
 #[tokio::test]
 async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     let begins = json!([{ "starts": "<tool_call>\n" }]).to_string();
-    // Room enough for any query the model may write: a call the limit cuts off is not run.
+    // Room for the longest query the schema allows (200 characters): a call the length
+    // limit cut off would not run.
     let local =
         Local::with_tools_template(&[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")]).await;
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
@@ -752,6 +753,8 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     assert_eq!(call["name"], "note_search", "{asked}");
     let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
     assert!(arguments["query"].is_string(), "the schema's required argument: {asked}");
+    // The schema's `maxLength` is in the grammar: the string is closed by then.
+    assert!(arguments["query"].as_str().unwrap().chars().count() <= 200, "{asked}");
     assert!(!asked["text"].as_str().unwrap_or_default().contains("<tool_call>"), "call syntax shown: {asked}");
     let result = history
         .iter()
