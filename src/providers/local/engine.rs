@@ -30,6 +30,8 @@ use llama_cpp_2::model::{AddBos, ChatTemplateResult, GrammarTriggerType, LlamaCh
 use llama_cpp_2::openai::{ChatParseStateOaicompat, OpenAIChatTemplateParams};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use tokio::sync::mpsc as async_mpsc;
 
 use super::fit::{self, Footprint};
@@ -498,7 +500,6 @@ impl<'m> Session<'m> {
         stats: &mut RequestStats,
         room: usize,
     ) -> Result<Ending, ProviderError> {
-        let mut samplers = Vec::new();
         let forced = self.forced.pop_front();
         // A reply forced whole needs no other grammar; a forced beginning goes on under
         // the template's, which takes over where a call starts.
@@ -507,16 +508,10 @@ impl<'m> Session<'m> {
             Some(Forced::StartsWith(_)) | None => self.grammar(rendered),
         };
         stats.grammar = grammar.as_ref().map(|_| if rendered.grammar_lazy { "lazy" } else { "whole" });
-        samplers.extend(forced.and_then(|f| LlamaSampler::grammar(self.model, &f.grammar(), "root").ok()));
-        samplers.extend(grammar);
-        samplers.extend([
-            LlamaSampler::top_k(40),
-            LlamaSampler::top_p(0.95, 1),
-            LlamaSampler::min_p(0.05, 1),
-            LlamaSampler::temp(0.7),
-            LlamaSampler::dist(seed()),
-        ]);
-        let mut sampler = LlamaSampler::chain_simple(samplers);
+        let mut grammars = Vec::new();
+        grammars.extend(forced.and_then(|f| LlamaSampler::grammar(self.model, &f.grammar(), "root").ok()));
+        grammars.extend(grammar);
+        let mut sampler = Sampler::new(grammars);
         let mut parser = Parser::new(rendered, &self.id);
         let mut shaper = Shaper::new(&job.offered);
         let mut pending = Vec::new();
@@ -528,7 +523,7 @@ impl<'m> Session<'m> {
             if job.reply.is_closed() {
                 return Ok(Ending::Stopped);
             }
-            let token = sampler.sample(&self.context, -1);
+            let token = sampler.next(&self.context).ok_or_else(|| failed(&self.id, "no token could follow"))?;
             if self.model.is_eog_token(token) && !self.ignore_eos {
                 ending = Ending::Finished("stop");
                 break;
@@ -619,6 +614,59 @@ impl<'m> Session<'m> {
                 .map_err(|err| failed(&self.id, err)),
             other => other.map_err(|err| failed(&self.id, err)),
         }
+    }
+}
+
+/// Picks a reply's tokens. The grammars (a forced reply's, the template's for tool calls)
+/// are first asked only about the token the other samplers chose, and filter the whole
+/// vocabulary only when they refuse it, as llama.cpp's own sampling does: checking every
+/// one of a vocabulary's 50,000–150,000 tokens at every step is what made generation
+/// under a grammar slow, and the model's own choice is almost always allowed.
+struct Sampler {
+    grammars: Vec<LlamaSampler>,
+    /// Shapes the distribution and draws from it.
+    draw: LlamaSampler,
+}
+
+impl Sampler {
+    fn new(grammars: Vec<LlamaSampler>) -> Self {
+        let draw = LlamaSampler::chain_simple([
+            LlamaSampler::top_k(40),
+            LlamaSampler::top_p(0.95, 1),
+            LlamaSampler::min_p(0.05, 1),
+            LlamaSampler::temp(0.7),
+            LlamaSampler::dist(seed()),
+        ]);
+        Self { grammars, draw }
+    }
+
+    /// The next token after the last one evaluated (the only one whose logits were asked
+    /// for), taken by every sampler. None when nothing may follow.
+    fn next(&mut self, context: &LlamaContext) -> Option<LlamaToken> {
+        let mut candidates = context.token_data_array();
+        candidates.apply_sampler(&self.draw);
+        let mut token = candidates.selected_token()?;
+        if !self.allows(token) {
+            let mut candidates = context.token_data_array();
+            for grammar in &self.grammars {
+                candidates.apply_sampler(grammar);
+            }
+            candidates.apply_sampler(&self.draw);
+            token = candidates.selected_token().filter(|token| self.allows(*token))?;
+        }
+        for grammar in &mut self.grammars {
+            grammar.accept(token);
+        }
+        self.draw.accept(token);
+        Some(token)
+    }
+
+    fn allows(&self, token: LlamaToken) -> bool {
+        self.grammars.iter().all(|grammar| {
+            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+            one.apply_sampler(grammar);
+            one.data[0].logit().is_finite()
+        })
     }
 }
 
