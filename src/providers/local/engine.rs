@@ -643,6 +643,10 @@ impl Sampler {
     /// The next token after the last one evaluated (the only one whose logits were asked
     /// for), taken by every sampler. None when nothing may follow.
     fn next(&mut self, context: &LlamaContext) -> Option<LlamaToken> {
+        if self.grammars.is_empty() {
+            // llama.cpp's own path, without copying the logits out.
+            return Some(self.draw.sample(context, -1));
+        }
         let mut candidates = context.token_data_array();
         candidates.apply_sampler(&self.draw);
         let mut token = candidates.selected_token()?;
