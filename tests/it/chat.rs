@@ -329,6 +329,43 @@ async fn a_refused_key_is_a_clear_error_and_is_not_retried() {
     assert_eq!(chat.model.request_count() - before, 1, "a bad key is not retried");
 }
 
+/// Retry asks the model what the failed try asked: the context ends with the person's
+/// message, without the call, result and error the failed try added after it.
+#[tokio::test]
+async fn a_retry_sends_the_context_of_the_failed_try_again() {
+    let chat = Chat::start().await;
+    let session = chat.new_session(json!({})).await;
+    chat.model.push(Reply::text("Hello."));
+    chat.send(&session, "Hi").await;
+    chat.finished(&session).await;
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("current_time", json!({ "timezone": "UTC" }))]));
+    chat.model.push(Reply::status(401));
+    let first_try = chat.model.request_count();
+    chat.send(&session, "What time is it?").await;
+    let failed = chat.finished(&session).await;
+    assert_eq!(failed.last().unwrap()["status"], "error", "{failed:?}");
+    assert!(failed.iter().any(|m| m["role"] == "tool"), "the failed try ran its call: {failed:?}");
+
+    chat.model.push(Reply::text("It is noon."));
+    let path = format!("/api/sessions/{session}/retry");
+    let (status, started) = chat.server.post(&path, Some(&chat.token), json!({})).await;
+    assert_eq!(status, 202, "{started}");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let retried = loop {
+        let history = chat.finished(&session).await;
+        if history.last().unwrap()["turn_id"] == started["turn"] {
+            break history;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the retry did not end: {history:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(retried.last().unwrap()["text"], "It is noon.", "{retried:?}");
+    let requests = chat.model.requests();
+    let (asked, asked_again) = (&requests[first_try].body["messages"], &requests.last().unwrap().body["messages"]);
+    assert_eq!(asked_again, asked);
+    assert_eq!(asked_again.as_array().unwrap().last().unwrap()["content"], "What time is it?");
+}
+
 #[tokio::test]
 async fn a_rate_limit_is_retried_and_a_persistent_one_ends_in_a_clear_error() {
     let chat = Chat::start().await;
@@ -897,6 +934,7 @@ async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_res
         let text = later["messages"].to_string();
         assert!(text.contains("SUMMARY-OF-EARLIER"), "the summary stands in: {text}");
         assert!(!text.contains("alpha") && !text.contains("bravo"), "older turns are gone from the request");
+        assert!(!text.contains("reply-two"), "the last summarised message too: {text}");
         assert!(text.contains("charlie") && text.contains("delta"));
     }
     // In every request, each tool result follows the assistant message that asked for it.
