@@ -465,7 +465,9 @@ impl Runtime {
         // and the key belong to the same moment.
         let (snapshot, (role, providers)) = tokio::try_join!(private, shared)?;
         let (conversation, summary) = (&snapshot.conversation, snapshot.summary.clone());
-        let mut history = snapshot.history.clone();
+        // Rows in order of id: what the turn reads of them is a slice of the kept copy.
+        let mut history: &[Message] = &snapshot.history;
+        let reread;
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
         let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
@@ -478,24 +480,25 @@ impl Runtime {
                 return Err(TurnError::NothingToRetry);
             }
             // The context ends with the person's last message, as it did for the failed try.
-            let last_message = history.iter().rev().find(|m| m.role == "user" && m.frame_id.is_none()).map(|m| m.id);
-            history.retain(|m| last_message.is_some_and(|id| m.id <= id));
+            let end = history.iter().rposition(|m| m.role == "user" && m.frame_id.is_none()).map_or(0, |at| at + 1);
+            history = &history[..end];
         }
         if start == Start::Message && conversation.turn_state.as_deref() == Some("parked") {
             self.withdraw_parked(session, chat_id, MOVED_ON).await?;
-            history = chat::history(space, chat_id).await?;
+            reread = chat::history(space, chat_id).await?;
+            history = &reread;
         }
         let unsettled = match start {
-            Start::Resume => unsettled_calls(&history, &turn_id, None),
+            Start::Resume => unsettled_calls(history, &turn_id, None),
             Start::Message | Start::Retry => None,
         };
         // A resumed turn counts the frames it opened before it parked against its cap.
         let frames_before = match start {
-            Start::Resume => frame_count(&history, &turn_id),
+            Start::Resume => frame_count(history, &turn_id),
             Start::Message | Start::Retry => 0,
         };
         if let Some(summary) = &summary {
-            history.retain(|m| m.id > summary.upto);
+            history = &history[history.partition_point(|m| m.id <= summary.upto)..];
         }
         let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
@@ -503,7 +506,7 @@ impl Runtime {
             model.model_id.clone(),
             &agent.prompt,
             summary.as_ref().map(|s| s.text.as_str()),
-            &history,
+            history,
             Vec::new(),
         )
         .messages;
