@@ -68,13 +68,15 @@ impl Tool for NoteSearch {
 }
 
 /// The words to look for, or why these arguments hold none a search can use.
-fn query(arguments: &Value) -> Result<&str, &'static str> {
+fn query(arguments: &Value) -> Result<&str, String> {
     let query = arguments["query"].as_str().unwrap_or("");
     if query.trim().is_empty() {
-        return Err("note_search needs \"query\", some words to look for");
+        return Err("note_search needs \"query\", some words to look for".into());
     }
     if query.chars().count() > MAX_QUERY_CHARS {
-        return Err("a note_search query is at most 200 characters: use a few distinctive words");
+        return Err(format!(
+            "a note_search query is at most {MAX_QUERY_CHARS} characters: use a few distinctive words"
+        ));
     }
     Ok(query)
 }
@@ -85,7 +87,7 @@ mod tests {
 
     #[test]
     fn a_query_needs_words_and_at_most_200_characters() {
-        assert_eq!(query(&json!({ "query": "otter" })), Ok("otter"));
+        assert_eq!(query(&json!({ "query": "otter" })).as_deref(), Ok("otter"));
         assert!(query(&json!({ "query": "  " })).is_err());
         assert!(query(&json!({})).is_err());
         assert!(query(&json!({ "query": "é".repeat(200) })).is_ok());

@@ -523,7 +523,7 @@ impl<'m> Session<'m> {
             if job.reply.is_closed() {
                 return Ok(Ending::Stopped);
             }
-            let token = sampler.next(&self.context).ok_or_else(|| failed(&self.id, "no token could follow"))?;
+            let token = sampler.next(&self.context).map_err(|err| failed(&self.id, err))?;
             if self.model.is_eog_token(token) && !self.ignore_eos {
                 ending = Ending::Finished("stop");
                 break;
@@ -640,29 +640,37 @@ impl Sampler {
         Self { grammars, draw }
     }
 
-    /// The next token after the last one evaluated (the only one whose logits were asked
-    /// for), taken by every sampler. None when nothing may follow.
-    fn next(&mut self, context: &LlamaContext) -> Option<LlamaToken> {
+    /// The next token after the last one evaluated, taken by every sampler; or why there
+    /// is none. The logits read are the first output row of the last batch: every batch
+    /// decoded here asks for one output only (the prompt's last token, or the new one).
+    fn next(&mut self, context: &LlamaContext) -> Result<LlamaToken, String> {
         if self.grammars.is_empty() {
             // llama.cpp's own path, without copying the logits out.
-            return Some(self.draw.sample(context, -1));
+            return Ok(self.draw.sample(context, -1));
         }
         let mut candidates = context.token_data_array();
         candidates.apply_sampler(&self.draw);
-        let mut token = candidates.selected_token()?;
+        let mut token = candidates.selected_token().ok_or("no token was drawn")?;
         if !self.allows(token) {
             let mut candidates = context.token_data_array();
             for grammar in &self.grammars {
                 candidates.apply_sampler(grammar);
             }
             candidates.apply_sampler(&self.draw);
-            token = candidates.selected_token().filter(|token| self.allows(*token))?;
+            token = candidates
+                .selected_token()
+                .filter(|token| self.allows(*token))
+                .ok_or("the tool-call grammar allows no token here")?;
         }
         for grammar in &mut self.grammars {
-            grammar.accept(token);
+            // A lazy grammar's trigger may bring in text it then refuses: it is spent, and
+            // asking it about another token would abort the process.
+            grammar
+                .try_accept(token)
+                .map_err(|err| format!("the tool-call grammar could not follow the reply: {err}"))?;
         }
         self.draw.accept(token);
-        Some(token)
+        Ok(token)
     }
 
     fn allows(&self, token: LlamaToken) -> bool {

@@ -753,8 +753,6 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     assert_eq!(call["name"], "note_search", "{asked}");
     let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
     assert!(arguments["query"].is_string(), "the schema's required argument: {asked}");
-    // The schema's `maxLength` is in the grammar: the string is closed by then.
-    assert!(arguments["query"].as_str().unwrap().chars().count() <= 200, "{asked}");
     assert!(!asked["text"].as_str().unwrap_or_default().contains("<tool_call>"), "call syntax shown: {asked}");
     let result = history
         .iter()
