@@ -112,7 +112,11 @@ impl Engine {
     ) -> Result<DeltaStream, ProviderError> {
         let mut messages = openai::body(request)["messages"].take();
         tool_calls::mend_arguments(&mut messages);
-        let tools = (!request.tools.is_empty()).then(|| function_tools(&request.tools).to_string());
+        let tools = (!request.tools.is_empty()).then(|| {
+            let mut tools = function_tools(&request.tools);
+            tool_calls::loosen_for_grammar(&mut tools);
+            tools.to_string()
+        });
         let (reply, mut replies) = async_mpsc::channel(REPLY_BUFFER);
         let job = Job { messages: messages.to_string(), tools, offered: request.tools.clone(), reply };
         let engine = self.clone();

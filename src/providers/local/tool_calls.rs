@@ -212,6 +212,37 @@ pub fn mend_arguments(messages: &mut Value) {
     }
 }
 
+/// The largest length or count bound a tool schema keeps for llama.cpp's grammar: its
+/// parser refuses a repetition of 2,000 or more (and with it the whole tool-call grammar),
+/// and a bound becomes one grammar rule per repeat.
+const GRAMMAR_BOUND_LIMIT: u64 = 1000;
+
+/// Drops from tool schemas (OpenAI's `tools` list) the length and count bounds too large
+/// for llama.cpp's grammar — a note's 65,536 characters, say — leaving those values
+/// unbounded there; the tool still checks them when it is called. One such bound would
+/// otherwise cost every tool its grammar.
+pub fn loosen_for_grammar(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            map.retain(|key, value| {
+                let bound = matches!(key.as_str(), "maxLength" | "minLength" | "maxItems" | "minItems");
+                !(bound && value.as_u64().is_none_or(|n| n > GRAMMAR_BOUND_LIMIT))
+            });
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    // Names of properties or definitions, not keywords: each holds a schema.
+                    ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(named)) => {
+                        named.values_mut().for_each(loosen_for_grammar);
+                    }
+                    (_, value) => loosen_for_grammar(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(loosen_for_grammar),
+        _ => {}
+    }
+}
+
 /// The slips small models make in JSON, mended: trailing commas, Python's literals, and
 /// brackets left open at the end. Strings are left as they are.
 fn repair(text: &str) -> String {
@@ -526,5 +557,27 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(hold_from(text), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn bounds_too_large_for_the_grammar_are_dropped_and_the_rest_kept() {
+        let mut tools = json!([{ "type": "function", "function": { "name": "note_write", "parameters": {
+            "type": "object",
+            "properties": {
+                "title": { "type": "string", "maxLength": 200 },
+                "text": { "type": "string", "maxLength": 65536, "minLength": 1 },
+                "tags": { "type": "array", "items": { "type": "string", "maxLength": 1001 }, "maxItems": 5000 },
+                "maxLength": { "type": "integer", "maximum": 1000000 },
+                "odd": { "type": "string", "maxLength": "many" }
+            }
+        }}}]);
+        loosen_for_grammar(&mut tools);
+        let properties = &tools[0]["function"]["parameters"]["properties"];
+        assert_eq!(properties["title"], json!({ "type": "string", "maxLength": 200 }));
+        assert_eq!(properties["text"], json!({ "type": "string", "minLength": 1 }));
+        assert_eq!(properties["tags"], json!({ "type": "array", "items": { "type": "string" } }));
+        // A property that happens to be called maxLength is a schema, not a bound.
+        assert_eq!(properties["maxLength"], json!({ "type": "integer", "maximum": 1000000 }));
+        assert_eq!(properties["odd"], json!({ "type": "string" }));
     }
 }
