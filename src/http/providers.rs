@@ -14,8 +14,8 @@ use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
 use crate::agent::{key_purpose, random_id};
-use crate::providers::Endpoint;
 use crate::providers::catalogue::{CatalogueModel, STRENGTHS, guess_strength};
+use crate::providers::{Endpoint, gguf};
 use crate::store::providers::{self, Model, NewProvider, ProviderChange};
 use crate::store::{StoreError, local_models};
 
@@ -149,14 +149,32 @@ async fn check_built_in_patch(state: &AppState, req: &ProviderPatch) -> Result<(
     }
     let here = local_models::list(&state.system).await?;
     for model in req.models.iter().flatten() {
-        let id = match model {
-            ModelInput::Id(id) | ModelInput::Detailed { id, .. } => id,
+        let (id, tools) = match model {
+            ModelInput::Id(id) => (id, None),
+            ModelInput::Detailed { id, tools, .. } => (id, *tools),
         };
-        if !here.iter().any(|m| &m.id == id) {
+        let Some(found) = here.iter().find(|m| &m.id == id) else {
             return Err(built_in(&format!("the built-in provider has no model {id}; import or download it first")));
+        };
+        if tools == Some(true) && !template_takes_tools(state, id).await? {
+            return Err(built_in(&format!(
+                "the chat template of {} does not lay out tools, so the model would never see them; \
+                 pick a model made for tool calling",
+                found.name
+            )));
         }
     }
     Ok(())
+}
+
+/// Whether the chat template in the built-in model `id`'s file takes tools (its header
+/// read again: an administrator may have turned them off and on since the import).
+async fn template_takes_tools(state: &AppState, id: &str) -> Result<bool, ApiError> {
+    let path = state.agent.local_models().path(id);
+    let info = tokio::task::spawn_blocking(move || gguf::read_info(&path))
+        .await
+        .map_err(|err| ApiError::Internal(Box::new(err)))?;
+    info.map(|info| info.template_takes_tools).map_err(|err| built_in(&err.to_string()))
 }
 
 fn built_in(message: &str) -> ApiError {

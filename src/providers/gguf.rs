@@ -36,6 +36,9 @@ pub struct GgufInfo {
     pub file_type: Option<u32>,
     /// Whether `tokenizer.chat_template` is present.
     pub has_chat_template: bool,
+    /// Whether that template mentions tools: one that does not cannot lay them out, and
+    /// llama.cpp then renders the prompt without them.
+    pub template_takes_tools: bool,
     pub file_size: u64,
 }
 
@@ -106,6 +109,7 @@ pub fn parse(bytes: &mut impl Read, file_size: u64) -> Result<GgufInfo, GgufErro
         name: metadata.name,
         file_type: metadata.file_type,
         has_chat_template: metadata.has_chat_template,
+        template_takes_tools: metadata.template_takes_tools,
         file_size,
     })
 }
@@ -148,6 +152,7 @@ struct Metadata {
     file_type: Option<u32>,
     alignment: Option<u64>,
     has_chat_template: bool,
+    template_takes_tools: bool,
     /// Keys ending in one of [`ARCHITECTURE_SUFFIXES`] with their whole-number value (`None`
     /// when of another type), kept because the architecture they depend on may come later.
     deferred: Vec<(String, Option<i128>)>,
@@ -165,10 +170,7 @@ impl Metadata {
                 "general.file_type" => metadata.file_type = Some(source.whole_number(&key, kind)?),
                 "general.alignment" => metadata.alignment = Some(source.whole_number(&key, kind)?),
                 "tokenizer.chat_template" => {
-                    if kind != ValueType::String {
-                        return Err(malformed(format!("`{key}` should be text, not {}", kind.describe())));
-                    }
-                    source.skip_value(kind, 0)?;
+                    metadata.template_takes_tools = source.text(&key, kind)?.contains("tools");
                     metadata.has_chat_template = true;
                 }
                 _ if ARCHITECTURE_SUFFIXES.iter().any(|suffix| key.ends_with(suffix)) => {
@@ -576,6 +578,7 @@ mod tests {
                 head_count_kv: Some(2),
                 file_type: Some(1),
                 has_chat_template: true,
+                template_takes_tools: false,
                 file_size: file.0.len() as u64,
             }
         );
@@ -768,6 +771,15 @@ mod tests {
     fn missing_metadata_is_none_not_an_error() {
         let info = Gguf::new(3, 0, 0).parse().unwrap();
         assert_eq!((info.architecture, info.context_length, info.has_chat_template), (None, None, false));
+    }
+
+    #[test]
+    fn a_template_that_mentions_tools_takes_them() {
+        let hermes = "{% if tools %}<tools>{{ tools | tojson }}</tools>{% endif %}{{ messages }}";
+        let with = Gguf::new(3, 0, 1).text("tokenizer.chat_template", hermes).parse().unwrap();
+        assert!(with.has_chat_template && with.template_takes_tools);
+        let without = Gguf::new(3, 0, 1).text("tokenizer.chat_template", "{{ messages }}").parse().unwrap();
+        assert!(without.has_chat_template && !without.template_takes_tools);
     }
 
     #[test]

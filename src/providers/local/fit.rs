@@ -169,6 +169,7 @@ mod tests {
             head_count_kv: Some(3),
             file_type: Some(3),
             has_chat_template: true,
+            template_takes_tools: false,
             file_size,
         }
     }

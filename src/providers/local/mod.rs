@@ -475,6 +475,7 @@ mod tests {
             head_count_kv: None,
             file_type: None,
             has_chat_template: false,
+            template_takes_tools: false,
             file_size: 4,
         };
         let staged = Staged {

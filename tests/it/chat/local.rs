@@ -738,6 +738,13 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
     let listed = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
     assert_eq!(listed["tools"], true, "the template lays out tools: {listed}");
+    // Turned off and on again: the file's template is read again and takes them.
+    for tools in [false, true] {
+        let body = json!({ "models": [{ "id": local.id, "tools": tools }] });
+        let (status, _) =
+            local.server.call(Method::PATCH, "/api/providers/local", Some(&local.token), Some(body)).await;
+        assert_eq!(status, 204);
+    }
 
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Look in my notes for the word otter.").await;
@@ -863,6 +870,10 @@ async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     }
     let (status, _) = patch(json!({ "models": [{ "id": local.id, "tools": false }] })).await;
     assert_eq!(status, 204, "its own models' settings change");
+    // SmolLM2's own template lays out no tools: llama.cpp would never show them to it.
+    let (status, refused) = patch(json!({ "models": [{ "id": local.id, "tools": true }] })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("does not lay out tools"), "{refused}");
     let (status, refused) = local.server.post("/api/providers/local/refresh", Some(&local.token), json!({})).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")));
     let (status, _) = local.server.call(Method::DELETE, "/api/providers/local", Some(&local.token), None).await;
