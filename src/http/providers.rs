@@ -27,6 +27,18 @@ pub enum ModelInput {
     Detailed { id: String, context_window: Option<i64>, strength: Option<String>, tools: Option<bool> },
 }
 
+/// A model's id with what was given of its context window, strength and tool support.
+type ModelParts = (String, Option<i64>, Option<String>, Option<bool>);
+
+impl ModelInput {
+    fn into_parts(self) -> ModelParts {
+        match self {
+            Self::Id(id) => (id, None, None, None),
+            Self::Detailed { id, context_window, strength, tools } => (id, context_window, strength, tools),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewProviderBody {
@@ -110,7 +122,14 @@ pub async fn update(
     }
     let name = req.name.as_deref().map(valid_name).transpose()?;
     let base_url = req.base_url.as_deref().map(valid_base_url).transpose()?;
-    let models = req.models.map(models_from).transpose()?;
+    let mut given = req.models;
+    if id == local_models::PROVIDER_ID
+        && let Some(list) = given.take()
+    {
+        let stored = providers::models(&state.system, &id).await?;
+        given = Some(keep_stored(list, &stored));
+    }
+    let models = given.map(models_from).transpose()?;
     let mut api_key = req.api_key.map(trimmed_key);
     // A key goes to whatever address the provider has: moved to another host without a
     // new key, it loses the old one rather than carry it there.
@@ -153,6 +172,7 @@ async fn check_built_in_patch(state: &AppState, req: &ProviderPatch) -> Result<(
             ModelInput::Id(id) => (id, None),
             ModelInput::Detailed { id, tools, .. } => (id, *tools),
         };
+        // What is not given is kept (`keep_stored`): only turning tools on is checked.
         let Some(found) = here.iter().find(|m| &m.id == id) else {
             return Err(built_in(&format!("the built-in provider has no model {id}; import or download it first")));
         };
@@ -165,6 +185,22 @@ async fn check_built_in_patch(state: &AppState, req: &ProviderPatch) -> Result<(
         }
     }
     Ok(())
+}
+
+/// The built-in provider's models keep what a change does not give: their context and
+/// tool support were read from each file, not guessed from a name as for other providers.
+fn keep_stored(given: Vec<ModelInput>, stored: &[Model]) -> Vec<ModelInput> {
+    let kept = |given: ModelInput| {
+        let (id, context_window, strength, tools) = given.into_parts();
+        let stored = stored.iter().find(|m| m.model_id == id);
+        ModelInput::Detailed {
+            context_window: context_window.or(stored.map(|m| m.context_window)),
+            strength: strength.or(stored.map(|m| m.strength.clone())),
+            tools: tools.or(stored.map(|m| m.tools)),
+            id,
+        }
+    };
+    given.into_iter().map(kept).collect()
 }
 
 /// Whether the chat template in the built-in model `id`'s file takes tools (its header
@@ -266,10 +302,7 @@ async fn listed_models(
 fn models_from(given: Vec<ModelInput>) -> Result<Vec<Model>, ApiError> {
     let mut models: Vec<Model> = Vec::with_capacity(given.len());
     for input in given {
-        let (id, context_window, strength, tools) = match input {
-            ModelInput::Id(id) => (id, None, None, None),
-            ModelInput::Detailed { id, context_window, strength, tools } => (id, context_window, strength, tools),
-        };
+        let (id, context_window, strength, tools) = input.into_parts();
         let id = id.trim().to_owned();
         let bad = |message: String| ApiError::BadRequest { code: "invalid_model", message };
         if id.is_empty() || id.len() > 200 {

@@ -335,14 +335,15 @@ async fn a_tool_call_the_built_in_model_writes_goes_through_the_gate() {
     // The model is made to write exactly these replies, token by token through its own
     // sampler, by a grammar that allows nothing else.
     let outputs = json!([TAGGED_CALL, "Noted: hives on Sunday."]).to_string();
-    let local =
-        Local::start(&[("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "200")]).await;
-    // SmolLM2's template has no tools section, so Skald offers it none until an
-    // administrator says the model can call them.
-    let models = json!({ "models": [{ "id": local.id, "tools": true, "context_window": 4096, "strength": "fast" }] });
+    let local = Local::with_tools_template(&[
+        ("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()),
+        ("SKALD_LOCAL_MAX_OUTPUT", "200"),
+    ])
+    .await;
+    let note_tools = json!({ "tools": ["note_search", "note_write"] });
     let (status, body) =
-        local.server.call(Method::PATCH, "/api/providers/local", Some(&local.token), Some(models)).await;
-    assert_eq!(status, 204, "{body}");
+        local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(note_tools)).await;
+    assert_eq!(status, 200, "{body}");
 
     let mut socket = Socket::open(&local.server, &local.token).await;
     let session = local.session(&local.token).await;
@@ -874,6 +875,19 @@ async fn the_built_in_provider_keeps_its_name_and_has_no_address_or_key() {
     let (status, refused) = patch(json!({ "models": [{ "id": local.id, "tools": true }] })).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")), "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("does not lay out tools"), "{refused}");
+    // What a change leaves out is kept, not reset to a guess: tools stay off, and the
+    // context stays what the file and this machine allow.
+    let listed = || async {
+        let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
+        models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap().clone()
+    };
+    let before = listed().await;
+    for body in [json!({ "models": [local.id] }), json!({ "models": [{ "id": local.id, "strength": "balanced" }] })] {
+        assert_eq!(patch(body.clone()).await.0, 204, "{body}");
+        let after = listed().await;
+        assert_eq!((&after["tools"], &after["context_window"]), (&json!(false), &before["context_window"]), "{body}");
+    }
+    assert_eq!(listed().await["strength"], "balanced");
     let (status, refused) = local.server.post("/api/providers/local/refresh", Some(&local.token), json!({})).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("built_in_provider")));
     let (status, _) = local.server.call(Method::DELETE, "/api/providers/local", Some(&local.token), None).await;
