@@ -234,6 +234,8 @@ pub fn loosen_for_grammar(schema: &mut Value) {
                     ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(named)) => {
                         named.values_mut().for_each(loosen_for_grammar);
                     }
+                    // Values, not schemas: left as they are.
+                    ("enum" | "const" | "default" | "examples", _) => {}
                     (_, value) => loosen_for_grammar(value),
                 }
             }
@@ -568,7 +570,8 @@ mod tests {
                 "text": { "type": "string", "maxLength": 65536, "minLength": 1 },
                 "tags": { "type": "array", "items": { "type": "string", "maxLength": 1001 }, "maxItems": 5000 },
                 "maxLength": { "type": "integer", "maximum": 1000000 },
-                "odd": { "type": "string", "maxLength": "many" }
+                "odd": { "type": "string", "maxLength": "many" },
+                "shape": { "type": "object", "default": { "maxLength": 5000 } }
             }
         }}}]);
         loosen_for_grammar(&mut tools);
@@ -579,5 +582,6 @@ mod tests {
         // A property that happens to be called maxLength is a schema, not a bound.
         assert_eq!(properties["maxLength"], json!({ "type": "integer", "maximum": 1000000 }));
         assert_eq!(properties["odd"], json!({ "type": "string" }));
+        assert_eq!(properties["shape"]["default"], json!({ "maxLength": 5000 }), "a value, not a schema");
     }
 }
