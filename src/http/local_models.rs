@@ -84,7 +84,7 @@ pub(crate) async fn install(
         model_id: id.clone(),
         context_window: i64::from(staged.context),
         strength: local::strength(staged.parameters).to_owned(),
-        tools: staged.tools,
+        tools: staged.info.template_takes_tools,
     };
     staged.install(&models, &id).map_err(|err| ApiError::Internal(Box::new(err)))?;
     if let Err(err) = local_models::insert(&state.system, actor, &row, &model).await {

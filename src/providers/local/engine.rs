@@ -275,15 +275,14 @@ impl Engine {
     }
 }
 
-/// Reads a file's parameter count and chat template without loading its weights.
-pub(super) fn inspect(path: &Path) -> Result<(u64, Option<String>), String> {
+/// Reads a file's parameter count without loading its weights.
+pub(super) fn inspect(path: &Path) -> Result<u64, String> {
     let backend = backend().map_err(|err| err.to_string())?;
     let params = LlamaModelParams::default().with_no_alloc(true);
     let model = LlamaModel::load_from_file(backend, path, &params).map_err(|err| {
         format!("it could not be read ({err}); it may be damaged or of an architecture this version does not know")
     })?;
-    let template = model.chat_template(None).ok().and_then(|t| t.to_str().ok().map(str::to_owned));
-    Ok((model.n_params(), template))
+    Ok(model.n_params())
 }
 
 fn load_model(id: &str, path: &Path) -> Result<LlamaModel, String> {

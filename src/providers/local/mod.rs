@@ -260,8 +260,6 @@ pub struct Staged {
     pub sha256: String,
     /// The model's parameter count, as llama.cpp counts it.
     pub parameters: Option<u64>,
-    /// Whether its chat template takes a list of tools.
-    pub tools: bool,
     /// The context Skald will give it.
     pub context: u32,
     /// The name it suggests for itself: `general.name`, else the file's name.
@@ -293,10 +291,10 @@ fn stage_blocking(source: &Path, dir: &Path, context_cap: u32) -> Result<Staged,
     if !metadata.is_file() {
         return Err(ImportError::NotAFile(source.display().to_string()));
     }
-    let (info, inspection) = check(source)?;
+    let (info, parameters) = check(source)?;
     std::fs::create_dir_all(dir)?;
     let temp = temp_path(dir, "import");
-    let mut staged = Staged::new(temp, info, inspection, context_cap, file_stem(source));
+    let mut staged = Staged::new(temp, info, parameters, context_cap, file_stem(source));
     staged.sha256 = copy_hashing(source, &staged.temp).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => unreadable(err),
         _ => ImportError::Io(err),
@@ -304,11 +302,12 @@ fn stage_blocking(source: &Path, dir: &Path, context_cap: u32) -> Result<Staged,
     Ok(staged)
 }
 
-/// What Skald and llama.cpp say of the file at `path`, or why it cannot be used.
-fn check(path: &Path) -> Result<(GgufInfo, Inspection), ImportError> {
+/// What Skald says of the file at `path` and its parameter count as llama.cpp reads it,
+/// or why it cannot be used.
+fn check(path: &Path) -> Result<(GgufInfo, u64), ImportError> {
     let info = gguf::read_info(path)?;
-    let inspection = inspect(path).map_err(ImportError::Unsupported)?;
-    Ok((info, inspection))
+    let parameters = inspect(path).map_err(ImportError::Unsupported)?;
+    Ok((info, parameters))
 }
 
 /// A new name in `dir` for a file still being made; swept at the next start if Skald
@@ -318,15 +317,14 @@ fn temp_path(dir: &Path, purpose: &str) -> PathBuf {
 }
 
 impl Staged {
-    fn new(temp: PathBuf, info: GgufInfo, inspection: Inspection, context_cap: u32, fallback_name: String) -> Self {
+    fn new(temp: PathBuf, info: GgufInfo, parameters: u64, context_cap: u32, fallback_name: String) -> Self {
         Self {
             temp,
             context: fit::context_for(&info, context_cap),
             suggested_name: info.name.clone().unwrap_or(fallback_name),
             info,
             sha256: String::new(),
-            parameters: inspection.parameters,
-            tools: inspection.tools,
+            parameters: Some(parameters),
             installed: false,
         }
     }
@@ -352,8 +350,8 @@ impl LocalModels {
         tokio::task::spawn_blocking(move || {
             let checked = check(&temp);
             match checked {
-                Ok((info, inspection)) => {
-                    let mut staged = Staged::new(temp, info, inspection, context_cap, fallback_name);
+                Ok((info, parameters)) => {
+                    let mut staged = Staged::new(temp, info, parameters, context_cap, fallback_name);
                     staged.sha256 = sha256;
                     Ok(staged)
                 }
@@ -395,22 +393,15 @@ fn file_stem(path: &Path) -> String {
     path.file_stem().map_or_else(|| "model".to_owned(), |stem| stem.to_string_lossy().into_owned())
 }
 
-/// What llama.cpp itself says of a file, read without loading its weights.
-struct Inspection {
-    parameters: Option<u64>,
-    tools: bool,
-}
-
+/// The model's parameter count as llama.cpp reads the file, without loading its weights:
+/// a file llama.cpp cannot read is refused here.
 #[cfg(feature = "local-model")]
-fn inspect(path: &Path) -> Result<Inspection, String> {
-    let (parameters, template) = engine::inspect(path)?;
-    // A template that can lay out tools mentions them; one that cannot would have the
-    // model answer in a JSON shape small models rarely keep to.
-    Ok(Inspection { parameters: Some(parameters), tools: template.is_some_and(|t| t.contains("tools")) })
+fn inspect(path: &Path) -> Result<u64, String> {
+    engine::inspect(path)
 }
 
 #[cfg(not(feature = "local-model"))]
-fn inspect(_path: &Path) -> Result<Inspection, String> {
+fn inspect(_path: &Path) -> Result<u64, String> {
     Err(NOT_BUILT.to_owned())
 }
 
@@ -483,7 +474,6 @@ mod tests {
             info,
             sha256: String::new(),
             parameters: None,
-            tools: false,
             context: 512,
             suggested_name: "x".into(),
             installed: false,
