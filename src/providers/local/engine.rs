@@ -825,16 +825,21 @@ impl Shaper {
         out
     }
 
-    /// What is held, as text.
-    fn release(&mut self) -> Vec<Delta> {
+    /// What is held, handed over: nothing is held after.
+    fn take_held(&mut self) -> String {
         let held = self.text[self.shown..].to_owned();
         self.shown = self.text.len();
+        held
+    }
+
+    /// What is held, as text.
+    fn release(&mut self) -> Vec<Delta> {
+        let held = self.take_held();
         if held.is_empty() { Vec::new() } else { vec![Delta::Text(held)] }
     }
 
     fn finish(&mut self) -> Vec<Delta> {
-        let held = self.text[self.shown..].to_owned();
-        self.shown = self.text.len();
+        let held = self.take_held();
         if held.is_empty() {
             return Vec::new();
         }
