@@ -74,9 +74,7 @@ pub async fn create(store: &PrivateStore, title: &str, body: &str, outside: bool
     let sql = sqlx::AssertSqlSafe(format!(
         "INSERT INTO notes (title, body, created_at, updated_at, outside) VALUES (?, ?, ?, ?, ?) RETURNING {NOTE_COLUMNS}"
     ));
-    let note =
-        sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?;
-    Ok(note)
+    Ok(sqlx::query_as(sql).bind(title).bind(body).bind(&now).bind(&now).bind(outside).fetch_one(store.pool()).await?)
 }
 
 /// Replaces the title, the body, or both, of note `id`. A note once written with outside
