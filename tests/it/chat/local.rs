@@ -46,15 +46,14 @@ impl Local {
     }
 
     /// A server with Ada, the test model's weights under a Hermes-style template of ours
-    /// (`HERMES_STYLE_TEMPLATE`) imported, and `note_search` the one tool Ada's role offers.
-    async fn with_tools_template(env: &[(&str, &str)]) -> Self {
+    /// (`HERMES_STYLE_TEMPLATE`) imported, and `tools` what Ada's role offers.
+    async fn with_tools_template(tools: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let gguf = dir.path().join("smol-hermes.gguf");
         with_chat_template(&test_model(), &gguf, HERMES_STYLE_TEMPLATE);
         let local = Self::start_with(&gguf, env).await;
-        let one_tool = json!({ "tools": ["note_search"] });
-        let (status, _) =
-            local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(one_tool)).await;
+        let role = json!({ "tools": tools });
+        let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(role)).await;
         assert_eq!(status, 200);
         local
     }
@@ -335,15 +334,8 @@ async fn a_tool_call_the_built_in_model_writes_goes_through_the_gate() {
     // The model is made to write exactly these replies, token by token through its own
     // sampler, by a grammar that allows nothing else.
     let outputs = json!([TAGGED_CALL, "Noted: hives on Sunday."]).to_string();
-    let local = Local::with_tools_template(&[
-        ("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()),
-        ("SKALD_LOCAL_MAX_OUTPUT", "200"),
-    ])
-    .await;
-    let note_tools = json!({ "tools": ["note_search", "note_write"] });
-    let (status, body) =
-        local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(note_tools)).await;
-    assert_eq!(status, 200, "{body}");
+    let env = [("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "200")];
+    let local = Local::with_tools_template(&["note_search", "note_write"], &env).await;
 
     let mut socket = Socket::open(&local.server, &local.token).await;
     let session = local.session(&local.token).await;
@@ -712,10 +704,7 @@ async fn the_tiny_model_of_the_catalogue_downloads_out_of_its_archive() {
 /// grammar parser takes, and it refused the whole grammar.
 #[tokio::test]
 async fn every_tool_offered_at_once_keeps_the_templates_grammar() {
-    let local = Local::with_tools_template(&[]).await;
-    let every_tool = json!({ "tools": ["*"] });
-    let (status, _) = local.server.call(Method::PATCH, "/api/roles/admin", Some(&local.token), Some(every_tool)).await;
-    assert_eq!(status, 200);
+    let local = Local::with_tools_template(&["*"], &[]).await;
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Say hello.").await;
     // Whatever the model then does (a call may wait for approval), its first request ran
@@ -734,8 +723,11 @@ async fn a_call_the_model_begins_is_finished_by_the_templates_grammar() {
     let begins = json!([{ "starts": "<tool_call>\n" }]).to_string();
     // Room for the longest query the schema allows (200 characters): a call the length
     // limit cut off would not run.
-    let local =
-        Local::with_tools_template(&[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")]).await;
+    let local = Local::with_tools_template(
+        &["note_search"],
+        &[("SKALD_TEST_LOCAL_OUTPUTS", &begins), ("SKALD_LOCAL_MAX_OUTPUT", "400")],
+    )
+    .await;
     let (_, models) = local.server.call(Method::GET, "/api/models", Some(&local.token), None).await;
     let listed = models.as_array().unwrap().iter().find(|m| m["name"] == local.model.as_str()).unwrap();
     assert_eq!(listed["tools"], true, "the template lays out tools: {listed}");
@@ -783,7 +775,7 @@ async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
         "never asked for",
     ])
     .to_string();
-    let local = Local::with_tools_template(&[("SKALD_TEST_LOCAL_OUTPUTS", &outputs)]).await;
+    let local = Local::with_tools_template(&["note_search"], &[("SKALD_TEST_LOCAL_OUTPUTS", &outputs)]).await;
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Find otter in my notes.").await;
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
@@ -798,7 +790,7 @@ async fn the_built_in_model_repeating_a_call_is_told_once_then_stopped() {
 /// and the broken one is mended for it instead of stopping every later turn.
 #[tokio::test]
 async fn a_broken_call_in_the_history_does_not_stop_the_built_in_model() {
-    let local = Local::with_tools_template(&[]).await;
+    let local = Local::with_tools_template(&["note_search"], &[]).await;
     let remote = scripted_model::ScriptedModel::start().await;
     let provider = json!({ "name": "scripted", "kind": "openai", "base_url": remote.openai_base() });
     let (status, added) = local.server.post("/api/providers", Some(&local.token), provider).await;
@@ -841,7 +833,7 @@ async fn a_call_cut_off_by_the_length_limit_is_not_run() {
     );
     let outputs = json!([long]).to_string();
     let env = [("SKALD_TEST_LOCAL_OUTPUTS", outputs.as_str()), ("SKALD_LOCAL_MAX_OUTPUT", "24")];
-    let local = Local::with_tools_template(&env).await;
+    let local = Local::with_tools_template(&["note_search"], &env).await;
     let session = local.session(&local.token).await;
     local.send(&local.token, &session, "Find otters.").await;
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
