@@ -96,10 +96,12 @@ impl Local {
         created["id"].as_str().unwrap().to_owned()
     }
 
-    async fn send(&self, token: &str, session: &str, text: &str) {
+    /// Sends a message; the id of the turn it starts.
+    async fn send(&self, token: &str, session: &str, text: &str) -> Value {
         let path = format!("/api/sessions/{session}/messages");
         let (status, body) = self.server.post(&path, Some(token), json!({ "text": text })).await;
         assert_eq!(status, 202, "{body}");
+        body["turn"].clone()
     }
 
     /// `GET /api/local-models`
@@ -175,9 +177,15 @@ async fn stopping_the_built_in_model_ends_generation_at_once() {
     let room = 4096 - last["prompt_tokens"].as_u64().unwrap();
     // The engine noticed within a few tokens, not at the end of its room.
     assert!(generated < room / 4, "generated {generated} of {room} after the stop");
-    // The model is free for the next turn at once.
-    local.send(&local.token, &session, "Thanks.").await;
-    while socket.next_event().await["type"] != "token" {}
+    // The model is free for the next turn at once. (Tokens of the stopped turn may still
+    // be on their way: the stop waits for one of this turn's.)
+    let turn = local.send(&local.token, &session, "Thanks.").await;
+    loop {
+        let event = socket.next_event().await;
+        if event["type"] == "token" && event["turn"] == turn {
+            break;
+        }
+    }
     local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
     assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "stopped");
 }
