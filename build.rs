@@ -1,5 +1,6 @@
 //! Build script: make sure the web assets exist before they are embedded, tell cargo to
-//! rebuild when they or the migrations change, and run tauri-build for the desktop shell.
+//! rebuild when they or the migrations change, keep the build portable, and run
+//! tauri-build for the desktop shell.
 
 use std::path::Path;
 
@@ -14,6 +15,8 @@ fn main() {
         std::process::exit(1);
     }
 
+    portable();
+
     #[cfg(feature = "desktop")]
     {
         // Tauri does not notice changes to its capabilities and icons by itself.
@@ -24,5 +27,30 @@ fn main() {
             eprintln!("tauri-build failed: {err:#}");
             std::process::exit(1);
         }
+    }
+}
+
+/// Refuses to build for the builder's CPU. llama.cpp's build reads `target-cpu=native`
+/// from the Rust flags and then compiles ggml for every extension the builder has — AMX
+/// included, whose kernels faulted and took the server down — and the binary would not
+/// start on a CPU without them. Without it ggml is compiled for its stated baseline
+/// (SSE4.2, AVX, AVX2, FMA, F16C, BMI2; `providers::local::fit::COMPILED_FOR`), checked at
+/// run time before a model loads, and the Rust code for plain x86-64.
+fn portable() {
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    if let Some(cpu) = flags.split('\x1f').find_map(|flag| flag.split("target-cpu=").nth(1)) {
+        eprintln!(
+            "Skald is built to run on any x86-64 computer: remove `-C target-cpu={cpu}` from RUSTFLAGS or \
+             .cargo/config.toml (the built-in model picks its instructions from a fixed baseline)"
+        );
+        std::process::exit(1);
+    }
+    if cfg!(feature = "local-model") && std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
+        // ggml's CMake turns its baseline off for reproducible builds, which would leave
+        // the built-in model several times slower and `COMPILED_FOR` untrue.
+        eprintln!("SOURCE_DATE_EPOCH is set: ggml would drop its AVX2 baseline. Unset it to build the built-in model.");
+        std::process::exit(1);
     }
 }

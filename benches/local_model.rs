@@ -1,27 +1,32 @@
-//! How fast the built-in model runs: Skald's local provider against llama.cpp's own
-//! `llama-bench` on the same GGUF and thread count, round by round in one invocation so a
-//! noisy, shared machine slows both alike. Each round measures prompt processing (a fresh
-//! prompt of about 512 tokens) and generation (128 tokens past end-of-text, after that
-//! prompt) through `LocalModels::start`, the path every turn takes, and runs llama-bench's
-//! pp512 and its tg128 at a depth of 512 tokens — generation after the same length of
-//! context, since attention over it is much of a small model's cost. Reports medians, the
-//! ratio (target ≥ 0.9× for generation), the load time and the peak RSS of this process,
-//! which holds the model.
+//! How fast the built-in model runs: Skald's local provider, through its worker process,
+//! against llama.cpp's own `llama-bench` on the same GGUF and thread count, round by round
+//! in one invocation so a noisy, shared machine slows both alike. Each round measures
+//! prompt processing (a fresh prompt of about 512 tokens) and generation (128 tokens past
+//! end-of-text, after that prompt) through `LocalModels::start`, the path every turn takes,
+//! and runs llama-bench's pp512 and its tg128 at a depth of 512 tokens — generation after
+//! the same length of context, since attention over it is much of a small model's cost.
 //!
-//! `benches/llama-bench.sh` builds the baseline tool; the model is the test model
-//! (`tests/fetch-test-model.sh`). `cargo bench --features local-model --bench local_model`
-//! (`SKALD_BENCH_ROUNDS`, `SKALD_BENCH_THREADS`, `SKALD_TEST_GGUF`, `LLAMA_BENCH`).
+//! llama-bench runs twice a round: built the way Skald's ggml is (its portable baseline,
+//! `benches/llama-bench.sh baseline`) and for this very CPU (`native`). Reports medians,
+//! both ratios (target ≥ 0.9× of the baseline build for generation), what the pipe from
+//! the worker costs per token (the reply's pace as the caller reads it against the pace
+//! the worker measured), the load time and the worker's peak RSS.
+//!
+//! The model is the test model (`tests/fetch-test-model.sh`).
+//! `cargo bench --features local-model --bench local_model` (`SKALD_BENCH_ROUNDS`,
+//! `SKALD_BENCH_THREADS`, `SKALD_TEST_GGUF`, `LLAMA_BENCH`, `LLAMA_BENCH_NATIVE`).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
+use skald::ids::UserId;
 use skald::providers::local::{LocalModels, RequestStats, Settings};
-use skald::providers::{ChatRequest, ContextMessage};
+use skald::providers::{ChatRequest, ContextMessage, Delta};
 
 const PROMPT_TOKENS: usize = 512;
 const GENERATED: u32 = 128;
@@ -32,10 +37,14 @@ fn main() {
     let model = std::env::var_os("SKALD_TEST_GGUF")
         .map_or_else(|| home(".cache/skald/models/SmolLM2-135M-Instruct.Q4_1.gguf"), PathBuf::from);
     let llama_bench = std::env::var_os("LLAMA_BENCH")
-        .map_or_else(|| home(".cache/skald/llama-bench-0.3.36/llama-bench"), PathBuf::from);
-    for (what, path, how) in
-        [("model", &model, "tests/fetch-test-model.sh"), ("llama-bench", &llama_bench, "benches/llama-bench.sh")]
-    {
+        .map_or_else(|| home(".cache/skald/llama-bench-0.3.36-baseline/llama-bench"), PathBuf::from);
+    let llama_bench_native = std::env::var_os("LLAMA_BENCH_NATIVE")
+        .map_or_else(|| home(".cache/skald/llama-bench-0.3.36-native/llama-bench"), PathBuf::from);
+    for (what, path, how) in [
+        ("model", &model, "tests/fetch-test-model.sh"),
+        ("llama-bench", &llama_bench, "benches/llama-bench.sh baseline"),
+        ("llama-bench (native)", &llama_bench_native, "benches/llama-bench.sh native"),
+    ] {
         if !path.exists() {
             eprintln!("local_model: the {what} {} is missing; run {how}", path.display());
             std::process::exit(1);
@@ -48,23 +57,40 @@ fn main() {
     if std::fs::hard_link(&model, models_dir.join("bench.gguf")).is_err() {
         std::fs::copy(&model, models_dir.join("bench.gguf")).unwrap();
     }
-    let settings =
-        Settings { threads, context: 2048, idle: Duration::from_secs(3600), max_output: GENERATED, ignore_eos: true };
+    let settings = Settings {
+        threads,
+        context: 2048,
+        idle: Duration::from_secs(3600),
+        max_output: GENERATED,
+        ignore_eos: true,
+        worker_program: PathBuf::from(env!("CARGO_BIN_EXE_skald")),
+    };
     let local = LocalModels::new(models_dir, settings);
+    let person = UserId::generate();
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
     println!("model {} · {threads} threads · {rounds} rounds", model.display());
-    // The first request loads the model; its time is the load time.
-    runtime.block_on(answer(&local, "warm-up"));
-    let loaded = local.status().loaded.expect("the model is loaded");
+    // The first request starts the worker and loads the model; its time is the load time.
+    runtime.block_on(answer(&local, &person, "warm-up"));
+    let status = local.status(&person);
+    let loaded = status.loaded.expect("the model is loaded");
+    let worker = status.worker_pid.expect("the worker runs");
 
     let (mut ours_pp, mut ours_tg, mut base_pp, mut base_tg) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut native_pp, mut native_tg, mut pipe_us) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         let (pp, tg) = llama_bench_round(&llama_bench, &model, threads);
         base_pp.push(pp);
         base_tg.push(tg);
+        let (npp, ntg) = llama_bench_round(&llama_bench_native, &model, threads);
+        native_pp.push(npp);
+        native_tg.push(ntg);
         // A prompt that starts differently each round, so nothing of it is cached.
-        let stats = runtime.block_on(answer(&local, &format!("Round {round}.")));
+        let (stats, read_ms) = runtime.block_on(answer_timed(&local, &person, &format!("Round {round}.")));
+        // Tokens after the first, read by the caller against generated by the worker.
+        let tokens = stats.generated_tokens.saturating_sub(1).max(1) as f64;
+        let worker_ms = (stats.generated_tokens - 1) as f64 * 1000.0 / stats.tokens_per_second.max(f64::MIN_POSITIVE);
+        pipe_us.push((read_ms - worker_ms) * 1000.0 / tokens);
         // Only the template's opening (its default system prompt) is shared between rounds.
         assert!(stats.evaluated_tokens >= PROMPT_TOKENS as u64 * 9 / 10, "the prompt was evaluated afresh: {stats:?}");
         assert_eq!(stats.generated_tokens, u64::from(GENERATED));
@@ -72,7 +98,8 @@ fn main() {
         ours_pp.push(prompt_speed);
         ours_tg.push(stats.tokens_per_second);
         println!(
-            "round {}: prompt {:.0} tok/s (llama-bench {pp:.0}), generation {:.1} tok/s (llama-bench {tg:.1})",
+            "round {}: prompt {:.0} tok/s (llama-bench {pp:.0}, native {npp:.0}), generation {:.1} tok/s \
+             (llama-bench {tg:.1}, native {ntg:.1})",
             round + 1,
             prompt_speed,
             stats.tokens_per_second
@@ -80,35 +107,58 @@ fn main() {
     }
 
     let (ours_pp, ours_tg, base_pp, base_tg) = (median(ours_pp), median(ours_tg), median(base_pp), median(base_tg));
+    let (native_pp, native_tg, pipe_us) = (median(native_pp), median(native_tg), median(pipe_us));
     println!();
     println!(
-        "prompt processing (≈{PROMPT_TOKENS} tokens): Skald {ours_pp:.0} tok/s, llama-bench pp512 {base_pp:.0} tok/s → {:.2}×",
-        ours_pp / base_pp
+        "prompt processing (≈{PROMPT_TOKENS} tokens): Skald {ours_pp:.0} tok/s · llama-bench pp512 as Skald builds it \
+         {base_pp:.0} → {:.2}× · native {native_pp:.0} → {:.2}×",
+        ours_pp / base_pp,
+        ours_pp / native_pp
     );
     println!(
-        "generation ({GENERATED} tokens): Skald {ours_tg:.1} tok/s, llama-bench tg128 {base_tg:.1} tok/s → {:.2}× (target ≥ 0.90×)",
-        ours_tg / base_tg
+        "generation ({GENERATED} tokens): Skald {ours_tg:.1} tok/s · llama-bench tg128 as Skald builds it {base_tg:.1} \
+         → {:.2}× (target ≥ 0.90×) · native {native_tg:.1} → {:.2}×",
+        ours_tg / base_tg,
+        ours_tg / native_tg
     );
-    println!("load: {} ms · peak RSS of this process: {} MiB", loaded.load_ms, peak_rss_kib() / 1024);
+    println!("the worker's pipe: {pipe_us:+.0} µs per token as the caller reads the reply");
+    println!(
+        "load: {} ms · peak RSS of the worker: {} MiB · of this process: {} MiB",
+        loaded.load_ms,
+        peak_rss_kib(&format!("/proc/{worker}/status")) / 1024,
+        peak_rss_kib("/proc/self/status") / 1024
+    );
 }
 
 /// One request through the provider, read to its end; the engine's report of it.
-async fn answer(local: &LocalModels, opening: &str) -> RequestStats {
+async fn answer(local: &LocalModels, person: &UserId, opening: &str) -> RequestStats {
+    answer_timed(local, person, opening).await.0
+}
+
+/// The same, with how long the caller took to read the reply from its first token to its
+/// last, in milliseconds.
+async fn answer_timed(local: &LocalModels, person: &UserId, opening: &str) -> (RequestStats, f64) {
     let filler = "The quick brown fox jumps over the lazy dog. ".repeat(PROMPT_TOKENS / 10);
     let request = ChatRequest {
         model: "bench".into(),
         messages: vec![ContextMessage::User(format!("{opening} {filler}"))],
         tools: Vec::new(),
     };
-    let before = local.status().last_request.map_or(0, |last| last.number);
-    let mut stream = local.start(&request).await.expect("the model answers");
+    let before = local.status(person).last_request.map_or(0, |last| last.number);
+    let mut stream = local.start(&request, person).await.expect("the model answers");
+    let (mut first, mut last) = (None, Instant::now());
     while let Some(item) = stream.next().await {
-        item.expect("no failure mid-reply");
+        let deltas = item.expect("no failure mid-reply");
+        if deltas.iter().any(|delta| matches!(delta, Delta::Text(_))) {
+            last = Instant::now();
+            first.get_or_insert(last);
+        }
     }
+    let read_ms = first.map_or(0.0, |first| last.duration_since(first).as_secs_f64() * 1000.0);
     // The report is written as the reply's last delta goes out.
     for _ in 0..200 {
-        if let Some(stats) = local.status().last_request.filter(|last| last.number > before) {
-            return stats;
+        if let Some(stats) = local.status(person).last_request.filter(|last| last.number > before) {
+            return (stats, read_ms);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -141,8 +191,9 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// `VmHWM` of a process's `/proc/<pid>/status`.
+fn peak_rss_kib(status: &str) -> u64 {
+    let status = std::fs::read_to_string(status).unwrap_or_default();
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))

@@ -36,6 +36,11 @@ enum Command {
     /// Check who can open each private space; exit 1 if anything is off. Read-only: runs
     /// beside a running Skald.
     Verify,
+    /// The built-in model's worker process, which Skald starts itself and speaks to over
+    /// stdin and stdout; not for people.
+    #[cfg(feature = "local-model")]
+    #[command(hide = true)]
+    ModelWorker,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +63,8 @@ fn main() -> ExitCode {
     let port = match cli.command {
         Some(Command::Serve { port }) => port,
         Some(Command::Verify) => return verify(cli.data_dir),
+        #[cfg(feature = "local-model")]
+        Some(Command::ModelWorker) => return skald::providers::local::worker::run(),
         #[cfg(feature = "desktop")]
         None => return shell::run(cli.data_dir),
         #[cfg(not(feature = "desktop"))]

@@ -15,6 +15,7 @@
 //! - [`secrets`] keeps the instance key in the OS keyring (or a 0600 file).
 //! - [`verify`] checks, from the files alone, who can open each private space.
 //! - [`notify`] carries desktop notifications from features to the shell.
+//! - [`supervise`] starts and watches helper processes (the built-in model's worker).
 //! - [`logging`] writes diagnostics to stderr and a rotating file; never a secret.
 //!
 //! The core knows nothing of windows or Tauri; the shell in `src-tauri/` drives it.
@@ -32,6 +33,7 @@ pub mod notify;
 pub mod providers;
 pub mod secrets;
 pub mod store;
+pub mod supervise;
 pub mod users;
 pub mod verify;
 

@@ -139,15 +139,20 @@ struct ProviderCache {
 }
 
 impl ProviderCache {
-    /// A model's provider address and key, opened for this request only.
-    fn endpoint(&self, secrets: &InstanceSecrets, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
+    /// A model's provider address and key, opened for this request only, for `person`.
+    fn endpoint(
+        &self,
+        secrets: &InstanceSecrets,
+        model: &CatalogueModel,
+        person: &UserId,
+    ) -> Result<Endpoint, TurnError> {
         Ok(Endpoint {
             provider: model.provider.clone(),
             privacy: model.privacy,
             kind: model.kind.clone(),
             base_url: model.base_url.clone(),
             api_key: self.key(secrets, &model.provider_id)?,
-            local: (model.kind == "local").then(|| self.local.clone()),
+            local: (model.kind == "local").then(|| (self.local.clone(), person.clone())),
         })
     }
 
@@ -471,7 +476,7 @@ impl Runtime {
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
         let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
-        let endpoint = providers.endpoint(&self.inner.secrets, &model)?;
+        let endpoint = providers.endpoint(&self.inner.secrets, &model, &session.user_id)?;
         // A person who writes on while a turn waits on cards has moved on: that turn is
         // withdrawn, once nothing can refuse the new message any more. The caller holds
         // the conversation's claim.
@@ -730,9 +735,10 @@ impl Runtime {
         }
     }
 
-    /// A model's provider address and key, from the providers as they are now.
-    async fn endpoint(&self, model: &CatalogueModel) -> Result<Endpoint, TurnError> {
-        self.provider_cache().await?.endpoint(&self.inner.secrets, model)
+    /// A model's provider address and key, from the providers as they are now, for
+    /// `person`.
+    async fn endpoint(&self, model: &CatalogueModel, person: &UserId) -> Result<Endpoint, TurnError> {
+        self.provider_cache().await?.endpoint(&self.inner.secrets, model, person)
     }
 
     /// A provider's API key, opened for one use, if it has one.

@@ -583,7 +583,7 @@ impl Turn {
     /// socket. The failed request stays on record.
     async fn switch_to_fallback(&mut self, failure: &ProviderError) -> bool {
         let Some(next) = self.fallback.take() else { return false };
-        let endpoint = match self.runtime.endpoint(&next).await {
+        let endpoint = match self.runtime.endpoint(&next, &self.session.user_id).await {
             Ok(endpoint) => endpoint,
             Err(err) => {
                 tracing::warn!(%err, "the fallback model cannot be used");
@@ -1031,7 +1031,8 @@ impl Turn {
         let refused = |err: super::TurnError| FrameStart::Refused(err.to_string());
         let providers = self.runtime.provider_cache().await.map_err(refused)?;
         let (model, fallback) = super::pick_model(&providers.models, &self.role, agent, None).map_err(refused)?;
-        let endpoint = providers.endpoint(&self.runtime.inner.secrets, &model).map_err(refused)?;
+        let endpoint =
+            providers.endpoint(&self.runtime.inner.secrets, &model, &self.session.user_id).map_err(refused)?;
         let offered: Vec<ToolSpec> = self
             .runtime
             .inner

@@ -166,10 +166,12 @@ async fn receive(body: axum::body::Body, path: &std::path::Path) -> Result<Strin
 
 /// `GET /api/local-models` (administrators): the models, the disk they take and what the
 /// engine is doing.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn list(State(state): State<AppState>, AdminActor(actor): AdminActor) -> Result<Json<Value>, ApiError> {
     let models = local_models::list(&state.system).await?;
     let disk_bytes: i64 = models.iter().map(|m| m.file_size).sum();
-    let engine = state.agent.local_models().status();
+    // The figures of the asking administrator's own last request only: another person's
+    // would tell how much of their prompt a guess shares.
+    let engine = state.agent.local_models().status(&actor.id);
     Ok(Json(json!({ "models": models, "disk_bytes": disk_bytes, "engine": engine })))
 }
 
@@ -192,6 +194,22 @@ pub async fn delete(
     {
         tracing::warn!(model = %id, error = %err, "could not remove a deleted model's file");
     }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/local-models/{id}/retry` (administrators): lets a model that crashed the
+/// built-in model's worker too often start again. 204; 404 for no such model.
+pub async fn retry(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    local_models::record_retry(&state.system, &actor, &id).await.map_err(|err| match err {
+        StoreError::NotFound => ApiError::Missing { code: "no_model", message: format!("no local model {id}") },
+        other => other.into(),
+    })?;
+    let had_crashes = state.agent.local_models().retry(&id);
+    tracing::info!(model = %id, had_crashes, "local model may start again");
     Ok(StatusCode::NO_CONTENT)
 }
 

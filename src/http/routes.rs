@@ -83,6 +83,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/local-models/catalogue", Admin, Header, local_models::catalogue),
         route(M::GET, "/api/local-models", Admin, Header, local_models::list),
         route(M::DELETE, "/api/local-models/{id}", Admin, Header, local_models::delete),
+        route(M::POST, "/api/local-models/{id}/retry", Admin, Header, local_models::retry),
         // agents
         route(M::GET, "/api/agents", Session, Header, agents::list),
         route(M::GET, "/api/agents/{id}", Session, Header, agents::get),

@@ -39,7 +39,7 @@ pub struct ToolCall {
 }
 
 /// A tool as offered to the model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
@@ -55,7 +55,7 @@ pub struct ChatRequest {
 }
 
 /// A piece of a streamed reply.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Delta {
     Text(String),
     /// A fragment of the call at `index`: the first usually names it, later ones add to
@@ -85,8 +85,9 @@ pub struct Endpoint {
     pub privacy: privacy::Tier,
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
-    /// For the built-in provider, the models it runs in this process.
-    pub local: Option<local::LocalModels>,
+    /// For the built-in provider, its models and whose request this is (what the engine
+    /// caches of a prompt is reused only for the same person).
+    pub local: Option<(local::LocalModels, crate::ids::UserId)>,
 }
 
 /// The body a request is sent with in a protocol, exactly; none for an unknown protocol.
@@ -144,7 +145,7 @@ pub async fn start(
         "anthropic" => anthropic::start(client, endpoint, request).await,
         "ollama" => ollama::start(client, endpoint, request).await,
         "local" => match &endpoint.local {
-            Some(local) => local.start(request).await,
+            Some((local, person)) => local.start(request, person).await,
             None => Err(unknown_kind("local")),
         },
         other => Err(unknown_kind(other)),
@@ -261,6 +262,11 @@ pub enum ProviderError {
     /// says why and what to do. Retrying as is cannot help.
     #[error("{0}")]
     Local(String),
+    /// The built-in model's worker process died while it served this request (a fault
+    /// inside llama.cpp, an abort, a kill), or has died too often on this model to be
+    /// started again yet. The text says which, and what to do.
+    #[error("{0}")]
+    LocalCrashed(String),
 }
 
 impl ProviderError {
@@ -275,6 +281,7 @@ impl ProviderError {
             Self::Stalled(_) => "provider_stalled",
             Self::Withheld(_) => "privacy_tier",
             Self::Local(_) => "local_model",
+            Self::LocalCrashed(_) => "local_model_crashed",
         }
     }
 
@@ -300,7 +307,7 @@ impl ProviderError {
             }
             Self::Rejected { .. } => format!("{provider} rejected the request ({self})."),
             Self::Protocol(_) | Self::Stalled(_) => format!("{provider} failed mid-reply ({self}). Try again."),
-            Self::Withheld(why) | Self::Local(why) => why.clone(),
+            Self::Withheld(why) | Self::Local(why) | Self::LocalCrashed(why) => why.clone(),
         }
     }
 

@@ -38,7 +38,8 @@ impl RetryPolicy {
             | ProviderError::Rejected { .. }
             | ProviderError::Protocol(_)
             | ProviderError::Withheld(_)
-            | ProviderError::Local(_) => return None,
+            | ProviderError::Local(_)
+            | ProviderError::LocalCrashed(_) => return None,
         };
         (wait <= self.max_wait).then_some(wait)
     }

@@ -143,6 +143,18 @@ pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model:
     Ok(())
 }
 
+/// Records that an administrator let model `id` start again after it crashed the
+/// built-in model's worker too often. `NotFound` when there is no such model.
+pub async fn record_retry(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let name: Option<String> =
+        sqlx::query_scalar("SELECT name FROM local_models WHERE id = ?").bind(id).fetch_optional(&mut *tx).await?;
+    let Some(name) = name else { return Err(StoreError::NotFound) };
+    audit::record(&mut tx, actor, None, "local_model.retried", json!({ "model": id, "name": name })).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Forgets a model and withdraws it from the catalogue; the caller removes the file after.
 pub async fn delete(store: &SystemStore, actor: &Actor, id: &str) -> Result<(), StoreError> {
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;

@@ -1,24 +1,17 @@
-//! The engine behind the built-in provider: llama.cpp, holding one model at a time.
-//!
-//! A loaded model lives on a worker thread of its own, which owns the model, its context
-//! and the tokens its KV cache holds, and answers requests one after another from a queue.
-//! Inference never runs on the async runtime, so the server stays responsive while a
-//! model thinks. A worker with nothing to do for the idle period lets its model go.
+//! The engine inside the built-in model's worker process (`worker`): llama.cpp holding one
+//! model, its context and the tokens its KV cache holds, answering one request at a time.
 //!
 //! Each request's prompt is rendered by the model's own chat template through llama.cpp's
 //! OpenAI-compatible path (which lays out tools and parses tool calls back out), and only
 //! the part after what the KV cache already holds is evaluated: in a conversation that is
-//! the new message, not the whole history again.
-//!
-//! The slot (which worker holds which model) is one mutex. Requests are queued only under
-//! it, and a worker gives up its slot only under it after finding its queue empty, so no
-//! request is ever queued to a worker that is leaving.
+//! the new message, not the whole history again. What the cache holds is reused only for
+//! the same person (the request's partition): another person's request starts from an
+//! empty cache, so neither the figures nor the speed of a reply tell anyone what someone
+//! else last said.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use llama_cpp_2::context::LlamaContext;
@@ -32,13 +25,11 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
-use tokio::sync::mpsc as async_mpsc;
 
-use super::fit::{self, Footprint};
-use super::tool_calls;
-use super::{Loaded, RequestStats, Settings};
-use crate::providers::gguf;
-use crate::providers::{ChatRequest, Delta, DeltaStream, ProviderError, ToolSpec, function_tools, openai};
+use super::protocol::{FromWorker, ModelSpec, RequestId};
+use super::worker::{Cancelled, Output};
+use super::{Loaded, RequestStats, Settings, fit, tool_calls};
+use crate::providers::{Delta, ProviderError, ToolSpec, openai};
 
 /// llama.cpp's process-wide state, started on first use.
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -53,226 +44,49 @@ fn backend() -> Result<&'static LlamaBackend, ProviderError> {
         .map_err(|err| ProviderError::Local(format!("the built-in model's engine could not start: {err}")))
 }
 
-/// Replies in flight per request; the worker blocks when the turn reads slower than this.
-const REPLY_BUFFER: usize = 256;
-
 /// Chat templates use ChatML when a model carries none.
 const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + \
      '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
-type Reply = async_mpsc::Sender<Result<Vec<Delta>, ProviderError>>;
-
-/// One request for the worker.
-struct Job {
-    messages: String,
-    tools: Option<String>,
+/// One request, as the worker took it off its stdin.
+pub(super) struct Job {
+    pub id: RequestId,
+    pub model: ModelSpec,
+    pub partition: u64,
+    pub messages: String,
+    pub tools: Option<String>,
     /// The tools offered, to recognise calls written in other forms than the template's.
-    offered: Vec<ToolSpec>,
-    reply: Reply,
+    pub offered: Vec<ToolSpec>,
 }
 
-/// The worker holding a model.
-struct Worker {
-    model: String,
-    footprint: Footprint,
-    jobs: mpsc::Sender<Job>,
-    thread: JoinHandle<()>,
-    /// Tells this worker from a later one for the same model.
-    generation: u64,
+/// Where a request's reply goes, and whether anyone still listens.
+struct Reply<'a> {
+    id: RequestId,
+    out: &'a Output,
+    cancelled: &'a Cancelled,
 }
 
-pub(super) struct Engine {
-    settings: Settings,
-    slot: Mutex<Slot>,
-    report: Mutex<(Option<Loaded>, Option<RequestStats>)>,
-}
-
-#[derive(Default)]
-struct Slot {
-    worker: Option<Worker>,
-    generations: u64,
-}
-
-impl Engine {
-    pub(super) fn new(settings: Settings) -> Arc<Self> {
-        Arc::new(Self { settings, slot: Mutex::default(), report: Mutex::default() })
+impl Reply<'_> {
+    fn is_closed(&self) -> bool {
+        self.cancelled.contains(self.id)
     }
 
-    pub(super) fn status(&self) -> (Option<Loaded>, Option<RequestStats>) {
-        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    /// Queues `request` for model `id` (at `path`), loading it first if needed, and returns
-    /// the reply's stream.
-    pub(super) async fn start(
-        self: &Arc<Self>,
-        id: &str,
-        path: PathBuf,
-        request: &ChatRequest,
-    ) -> Result<DeltaStream, ProviderError> {
-        let mut messages = openai::body(request)["messages"].take();
-        tool_calls::mend_arguments(&mut messages);
-        let tools = (!request.tools.is_empty()).then(|| {
-            let mut tools = function_tools(&request.tools);
-            tool_calls::loosen_for_grammar(&mut tools);
-            tools.to_string()
+    /// Sends the next part of the reply, or its failure; an error when it was cancelled.
+    fn blocking_send(&self, part: Result<Vec<Delta>, ProviderError>) -> Result<(), ()> {
+        if self.is_closed() {
+            return Err(());
+        }
+        self.out.send(&match part {
+            Ok(deltas) => FromWorker::Deltas { id: self.id, deltas },
+            Err(err) => FromWorker::Failed { id: self.id, message: err.to_string() },
         });
-        let (reply, mut replies) = async_mpsc::channel(REPLY_BUFFER);
-        let job = Job { messages: messages.to_string(), tools, offered: request.tools.clone(), reply };
-        let engine = self.clone();
-        let id = id.to_owned();
-        tokio::task::spawn_blocking(move || engine.submit(&id, &path, job))
-            .await
-            .map_err(|err| ProviderError::Local(format!("the built-in model failed: {err}")))??;
-        let stream = futures_util::stream::poll_fn(move |cx| replies.poll_recv(cx));
-        Ok(Box::pin(stream))
-    }
-
-    /// Hands `job` to the worker holding model `id`, starting one if none does.
-    fn submit(self: &Arc<Self>, id: &str, path: &Path, mut job: Job) -> Result<(), ProviderError> {
-        let mut slot = self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(worker) = slot.worker.as_ref().filter(|w| w.model == id) {
-            match worker.jobs.send(job) {
-                Ok(()) => return Ok(()),
-                // The worker died (a panic in llama.cpp's wrapper): start another.
-                Err(mpsc::SendError(returned)) => job = returned,
-            }
-        }
-        let freed = slot.worker.as_ref().map_or(0, |w| w.footprint.total());
-        let (info, footprint) = self.preflight(id, path, freed)?;
-        if let Some(old) = slot.worker.take() {
-            // Its queue closes; it finishes what it holds, lets its model go and ends.
-            drop(old.jobs);
-            let _ = old.thread.join();
-        }
-        slot.generations += 1;
-        let generation = slot.generations;
-        let (jobs, queue) = mpsc::channel();
-        let (ready, loaded) = mpsc::sync_channel(1);
-        let engine = self.clone();
-        let (model_id, model_path) = (id.to_owned(), path.to_owned());
-        let thread = std::thread::Builder::new()
-            .name(format!("skald-model-{id}"))
-            .spawn(move || engine.work(&model_id, &model_path, generation, &info, queue, ready))
-            .map_err(|err| ProviderError::Local(format!("the built-in model could not start a thread: {err}")))?;
-        match loaded.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) => {
-                let _ = thread.join();
-                return Err(ProviderError::Local(why));
-            }
-            Err(_) => {
-                let _ = thread.join();
-                return Err(ProviderError::Local(format!("the built-in model stopped while loading {id}")));
-            }
-        }
-        jobs.send(job).map_err(|_| ProviderError::Local(format!("the built-in model stopped after loading {id}")))?;
-        slot.worker = Some(Worker { model: id.to_owned(), footprint, jobs, thread, generation });
         Ok(())
     }
+}
 
-    /// Checks, before llama.cpp reads a byte of it, that the file is sound, that this CPU
-    /// can run the build and that the model fits the memory free (counting `freed`, what
-    /// the model now loaded gives back).
-    fn preflight(&self, id: &str, path: &Path, freed: u64) -> Result<(gguf::GgufInfo, Footprint), ProviderError> {
-        let info = gguf::read_info(path).map_err(|err| match err {
-            gguf::GgufError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ProviderError::Local(format!(
-                "the file of the built-in model {id} is missing. An administrator can import it again in Settings → Models."
-            )),
-            other => ProviderError::Local(format!(
-                "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Settings → Models."
-            )),
-        })?;
-        fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).map_err(ProviderError::Local)?;
-        let n_ctx = fit::context_for(&info, self.settings.context);
-        let footprint = fit::footprint(&info, u64::from(n_ctx));
-        fit::check_memory(id, footprint, fit::available_memory(), freed).map_err(ProviderError::Local)?;
-        Ok((info, footprint))
-    }
-
-    /// Lets go of the model `id` if it is held, after its running reply.
-    pub(super) fn unload(&self, id: &str) {
-        let mut slot = self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.worker.as_ref().is_some_and(|w| w.model == id)
-            && let Some(old) = slot.worker.take()
-        {
-            drop(old.jobs);
-            let _ = old.thread.join();
-        }
-    }
-
-    /// The worker thread: loads the model, says whether it could, then answers requests
-    /// until its queue closes or it has been idle long enough.
-    fn work(
-        &self,
-        id: &str,
-        path: &Path,
-        generation: u64,
-        info: &gguf::GgufInfo,
-        queue: mpsc::Receiver<Job>,
-        ready: mpsc::SyncSender<Result<(), String>>,
-    ) {
-        let started = Instant::now();
-        let model = match load_model(id, path) {
-            Ok(model) => model,
-            Err(why) => {
-                let _ = ready.send(Err(why));
-                return;
-            }
-        };
-        let n_ctx = fit::context_for(info, self.settings.context);
-        let mut session = match Session::new(&model, id, n_ctx, &self.settings) {
-            Ok(session) => session,
-            Err(why) => {
-                let _ = ready.send(Err(why));
-                return;
-            }
-        };
-        let load_ms = started.elapsed().as_millis() as u64;
-        self.set_loaded(Some(Loaded {
-            model: id.to_owned(),
-            context: n_ctx,
-            load_ms,
-            footprint_bytes: fit::footprint(info, u64::from(n_ctx)).total(),
-        }));
-        tracing::info!(model = id, ms = load_ms, context = n_ctx, "local model loaded");
-        let _ = ready.send(Ok(()));
-        drop(ready);
-
-        loop {
-            let job = match queue.recv_timeout(self.settings.idle) {
-                Ok(job) => job,
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {
-                    // Someone holding the slot is about to queue a request or replace this
-                    // worker: wait for them instead of leaving.
-                    let Ok(mut slot) = self.slot.try_lock() else { continue };
-                    match queue.try_recv() {
-                        Ok(job) => job,
-                        Err(_) => {
-                            if slot.worker.as_ref().is_some_and(|w| w.generation == generation) {
-                                slot.worker = None; // detaches this thread's handle
-                            }
-                            drop(slot);
-                            tracing::info!(model = id, "local model unloaded after being idle");
-                            break;
-                        }
-                    }
-                }
-            };
-            let mut stats = session.answer(job);
-            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            stats.number = report.1.as_ref().map_or(0, |last| last.number) + 1;
-            report.1 = Some(stats);
-        }
-        drop(session);
-        drop(model);
-        self.set_loaded(None);
-    }
-
-    fn set_loaded(&self, loaded: Option<Loaded>) {
-        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).0 = loaded;
-    }
+/// What the engine was compiled to use, for the worker's greeting.
+pub(super) fn compiled_for() -> Vec<String> {
+    fit::COMPILED_FOR.iter().map(|feature| (*feature).to_owned()).collect()
 }
 
 /// Reads a file's parameter count without loading its weights.
@@ -285,7 +99,11 @@ pub(super) fn inspect(path: &Path) -> Result<u64, String> {
     Ok(model.n_params())
 }
 
-fn load_model(id: &str, path: &Path) -> Result<LlamaModel, String> {
+/// Loads the model `spec` names, once this CPU is known to run what the engine was
+/// compiled for (Skald checked before starting the worker; this is the last line).
+pub(super) fn load(spec: &ModelSpec) -> Result<LlamaModel, String> {
+    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
+    let (id, path) = (&spec.id, &spec.path);
     let backend = backend().map_err(|err| err.to_string())?;
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default().with_use_mmap(true)).map_err(|err| {
         format!(
@@ -296,9 +114,15 @@ fn load_model(id: &str, path: &Path) -> Result<LlamaModel, String> {
 }
 
 /// A loaded model with its context, and the tokens its KV cache holds at positions 0..
-struct Session<'m> {
+pub(super) struct Session<'m> {
     model: &'m LlamaModel,
     id: String,
+    loaded: Loaded,
+    /// Whose tokens the cache holds: the partition of the request that filled it.
+    owner: Option<u64>,
+    /// Debug builds: abort at the next token while this file exists
+    /// (`SKALD_TEST_LOCAL_ABORT_FILE`), as a fault inside llama.cpp would.
+    abort_file: Option<PathBuf>,
     context: LlamaContext<'m>,
     template: LlamaChatTemplate,
     cached: Vec<LlamaToken>,
@@ -321,7 +145,14 @@ enum Ending {
 }
 
 impl<'m> Session<'m> {
-    fn new(model: &'m LlamaModel, id: &str, n_ctx: u32, settings: &Settings) -> Result<Self, String> {
+    /// A context for `model`, loaded for `spec` since `started`.
+    pub(super) fn new(
+        model: &'m LlamaModel,
+        spec: &ModelSpec,
+        settings: &Settings,
+        started: Instant,
+    ) -> Result<Self, String> {
+        let (id, n_ctx) = (spec.id.as_str(), spec.context);
         let backend = backend().map_err(|err| err.to_string())?;
         let threads = i32::try_from(settings.threads).unwrap_or(4);
         let params = LlamaContextParams::default()
@@ -337,9 +168,20 @@ impl<'m> Session<'m> {
             Err(_) => LlamaChatTemplate::new(CHATML).map_err(|err| format!("no chat template for {id}: {err}"))?,
         };
         let add_bos = model.meta_val_str("tokenizer.ggml.add_bos_token").map_or(true, |v| v == "true");
+        let loaded = Loaded {
+            model: id.to_owned(),
+            context: n_ctx,
+            load_ms: started.elapsed().as_millis() as u64,
+            footprint_bytes: spec.footprint_bytes,
+        };
+        tracing::info!(model = id, ms = loaded.load_ms, context = n_ctx, "local model loaded");
+        let abort_file = std::env::var_os("SKALD_TEST_LOCAL_ABORT_FILE").filter(|_| cfg!(debug_assertions));
         Ok(Self {
             model,
             id: id.to_owned(),
+            loaded,
+            owner: None,
+            abort_file: abort_file.map(PathBuf::from),
             context,
             template,
             cached: Vec::new(),
@@ -351,15 +193,27 @@ impl<'m> Session<'m> {
         })
     }
 
-    /// Answers one request, streaming to its reply; returns how it went. Failures go to
-    /// the reply as errors.
-    fn answer(&mut self, job: Job) -> RequestStats {
+    pub(super) fn loaded(&self) -> &Loaded {
+        &self.loaded
+    }
+
+    /// Answers one request, streaming to `out`; returns how it went. Failures go to the
+    /// reply as errors.
+    pub(super) fn answer(&mut self, job: &Job, out: &Output, cancelled: &Cancelled) -> RequestStats {
         let mut stats = RequestStats { model: self.id.clone(), ..RequestStats::default() };
-        if job.reply.is_closed() {
+        let reply = Reply { id: job.id, out, cancelled };
+        if reply.is_closed() {
             stats.stopped = true;
             return stats;
         }
-        let result = self.run(&job, &mut stats);
+        if self.owner != Some(job.partition) {
+            // Another person's tokens are never reused: they would show in the figures
+            // and in how soon the reply starts.
+            self.context.clear_kv_cache();
+            self.cached.clear();
+            self.owner = Some(job.partition);
+        }
+        let result = self.run(job, &reply, &mut stats);
         match result {
             Ok(Ending::Stopped) => stats.stopped = true,
             Ok(Ending::Finished(_)) => {}
@@ -367,13 +221,14 @@ impl<'m> Session<'m> {
                 // What the cache holds is no longer known: start the next request afresh.
                 self.context.clear_kv_cache();
                 self.cached.clear();
-                let _ = job.reply.blocking_send(Err(err));
+                self.owner = None;
+                let _ = reply.blocking_send(Err(err));
             }
         }
         stats
     }
 
-    fn run(&mut self, job: &Job, stats: &mut RequestStats) -> Result<Ending, ProviderError> {
+    fn run(&mut self, job: &Job, reply: &Reply, stats: &mut RequestStats) -> Result<Ending, ProviderError> {
         let rendered = self.render(job)?;
         let prompt = self
             .model
@@ -398,13 +253,13 @@ impl<'m> Session<'m> {
         let keep = self.reuse_prefix(&prompt);
         stats.cached_tokens = keep as u64;
         stats.evaluated_tokens = (prompt.len() - keep) as u64;
-        if !self.evaluate(&prompt[keep..], keep, &job.reply)? {
+        if !self.evaluate(&prompt[keep..], keep, reply)? {
             return Ok(Ending::Stopped);
         }
         stats.prompt_ms = evaluating.elapsed().as_millis() as u64;
 
         let generating = Instant::now();
-        let ending = self.generate(&rendered, job, stats, room)?;
+        let ending = self.generate(&rendered, job, reply, stats, room)?;
         stats.generation_ms = generating.elapsed().as_millis() as u64;
         if stats.generated_tokens > 0 && stats.generation_ms > 0 {
             stats.tokens_per_second = stats.generated_tokens as f64 * 1000.0 / stats.generation_ms as f64;
@@ -500,6 +355,7 @@ impl<'m> Session<'m> {
         &mut self,
         rendered: &ChatTemplateResult,
         job: &Job,
+        reply: &Reply,
         stats: &mut RequestStats,
         room: usize,
     ) -> Result<Ending, ProviderError> {
@@ -510,7 +366,7 @@ impl<'m> Session<'m> {
             Some(Forced::Exactly(_)) => None,
             Some(Forced::StartsWith(_)) | None => self.grammar(rendered),
         };
-        stats.grammar = grammar.as_ref().map(|_| if rendered.grammar_lazy { "lazy" } else { "whole" });
+        stats.grammar = grammar.as_ref().map(|_| if rendered.grammar_lazy { "lazy" } else { "whole" }.to_owned());
         let mut grammars = Vec::new();
         grammars.extend(forced.and_then(|f| LlamaSampler::grammar(self.model, &f.grammar(), "root").ok()));
         grammars.extend(grammar);
@@ -523,10 +379,14 @@ impl<'m> Session<'m> {
         let limit = room.min(self.max_output as usize);
         let mut ending = Ending::Finished("length");
         for _ in 0..limit {
-            if job.reply.is_closed() {
+            if reply.is_closed() {
                 return Ok(Ending::Stopped);
             }
             let token = sampler.next(&self.context).map_err(|err| failed(&self.id, err))?;
+            if self.abort_file.as_ref().is_some_and(|file| file.exists()) {
+                tracing::error!(model = %self.id, "aborting at the test hook's request");
+                std::process::abort();
+            }
             if self.model.is_eog_token(token) && !self.ignore_eos {
                 ending = Ending::Finished("stop");
                 break;
@@ -545,7 +405,7 @@ impl<'m> Session<'m> {
                 }
                 None => parser.feed(&piece),
             });
-            if !deltas.is_empty() && job.reply.blocking_send(Ok(deltas)).is_err() {
+            if !deltas.is_empty() && reply.blocking_send(Ok(deltas)).is_err() {
                 return Ok(Ending::Stopped);
             }
             if stop_at.is_some() {
@@ -571,7 +431,7 @@ impl<'m> Session<'m> {
         };
         deltas.push(Delta::Usage { input: stats.prompt_tokens, output: stats.generated_tokens });
         deltas.push(Delta::Finish(reason.to_owned()));
-        if job.reply.blocking_send(Ok(deltas)).is_err() {
+        if reply.blocking_send(Ok(deltas)).is_err() {
             return Ok(Ending::Stopped);
         }
         Ok(ending)

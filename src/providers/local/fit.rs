@@ -89,32 +89,16 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// The instruction sets llama.cpp may use in this build: the build compiled it for the CPU
-/// it was built on (`target-cpu=native`), and Rust's own code with the same flags.
-pub const COMPILED_FOR: &[&str] = &[
-    #[cfg(target_feature = "sse4.2")]
-    "sse4.2",
-    #[cfg(target_feature = "avx")]
-    "avx",
-    #[cfg(target_feature = "avx2")]
-    "avx2",
-    #[cfg(target_feature = "fma")]
-    "fma",
-    #[cfg(target_feature = "f16c")]
-    "f16c",
-    #[cfg(target_feature = "bmi2")]
-    "bmi2",
-    #[cfg(target_feature = "avx512f")]
-    "avx512f",
-    #[cfg(target_feature = "avx512bw")]
-    "avx512bw",
-    #[cfg(target_feature = "avx512vnni")]
-    "avx512vnni",
-    #[cfg(target_feature = "avxvnni")]
-    "avxvnni",
-];
+/// The instruction sets llama.cpp's CPU code is compiled to use: ggml's own baseline when
+/// it is not built for the builder's CPU (`GGML_NATIVE` off; `build.rs` refuses
+/// `target-cpu=native`), roughly x86-64-v3. AVX-512 and AMX are never compiled in: a CPU
+/// that reports them may not have them granted by its OS or hypervisor (AMX faulted that
+/// way), and the baseline runs everywhere these do. Skald's Rust code targets plain
+/// x86-64; only llama.cpp needs these, and only the model worker runs it.
+pub const COMPILED_FOR: &[&str] = &["sse4.2", "avx", "avx2", "fma", "f16c", "bmi2"];
 
-/// Whether this CPU runs instructions of `feature`.
+/// Whether this CPU runs instructions of `feature`, granted by the OS: for the AVX family
+/// the standard library also checks that the OS saves the registers (XCR0).
 pub fn cpu_has(feature: &str) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -146,8 +130,8 @@ pub fn check_cpu(compiled: &[&str], has: impl Fn(&str) -> bool) -> Result<(), St
         return Ok(());
     }
     Err(format!(
-        "this copy of Skald was built for a processor with {}, which this computer's processor lacks, so \
-         the built-in model cannot run. Build Skald on this computer (./build.sh) to use it.",
+        "the built-in model needs a processor with {}, which this computer's processor lacks (most made \
+         since 2013 have them). Connect a model server instead in Settings → Models.",
         missing.join(", ")
     ))
 }
@@ -215,7 +199,7 @@ mod tests {
     #[test]
     fn a_cpu_without_the_built_for_instructions_is_refused_naming_them() {
         let refused = check_cpu(&["avx", "avx2", "fma"], |feature| feature == "avx").unwrap_err();
-        assert!(refused.contains("avx2, fma") && refused.contains("./build.sh"), "{refused}");
+        assert!(refused.contains("avx2, fma") && refused.contains("Settings → Models"), "{refused}");
         assert!(check_cpu(&["avx", "avx2"], |_| true).is_ok());
         assert!(check_cpu(&[], |_| false).is_ok());
     }
@@ -223,5 +207,14 @@ mod tests {
     #[test]
     fn this_machine_has_what_this_build_was_compiled_for() {
         assert!(check_cpu(COMPILED_FOR, cpu_has).is_ok());
+    }
+
+    #[test]
+    fn nothing_beyond_the_baseline_is_compiled_in() {
+        for feature in COMPILED_FOR {
+            assert!(!feature.starts_with("avx512") && !feature.starts_with("amx"), "{feature}");
+        }
+        // The Rust code is plain x86-64: at most v2 (SSE4.2, POPCNT) may be assumed.
+        const { assert!(!cfg!(target_feature = "avx"), "built with AVX for Rust code: target-cpu set?") };
     }
 }

@@ -4,19 +4,27 @@
 //!
 //! [`LocalModels`] is the provider's face to the rest of Skald: it brings files in
 //! ([`LocalModels::stage`]), answers requests ([`LocalModels::start`]) and reports what is
-//! loaded. [`fit`] decides whether a model can run here; the engine that holds a model and
-//! generates lives in `engine`, compiled only with the `local-model` feature — without it,
-//! the provider says plainly that this build has no built-in model.
+//! loaded. [`fit`] decides whether a model can run here. Models run in a worker process
+//! (`skald model-worker`, [`worker`]), so a fault inside llama.cpp ends that process and the
+//! requests it served, never the server: `host` starts and watches it, [`protocol`] is what
+//! the two say, and `engine` is llama.cpp inside the worker. All three are compiled only
+//! with the `local-model` feature — without it, the provider says plainly that this build
+//! has no built-in model.
 //!
 //! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
 
 pub mod catalogue;
 pub mod download;
 pub mod fit;
+pub mod protocol;
 pub mod tool_calls;
 
 #[cfg(feature = "local-model")]
 mod engine;
+#[cfg(feature = "local-model")]
+mod host;
+#[cfg(feature = "local-model")]
+pub mod worker;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -28,6 +36,7 @@ use sha2::{Digest, Sha256};
 
 use super::gguf::{self, GgufInfo};
 use super::{ChatRequest, DeltaStream, ProviderError};
+use crate::ids::UserId;
 
 /// Whether this build carries llama.cpp.
 pub const AVAILABLE: bool = cfg!(feature = "local-model");
@@ -47,6 +56,8 @@ pub struct Settings {
     /// Generate past the model's end-of-text, to the output limit: for benchmarks, which
     /// need replies of a known length.
     pub ignore_eos: bool,
+    /// The program started as the worker (`<program> model-worker`): this same binary.
+    pub worker_program: PathBuf,
 }
 
 impl Settings {
@@ -61,6 +72,7 @@ impl Settings {
             idle: Duration::from_secs(number("SKALD_LOCAL_IDLE_SECS").unwrap_or(600).max(1)),
             max_output: number("SKALD_LOCAL_MAX_OUTPUT").map_or(4096, |n| n.clamp(16, 1 << 20) as u32),
             ignore_eos: number("SKALD_LOCAL_IGNORE_EOS") == Some(1),
+            worker_program: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("skald")),
         }
     }
 }
@@ -76,7 +88,7 @@ struct Shared {
     settings: Settings,
     downloads: download::Downloads,
     #[cfg(feature = "local-model")]
-    engine: Arc<engine::Engine>,
+    host: Arc<host::Host>,
 }
 
 impl std::fmt::Debug for LocalModels {
@@ -92,14 +104,23 @@ pub struct Status {
     pub available: bool,
     /// The model held in memory, if any.
     pub loaded: Option<Loaded>,
-    /// The last request answered, if any since Skald started.
+    /// The last request of the administrator asking, if any since Skald started: never
+    /// figures of another person's prompt.
     pub last_request: Option<RequestStats>,
+    /// Requests answered since Skald started, everyone's.
+    pub requests_answered: u64,
+    /// The worker process holding models, while one runs.
+    pub worker_pid: Option<u32>,
+    /// Models that crashed the worker recently, with how and its last words.
+    pub crashes: Vec<CrashReport>,
+    /// The instruction sets the engine was compiled to use; the CPU must have them all.
+    pub compiled_for: &'static [&'static str],
     pub threads: u32,
     pub context: u32,
     pub idle_seconds: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Loaded {
     pub model: String,
     pub context: u32,
@@ -109,7 +130,7 @@ pub struct Loaded {
 }
 
 /// How one request went: how much of its prompt the KV cache already held, and speeds.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct RequestStats {
     /// Which request since Skald started this was, counting from 1.
     pub number: u64,
@@ -129,7 +150,35 @@ pub struct RequestStats {
     pub stopped: bool,
     /// How the template's tool-call grammar constrained the reply: `lazy` (from where the
     /// model starts a call), `whole` (the whole reply), or none.
-    pub grammar: Option<&'static str>,
+    pub grammar: Option<String>,
+}
+
+/// A model's recent crashes, for administrators.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrashReport {
+    pub model: String,
+    /// Within the last ten minutes.
+    pub count: usize,
+    pub last_at: String,
+    /// "killed by SIGSEGV".
+    pub how: String,
+    pub signal: Option<String>,
+    pub exit_code: Option<i32>,
+    /// The last lines the worker wrote to stderr: its own log and llama.cpp's warnings,
+    /// never a prompt or a reply.
+    pub stderr_tail: Vec<String>,
+    /// Not started again for this model until an administrator asks.
+    pub given_up: bool,
+}
+
+/// What the engine reports to one administrator.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    pub loaded: Option<Loaded>,
+    pub last_request: Option<RequestStats>,
+    pub requests_answered: u64,
+    pub worker_pid: Option<u32>,
+    pub crashes: Vec<CrashReport>,
 }
 
 impl LocalModels {
@@ -147,7 +196,7 @@ impl LocalModels {
         Self {
             inner: Arc::new(Shared {
                 #[cfg(feature = "local-model")]
-                engine: engine::Engine::new(settings.clone()),
+                host: host::Host::new(settings.clone()),
                 dir,
                 settings,
                 downloads: download::Downloads::default(),
@@ -172,32 +221,41 @@ impl LocalModels {
         self.inner.dir.join(format!("{id}.gguf"))
     }
 
-    /// Answers `request` with the model it names, loading it first if another or none is
-    /// held. The reply streams from a blocking thread; dropping the stream stops it.
-    pub async fn start(&self, request: &ChatRequest) -> Result<DeltaStream, ProviderError> {
+    /// Answers `request` on `person`'s behalf with the model it names, loading it first if
+    /// another or none is held. The reply streams from the worker; dropping the stream
+    /// stops it. What the engine caches of one person's prompt is never reused for
+    /// another's.
+    pub async fn start(&self, request: &ChatRequest, person: &UserId) -> Result<DeltaStream, ProviderError> {
         #[cfg(feature = "local-model")]
         {
             let path = self.path(&request.model);
-            self.inner.engine.start(&request.model, path, request).await
+            self.inner.host.start(&request.model, &path, request, person.as_str()).await
         }
         #[cfg(not(feature = "local-model"))]
         {
-            let _ = request;
+            let _ = (request, person);
             Err(ProviderError::Local(NOT_BUILT.to_owned()))
         }
     }
 
-    /// What is loaded and how the last request went.
-    pub fn status(&self) -> Status {
-        #[cfg(feature = "local-model")]
-        let (loaded, last_request) = self.inner.engine.status();
-        #[cfg(not(feature = "local-model"))]
-        let (loaded, last_request) = (None, None);
+    /// What is loaded, how `viewer`'s own last request went, and how the worker crashed.
+    pub fn status(&self, viewer: &UserId) -> Status {
         let settings = &self.inner.settings;
+        #[cfg(feature = "local-model")]
+        let snapshot = self.inner.host.snapshot(Some(viewer.as_str()));
+        #[cfg(not(feature = "local-model"))]
+        let snapshot = {
+            let _ = viewer;
+            Snapshot::default()
+        };
         Status {
             available: AVAILABLE,
-            loaded,
-            last_request,
+            loaded: snapshot.loaded,
+            last_request: snapshot.last_request,
+            requests_answered: snapshot.requests_answered,
+            worker_pid: snapshot.worker_pid,
+            crashes: snapshot.crashes,
+            compiled_for: fit::COMPILED_FOR,
             threads: settings.threads,
             context: settings.context,
             idle_seconds: settings.idle.as_secs(),
@@ -207,13 +265,21 @@ impl LocalModels {
     /// Lets go of the model `id` if it is loaded, once its running reply ends.
     pub async fn unload(&self, id: &str) {
         #[cfg(feature = "local-model")]
-        {
-            let engine = self.inner.engine.clone();
-            let id = id.to_owned();
-            let _ = tokio::task::spawn_blocking(move || engine.unload(&id)).await;
-        }
+        self.inner.host.unload(id).await;
         #[cfg(not(feature = "local-model"))]
         let _ = id;
+    }
+
+    /// Lets model `id` start again after it crashed the worker too often; false if it had
+    /// no crashes on record.
+    pub fn retry(&self, id: &str) -> bool {
+        #[cfg(feature = "local-model")]
+        return self.inner.host.retry(id);
+        #[cfg(not(feature = "local-model"))]
+        {
+            let _ = id;
+            false
+        }
     }
 
     /// Checks the GGUF file at `source` and copies it into the models directory under a
@@ -397,6 +463,8 @@ fn file_stem(path: &Path) -> String {
 /// a file llama.cpp cannot read is refused here.
 #[cfg(feature = "local-model")]
 fn inspect(path: &Path) -> Result<u64, String> {
+    // llama.cpp reads the file in this process: never on a CPU it was not compiled for.
+    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
     engine::inspect(path)
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::Method;
+use scripted_model::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -1031,4 +1032,206 @@ fn with_chat_template(from: &std::path::Path, to: &std::path::Path, template: &s
     out.resize(out.len().div_ceil(alignment) * alignment, 0);
     out.extend(&bytes[data..]);
     std::fs::write(to, out).unwrap();
+}
+
+/// `/proc/<pid>/<what>` of a process of this machine.
+fn proc_file(pid: u64, what: &str) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/{what}"))
+}
+
+/// Kills process `pid` with SIGKILL, as a person's `kill -9` would.
+fn kill_9(pid: u64) {
+    let status = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    assert!(status.success(), "kill -9 {pid}");
+}
+
+/// Waits for the first token of `turn` (any turn when `None`) on `socket`.
+async fn first_token(socket: &mut Socket, turn: Option<&Value>) {
+    loop {
+        let event = socket.next_event().await;
+        if event["type"] == "token" && turn.is_none_or(|turn| &event["turn"] == turn) {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn killing_the_worker_mid_reply_ends_that_turn_alone_and_the_next_turn_starts_a_fresh_one() {
+    // Ada's reply would run to the end of its context if nothing stopped it.
+    let local = Local::start(&[("SKALD_LOCAL_MAX_OUTPUT", "100000"), ("SKALD_LOCAL_IGNORE_EOS", "1")]).await;
+    let scripted = ScriptedModel::start().await;
+    let provider = json!({ "name": "scripted", "kind": "openai", "base_url": scripted.openai_base() });
+    let (status, added) = local.server.post("/api/providers", Some(&local.token), provider).await;
+    assert_eq!(status, 201, "{added}");
+    let bo = local.enrol("Bo", "member").await;
+    assert!(local.overview().await["engine"]["worker_pid"].is_null(), "no worker before a request needs one");
+
+    let mut ada_socket = Socket::open(&local.server, &local.token).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Count upwards from one, one number per line.").await;
+    first_token(&mut ada_socket, None).await;
+    let pid = local.overview().await["engine"]["worker_pid"].as_u64().expect("the worker's pid is reported");
+    assert_ne!(pid, u64::from(local.server.pid()), "the model runs in a process of its own");
+
+    // What the worker is given: no core file can be written, nothing of Skald's
+    // environment but what it needs, no database or private file open.
+    let limits = proc_file(pid, "limits").unwrap();
+    let core = limits.lines().find(|line| line.starts_with("Max core file size")).unwrap();
+    assert_eq!(core.split_whitespace().nth(4), Some("0"), "{core}");
+    match proc_file(pid, "environ") {
+        Ok(environ) => {
+            for variable in environ.split('\0').filter(|v| !v.is_empty()) {
+                let name = variable.split('=').next().unwrap();
+                assert!(
+                    ["PATH", "HOME", "LANG"].contains(&name) || name.starts_with("SKALD_LOCAL_"),
+                    "the worker was given {name}"
+                );
+            }
+        }
+        // Not dumpable: another process of the same user may not read it at all.
+        Err(err) => assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied),
+    }
+    let data_dir = std::fs::canonicalize(local.server.data_dir()).unwrap();
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+        assert!(
+            !target.starts_with(&data_dir) || target.starts_with(data_dir.join("models")),
+            "the worker holds {} open",
+            target.display()
+        );
+    }
+
+    // Bo's turn with another provider is streaming when the worker dies.
+    scripted.push(Reply { tokens: Some(150), delay_ms: 10, ..Reply::default() });
+    let mut bo_socket = Socket::open(&local.server, &bo).await;
+    let (status, created) =
+        local.server.post("/api/sessions", Some(&bo), json!({ "model": "scripted/scripted-fast" })).await;
+    assert_eq!(status, 201, "{created}");
+    let bo_session = created["id"].as_str().unwrap().to_owned();
+    local.send(&bo, &bo_session, "Tell me a long story.").await;
+    first_token(&mut bo_socket, None).await;
+
+    kill_9(pid);
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let end = history.last().unwrap();
+    assert_eq!(
+        (end["status"].as_str(), end["error_code"].as_str()),
+        (Some("error"), Some("local_model_crashed")),
+        "{end}"
+    );
+    let said = end["error_message"].as_str().unwrap();
+    assert!(said.contains("stopped unexpectedly") && said.contains("try again"), "{said}");
+    let bo_history = finished(&local.server, &bo, &bo_session, LOCAL_WAIT).await;
+    assert_eq!(bo_history.last().unwrap()["status"], "done", "Bo's turn was untouched");
+    assert_eq!(local.server.get("/api/health").await.status(), 200, "the server is still up");
+    let engine = local.overview().await["engine"].clone();
+    assert!(engine["worker_pid"].is_null() && engine["loaded"].is_null(), "{engine}");
+    let crash = &engine["crashes"][0];
+    assert_eq!(
+        (crash["model"].as_str(), crash["signal"].as_str()),
+        (Some(local.id.as_str()), Some("SIGKILL")),
+        "{engine}"
+    );
+    assert_eq!((crash["count"].as_u64(), crash["given_up"].as_bool()), (Some(1), Some(false)), "{engine}");
+
+    // The next turn starts a fresh worker, which answers.
+    let turn = local.send(&local.token, &session, "Start again from one.").await;
+    first_token(&mut ada_socket, Some(&turn)).await;
+    let fresh = local.overview().await["engine"]["worker_pid"].as_u64().expect("a new worker");
+    assert_ne!(fresh, pid);
+    local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let end = history.last().unwrap();
+    assert_eq!(end["status"], "stopped", "{end}");
+    assert!(!end["text"].as_str().unwrap().is_empty(), "the fresh worker wrote a reply: {end}");
+}
+
+#[tokio::test]
+async fn a_model_that_keeps_crashing_the_worker_waits_for_an_administrator() {
+    let scratch = tempfile::tempdir().unwrap();
+    let hook = scratch.path().join("abort");
+    std::fs::write(&hook, b"").unwrap();
+    let local = Local::start(&[("SKALD_TEST_LOCAL_ABORT_FILE", hook.to_str().unwrap())]).await;
+    let session = local.session(&local.token).await;
+    let secret = "My locker code is 4471.";
+    for round in 1..=3 {
+        local.send(&local.token, &session, secret).await;
+        let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+        let end = history.last().unwrap();
+        assert_eq!(end["error_code"], "local_model_crashed", "crash {round}: {end}");
+    }
+    let engine = local.overview().await["engine"].clone();
+    let crash = &engine["crashes"][0];
+    assert_eq!((crash["count"].as_u64(), crash["given_up"].as_bool()), (Some(3), Some(true)), "{engine}");
+    assert_eq!((crash["signal"].as_str(), crash["how"].as_str()), (Some("SIGABRT"), Some("killed by SIGABRT")));
+    let tail: Vec<&str> = crash["stderr_tail"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(tail.iter().any(|line| line.contains("aborting at the test hook's request")), "{tail:?}");
+    assert!(!tail.iter().any(|line| line.contains("4471")), "the tail holds no prompt text: {tail:?}");
+    // No core file of the prompt anywhere Skald writes.
+    for entry in walk(&local.server.data_dir()) {
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.starts_with("core"), "a core file: {}", entry.display());
+    }
+
+    // Fixed or not, the model is not started again by itself…
+    std::fs::remove_file(&hook).unwrap();
+    local.send(&local.token, &session, "Hello?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    let end = history.last().unwrap();
+    assert_eq!(end["error_code"], "local_model_crashed", "{end}");
+    assert!(end["error_message"].as_str().unwrap().contains("until an administrator"), "{end}");
+    assert!(local.overview().await["engine"]["worker_pid"].is_null(), "no worker was started");
+
+    // …until an administrator asks; a member may not.
+    let kim = local.enrol("Kim", "member").await;
+    let retry = format!("/api/local-models/{}/retry", local.id);
+    assert_eq!(local.server.post(&retry, Some(&kim), json!({})).await.0, 403);
+    assert_eq!(local.server.post("/api/local-models/nonexistent/retry", Some(&local.token), json!({})).await.0, 404);
+    assert_eq!(local.server.post(&retry, Some(&local.token), json!({})).await.0, 204);
+    assert!(local.overview().await["engine"]["crashes"].as_array().unwrap().is_empty());
+    local.send(&local.token, &session, "Hello again?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert_eq!(history.last().unwrap()["status"], "done", "{:?}", history.last());
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+#[tokio::test]
+async fn one_persons_prompt_is_never_reused_for_anothers() {
+    let local = Local::start(&[]).await;
+    let kim = local.enrol("Kim", "restricted").await;
+    let private = "My sister's birthday present is a red bicycle hidden in the shed.";
+    let (_, created) = local.server.post("/api/sessions", Some(&kim), json!({})).await;
+    let kims = created["id"].as_str().unwrap().to_owned();
+    local.send(&kim, &kims, private).await;
+    assert_eq!(finished(&local.server, &kim, &kims, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+    // The administrator's view says nothing of Kim's request.
+    let engine = local.overview().await["engine"].clone();
+    assert!(engine["last_request"].is_null(), "{engine}");
+    assert!(engine["requests_answered"].as_u64() >= Some(1), "{engine}");
+
+    // Ada's exact guess is evaluated in full: nothing of Kim's prompt was kept for her.
+    let guess = local.session(&local.token).await;
+    local.send(&local.token, &guess, private).await;
+    finished(&local.server, &local.token, &guess, LOCAL_WAIT).await;
+    let first = local.last_request(|_| true).await;
+    assert_eq!(first["cached_tokens"], 0, "{first}");
+    assert_eq!(first["evaluated_tokens"], first["prompt_tokens"], "{first}");
+
+    // Her own requests still share the cache: the same opening again is mostly reused.
+    let again = local.session(&local.token).await;
+    local.send(&local.token, &again, private).await;
+    finished(&local.server, &local.token, &again, LOCAL_WAIT).await;
+    let second = local.last_request(|last| last["number"] != first["number"]).await;
+    let (prompt, cached) = (second["prompt_tokens"].as_u64().unwrap(), second["cached_tokens"].as_u64().unwrap());
+    eprintln!("Ada's second ask: {cached} of {prompt} prompt tokens cached");
+    assert!(cached * 2 > prompt, "her own prompt was reused: {second}");
 }

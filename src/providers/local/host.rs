@@ -1,0 +1,546 @@
+//! Skald's side of the built-in model's worker: starts `skald model-worker` when a
+//! request needs it ([`crate::supervise`]), routes each request's answers back to the
+//! turn that asked, and keeps what the administrator is shown (what is loaded, how each
+//! person's own last request went, how the worker last crashed).
+//!
+//! A worker that dies — a fault inside llama.cpp, an abort, `kill -9` — ends only the
+//! requests it was serving, with [`ProviderError::LocalCrashed`]; the next request starts
+//! a fresh one, after a short backoff, unless the same model has crashed it
+//! [`supervise::Policy::limit`] times within the policy's window: then that model is not
+//! started again until an administrator asks ([`Host::retry`]).
+//!
+//! One worker, holding one model at a time, answers requests in the order they were sent.
+//! The slot (which worker runs, and which model it was last asked for) is one async
+//! mutex, held while a worker is started and a request is sent, so two requests never
+//! start two workers. A worker idle for the setting's period is asked to stop (its stdin
+//! closes), which gives its memory back to the system.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_util::{Stream, StreamExt};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, LinesCodec};
+
+use super::fit::{self, Footprint};
+use super::protocol::{self, FromWorker, ModelSpec, RequestId, ToWorker};
+use super::{CrashReport, Loaded, RequestStats, Settings, Snapshot, tool_calls};
+use crate::providers::{ChatRequest, Delta, DeltaStream, ProviderError, function_tools, gguf, openai};
+use crate::supervise::{self, Crashes, Policy, Verdict};
+
+/// Parts of a reply buffered per request; the worker's pipe fills when a turn reads
+/// slower than this, and the worker then waits.
+const REPLY_BUFFER: usize = 256;
+
+/// The longest line the worker may write: a reply's part is a token or a tool call.
+const MAX_LINE: usize = 4 << 20;
+
+pub(super) struct Host {
+    settings: Settings,
+    policy: Policy,
+    /// Crash times are measured from here.
+    epoch: Instant,
+    slot: tokio::sync::Mutex<Slot>,
+    /// What the API reports; written by the tasks that read each worker.
+    report: Arc<Mutex<Report>>,
+    next_request: AtomicU64,
+    /// Each person's partition of the KV cache: a number the worker sees instead of an id.
+    partitions: Mutex<HashMap<String, u64>>,
+}
+
+#[derive(Default)]
+struct Slot {
+    worker: Option<Running>,
+    generations: u64,
+}
+
+/// A worker process as the slot holds it.
+struct Running {
+    generation: u64,
+    /// Requests to the worker; dropping the last sender closes its stdin, which asks it to
+    /// finish what it holds and exit.
+    to_worker: mpsc::UnboundedSender<ToWorker>,
+    /// The model it was last asked for: the model it holds once the requests sent so far
+    /// are answered.
+    model: Option<Held>,
+    routes: Arc<Mutex<Routes>>,
+}
+
+/// A model as the worker is asked to hold it, checked once.
+#[derive(Clone)]
+struct Held {
+    id: String,
+    footprint: Footprint,
+    context: u32,
+}
+
+/// The requests a worker is serving, and when it last did anything.
+struct Routes {
+    pending: HashMap<RequestId, Route>,
+    last_activity: Instant,
+    /// Set once the worker has ended: nothing more may be routed to it.
+    closed: bool,
+    /// Set when Skald asked it to stop: its end is no crash.
+    ending: bool,
+    /// The model it holds or is loading, to which a crash is put down.
+    model: Option<String>,
+}
+
+struct Route {
+    partition: u64,
+    /// Gone once the request failed (its error was sent) or was cancelled.
+    reply: Option<mpsc::Sender<Result<Vec<Delta>, ProviderError>>>,
+}
+
+/// What the API reports of the engine.
+#[derive(Default)]
+struct Report {
+    loaded: Option<Loaded>,
+    worker_pid: Option<u32>,
+    /// Each partition's own last request.
+    last: HashMap<u64, RequestStats>,
+    answered: u64,
+    crashes: Crashes,
+}
+
+impl Host {
+    pub(super) fn new(settings: Settings) -> Arc<Self> {
+        Arc::new(Self {
+            settings,
+            policy: Policy::default(),
+            epoch: Instant::now(),
+            slot: tokio::sync::Mutex::default(),
+            report: Arc::default(),
+            next_request: AtomicU64::new(1),
+            partitions: Mutex::default(),
+        })
+    }
+
+    fn partition(&self, person: &str) -> u64 {
+        let mut partitions = self.partitions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = partitions.len() as u64 + 1;
+        *partitions.entry(person.to_owned()).or_insert(next)
+    }
+
+    /// What is loaded, `viewer`'s own last request, and how the worker has crashed.
+    pub(super) fn snapshot(&self, viewer: Option<&str>) -> Snapshot {
+        let partition = viewer.map(|viewer| self.partition(viewer));
+        let report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut crashes: Vec<CrashReport> = report
+            .crashes
+            .all()
+            .map(|(model, record)| CrashReport {
+                model: model.to_owned(),
+                count: record.count,
+                last_at: record.last_at.clone(),
+                how: record.last.describe(),
+                signal: record.last.signal.clone(),
+                exit_code: record.last.code,
+                stderr_tail: record.last.stderr_tail.clone(),
+                given_up: record.given_up,
+            })
+            .collect();
+        crashes.sort_by(|a, b| a.model.cmp(&b.model));
+        Snapshot {
+            loaded: report.loaded.clone(),
+            last_request: partition.and_then(|p| report.last.get(&p).cloned()),
+            requests_answered: report.answered,
+            worker_pid: report.worker_pid,
+            crashes,
+        }
+    }
+
+    /// Lets model `id` be started again after it crashed the worker; false if it had no
+    /// crashes on record.
+    pub(super) fn retry(&self, id: &str) -> bool {
+        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).crashes.clear(id)
+    }
+
+    /// Sends `request` for model `id` (at `path`) on `person`'s behalf to the worker,
+    /// starting one if none runs, and returns the reply's stream. Dropping the stream
+    /// cancels the request.
+    pub(super) async fn start(
+        self: &Arc<Self>,
+        id: &str,
+        path: &Path,
+        request: &ChatRequest,
+        person: &str,
+    ) -> Result<DeltaStream, ProviderError> {
+        let mut messages = openai::body(request)["messages"].take();
+        tool_calls::mend_arguments(&mut messages);
+        let tools = (!request.tools.is_empty()).then(|| {
+            let mut tools = function_tools(&request.tools);
+            tool_calls::loosen_for_grammar(&mut tools);
+            tools.to_string()
+        });
+        let partition = self.partition(person);
+
+        let mut slot = self.slot.lock().await;
+        let wait = match self.verdict(id) {
+            Verdict::GivenUp => return Err(self.given_up(id)),
+            Verdict::Start { after } => after,
+        };
+        if slot
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed)
+        {
+            slot.worker = None;
+        }
+        let held = slot.worker.as_ref().and_then(|w| w.model.clone());
+        let held = match held {
+            Some(held) if held.id == id => held,
+            other => {
+                let freed = other.map_or(0, |held| held.footprint.total());
+                let path = path.to_owned();
+                let (context, id) = (self.settings.context, id.to_owned());
+                tokio::task::spawn_blocking(move || preflight(&id, &path, context, freed))
+                    .await
+                    .map_err(|err| ProviderError::Local(format!("the built-in model failed: {err}")))??
+            }
+        };
+        if slot.worker.is_none() {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            slot.generations += 1;
+            let generation = slot.generations;
+            slot.worker = Some(self.spawn(generation)?);
+        }
+        let worker = slot.worker.as_mut().expect("a worker was just started");
+        worker.model = Some(held.clone());
+        let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let (reply, replies) = mpsc::channel(REPLY_BUFFER);
+        {
+            let mut routes = worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            routes.pending.insert(request_id, Route { partition, reply: Some(reply) });
+            routes.model = Some(id.to_owned());
+            routes.last_activity = Instant::now();
+        }
+        let model = ModelSpec {
+            id: id.to_owned(),
+            path: path.to_owned(),
+            context: held.context,
+            footprint_bytes: held.footprint.total(),
+        };
+        let generate = ToWorker::Generate {
+            id: request_id,
+            model,
+            partition,
+            messages: messages.to_string(),
+            tools,
+            offered: request.tools.clone(),
+        };
+        if worker.to_worker.send(generate).is_err() {
+            // Its writer ended: the worker is gone, and its reader fails the route.
+            tracing::warn!(model = id, "the built-in model's worker ended as a request was sent");
+        }
+        let cancel = Some((request_id, worker.to_worker.downgrade()));
+        Ok(Box::pin(Reply { replies, cancel }))
+    }
+
+    fn verdict(&self, id: &str) -> Verdict {
+        let report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        report.crashes.verdict(&self.policy, id, self.epoch.elapsed())
+    }
+
+    fn given_up(&self, id: &str) -> ProviderError {
+        let count = self
+            .report
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .crashes
+            .get(id)
+            .map_or(self.policy.limit, |record| record.count);
+        ProviderError::LocalCrashed(format!(
+            "the built-in model {id} stopped unexpectedly {count} times in the last few minutes, so Skald will not \
+             start it again until an administrator asks it to in Settings → Models. Choose another model meanwhile."
+        ))
+    }
+
+    /// Starts a worker and the tasks that feed it, read it and end it when idle.
+    fn spawn(self: &Arc<Self>, generation: u64) -> Result<Running, ProviderError> {
+        let spec = self.worker_spec();
+        let mut helper = supervise::spawn(&spec).map_err(|err| {
+            ProviderError::Local(format!(
+                "the built-in model's worker could not start ({} {err}). Reinstall Skald, or choose another model.",
+                spec.program.display()
+            ))
+        })?;
+        let (stdin, stdout) = (helper.stdin.take(), helper.stdout.take());
+        let (Some(mut stdin), Some(stdout)) = (stdin, stdout) else {
+            return Err(ProviderError::Local("the built-in model's worker has no pipes".to_owned()));
+        };
+        let pid = helper.pid;
+        tracing::info!(pid, "local model worker started");
+        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).worker_pid = Some(pid);
+        let routes = Arc::new(Mutex::new(Routes {
+            pending: HashMap::new(),
+            last_activity: Instant::now(),
+            closed: false,
+            ending: false,
+            model: None,
+        }));
+        let (to_worker, mut outbox) = mpsc::unbounded_channel::<ToWorker>();
+        tokio::spawn(async move {
+            while let Some(message) = outbox.recv().await {
+                let line = protocol::encode(&message);
+                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+            // Dropping stdin closes it: the worker finishes and exits.
+        });
+        let host = self.clone();
+        let read_routes = routes.clone();
+        tokio::spawn(async move { host.read(generation, helper, stdout, read_routes).await });
+        let host = Arc::downgrade(self);
+        let idle_routes = routes.clone();
+        let idle = self.settings.idle;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(idle.min(Duration::from_secs(1))).await;
+                let Some(host) = host.upgrade() else { return };
+                if !host.end_if_idle(generation, &idle_routes).await {
+                    return;
+                }
+            }
+        });
+        Ok(Running { generation, to_worker, model: None, routes })
+    }
+
+    /// How the worker is started: this same binary, with only the settings it needs.
+    fn worker_spec(&self) -> supervise::Spec {
+        let settings = &self.settings;
+        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+            ("SKALD_LOCAL_THREADS".into(), settings.threads.to_string().into()),
+            ("SKALD_LOCAL_CONTEXT".into(), settings.context.to_string().into()),
+            ("SKALD_LOCAL_MAX_OUTPUT".into(), settings.max_output.to_string().into()),
+            ("SKALD_LOCAL_IGNORE_EOS".into(), u8::from(settings.ignore_eos).to_string().into()),
+        ];
+        if cfg!(debug_assertions) {
+            for name in ["SKALD_TEST_LOCAL_OUTPUTS", "SKALD_TEST_LOCAL_ABORT_FILE"] {
+                if let Some(value) = std::env::var_os(name) {
+                    env.push((name.into(), value));
+                }
+            }
+        }
+        supervise::Spec {
+            name: "model-worker".to_owned(),
+            program: settings.worker_program.clone(),
+            args: vec!["model-worker".into()],
+            env,
+        }
+    }
+
+    /// Reads what worker `generation` says until it ends, then settles its end.
+    async fn read(
+        self: Arc<Self>,
+        generation: u64,
+        helper: supervise::Helper,
+        stdout: tokio::process::ChildStdout,
+        routes: Arc<Mutex<Routes>>,
+    ) {
+        let exited = helper.exited();
+        let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
+        while let Some(line) = lines.next().await {
+            let Ok(line) = line else { continue };
+            let message = match serde_json::from_str::<FromWorker>(&line) {
+                Ok(message) => message,
+                Err(err) => {
+                    tracing::warn!(bytes = line.len(), error = %err, "unreadable line from the local model worker");
+                    continue;
+                }
+            };
+            self.dispatch(message, &routes).await;
+        }
+        let exit = exited.await;
+        drop(helper);
+        self.settle(generation, &routes, exit).await;
+    }
+
+    async fn dispatch(&self, message: FromWorker, routes: &Mutex<Routes>) {
+        let lock = || routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match message {
+            FromWorker::Ready { pid, compiled_for } => {
+                tracing::info!(pid, compiled_for = %compiled_for.join(","), "local model worker ready");
+            }
+            FromWorker::Loaded { loaded } => {
+                if let Some(loaded) = &loaded {
+                    tracing::info!(model = %loaded.model, ms = loaded.load_ms, "local model loaded");
+                }
+                self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).loaded = loaded;
+            }
+            FromWorker::Deltas { id, deltas } => {
+                let reply = {
+                    let mut routes = lock();
+                    routes.last_activity = Instant::now();
+                    routes.pending.get(&id).and_then(|route| route.reply.clone())
+                };
+                if let Some(reply) = reply
+                    && reply.send(Ok(deltas)).await.is_err()
+                    && let Some(route) = lock().pending.get_mut(&id)
+                {
+                    route.reply = None;
+                }
+            }
+            FromWorker::Failed { id, message } => {
+                let reply = lock().pending.get_mut(&id).and_then(|route| route.reply.take());
+                if let Some(reply) = reply {
+                    let _ = reply.send(Err(ProviderError::Local(message))).await;
+                }
+            }
+            FromWorker::Done { id, stats } => {
+                let route = {
+                    let mut routes = lock();
+                    routes.last_activity = Instant::now();
+                    routes.pending.remove(&id)
+                };
+                if let Some(route) = route {
+                    let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    report.answered += 1;
+                    let mut stats = stats;
+                    stats.number = report.answered;
+                    report.last.insert(route.partition, stats);
+                }
+            }
+        }
+    }
+
+    /// After worker `generation` ended: every request it still served fails, its crash
+    /// (if Skald did not ask it to stop) is recorded, and the slot lets it go.
+    async fn settle(&self, generation: u64, routes: &Mutex<Routes>, exit: supervise::Exit) {
+        let (pending, ending, model) = {
+            let mut routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            routes.closed = true;
+            (std::mem::take(&mut routes.pending), routes.ending, routes.model.clone())
+        };
+        let crashed = !(ending && exit.is_clean());
+        {
+            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            report.loaded = None;
+            report.worker_pid = None;
+            if crashed && let Some(model) = &model {
+                let now = self.epoch.elapsed();
+                let record = report.crashes.record(&self.policy, model, now, exit.clone(), crate::store::timestamp());
+                tracing::error!(
+                    model = %model,
+                    how = %exit.describe(),
+                    crashes = record.count,
+                    given_up = record.given_up,
+                    "the built-in model's worker stopped unexpectedly"
+                );
+            }
+        }
+        for (_, route) in pending {
+            if let Some(reply) = route.reply {
+                let error = if crashed {
+                    ProviderError::LocalCrashed(format!(
+                        "the built-in model stopped unexpectedly ({}); try again, or choose another model",
+                        exit.describe()
+                    ))
+                } else {
+                    ProviderError::Local("the built-in model was let go before it answered; try again".to_owned())
+                };
+                let _ = reply.send(Err(error)).await;
+            }
+        }
+        let mut slot = self.slot.lock().await;
+        if slot.worker.as_ref().is_some_and(|w| w.generation == generation) {
+            slot.worker = None;
+        }
+    }
+
+    /// Asks worker `generation` to stop if it has served nothing for the idle period.
+    /// False once that worker is gone.
+    async fn end_if_idle(&self, generation: u64, routes: &Mutex<Routes>) -> bool {
+        let idle = |routes: &Routes| routes.pending.is_empty() && routes.last_activity.elapsed() >= self.settings.idle;
+        {
+            let routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if routes.closed {
+                return false;
+            }
+            if !idle(&routes) {
+                return true;
+            }
+        }
+        let mut slot = self.slot.lock().await;
+        let Some(worker) = slot.worker.as_ref().filter(|w| w.generation == generation) else { return false };
+        {
+            let mut routes = worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !idle(&routes) {
+                return true;
+            }
+            routes.ending = true;
+        }
+        tracing::info!("local model worker stopped after being idle");
+        slot.worker = None;
+        false
+    }
+
+    /// Lets go of model `id` if the worker was last asked for it: the worker finishes
+    /// what it holds and exits.
+    pub(super) async fn unload(&self, id: &str) {
+        let mut slot = self.slot.lock().await;
+        if slot.worker.as_ref().is_some_and(|w| w.model.as_ref().is_some_and(|held| held.id == id))
+            && let Some(worker) = slot.worker.take()
+        {
+            worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).ending = true;
+        }
+    }
+}
+
+/// Checks, before the worker reads a byte of it, that the file is sound, that this CPU
+/// runs what the engine was compiled for and that the model fits the memory free
+/// (counting `freed`, what the model now held gives back).
+fn preflight(id: &str, path: &Path, context_cap: u32, freed: u64) -> Result<Held, ProviderError> {
+    let info = gguf::read_info(path).map_err(|err| match err {
+        gguf::GgufError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ProviderError::Local(format!(
+            "the file of the built-in model {id} is missing. An administrator can import it again in Settings → Models."
+        )),
+        other => ProviderError::Local(format!(
+            "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Settings → Models."
+        )),
+    })?;
+    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).map_err(ProviderError::Local)?;
+    let n_ctx = fit::context_for(&info, context_cap);
+    let footprint = fit::footprint(&info, u64::from(n_ctx));
+    fit::check_memory(id, footprint, fit::available_memory(), freed).map_err(ProviderError::Local)?;
+    Ok(Held { id: id.to_owned(), footprint, context: n_ctx })
+}
+
+/// A request's reply as it arrives from the worker. Dropped before its end, it cancels the
+/// request, so a stopped turn stops the worker within a token.
+struct Reply {
+    replies: mpsc::Receiver<Result<Vec<Delta>, ProviderError>>,
+    cancel: Option<(RequestId, mpsc::WeakUnboundedSender<ToWorker>)>,
+}
+
+impl Stream for Reply {
+    type Item = Result<Vec<Delta>, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = self.replies.poll_recv(cx);
+        if let Poll::Ready(None) = next {
+            // Answered in full: nothing to cancel.
+            self.cancel = None;
+        }
+        next
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some((id, to_worker)) = self.cancel.take()
+            && let Some(to_worker) = to_worker.upgrade()
+        {
+            let _ = to_worker.send(ToWorker::Cancel { id });
+        }
+    }
+}

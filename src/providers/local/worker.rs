@@ -1,0 +1,208 @@
+//! The built-in model's worker: the `skald model-worker` process that holds a model and
+//! answers requests, so that whatever faults inside llama.cpp (an assertion, an
+//! instruction this CPU refuses) ends this process and not the server every person is
+//! using. `host` starts it and speaks to it over its stdin and stdout ([`protocol`]).
+//!
+//! Before it reads a request it makes sure a crash leaves nothing of a person's words on
+//! disk: no core file (`RLIMIT_CORE` 0) and not dumpable (`PR_SET_DUMPABLE` 0), in every
+//! build. It opens no database and is given no key: its environment is what `host` sets.
+//!
+//! Requests are answered one after another. A reader thread takes lines off stdin, so a
+//! `cancel` reaches a reply while it is being generated; when stdin closes (Skald asked
+//! it to stop, or Skald itself ended) the worker finishes what it holds and exits 0.
+
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use super::Settings;
+use super::engine::{self, Job};
+use super::protocol::{FromWorker, ToWorker};
+
+/// Runs the worker until its stdin closes.
+pub fn run() -> ExitCode {
+    harden();
+    let out = match Output::take_stdout() {
+        Ok(out) => Arc::new(out),
+        Err(err) => {
+            eprintln!("skald model-worker: cannot keep stdout for the protocol: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    init_logging();
+    let settings = Settings::from_env();
+    let cancelled = Arc::new(Cancelled::default());
+    let (jobs, queue) = mpsc::channel();
+    let reader = {
+        let cancelled = cancelled.clone();
+        std::thread::Builder::new().name("skald-worker-in".into()).spawn(move || read_requests(&jobs, &cancelled))
+    };
+    if let Err(err) = reader {
+        eprintln!("skald model-worker: cannot start its reader: {err}");
+        return ExitCode::FAILURE;
+    }
+    out.send(&FromWorker::Ready { pid: std::process::id(), compiled_for: engine::compiled_for() });
+    serve(&settings, &queue, &out, &cancelled);
+    ExitCode::SUCCESS
+}
+
+/// No core file and no ptrace by others of this user: the worker holds prompts.
+fn harden() {
+    if let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0) {
+        eprintln!("skald model-worker: could not disable core dumps: {err}");
+        std::process::exit(70);
+    }
+    #[cfg(target_os = "linux")]
+    if let Err(err) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+        eprintln!("skald model-worker: could not make itself undumpable: {err}");
+        std::process::exit(70);
+    }
+}
+
+/// Logs go to stderr, which Skald keeps a tail of: Skald's own lines at info, llama.cpp's
+/// only when it warns (its loader lists every key of the model at info).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::new("warn,skald=info");
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+/// Where answers go: the original stdout, moved to a descriptor of its own, while fd 1
+/// now points at stderr so nothing that prints (a C library's `printf`) can break a line
+/// of the protocol.
+pub(super) struct Output {
+    file: Mutex<std::io::BufWriter<std::fs::File>>,
+}
+
+impl Output {
+    fn take_stdout() -> std::io::Result<Self> {
+        let stdout = std::io::stdout();
+        let kept = rustix::io::dup(stdout.as_fd())?;
+        rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+        Ok(Self { file: Mutex::new(std::io::BufWriter::new(std::fs::File::from(kept))) })
+    }
+
+    /// Writes one message. A write that fails means Skald is gone: exit, there is no one
+    /// to answer.
+    pub(super) fn send(&self, message: &FromWorker) {
+        let line = super::protocol::encode(message);
+        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if file.write_all(line.as_bytes()).and_then(|()| file.flush()).is_err() {
+            std::process::exit(0);
+        }
+    }
+}
+
+/// The requests Skald has cancelled, which a reply checks between tokens.
+#[derive(Default)]
+pub(super) struct Cancelled {
+    ids: Mutex<HashSet<u64>>,
+}
+
+impl Cancelled {
+    pub(super) fn contains(&self, id: u64) -> bool {
+        self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&id)
+    }
+
+    fn insert(&self, id: u64) {
+        self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id);
+    }
+
+    fn remove(&self, id: u64) {
+        self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+    }
+}
+
+/// Takes requests off stdin until it closes. A line that is no request is logged (by its
+/// length only) and skipped.
+fn read_requests(jobs: &mpsc::Sender<Job>, cancelled: &Cancelled) {
+    let stdin = std::io::stdin().lock();
+    for line in stdin.lines() {
+        let Ok(line) = line else { break };
+        match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Generate { id, model, partition, messages, tools, offered }) => {
+                let job = Job { id, model, partition, messages, tools, offered };
+                if jobs.send(job).is_err() {
+                    break;
+                }
+            }
+            Ok(ToWorker::Cancel { id }) => cancelled.insert(id),
+            Err(err) => tracing::warn!(bytes = line.len(), error = %err.classify_name(), "unreadable request"),
+        }
+    }
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    /// What kind of error, without the text around it (which could be a person's).
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "io",
+            serde_json::error::Category::Syntax => "syntax",
+            serde_json::error::Category::Data => "data",
+            serde_json::error::Category::Eof => "eof",
+        }
+    }
+}
+
+/// Answers requests in order, holding one model at a time: a request for another model
+/// lets the one held go and loads that one. Returns when stdin has closed and nothing is
+/// left to answer.
+fn serve(settings: &Settings, queue: &mpsc::Receiver<Job>, out: &Output, cancelled: &Cancelled) {
+    let mut next: Option<Job> = None;
+    loop {
+        let Some(mut job) = next.take().or_else(|| queue.recv().ok()) else { return };
+        let spec = job.model.clone();
+        let started = std::time::Instant::now();
+        let fail = |job: &Job, message: String| {
+            out.send(&FromWorker::Failed { id: job.id, message });
+            cancelled.remove(job.id);
+        };
+        let model = match engine::load(&spec) {
+            Ok(model) => model,
+            Err(message) => {
+                fail(&job, message);
+                continue;
+            }
+        };
+        let mut session = match engine::Session::new(&model, &spec, settings, started) {
+            Ok(session) => session,
+            Err(message) => {
+                fail(&job, message);
+                continue;
+            }
+        };
+        out.send(&FromWorker::Loaded { loaded: Some(session.loaded().clone()) });
+        loop {
+            let id = job.id;
+            let stats = session.answer(&job, out, cancelled);
+            out.send(&FromWorker::Done { id, stats });
+            cancelled.remove(id);
+            match queue.recv() {
+                Ok(same) if same.model == spec => job = same,
+                Ok(other) => {
+                    next = Some(other);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        drop(session);
+        drop(model);
+        out.send(&FromWorker::Loaded { loaded: None });
+        if next.is_none() {
+            return;
+        }
+    }
+}
