@@ -41,8 +41,13 @@ cargo test --locked --features desktop,local-model
 stage "cargo test (scripted model server)"
 cargo test --locked -p scripted-model
 
-stage "browser tests (Chromium)"
+stage "portable binary"
+# What the binary requires of a CPU: x86-64-v2, but for llama.cpp (run after its check).
 cargo build --locked --features desktop,local-model --bin skald
+python3 tests/portable.py "$CARGO_TARGET_DIR/debug/skald" "$CARGO_TARGET_DIR"
+
+stage "browser tests (Chromium)"
+
 SKALD_BIN="$CARGO_TARGET_DIR/debug/skald" npm --prefix web test --silent
 
 stage "desktop smoke test (Xvfb)"

@@ -40,7 +40,11 @@ enum Command {
     /// stdin and stdout; not for people.
     #[cfg(feature = "local-model")]
     #[command(hide = true)]
-    ModelWorker,
+    ModelWorker {
+        /// Read this model file's header, print what was found and exit.
+        #[arg(long, value_name = "PATH")]
+        inspect: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,7 +68,7 @@ fn main() -> ExitCode {
         Some(Command::Serve { port }) => port,
         Some(Command::Verify) => return verify(cli.data_dir),
         #[cfg(feature = "local-model")]
-        Some(Command::ModelWorker) => return skald::providers::local::worker::run(),
+        Some(Command::ModelWorker { inspect }) => return skald::providers::local::worker::run(inspect.as_deref()),
         #[cfg(feature = "desktop")]
         None => return shell::run(cli.data_dir),
         #[cfg(not(feature = "desktop"))]

@@ -105,7 +105,7 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
             while let Some(line) = lines.next().await {
                 // An over-long line is cut by the codec, which then goes on with the next.
                 let Ok(line) = line else { continue };
-                let line: String = line.chars().take(TAIL_LINE_CHARS).collect();
+                let line: String = line.trim().chars().take(TAIL_LINE_CHARS).collect();
                 tracing::info!(target: "skald::helper", helper = %name, pid, "{line}");
                 let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 if tail.len() == TAIL_LINES {

@@ -23,12 +23,14 @@ pub struct Sandbox {
     pub keyring: bool,
     /// Extra environment for the spawned process (debug-only test settings).
     pub env: Vec<(String, String)>,
+    /// Run under `qemu-x86_64 -cpu <model>`, so Skald sees that CPU's features.
+    pub emulated_cpu: Option<&'static str>,
 }
 
 impl Sandbox {
     pub fn new() -> Self {
         let dir = tempfile::Builder::new().prefix("skald-test-").tempdir().expect("temp dir");
-        Self { dir, fast_kdf: true, keyring: false, env: Vec::new() }
+        Self { dir, fast_kdf: true, keyring: false, env: Vec::new(), emulated_cpu: None }
     }
 
     /// The machine's real calibration, as people get it.
@@ -56,6 +58,10 @@ impl Sandbox {
                 "printf skald-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec \"$0\" \"$@\"",
                 BIN,
             ]);
+            cmd
+        } else if let Some(cpu) = self.emulated_cpu {
+            let mut cmd = Command::new("qemu-x86_64");
+            cmd.args(["-cpu", cpu, BIN]);
             cmd
         } else {
             Command::new(BIN)

@@ -496,6 +496,46 @@ impl Host {
     }
 }
 
+/// How long llama.cpp may take to read a file's header and tensor list.
+const INSPECT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The parameter count of the model file at `path` as llama.cpp reads it, from a worker
+/// started for this alone (`skald model-worker --inspect PATH`), or why it cannot be
+/// used. A file that makes llama.cpp fault ends that worker, not the server.
+pub(super) async fn inspect(settings: &Settings, path: &Path) -> Result<u64, String> {
+    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
+    let spec = supervise::Spec {
+        name: "model-inspect".to_owned(),
+        program: settings.worker_program.clone(),
+        args: vec!["model-worker".into(), "--inspect".into(), path.as_os_str().to_owned()],
+        env: Vec::new(),
+    };
+    let mut helper = supervise::spawn(&spec)
+        .map_err(|err| format!("Skald could not start its model reader ({} {err})", spec.program.display()))?;
+    drop(helper.stdin.take());
+    let mut said = String::new();
+    let read = match helper.stdout.take() {
+        Some(mut stdout) => {
+            tokio::time::timeout(INSPECT_TIMEOUT, tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut said)).await
+        }
+        None => Ok(Ok(0)),
+    };
+    if read.is_err() {
+        helper.kill();
+    }
+    let exit = helper.exited().await;
+    let answer: Option<protocol::Inspected> = said.lines().next().and_then(|line| serde_json::from_str(line).ok());
+    match answer {
+        Some(protocol::Inspected::Parameters(parameters)) => Ok(parameters),
+        Some(protocol::Inspected::Refused(why)) => Err(why),
+        None if read.is_err() => Err(format!("reading it took more than {} seconds", INSPECT_TIMEOUT.as_secs())),
+        None => Err(format!(
+            "llama.cpp stopped while reading it ({}); it may be damaged or of an architecture this version does not know",
+            exit.describe()
+        )),
+    }
+}
+
 /// Checks, before the worker reads a byte of it, that the file is sound, that this CPU
 /// runs what the engine was compiled for and that the model fits the memory free
 /// (counting `freed`, what the model now held gives back).

@@ -289,12 +289,54 @@ impl LocalModels {
         if !AVAILABLE {
             return Err(ImportError::NotBuilt);
         }
+        let checked = source.clone();
+        let info = blocking(move || {
+            let metadata = std::fs::metadata(&checked).map_err(unreadable(&checked))?;
+            if !metadata.is_file() {
+                return Err(ImportError::NotAFile(checked.display().to_string()));
+            }
+            Ok(gguf::read_info(&checked)?)
+        })
+        .await?;
+        let parameters = self.inspect(&source).await?;
         let dir = self.inner.dir.clone();
         let context_cap = self.inner.settings.context;
-        tokio::task::spawn_blocking(move || stage_blocking(&source, &dir, context_cap))
-            .await
-            .map_err(|err| ImportError::Io(std::io::Error::other(err.to_string())))?
+        blocking(move || {
+            std::fs::create_dir_all(&dir)?;
+            let temp = temp_path(&dir, "import");
+            let mut staged = Staged::new(temp, info, parameters, context_cap, file_stem(&source));
+            staged.sha256 = copy_hashing(&source, &staged.temp).map_err(|err| match err.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => unreadable(&source)(err),
+                _ => ImportError::Io(err),
+            })?;
+            Ok(staged)
+        })
+        .await
     }
+
+    /// The model's parameter count as llama.cpp reads the file, without loading its
+    /// weights: a file llama.cpp cannot read is refused here. llama.cpp reads it in a
+    /// worker process of its own, so a file that makes it fault ends only that process.
+    async fn inspect(&self, path: &Path) -> Result<u64, ImportError> {
+        #[cfg(feature = "local-model")]
+        return host::inspect(&self.inner.settings, path).await.map_err(ImportError::Unsupported);
+        #[cfg(not(feature = "local-model"))]
+        {
+            let _ = path;
+            Err(ImportError::NotBuilt)
+        }
+    }
+}
+
+/// Runs file work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ImportError> + Send + 'static,
+) -> Result<T, ImportError> {
+    tokio::task::spawn_blocking(work).await.map_err(|err| ImportError::Io(std::io::Error::other(err.to_string())))?
+}
+
+fn unreadable(path: &Path) -> impl Fn(std::io::Error) -> ImportError + '_ {
+    move |source| ImportError::Unreadable { path: path.display().to_string(), source }
 }
 
 /// What an administrator is told when this build cannot run models.
@@ -351,31 +393,6 @@ impl Drop for Staged {
     }
 }
 
-fn stage_blocking(source: &Path, dir: &Path, context_cap: u32) -> Result<Staged, ImportError> {
-    let unreadable = |source_err| ImportError::Unreadable { path: source.display().to_string(), source: source_err };
-    let metadata = std::fs::metadata(source).map_err(unreadable)?;
-    if !metadata.is_file() {
-        return Err(ImportError::NotAFile(source.display().to_string()));
-    }
-    let (info, parameters) = check(source)?;
-    std::fs::create_dir_all(dir)?;
-    let temp = temp_path(dir, "import");
-    let mut staged = Staged::new(temp, info, parameters, context_cap, file_stem(source));
-    staged.sha256 = copy_hashing(source, &staged.temp).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => unreadable(err),
-        _ => ImportError::Io(err),
-    })?;
-    Ok(staged)
-}
-
-/// What Skald says of the file at `path` and its parameter count as llama.cpp reads it,
-/// or why it cannot be used.
-fn check(path: &Path) -> Result<(GgufInfo, u64), ImportError> {
-    let info = gguf::read_info(path)?;
-    let parameters = inspect(path).map_err(ImportError::Unsupported)?;
-    Ok((info, parameters))
-}
-
 /// A new name in `dir` for a file still being made; swept at the next start if Skald
 /// stops before it is installed.
 fn temp_path(dir: &Path, purpose: &str) -> PathBuf {
@@ -413,22 +430,24 @@ impl LocalModels {
             return Err(ImportError::NotBuilt);
         }
         let context_cap = self.inner.settings.context;
-        tokio::task::spawn_blocking(move || {
-            let checked = check(&temp);
-            match checked {
-                Ok((info, parameters)) => {
-                    let mut staged = Staged::new(temp, info, parameters, context_cap, fallback_name);
-                    staged.sha256 = sha256;
-                    Ok(staged)
-                }
-                Err(err) => {
-                    let _ = std::fs::remove_file(&temp);
-                    Err(err)
-                }
+        let checked = async {
+            let path = temp.clone();
+            let info = blocking(move || Ok(gguf::read_info(&path)?)).await?;
+            let parameters = self.inspect(&temp).await?;
+            Ok::<_, ImportError>((info, parameters))
+        }
+        .await;
+        match checked {
+            Ok((info, parameters)) => {
+                let mut staged = Staged::new(temp, info, parameters, context_cap, fallback_name);
+                staged.sha256 = sha256;
+                Ok(staged)
             }
-        })
-        .await
-        .map_err(|err| ImportError::Io(std::io::Error::other(err.to_string())))?
+            Err(err) => {
+                let _ = std::fs::remove_file(&temp);
+                Err(err)
+            }
+        }
     }
 }
 
@@ -457,20 +476,6 @@ pub(super) fn write_hashing(mut input: impl Read, to: &Path) -> std::io::Result<
 
 fn file_stem(path: &Path) -> String {
     path.file_stem().map_or_else(|| "model".to_owned(), |stem| stem.to_string_lossy().into_owned())
-}
-
-/// The model's parameter count as llama.cpp reads the file, without loading its weights:
-/// a file llama.cpp cannot read is refused here.
-#[cfg(feature = "local-model")]
-fn inspect(path: &Path) -> Result<u64, String> {
-    // llama.cpp reads the file in this process: never on a CPU it was not compiled for.
-    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
-    engine::inspect(path)
-}
-
-#[cfg(not(feature = "local-model"))]
-fn inspect(_path: &Path) -> Result<u64, String> {
-    Err(NOT_BUILT.to_owned())
 }
 
 /// An id for a model from its name: lower-case letters, digits, `.`, `_` and `-`.

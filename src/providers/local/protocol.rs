@@ -70,6 +70,16 @@ pub enum FromWorker {
     Done { id: RequestId, stats: RequestStats },
 }
 
+/// What `skald model-worker --inspect PATH` writes, as its one line, of a model file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inspected {
+    /// llama.cpp read it: its parameter count.
+    Parameters(u64),
+    /// llama.cpp cannot use it: why.
+    Refused(String),
+}
+
 /// One message as the line that carries it, newline included.
 pub fn encode<T: Serialize>(message: &T) -> String {
     let mut line = serde_json::to_string(message).unwrap_or_else(|_| "{}".to_owned());

@@ -7,6 +7,10 @@
 //! disk: no core file (`RLIMIT_CORE` 0) and not dumpable (`PR_SET_DUMPABLE` 0), in every
 //! build. It opens no database and is given no key: its environment is what `host` sets.
 //!
+//! Started with `--inspect PATH`, it instead reads one model file's header with
+//! llama.cpp, writes what it found as one line ([`protocol::Inspected`]) and exits: an
+//! import never runs llama.cpp in the server either.
+//!
 //! Requests are answered one after another. A reader thread takes lines off stdin, so a
 //! `cancel` reaches a reply while it is being generated; when stdin closes (Skald asked
 //! it to stop, or Skald itself ended) the worker finishes what it holds and exits 0.
@@ -20,10 +24,10 @@ use std::sync::{Arc, Mutex};
 
 use super::Settings;
 use super::engine::{self, Job};
-use super::protocol::{FromWorker, ToWorker};
+use super::protocol::{FromWorker, Inspected, ToWorker};
 
-/// Runs the worker until its stdin closes.
-pub fn run() -> ExitCode {
+/// Runs the worker until its stdin closes; or, given `inspect`, reads that model file.
+pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
     harden();
     let out = match Output::take_stdout() {
         Ok(out) => Arc::new(out),
@@ -33,6 +37,15 @@ pub fn run() -> ExitCode {
         }
     };
     init_logging();
+    if let Some(path) = inspect {
+        let found =
+            super::fit::check_cpu(super::fit::COMPILED_FOR, super::fit::cpu_has).and_then(|()| engine::inspect(path));
+        out.write(&super::protocol::encode(&match found {
+            Ok(parameters) => Inspected::Parameters(parameters),
+            Err(why) => Inspected::Refused(why),
+        }));
+        return ExitCode::SUCCESS;
+    }
     let settings = Settings::from_env();
     let cancelled = Arc::new(Cancelled::default());
     let (jobs, queue) = mpsc::channel();
@@ -93,7 +106,10 @@ impl Output {
     /// Writes one message. A write that fails means Skald is gone: exit, there is no one
     /// to answer.
     pub(super) fn send(&self, message: &FromWorker) {
-        let line = super::protocol::encode(message);
+        self.write(&super::protocol::encode(message));
+    }
+
+    fn write(&self, line: &str) {
         let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if file.write_all(line.as_bytes()).and_then(|()| file.flush()).is_err() {
             std::process::exit(0);

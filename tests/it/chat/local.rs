@@ -1235,3 +1235,24 @@ async fn one_persons_prompt_is_never_reused_for_anothers() {
     eprintln!("Ada's second ask: {cached} of {prompt} prompt tokens cached");
     assert!(cached * 2 > prompt, "her own prompt was reused: {second}");
 }
+
+#[tokio::test]
+async fn a_processor_below_the_engines_baseline_is_told_so_and_skald_runs_on() {
+    // qemu reports a Nehalem's features (SSE4.2, no AVX) to the binary it runs; deps.sh
+    // installs it for the tests.
+    let which = std::process::Command::new("qemu-x86_64").arg("--version").output();
+    assert!(which.is_ok_and(|out| out.status.success()), "qemu-x86_64 is missing: run ./deps.sh test");
+    let mut sandbox = Sandbox::new();
+    sandbox.emulated_cpu = Some("Nehalem-v1");
+    let server = Server::start_in(sandbox);
+    let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 201, "{setup}");
+    let token = setup["token"].as_str().unwrap();
+    let (status, refused) =
+        server.post("/api/local-models", Some(token), json!({ "path": test_model().to_str().unwrap() })).await;
+    assert_eq!(status, 400, "{refused}");
+    let said = refused["error"]["message"].as_str().unwrap();
+    assert!(said.contains("needs a processor with avx, avx2, fma, f16c, bmi2"), "{said}");
+    assert!(said.contains("Connect a model server"), "{said}");
+    assert_eq!(server.get("/api/health").await.status(), 200, "the server runs on");
+}

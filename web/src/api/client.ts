@@ -298,6 +298,11 @@ export class ApiClient {
     return body as unknown as LocalModelsReport;
   }
 
+  /** `POST /api/local-models/{id}/retry`: lets a model that kept crashing the engine start again. */
+  async retryLocalModel(id: string): Promise<void> {
+    await this.#request('POST', `/api/local-models/${encodeURIComponent(id)}/retry`, undefined, {});
+  }
+
   /** `DELETE /api/local-models/{id}`: unloads the model and deletes its file. */
   async deleteLocalModel(id: string): Promise<void> {
     await this.#request('DELETE', `/api/local-models/${encodeURIComponent(id)}`);

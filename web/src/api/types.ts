@@ -495,11 +495,34 @@ export interface LocalModel {
   readonly imported_at: string;
 }
 
+/** A model that crashed the built-in model's worker process recently. */
+export interface EngineCrash {
+  /** The model's id. */
+  readonly model: string;
+  /** Crashes within the last ten minutes. */
+  readonly count: number;
+  readonly last_at: string;
+  /** "killed by SIGSEGV", "exited with code 3". */
+  readonly how: string;
+  readonly signal: string | null;
+  readonly exit_code: number | null;
+  /** The last lines the worker wrote to its log: never a prompt or a reply. */
+  readonly stderr_tail: readonly string[];
+  /** Not started again until an administrator asks (`POST /api/local-models/{id}/retry`). */
+  readonly given_up: boolean;
+}
+
 /** What the built-in engine is doing. */
 export interface EngineStatus {
   readonly available: boolean;
   /** The model held in memory: `model` is its id. */
   readonly loaded: { readonly model: string; readonly context: number; readonly load_ms: number; readonly footprint_bytes: number } | null;
+  /** The worker process holding models, while one runs. */
+  readonly worker_pid: number | null;
+  readonly requests_answered: number;
+  readonly crashes: readonly EngineCrash[];
+  /** The instruction sets the engine needs of the processor. */
+  readonly compiled_for: readonly string[];
   readonly threads: number;
   readonly context: number;
   readonly idle_seconds: number;

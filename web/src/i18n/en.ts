@@ -165,6 +165,13 @@ export const en = {
   localLoadedNow: 'In memory now: {name}',
   localLoadedNone: 'No model is in memory now; the first request loads one.',
   localLoaded: 'In memory',
+  localCrashGivenUp:
+    'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} times in ten minutes, last {when} ({how}).',
+  localCrashRecent: '{name} made the built-in model stop unexpectedly {count} times in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+  localCrashAdvice: 'It may not suit this computer, or its file may be damaged. Try again, import it again, or choose another model meanwhile.',
+  localCrashTail: 'What the engine last wrote',
+  localCrashRetry: 'Try again',
+  localCrashRetried: '{name} will be started again when it is next needed.',
   localSize: 'Size',
   localQuantization: 'Quantization',
   localParameterCount: 'Parameters',

@@ -26,6 +26,20 @@ export const styles = css`
     font-size: 0.9em;
   }
 
+  [data-testid='local-crash'] > * + * {
+    margin-top: var(--skald-space-2);
+  }
+
+  [data-testid='local-crash'] pre {
+    margin: var(--skald-space-1) 0 0;
+    max-height: 12rem;
+    overflow: auto;
+    white-space: pre-wrap;
+    overflow-wrap: anywhere;
+    font-family: var(--skald-font-mono);
+    color: var(--skald-text);
+  }
+
   .trust {
     margin-top: var(--skald-space-2);
   }

@@ -9,14 +9,17 @@
  *
  * The built-in provider (`local`) has a section of its own: its model files
  * with their size, quantization and origin, the disk they take, the one in
- * memory now; delete one, download a recommended one or import a file.
+ * memory now; delete one, download a recommended one or import a file. A model
+ * that made the engine's worker crash says so, with how and the worker's last
+ * log lines; one Skald stopped starting after repeated crashes offers "Try
+ * again".
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { live } from 'lit/directives/live.js';
 
 import { ApiError } from '../../api/client.js';
-import type { LocalModel, LocalModelsReport, Model, Provider } from '../../api/types.js';
+import type { EngineCrash, LocalModel, LocalModelsReport, Model, Provider } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -47,7 +50,8 @@ export class ModelsChangedEvent extends Event {
  * `provider-test`, `provider-verdict`, `provider-trusted`, `provider-key`
  * (field) and `provider-key-save`, `provider-key-remove`,
  * `provider-delete`; `[data-testid=models-error]`; `[data-testid=local-model]`
- * (its `data-id`) with `local-model-delete`, `[data-testid=local-disk]`,
+ * (its `data-id`) with `local-model-delete`, `local-crash` (its
+ * `data-given-up`), `local-crash-tail` and `local-crash-retry`, `[data-testid=local-disk]`,
  * `[data-testid=local-loaded]`, and `<skald-local-catalogue>`.
  *
  * @summary Providers: test, trust, key, remove; connect a new one.
@@ -114,7 +118,9 @@ export class SkaldAdminModels extends LitElement {
             </p>
             ${report.models.length === 0
               ? html`<p class="muted">${strings.localModelsNone}</p>`
-              : html`<ul class="rows local-list">${report.models.map((m) => this.#renderLocalModel(m, loaded?.model === m.id))}</ul>`}`
+              : html`<ul class="rows local-list">${report.models.map((m) =>
+                  this.#renderLocalModel(m, loaded?.model === m.id, report.engine.crashes.find((c) => c.model === m.id)),
+                )}</ul>`}`
         : nothing}
       <skald-local-catalogue
         embedded
@@ -125,7 +131,39 @@ export class SkaldAdminModels extends LitElement {
     </section>`;
   }
 
-  #renderLocalModel(model: LocalModel, loaded: boolean): TemplateResult {
+  #renderCrash(model: LocalModel, crash: EngineCrash): TemplateResult {
+    const fill = (text: string): string =>
+      text
+        .replace('{name}', model.name)
+        .replace('{count}', String(crash.count))
+        .replace('{when}', formatTime(crash.last_at))
+        .replace('{how}', crash.how);
+    return html`<div class="notice ${crash.given_up ? 'error' : 'warn'}" role=${crash.given_up ? 'alert' : 'status'}
+        data-testid="local-crash" data-given-up=${String(crash.given_up)}>
+      <p>${fill(crash.given_up ? strings.localCrashGivenUp : strings.localCrashRecent)}</p>
+      <p class="small">${strings.localCrashAdvice}</p>
+      ${crash.stderr_tail.length > 0
+        ? html`<details>
+            <summary>${strings.localCrashTail}</summary>
+            <pre class="small" data-testid="local-crash-tail">${crash.stderr_tail.join('\n')}</pre>
+          </details>`
+        : nothing}
+      ${crash.given_up
+        ? html`<button type="button" data-testid="local-crash-retry" ?disabled=${this.#action.busy}
+            @click=${() => void this.#retryLocal(model)}>${strings.localCrashRetry}<span class="visually-hidden"> ${model.name}</span></button>`
+        : nothing}
+    </div>`;
+  }
+
+  async #retryLocal(model: LocalModel): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    if (await this.#run(() => client.retryLocalModel(model.id), strings.localCrashRetried.replace('{name}', model.name))) {
+      await this.#local.reload();
+    }
+  }
+
+  #renderLocalModel(model: LocalModel, loaded: boolean, crash: EngineCrash | undefined): TemplateResult {
     return html`<li data-testid="local-model" data-id=${model.id}>
       <div class="row-head">
         <span class="row-title">
@@ -148,6 +186,7 @@ export class SkaldAdminModels extends LitElement {
         <dt>${strings.localAddedBy}</dt>
         <dd>${strings.modelsByAt.replace('{name}', model.imported_by).replace('{time}', formatTime(model.imported_at))}</dd>
       </dl>
+      ${crash ? this.#renderCrash(model, crash) : nothing}
     </li>`;
   }
 
