@@ -95,10 +95,10 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
     }
     command.envs(spec.env.iter().map(|(k, v)| (k, v)));
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    let mut child = command.spawn()?;
-    let pid = child.id().unwrap_or_default();
+    let mut process = command.spawn()?;
+    let pid = process.id().unwrap_or_default();
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
-    let drained = child.stderr.take().map(|stderr| {
+    let drained = process.stderr.take().map(|stderr| {
         let (tail, name) = (tail.clone(), spec.name.clone());
         tokio::spawn(async move {
             let mut lines = FramedRead::new(stderr, LinesCodec::new_with_max_length(4 * TAIL_LINE_CHARS));
@@ -115,16 +115,16 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
             }
         })
     });
-    let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+    let (stdin, stdout) = (process.stdin.take(), process.stdout.take());
     let (exit_tx, exit) = watch::channel(None);
     let (kill, killed) = oneshot::channel::<()>();
     let name = spec.name.clone();
     tokio::spawn(async move {
         let status = tokio::select! {
-            status = child.wait() => status,
+            status = process.wait() => status,
             _ = killed => {
-                let _ = child.start_kill();
-                child.wait().await
+                let _ = process.start_kill();
+                process.wait().await
             }
         };
         // Everything it wrote before it ended belongs to its tail.

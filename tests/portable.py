@@ -18,7 +18,10 @@ Each such function must be one of:
     `compress_avx2`, `impl_avx`): a crate's runtime-dispatched variant.
 
 And no static initializer (what runs before `main`, on every CPU) may reach, through its
-direct calls, any function holding such instructions. Exit 1, listing what breaks a rule.
+direct calls, any function holding such instructions. Last, ggml's own build settings
+(its CMakeCache.txt) must match what `fit::COMPILED_FOR` says Skald checks for: not built
+for the builder's CPU, the baseline on, AVX-512 and AMX off. Exit 1, listing what breaks
+a rule.
 """
 
 import collections
@@ -101,6 +104,30 @@ def defined_in(archives):
     return names
 
 
+# fit::COMPILED_FOR's names for ggml's CMake options.
+GGML_OPTIONS = {"sse4.2": "GGML_SSE42", "avx": "GGML_AVX", "avx2": "GGML_AVX2", "fma": "GGML_FMA",
+                "f16c": "GGML_F16C", "bmi2": "GGML_BMI2"}
+
+
+def build_settings(target):
+    """What ggml's CMake builds said of each x86 option, and what Skald checks for."""
+    problems = []
+    fit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "providers", "local", "fit.rs")
+    declared = re.search(r"pub const COMPILED_FOR: &\[&str\] = &\[([^]]*)\];", open(fit).read())
+    checked = set(re.findall(r'"([^"]+)"', declared.group(1))) if declared else set()
+    wanted = {GGML_OPTIONS[f] for f in checked if f in GGML_OPTIONS}
+    caches = glob.glob(f"{target}/*/build/llama-cpp-sys-2-*/out/build/CMakeCache.txt")
+    for cache in caches:
+        options = dict(re.findall(r"^(GGML_[A-Z0-9_]+):BOOL=(\w+)$", open(cache).read(), re.M))
+        if options.get("GGML_NATIVE") != "OFF":
+            problems.append(f"{cache}: ggml was built for the builder's CPU (GGML_NATIVE)")
+        for option, value in options.items():
+            x86 = re.match(r"GGML_(SSE|AVX|AMX|FMA|F16C|BMI)", option)
+            if x86 and (value == "ON") != (option in wanted):
+                problems.append(f"{cache}: {option} is {value}, but fit::COMPILED_FOR checks for {sorted(checked)}")
+    return problems, len(caches)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -136,6 +163,11 @@ def main():
         if function in levels and not ISA_NAMED.search(base(function)) and base(function) not in crypto:
             problems.append(f"{function} holds {levels[function]} instructions and runs before main")
         queue.extend(calls.get(function, ()))
+
+    settings_problems, caches = build_settings(target)
+    problems.extend(settings_problems)
+    if not caches:
+        problems.append(f"no CMakeCache.txt of ggml under {target}")
 
     tally = collections.Counter(levels.values())
     print(f"portable: {binary}: {len(levels)} functions use instructions beyond x86-64-v2 "

@@ -1,5 +1,5 @@
 //! Privacy tiers (§16): whether a provider keeps a person's words on this machine or the
-//! home network. A provider is `local` when it is the in-process model, a loopback address,
+//! home network. A provider is `local` when it is the built-in model, a loopback address,
 //! or a private-network address the administrator marked trusted; everything else —
 //! public addresses, and any host name but `localhost`, whose address could change under
 //! us — is `remote`. Pure.

@@ -121,8 +121,11 @@ pub(super) struct Session<'m> {
     /// Whose tokens the cache holds: the partition of the request that filled it.
     owner: Option<u64>,
     /// Debug builds: abort at the next token while this file exists
-    /// (`SKALD_TEST_LOCAL_ABORT_FILE`), as a fault inside llama.cpp would.
+    /// (`SKALD_TEST_LOCAL_ABORT_FILE`), as a fault inside llama.cpp would; hang there,
+    /// deaf to cancels, while that one does (`SKALD_TEST_LOCAL_HANG_FILE`), as a deadlock
+    /// would.
     abort_file: Option<PathBuf>,
+    hang_file: Option<PathBuf>,
     context: LlamaContext<'m>,
     template: LlamaChatTemplate,
     cached: Vec<LlamaToken>,
@@ -175,13 +178,14 @@ impl<'m> Session<'m> {
             footprint_bytes: spec.footprint_bytes,
         };
         tracing::info!(model = id, ms = loaded.load_ms, context = n_ctx, "local model loaded");
-        let abort_file = std::env::var_os("SKALD_TEST_LOCAL_ABORT_FILE").filter(|_| cfg!(debug_assertions));
+        let hook = |name: &str| std::env::var_os(name).filter(|_| cfg!(debug_assertions)).map(PathBuf::from);
         Ok(Self {
             model,
             id: id.to_owned(),
             loaded,
             owner: None,
-            abort_file: abort_file.map(PathBuf::from),
+            abort_file: hook("SKALD_TEST_LOCAL_ABORT_FILE"),
+            hang_file: hook("SKALD_TEST_LOCAL_HANG_FILE"),
             context,
             template,
             cached: Vec::new(),
@@ -387,6 +391,12 @@ impl<'m> Session<'m> {
                 tracing::error!(model = %self.id, "aborting at the test hook's request");
                 std::process::abort();
             }
+            if self.hang_file.as_ref().is_some_and(|file| file.exists()) {
+                tracing::error!(model = %self.id, "hanging at the test hook's request");
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
+            }
             if self.model.is_eog_token(token) && !self.ignore_eos {
                 ending = Ending::Finished("stop");
                 break;
@@ -468,9 +478,11 @@ impl<'m> Session<'m> {
         sampler.map_err(|err| tracing::warn!(model = %self.id, error = %err, "tool-call grammar not usable")).ok()
     }
 
-    /// The bytes a token stands for; control tokens stand for none.
+    /// The bytes a token stands for; control tokens stand for none (llama.cpp reports
+    /// their empty piece as an "unknown token type").
     fn piece(&self, token: LlamaToken) -> Result<Vec<u8>, ProviderError> {
         match self.model.token_to_piece_bytes(token, 32, false, None) {
+            Err(llama_cpp_2::TokenToStringError::UnknownTokenType) => Ok(Vec::new()),
             Err(llama_cpp_2::TokenToStringError::InsufficientBufferSpace(needed)) => self
                 .model
                 .token_to_piece_bytes(token, needed.unsigned_abs() as usize, false, None)

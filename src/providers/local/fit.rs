@@ -97,7 +97,7 @@ fn gib(bytes: u64) -> String {
 /// x86-64; only llama.cpp needs these, and only the model worker runs it.
 pub const COMPILED_FOR: &[&str] = &["sse4.2", "avx", "avx2", "fma", "f16c", "bmi2"];
 
-/// Whether this CPU runs instructions of `feature`, granted by the OS: for the AVX family
+/// Whether this CPU runs instructions of `feature`, granted by the OS: for the AVX extensions
 /// the standard library also checks that the OS saves the registers (XCR0).
 pub fn cpu_has(feature: &str) -> bool {
     #[cfg(target_arch = "x86_64")]

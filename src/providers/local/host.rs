@@ -41,6 +41,18 @@ const REPLY_BUFFER: usize = 256;
 /// The longest line the worker may write: a reply's part is a token or a tool call.
 const MAX_LINE: usize = 4 << 20;
 
+/// How long a new worker may take to say it is ready (it loads no model before that).
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a worker may go on with a request after it was cancelled. A worker that
+/// cannot stop between two tokens in that time is stuck inside llama.cpp: it is killed,
+/// as a crash, so the requests queued behind it are not stuck too. Debug builds take
+/// `SKALD_TEST_LOCAL_STOP_GRACE_MS`.
+fn stop_grace() -> Duration {
+    let test = std::env::var("SKALD_TEST_LOCAL_STOP_GRACE_MS").ok().filter(|_| cfg!(debug_assertions));
+    test.and_then(|ms| ms.parse().ok()).map_or(Duration::from_secs(30), Duration::from_millis)
+}
+
 pub(super) struct Host {
     settings: Settings,
     policy: Policy,
@@ -88,12 +100,19 @@ struct Routes {
     closed: bool,
     /// Set when Skald asked it to stop: its end is no crash.
     ending: bool,
-    /// The model it holds or is loading, to which a crash is put down.
+    /// The model it last said it holds: a crash with no request in hand is put down to it.
     model: Option<String>,
+    /// Wakes the reader to kill the worker: it did not stop when asked.
+    kill: Arc<tokio::sync::Notify>,
+    /// Why it was killed, when Skald killed it.
+    killed_because: Option<&'static str>,
 }
 
 struct Route {
     partition: u64,
+    /// The model asked for: a crash while the worker serves this request (the oldest it
+    /// holds, as it answers in order) is put down to it.
+    model: String,
     /// Gone once the request failed (its error was sent) or was cancelled.
     reply: Option<mpsc::Sender<Result<Vec<Delta>, ProviderError>>>,
 }
@@ -219,8 +238,7 @@ impl Host {
         let (reply, replies) = mpsc::channel(REPLY_BUFFER);
         {
             let mut routes = worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            routes.pending.insert(request_id, Route { partition, reply: Some(reply) });
-            routes.model = Some(id.to_owned());
+            routes.pending.insert(request_id, Route { partition, model: id.to_owned(), reply: Some(reply) });
             routes.last_activity = Instant::now();
         }
         let model = ModelSpec {
@@ -242,7 +260,7 @@ impl Host {
             tracing::warn!(model = id, "the built-in model's worker ended as a request was sent");
         }
         let cancel = Some((request_id, worker.to_worker.downgrade()));
-        Ok(Box::pin(Reply { replies, cancel }))
+        Ok(Box::pin(Reply { replies, cancel, routes: Arc::downgrade(&worker.routes) }))
     }
 
     fn verdict(&self, id: &str) -> Verdict {
@@ -286,6 +304,8 @@ impl Host {
             closed: false,
             ending: false,
             model: None,
+            kill: Arc::default(),
+            killed_because: None,
         }));
         let (to_worker, mut outbox) = mpsc::unbounded_channel::<ToWorker>();
         tokio::spawn(async move {
@@ -325,7 +345,7 @@ impl Host {
             ("SKALD_LOCAL_IGNORE_EOS".into(), u8::from(settings.ignore_eos).to_string().into()),
         ];
         if cfg!(debug_assertions) {
-            for name in ["SKALD_TEST_LOCAL_OUTPUTS", "SKALD_TEST_LOCAL_ABORT_FILE"] {
+            for name in ["SKALD_TEST_LOCAL_OUTPUTS", "SKALD_TEST_LOCAL_ABORT_FILE", "SKALD_TEST_LOCAL_HANG_FILE"] {
                 if let Some(value) = std::env::var_os(name) {
                     env.push((name.into(), value));
                 }
@@ -343,14 +363,32 @@ impl Host {
     async fn read(
         self: Arc<Self>,
         generation: u64,
-        helper: supervise::Helper,
+        mut helper: supervise::Helper,
         stdout: tokio::process::ChildStdout,
         routes: Arc<Mutex<Routes>>,
     ) {
         let exited = helper.exited();
+        let kill = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).kill.clone();
         let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
-        while let Some(line) = lines.next().await {
+        let mut ready = false;
+        loop {
+            let next = tokio::select! {
+                next = lines.next() => next,
+                () = kill.notified() => {
+                    helper.kill();
+                    continue;
+                }
+                () = tokio::time::sleep(START_TIMEOUT), if !ready => {
+                    tracing::error!("the local model worker did not say it was ready");
+                    routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).killed_because =
+                        Some("did not start");
+                    helper.kill();
+                    continue;
+                }
+            };
+            let Some(line) = next else { break };
             let Ok(line) = line else { continue };
+            ready = true;
             let message = match serde_json::from_str::<FromWorker>(&line) {
                 Ok(message) => message,
                 Err(err) => {
@@ -374,6 +412,7 @@ impl Host {
             FromWorker::Loaded { loaded } => {
                 if let Some(loaded) = &loaded {
                     tracing::info!(model = %loaded.model, ms = loaded.load_ms, "local model loaded");
+                    lock().model = Some(loaded.model.clone());
                 }
                 self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).loaded = loaded;
             }
@@ -416,12 +455,22 @@ impl Host {
     /// After worker `generation` ended: every request it still served fails, its crash
     /// (if Skald did not ask it to stop) is recorded, and the slot lets it go.
     async fn settle(&self, generation: u64, routes: &Mutex<Routes>, exit: supervise::Exit) {
-        let (pending, ending, model) = {
+        let (pending, ending, model, killed_because) = {
             let mut routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             routes.closed = true;
-            (std::mem::take(&mut routes.pending), routes.ending, routes.model.clone())
+            let pending = std::mem::take(&mut routes.pending);
+            let serving = pending.iter().min_by_key(|(id, _)| **id).map(|(_, route)| route.model.clone());
+            (pending, routes.ending, serving.or_else(|| routes.model.clone()), routes.killed_because)
         };
         let crashed = !(ending && exit.is_clean());
+        let mut exit = exit;
+        let how = match killed_because {
+            Some(why) => {
+                exit.stderr_tail.push(format!("(Skald ended the worker: it {why})"));
+                format!("it {why} and was ended")
+            }
+            None => exit.describe(),
+        };
         {
             let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             report.loaded = None;
@@ -431,7 +480,7 @@ impl Host {
                 let record = report.crashes.record(&self.policy, model, now, exit.clone(), crate::store::timestamp());
                 tracing::error!(
                     model = %model,
-                    how = %exit.describe(),
+                    how = %how,
                     crashes = record.count,
                     given_up = record.given_up,
                     "the built-in model's worker stopped unexpectedly"
@@ -442,8 +491,7 @@ impl Host {
             if let Some(reply) = route.reply {
                 let error = if crashed {
                     ProviderError::LocalCrashed(format!(
-                        "the built-in model stopped unexpectedly ({}); try again, or choose another model",
-                        exit.describe()
+                        "the built-in model stopped unexpectedly ({how}); try again, or choose another model"
                     ))
                 } else {
                     ProviderError::Local("the built-in model was let go before it answered; try again".to_owned())
@@ -556,10 +604,12 @@ fn preflight(id: &str, path: &Path, context_cap: u32, freed: u64) -> Result<Held
 }
 
 /// A request's reply as it arrives from the worker. Dropped before its end, it cancels the
-/// request, so a stopped turn stops the worker within a token.
+/// request, so a stopped turn stops the worker within a token; a worker that does not
+/// stop within [`stop_grace`] is killed.
 struct Reply {
     replies: mpsc::Receiver<Result<Vec<Delta>, ProviderError>>,
     cancel: Option<(RequestId, mpsc::WeakUnboundedSender<ToWorker>)>,
+    routes: std::sync::Weak<Mutex<Routes>>,
 }
 
 impl Stream for Reply {
@@ -577,10 +627,22 @@ impl Stream for Reply {
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some((id, to_worker)) = self.cancel.take()
-            && let Some(to_worker) = to_worker.upgrade()
-        {
+        let Some((id, to_worker)) = self.cancel.take() else { return };
+        if let Some(to_worker) = to_worker.upgrade() {
             let _ = to_worker.send(ToWorker::Cancel { id });
+        }
+        let routes = self.routes.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                tokio::time::sleep(stop_grace()).await;
+                let Some(routes) = routes.upgrade() else { return };
+                let mut routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if !routes.closed && routes.pending.contains_key(&id) {
+                    tracing::error!(request = id, "the local model worker did not stop when asked");
+                    routes.killed_because = Some("did not stop when asked");
+                    routes.kill.notify_one();
+                }
+            });
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The built-in local provider (§9, §16): GGUF models Skald keeps in its data directory and
-//! runs in this process through llama.cpp, so a person can talk to Skald with no account,
+//! runs on this computer through llama.cpp, so a person can talk to Skald with no account,
 //! no key and no network, and nothing they say leaves the machine.
 //!
 //! [`LocalModels`] is the provider's face to the rest of Skald: it brings files in
@@ -72,9 +72,19 @@ impl Settings {
             idle: Duration::from_secs(number("SKALD_LOCAL_IDLE_SECS").unwrap_or(600).max(1)),
             max_output: number("SKALD_LOCAL_MAX_OUTPUT").map_or(4096, |n| n.clamp(16, 1 << 20) as u32),
             ignore_eos: number("SKALD_LOCAL_IGNORE_EOS") == Some(1),
-            worker_program: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("skald")),
+            worker_program: this_binary(),
         }
     }
+}
+
+/// This very binary, to start as the worker: `/proc/self/exe` names it even after
+/// `build.sh` replaced the file on disk, so the worker always speaks this build's protocol.
+fn this_binary() -> PathBuf {
+    let proc_self = PathBuf::from("/proc/self/exe");
+    if proc_self.exists() {
+        return proc_self;
+    }
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("skald"))
 }
 
 /// The models Skald runs itself; cheap to clone.

@@ -1256,3 +1256,43 @@ async fn a_processor_below_the_engines_baseline_is_told_so_and_skald_runs_on() {
     assert!(said.contains("Connect a model server"), "{said}");
     assert_eq!(server.get("/api/health").await.status(), 200, "the server runs on");
 }
+
+#[tokio::test]
+async fn a_worker_that_does_not_stop_when_asked_is_ended_and_the_next_turn_is_answered() {
+    let scratch = tempfile::tempdir().unwrap();
+    let hook = scratch.path().join("hang");
+    std::fs::write(&hook, b"").unwrap();
+    let env = [("SKALD_TEST_LOCAL_HANG_FILE", hook.to_str().unwrap()), ("SKALD_TEST_LOCAL_STOP_GRACE_MS", "1500")];
+    let local = Local::start(&env).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Hello?").await;
+    // It hangs at its first token (its log, which the server's carries, says so).
+    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+    while !local.server.stderr().contains("hanging at the test hook's request") {
+        assert!(tokio::time::Instant::now() < deadline, "the worker never hung: {}", local.server.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pid = local.overview().await["engine"]["worker_pid"].as_u64().unwrap();
+    let (status, _) = local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "stopped");
+
+    // Deaf to the stop, it is ended once its grace is up, and recorded as a crash.
+    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+    let crash = loop {
+        let engine = local.overview().await["engine"].clone();
+        if let Some(crash) = engine["crashes"].as_array().and_then(|c| c.first()).cloned() {
+            break crash;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the stuck worker was never ended: {engine}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(crash["signal"], "SIGKILL", "{crash}");
+    let tail = crash["stderr_tail"].to_string();
+    assert!(tail.contains("hanging at the test hook") && tail.contains("did not stop when asked"), "{tail}");
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the stuck worker is gone");
+    std::fs::remove_file(&hook).unwrap();
+    local.send(&local.token, &session, "Hello again?").await;
+    let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
+    assert_eq!(history.last().unwrap()["status"], "done", "{:?}", history.last());
+}
