@@ -151,24 +151,18 @@ fn read_requests(jobs: &mpsc::Sender<Job>, cancelled: &Cancelled) {
                 }
             }
             Ok(ToWorker::Cancel { id }) => cancelled.insert(id),
-            Err(err) => tracing::warn!(bytes = line.len(), error = %err.classify_name(), "unreadable request"),
+            Err(err) => tracing::warn!(bytes = line.len(), error = kind(&err), "unreadable request"),
         }
     }
 }
 
-trait ClassifyName {
-    fn classify_name(&self) -> &'static str;
-}
-
-impl ClassifyName for serde_json::Error {
-    /// What kind of error, without the text around it (which could be a person's).
-    fn classify_name(&self) -> &'static str {
-        match self.classify() {
-            serde_json::error::Category::Io => "io",
-            serde_json::error::Category::Syntax => "syntax",
-            serde_json::error::Category::Data => "data",
-            serde_json::error::Category::Eof => "eof",
-        }
+/// What kind of error a line was, without the text around it (which could be a person's).
+fn kind(err: &serde_json::Error) -> &'static str {
+    match err.classify() {
+        serde_json::error::Category::Io => "io",
+        serde_json::error::Category::Syntax => "syntax",
+        serde_json::error::Category::Data => "data",
+        serde_json::error::Category::Eof => "eof",
     }
 }
 
