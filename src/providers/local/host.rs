@@ -121,7 +121,9 @@ struct Route {
 #[derive(Default)]
 struct Report {
     loaded: Option<Loaded>,
-    worker_pid: Option<u32>,
+    /// The newest worker, by generation, and its pid: an older one still finishing its
+    /// queue after it was asked to stop reports nothing over it.
+    worker: Option<(u64, u32)>,
     /// Each partition's own last request.
     last: HashMap<u64, RequestStats>,
     answered: u64,
@@ -170,7 +172,7 @@ impl Host {
             loaded: report.loaded.clone(),
             last_request: partition.and_then(|p| report.last.get(&p).cloned()),
             requests_answered: report.answered,
-            worker_pid: report.worker_pid,
+            worker_pid: report.worker.map(|(_, pid)| pid),
             crashes,
         }
     }
@@ -297,7 +299,11 @@ impl Host {
         };
         let pid = helper.pid;
         tracing::info!(pid, "local model worker started");
-        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).worker_pid = Some(pid);
+        {
+            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            report.worker = Some((generation, pid));
+            report.loaded = None;
+        }
         let routes = Arc::new(Mutex::new(Routes {
             pending: HashMap::new(),
             last_activity: Instant::now(),
@@ -396,14 +402,14 @@ impl Host {
                     continue;
                 }
             };
-            self.dispatch(message, &routes).await;
+            self.dispatch(generation, message, &routes).await;
         }
         let exit = exited.await;
         drop(helper);
         self.settle(generation, &routes, exit).await;
     }
 
-    async fn dispatch(&self, message: FromWorker, routes: &Mutex<Routes>) {
+    async fn dispatch(&self, generation: u64, message: FromWorker, routes: &Mutex<Routes>) {
         let lock = || routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match message {
             FromWorker::Ready { pid, compiled_for } => {
@@ -414,7 +420,10 @@ impl Host {
                     tracing::info!(model = %loaded.model, ms = loaded.load_ms, "local model loaded");
                     lock().model = Some(loaded.model.clone());
                 }
-                self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).loaded = loaded;
+                let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if report.worker.is_some_and(|(newest, _)| newest == generation) {
+                    report.loaded = loaded;
+                }
             }
             FromWorker::Deltas { id, deltas } => {
                 let reply = {
@@ -473,8 +482,10 @@ impl Host {
         };
         {
             let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            report.loaded = None;
-            report.worker_pid = None;
+            if report.worker.is_some_and(|(newest, _)| newest == generation) {
+                report.loaded = None;
+                report.worker = None;
+            }
             if crashed && let Some(model) = &model {
                 let now = self.epoch.elapsed();
                 let record = report.crashes.record(&self.policy, model, now, exit.clone(), crate::store::timestamp());
