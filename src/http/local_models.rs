@@ -320,7 +320,10 @@ pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, Api
             value
         })
         .collect();
-    Ok(Json(json!({ "available": local::AVAILABLE, "models": entries })))
+    // A build without the engine, or a processor below its baseline: said before anyone
+    // downloads a model that could not run.
+    let unavailable = state.agent.local_models().unavailable();
+    Ok(Json(json!({ "available": unavailable.is_none(), "unavailable": unavailable, "models": entries })))
 }
 
 /// `POST /api/local-models/downloads` (administrators): fetches a model of the catalogue,

@@ -272,6 +272,15 @@ impl LocalModels {
         }
     }
 
+    /// Why no model can run here, if none can: this build has no engine, or this
+    /// processor lacks what it was compiled for.
+    pub fn unavailable(&self) -> Option<String> {
+        if !AVAILABLE {
+            return Some(NOT_BUILT.to_owned());
+        }
+        fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).err()
+    }
+
     /// Lets go of the model `id` if it is loaded, once its running reply ends.
     pub async fn unload(&self, id: &str) {
         #[cfg(feature = "local-model")]

@@ -1099,6 +1099,8 @@ async fn killing_the_worker_mid_reply_ends_that_turn_alone_and_the_next_turn_sta
             "the worker holds {} open",
             target.display()
         );
+        // No socket of the server's (its listener, a connection) came with it.
+        assert!(!target.to_string_lossy().starts_with("socket:"), "the worker holds {} open", target.display());
     }
 
     // Bo's turn with another provider is streaming when the worker dies.
@@ -1254,6 +1256,10 @@ async fn a_processor_below_the_engines_baseline_is_told_so_and_skald_runs_on() {
     let said = refused["error"]["message"].as_str().unwrap();
     assert!(said.contains("needs a processor with avx, avx2, fma, f16c, bmi2"), "{said}");
     assert!(said.contains("Connect a model server"), "{said}");
+    // Setup and the models page say so before anyone downloads a model.
+    let (status, catalogue) = server.call(Method::GET, "/api/local-models/catalogue", Some(token), None).await;
+    assert_eq!((status, catalogue["available"].as_bool()), (200, Some(false)), "{catalogue}");
+    assert!(catalogue["unavailable"].as_str().unwrap().contains("needs a processor with avx"), "{catalogue}");
     assert_eq!(server.get("/api/health").await.status(), 200, "the server runs on");
 }
 

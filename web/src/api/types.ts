@@ -458,9 +458,13 @@ export interface CatalogueEntry {
   readonly installed: string | null;
 }
 
-/** `GET /api/local-models/catalogue`: `available` is false in a build without the engine. */
+/**
+ * `GET /api/local-models/catalogue`: `available` is false in a build without the engine
+ * or on a processor it cannot run on; `unavailable` then says why.
+ */
 export interface Catalogue {
   readonly available: boolean;
+  readonly unavailable?: string | null;
   readonly models: readonly CatalogueEntry[];
 }
 

@@ -119,7 +119,7 @@ export class SkaldLocalCatalogue extends LitElement {
     if (catalogue && !catalogue.available) {
       return html`<section class="block" aria-labelledby="builtin-title">
         <h2 id="builtin-title" aria-level=${level}>${strings.localTitle}</h2>
-        <p class="hint" data-testid="local-unavailable">${strings.localUnavailable}</p>
+        <p class="hint" data-testid="local-unavailable">${catalogue.unavailable ? unavailableText(catalogue.unavailable) : strings.localUnavailable}</p>
       </section>`;
     }
     const entries = catalogue ? orderCatalogue(catalogue.models).filter((entry) => !this.embedded || entry.installed === null) : [];
@@ -357,4 +357,10 @@ declare global {
   interface HTMLElementEventMap {
     [LocalModelAddedEvent.type]: LocalModelAddedEvent;
   }
+}
+
+/** The server's reason, as a sentence: it starts lower-case, to follow other words too. */
+function unavailableText(reason: string): string {
+  const sentence = reason.charAt(0).toUpperCase() + reason.slice(1);
+  return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
 }
