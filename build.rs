@@ -30,7 +30,7 @@ fn main() {
     }
 }
 
-/// Refuses to build for the builder's CPU. llama.cpp's build reads `target-cpu=native`
+/// Refuses to build for the builder's CPU, or for more than x86-64-v2. llama.cpp's build reads `target-cpu=native`
 /// from the Rust flags and then compiles ggml for every extension the builder has — AMX
 /// included, whose kernels faulted and took the server down — and the binary would not
 /// start on a CPU without them. Without it ggml is compiled for its stated baseline
@@ -40,11 +40,17 @@ fn portable() {
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    if let Some(cpu) = flags.split('\x1f').find_map(|flag| flag.split("target-cpu=").nth(1)) {
+    let cpu = flags.split('\x1f').find_map(|flag| flag.split("target-cpu=").nth(1));
+    if let Some(cpu) = cpu.filter(|cpu| !matches!(*cpu, "x86-64" | "x86-64-v2")) {
         eprintln!(
             "Skald is built to run on any x86-64 computer: remove `-C target-cpu={cpu}` from RUSTFLAGS or \
-             .cargo/config.toml (the built-in model picks its instructions from a fixed baseline)"
+             .cargo/config.toml (x86-64-v2 at most; the built-in model has a fixed baseline of its own)"
         );
+        std::process::exit(1);
+    }
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    if let Some(beyond) = features.split(',').find(|f| f.starts_with("avx") || matches!(*f, "bmi2" | "fma" | "f16c")) {
+        eprintln!("Skald is built to run on any x86-64 computer: remove `+{beyond}` from the target features");
         std::process::exit(1);
     }
     if cfg!(feature = "local-model") && std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
