@@ -62,16 +62,23 @@ pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// No core file and no ptrace by others of this user: the worker holds prompts.
+/// No core file, no ptrace by others of this user, and no life after Skald's: the worker
+/// holds prompts.
 fn harden() {
     if let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0) {
         eprintln!("skald model-worker: could not disable core dumps: {err}");
         std::process::exit(70);
     }
     #[cfg(target_os = "linux")]
-    if let Err(err) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
-        eprintln!("skald model-worker: could not make itself undumpable: {err}");
-        std::process::exit(70);
+    {
+        if let Err(err) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+            eprintln!("skald model-worker: could not make itself undumpable: {err}");
+            std::process::exit(70);
+        }
+        // Skald gone (even by kill -9), no worker lives on holding someone's prompt.
+        if let Err(err) = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)) {
+            eprintln!("skald model-worker: could not tie itself to Skald's life: {err}");
+        }
     }
 }
 
