@@ -1302,3 +1302,27 @@ async fn a_worker_that_does_not_stop_when_asked_is_ended_and_the_next_turn_is_an
     let history = finished(&local.server, &local.token, &session, LOCAL_WAIT).await;
     assert_eq!(history.last().unwrap()["status"], "done", "{:?}", history.last());
 }
+
+#[tokio::test]
+async fn a_worker_does_not_outlive_a_killed_server() {
+    // A worker that writes nothing (stuck, or evaluating a long prompt) would not notice
+    // the server had gone by a failed write.
+    let scratch = tempfile::tempdir().unwrap();
+    let hook = scratch.path().join("hang");
+    std::fs::write(&hook, b"").unwrap();
+    let local = Local::start(&[("SKALD_TEST_LOCAL_HANG_FILE", hook.to_str().unwrap())]).await;
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Hello?").await;
+    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+    while !local.server.stderr().contains("hanging at the test hook's request") {
+        assert!(tokio::time::Instant::now() < deadline, "the worker never hung: {}", local.server.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pid = local.overview().await["engine"]["worker_pid"].as_u64().unwrap();
+    local.server.stop("KILL");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(std::time::Instant::now() < deadline, "the worker {pid} lives on after the server");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
