@@ -5,9 +5,11 @@
 //! OpenAI-compatible path (which lays out tools and parses tool calls back out), and only
 //! the part after what the KV cache already holds is evaluated: in a conversation that is
 //! the new message, not the whole history again. What the cache holds is reused only for
-//! the same person (the request's partition): another person's request starts from an
-//! empty cache, so neither the figures nor the speed of a reply tell anyone what someone
-//! else last said.
+//! the same person (the request's partition): each person's tokens are a sequence of
+//! their own in the one KV cache ([`SLOTS`] of them share its cells), and another
+//! person's request never reads them, so neither the figures nor the speed of a reply
+//! tell anyone what someone else last said — while two people taking turns each keep
+//! their own conversation cached.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,11 @@ fn backend() -> Result<&'static LlamaBackend, ProviderError> {
         .as_ref()
         .map_err(|err| ProviderError::Local(format!("the built-in model's engine could not start: {err}")))
 }
+
+/// How many people's tokens the KV cache keeps at once, each in a sequence of its own;
+/// they share the context's cells, and the least recently used gives way when another
+/// needs room. Unused sequences cost nothing.
+const SLOTS: usize = 4;
 
 /// Chat templates use ChatML when a model carries none.
 const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + \
@@ -113,13 +120,18 @@ pub(super) fn load(spec: &ModelSpec) -> Result<LlamaModel, String> {
     })
 }
 
-/// A loaded model with its context, and the tokens its KV cache holds at positions 0..
+/// A loaded model with its context, and the tokens its KV cache holds for each person.
 pub(super) struct Session<'m> {
     model: &'m LlamaModel,
     id: String,
     loaded: Loaded,
-    /// Whose tokens the cache holds: the partition of the request that filled it.
-    owner: Option<u64>,
+    /// Each sequence of the KV cache: whose it is and what it holds; the sequence id is
+    /// the index.
+    slots: Vec<Slot>,
+    /// The sequence of the request being answered.
+    current: usize,
+    /// Counts requests, for which slot was used least recently.
+    clock: u64,
     /// Debug builds: abort at the next token while this file exists
     /// (`SKALD_TEST_LOCAL_ABORT_FILE`), as a fault inside llama.cpp would; hang there,
     /// deaf to cancels, while that one does (`SKALD_TEST_LOCAL_HANG_FILE`), as a deadlock
@@ -128,7 +140,6 @@ pub(super) struct Session<'m> {
     hang_file: Option<PathBuf>,
     context: LlamaContext<'m>,
     template: LlamaChatTemplate,
-    cached: Vec<LlamaToken>,
     n_ctx: u32,
     /// Whether the tokenizer starts a prompt with its BOS token.
     add_bos: bool,
@@ -137,6 +148,15 @@ pub(super) struct Session<'m> {
     /// Test builds: what the model is made to write, one per request, by a grammar
     /// (`SKALD_TEST_LOCAL_OUTPUTS`).
     forced: std::collections::VecDeque<Forced>,
+}
+
+/// One sequence of the KV cache: the tokens it holds at positions 0.., for one person.
+#[derive(Default)]
+struct Slot {
+    /// The partition of the requests that filled it.
+    owner: Option<u64>,
+    cached: Vec<LlamaToken>,
+    used: u64,
 }
 
 /// How a reply ended.
@@ -162,7 +182,10 @@ impl<'m> Session<'m> {
             .with_n_ctx(NonZeroU32::new(n_ctx))
             .with_n_batch(512)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            // One sequence a person, all able to reach the whole context, sharing its cells.
+            .with_n_seq_max(SLOTS as u32)
+            .with_kv_unified(true);
         let context = model
             .new_context(backend, params)
             .map_err(|err| format!("the built-in model {id} could not make room for its context: {err}"))?;
@@ -183,12 +206,13 @@ impl<'m> Session<'m> {
             model,
             id: id.to_owned(),
             loaded,
-            owner: None,
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            current: 0,
+            clock: 0,
             abort_file: hook("SKALD_TEST_LOCAL_ABORT_FILE"),
             hang_file: hook("SKALD_TEST_LOCAL_HANG_FILE"),
             context,
             template,
-            cached: Vec::new(),
             n_ctx,
             add_bos,
             max_output: settings.max_output,
@@ -210,26 +234,86 @@ impl<'m> Session<'m> {
             stats.stopped = true;
             return stats;
         }
-        if self.owner != Some(job.partition) {
-            // Another person's tokens are never reused: they would show in the figures
-            // and in how soon the reply starts.
-            self.context.clear_kv_cache();
-            self.cached.clear();
-            self.owner = Some(job.partition);
-        }
+        self.seat(job.partition);
         let result = self.run(job, &reply, &mut stats);
         match result {
             Ok(Ending::Stopped) => stats.stopped = true,
             Ok(Ending::Finished(_)) => {}
             Err(err) => {
-                // What the cache holds is no longer known: start the next request afresh.
-                self.context.clear_kv_cache();
-                self.cached.clear();
-                self.owner = None;
+                // What this sequence holds is no longer known: its next request starts afresh.
+                self.forget(self.current);
                 let _ = reply.blocking_send(Err(err));
             }
         }
         stats
+    }
+
+    /// Makes the sequence of `partition` the current one: theirs if they have one, else a
+    /// free one, else the least recently used, emptied. Another person's tokens are never
+    /// reused: they would show in the figures and in how soon the reply starts.
+    fn seat(&mut self, partition: u64) {
+        self.clock += 1;
+        let seq = match self.slots.iter().position(|slot| slot.owner == Some(partition)) {
+            Some(theirs) => theirs,
+            None => {
+                let free = self.slots.iter().position(|slot| slot.owner.is_none());
+                let seq = free.unwrap_or_else(|| self.least_recently_used(|_, _| true).unwrap_or(0));
+                self.forget(seq);
+                self.slots[seq].owner = Some(partition);
+                seq
+            }
+        };
+        self.slots[seq].used = self.clock;
+        self.current = seq;
+    }
+
+    /// The sequence used least recently, of those `eligible` allows.
+    fn least_recently_used(&self, eligible: impl Fn(usize, &Slot) -> bool) -> Option<usize> {
+        (0..self.slots.len()).filter(|seq| eligible(*seq, &self.slots[*seq])).min_by_key(|seq| self.slots[*seq].used)
+    }
+
+    /// Empties sequence `seq` and gives it back.
+    fn forget(&mut self, seq: usize) {
+        let cleared = u32::try_from(seq).ok().and_then(|id| self.context.clear_kv_cache_seq(Some(id), None, None).ok());
+        if cleared != Some(true) {
+            self.forget_all();
+            return;
+        }
+        self.slots[seq] = Slot::default();
+    }
+
+    fn forget_all(&mut self) {
+        self.context.clear_kv_cache();
+        for slot in &mut self.slots {
+            *slot = Slot::default();
+        }
+    }
+
+    fn seq_id(&self) -> i32 {
+        self.current as i32
+    }
+
+    /// Decodes `batch`; when the cells of the cache are all taken, other people's
+    /// sequences give way, least recently used first.
+    fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), ProviderError> {
+        loop {
+            match self.context.decode(batch) {
+                Ok(()) => return Ok(()),
+                Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
+                    let current = self.current;
+                    let Some(victim) = self.least_recently_used(|seq, slot| seq != current && !slot.cached.is_empty())
+                    else {
+                        return Err(failed(&self.id, llama_cpp_2::DecodeError::NoKvCacheSlot));
+                    };
+                    let (owner, used) = (self.slots[victim].owner, self.slots[victim].used);
+                    self.forget(victim);
+                    // It keeps its place: its owner's next request starts it afresh.
+                    self.slots[victim].owner = owner;
+                    self.slots[victim].used = used;
+                }
+                Err(err) => return Err(failed(&self.id, err)),
+            }
+        }
     }
 
     fn run(&mut self, job: &Job, reply: &Reply, stats: &mut RequestStats) -> Result<Ending, ProviderError> {
@@ -310,20 +394,23 @@ impl<'m> Session<'m> {
     /// the cache, and returns how many tokens were kept. At least the last token is always
     /// evaluated again, for its logits.
     fn reuse_prefix(&mut self, prompt: &[LlamaToken]) -> usize {
-        let common = self.cached.iter().zip(prompt).take_while(|(a, b)| a == b).count();
+        let seq = self.current;
+        let cached = &self.slots[seq].cached;
+        let common = cached.iter().zip(prompt).take_while(|(a, b)| a == b).count();
         let keep = common.min(prompt.len() - 1);
-        if keep < self.cached.len() {
+        if keep < cached.len() {
             let trimmed = u32::try_from(keep)
                 .ok()
-                .and_then(|from| self.context.clear_kv_cache_seq(Some(0), Some(from), None).ok())
+                .and_then(|from| self.context.clear_kv_cache_seq(Some(seq as u32), Some(from), None).ok())
                 .unwrap_or(false);
             if !trimmed {
                 // Some caches (recurrent models) cannot forget a suffix: start over.
-                self.context.clear_kv_cache();
-                self.cached.clear();
+                let owner = self.slots[seq].owner;
+                self.forget(seq);
+                self.slots[seq].owner = owner;
                 return 0;
             }
-            self.cached.truncate(keep);
+            self.slots[seq].cached.truncate(keep);
         }
         keep
     }
@@ -342,10 +429,10 @@ impl<'m> Session<'m> {
             for (offset, token) in chunk.iter().enumerate() {
                 let index = chunk_index * batch_size + offset;
                 let position = i32::try_from(start + index).map_err(|err| failed(&self.id, err))?;
-                batch.add(*token, position, &[0], index == last).map_err(|err| failed(&self.id, err))?;
+                batch.add(*token, position, &[self.seq_id()], index == last).map_err(|err| failed(&self.id, err))?;
             }
-            self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
-            self.cached.extend_from_slice(chunk);
+            self.decode(&mut batch)?;
+            self.slots[self.current].cached.extend_from_slice(chunk);
             // A heartbeat: a long prompt is progress, not a stalled provider.
             if reply.blocking_send(Ok(Vec::new())).is_err() {
                 return Ok(false);
@@ -422,11 +509,11 @@ impl<'m> Session<'m> {
                 ending = Ending::Finished("stop");
                 break;
             }
-            let position = i32::try_from(self.cached.len()).map_err(|err| failed(&self.id, err))?;
+            let position = i32::try_from(self.slots[self.current].cached.len()).map_err(|err| failed(&self.id, err))?;
             batch.clear();
-            batch.add(token, position, &[0], true).map_err(|err| failed(&self.id, err))?;
-            self.context.decode(&mut batch).map_err(|err| failed(&self.id, err))?;
-            self.cached.push(token);
+            batch.add(token, position, &[self.seq_id()], true).map_err(|err| failed(&self.id, err))?;
+            self.decode(&mut batch)?;
+            self.slots[self.current].cached.push(token);
         }
         // A reply the length limit cut off may end inside a call: what either reading
         // would make of it, closing what was left open, is no call the model finished.

@@ -1326,3 +1326,49 @@ async fn a_worker_does_not_outlive_a_killed_server() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn two_people_taking_turns_each_keep_their_own_conversation_cached() {
+    let local = Local::start(&[]).await;
+    let kim = local.enrol("Kim", "restricted").await;
+    let ada = local.session(&local.token).await;
+    local.send(&local.token, &ada, "My name is Ada and I keep bees.").await;
+    finished(&local.server, &local.token, &ada, LOCAL_WAIT).await;
+    let first = local.last_request(|_| true).await;
+
+    // Kim's request comes between Ada's two.
+    let (_, created) = local.server.post("/api/sessions", Some(&kim), json!({})).await;
+    let kims = created["id"].as_str().unwrap().to_owned();
+    local.send(&kim, &kims, "What is a good name for a cat?").await;
+    assert_eq!(finished(&local.server, &kim, &kims, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+
+    local.send(&local.token, &ada, "What do I keep?").await;
+    finished(&local.server, &local.token, &ada, LOCAL_WAIT).await;
+    let second = local.last_request(|last| last["number"] != first["number"]).await;
+    let (first_prompt, cached) = (first["prompt_tokens"].as_u64().unwrap(), second["cached_tokens"].as_u64().unwrap());
+    assert!(cached >= first_prompt, "Ada's conversation stayed cached through Kim's request: {second}");
+}
+
+#[tokio::test]
+async fn when_the_cache_is_full_the_least_recently_used_persons_tokens_give_way() {
+    // 512 cells for everyone: two people's conversations fill most of them.
+    let local = Local::start(&[("SKALD_LOCAL_CONTEXT", "512")]).await;
+    let kim = local.enrol("Kim", "restricted").await;
+    let bo = local.enrol("Bo", "restricted").await;
+    let ada = local.session(&local.token).await;
+    local.send(&local.token, &ada, "My name is Ada and I keep bees.").await;
+    assert_eq!(finished(&local.server, &local.token, &ada, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+    let first = local.last_request(|_| true).await;
+    for (token, text) in [(&kim, "What is a good name for a cat?"), (&bo, "How tall is a giraffe?")] {
+        let (_, created) = local.server.post("/api/sessions", Some(token), json!({})).await;
+        let session = created["id"].as_str().unwrap().to_owned();
+        local.send(token, &session, text).await;
+        let end = finished(&local.server, token, &session, LOCAL_WAIT).await.last().unwrap().clone();
+        assert_eq!(end["status"], "done", "room was made: {end}");
+    }
+    // Ada's tokens, the least recently used, made the room: her next turn starts afresh.
+    local.send(&local.token, &ada, "What do I keep?").await;
+    assert_eq!(finished(&local.server, &local.token, &ada, LOCAL_WAIT).await.last().unwrap()["status"], "done");
+    let second = local.last_request(|last| last["number"] != first["number"]).await;
+    assert!(second["cached_tokens"].as_u64() < first["prompt_tokens"].as_u64(), "{first} then {second}");
+}
