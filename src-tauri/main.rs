@@ -99,6 +99,10 @@ fn prepare(data_dir: Option<PathBuf>, port: u16) -> Result<Prepared, StartError>
     let _log = skald::logging::init(&data_dir.logs_dir())
         .map_err(|source| StartError::DataDir { path: data_dir.logs_dir(), source })?;
     app::harden_process();
+    let (files, dirs) = data_dir.tightened();
+    if files + dirs > 0 {
+        tracing::warn!(files, dirs, "files and folders in the data directory were open to others: now 0600 and 0700");
+    }
     Ok(Prepared { listener, data_dir, _log })
 }
 

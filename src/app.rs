@@ -210,12 +210,19 @@ async fn end_idle_sessions(sessions: Sessions, shutdown: CancellationToken) {
     }
 }
 
-/// Keeps key material out of core dumps in release builds (§7). Debug builds keep core
-/// dumps for debugging; they never hold real people's keys.
+/// Keeps key material out of core dumps and away from other processes of the same user
+/// in release builds (§7): no core file, and not dumpable, so none can ptrace Skald or
+/// read its memory through /proc. Debug builds keep both for debugging; they never hold
+/// real people's keys.
 pub fn harden_process() {
-    if cfg!(not(debug_assertions))
-        && let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0)
-    {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    if let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0) {
         tracing::warn!(%err, "could not disable core dumps");
+    }
+    #[cfg(target_os = "linux")]
+    if let Err(err) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+        tracing::warn!(%err, "could not make the process undumpable");
     }
 }

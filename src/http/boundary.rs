@@ -3,7 +3,9 @@
 //! - a `Host` (or absolute-form authority) that is not exactly `127.0.0.1:PORT` or
 //!   `localhost:PORT` — DNS rebinding points a foreign name at 127.0.0.1;
 //! - an `Origin` that is present and not our own — CSRF and WebSocket hijacking;
-//! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site`.
+//! - an `/api` request a browser marks `Sec-Fetch-Site: cross-site`;
+//! - a request with two `Host`, `Origin` or `Authorization` headers (RFC 9112 §3.2: 400),
+//!   which different parts of a stack could read differently.
 //!
 //! It also stamps security headers on every response, refusals included, and never sends
 //! a CORS allowance. Pure checks ([`Boundary::check`]) are separate from the middleware.
@@ -35,6 +37,8 @@ pub enum Refusal {
     ForeignHost,
     ForeignOrigin,
     CrossSite,
+    /// The header named came more than once.
+    Repeated(&'static str),
 }
 
 impl Boundary {
@@ -62,6 +66,13 @@ impl Boundary {
 
     /// Decides whether a request may pass. Pure: reads only the URI and headers.
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+        for (name, said) in
+            [(header::HOST, "Host"), (header::ORIGIN, "Origin"), (header::AUTHORIZATION, "Authorization")]
+        {
+            if headers.get_all(name).iter().nth(1).is_some() {
+                return Err(Refusal::Repeated(said));
+            }
+        }
         let host_ok = match headers.get(header::HOST).map(HeaderValue::to_str) {
             Some(Ok(host)) => self.is_own_host(host),
             _ => false,
@@ -124,6 +135,12 @@ impl Refusal {
             }
             Self::ForeignOrigin => ("forbidden_origin", "requests from other origins are refused"),
             Self::CrossSite => ("forbidden_origin", "cross-site requests are refused"),
+            Self::Repeated(name) => {
+                return ApiError::BadRequest {
+                    code: "repeated_header",
+                    message: format!("a request may carry one {name} header, and this one has more"),
+                };
+            }
         };
         ApiError::Forbidden { code, message }
     }
@@ -207,7 +224,19 @@ mod tests {
     fn a_second_origin_header_cannot_hide_behind_a_good_first_one() {
         let pairs =
             [("host", "127.0.0.1:4242"), ("origin", "http://127.0.0.1:4242"), ("origin", "https://evil.example")];
-        assert_eq!(check(&pairs), Err(Refusal::ForeignOrigin));
+        assert_eq!(check(&pairs), Err(Refusal::Repeated("Origin")));
+    }
+
+    #[test]
+    fn a_header_that_names_who_or_where_comes_once() {
+        let host = ("host", "127.0.0.1:4242");
+        assert_eq!(check(&[host, host]), Err(Refusal::Repeated("Host")));
+        assert_eq!(check(&[host, ("host", "evil.example")]), Err(Refusal::Repeated("Host")));
+        assert_eq!(
+            check(&[host, ("authorization", "Bearer a"), ("authorization", "Bearer b")]),
+            Err(Refusal::Repeated("Authorization"))
+        );
+        assert_eq!(check(&[host, ("authorization", "Bearer a")]), Ok(()));
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! The data directory: created 0700, locked with `flock` for the life of the process so
 //! two Skald processes never write it at once (§5.1), and the home of every path Skald
 //! writes. Readers such as `skald verify` open files here without taking the lock.
+//!
+//! Everything in it is private to the account running Skald — files 0600, directories
+//! 0700 — not by the directory's mode alone: once the lock is taken the process's umask is
+//! 077, so what SQLite, the log and the agent copies create is private too, and anything
+//! found looser at start is tightened, with a warning.
 
 use std::fs::{self, DirBuilder, File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
@@ -18,6 +23,8 @@ pub struct DataDir {
     root: PathBuf,
     // Held open for its flock; the OS releases the lock when the process ends, even on kill -9.
     _lock: File,
+    /// Files and directories found open to others at start, and tightened.
+    tightened: (usize, usize),
 }
 
 impl DataDir {
@@ -58,16 +65,25 @@ impl DataDir {
             .and_then(|()| lock.write_all(std::process::id().to_string().as_bytes()))
             .map_err(|source| StartError::DataDir { path: root.clone(), source })?;
 
+        // From here on, whatever this process creates is its own account's alone.
+        rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
         for sub in
             [Self::run_dir_of(&root), Self::logs_dir_of(&root), root.join("database"), root.join("database/users")]
         {
             create_private_dir(&sub).map_err(|source| StartError::DataDir { path: sub.clone(), source })?;
         }
-        Ok(Self { root, _lock: lock })
+        let tightened = tighten(&root);
+        Ok(Self { root, _lock: lock, tightened })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// How many files and directories were open to others at start (and are no longer),
+    /// for the log once it runs.
+    pub fn tightened(&self) -> (usize, usize) {
+        self.tightened
     }
 
     pub fn system_db(&self) -> PathBuf {
@@ -124,6 +140,33 @@ impl DataDir {
 /// lock (`skald verify`, backup) use this too.
 pub fn system_db_path(root: &Path) -> PathBuf {
     root.join("database").join("system.db")
+}
+
+/// Takes away group and others' access to everything under `dir` (links are not
+/// followed): how many files and directories it changed.
+fn tighten(dir: &Path) -> (usize, usize) {
+    let (mut files, mut dirs) = (0, 0);
+    let Ok(entries) = fs::read_dir(dir) else { return (0, 0) };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.path().symlink_metadata() else { continue };
+        let mode = meta.permissions().mode();
+        if meta.is_dir() {
+            let (f, d) = tighten(&entry.path());
+            files += f;
+            dirs += d;
+        }
+        if meta.file_type().is_symlink() || mode & 0o077 == 0 {
+            continue;
+        }
+        if fs::set_permissions(entry.path(), fs::Permissions::from_mode(mode & 0o700)).is_ok() {
+            if meta.is_dir() {
+                dirs += 1;
+            } else {
+                files += 1;
+            }
+        }
+    }
+    (files, dirs)
 }
 
 /// Creates `path` and any missing ancestors as 0700; an existing directory is tightened

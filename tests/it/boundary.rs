@@ -191,3 +191,20 @@ async fn a_token_in_the_query_string_is_refused() {
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "token_in_url");
 }
+
+#[tokio::test]
+async fn two_host_headers_are_a_bad_request_whichever_comes_first() {
+    let server = Server::start();
+    let own = format!("Host: 127.0.0.1:{}", server.port);
+    for hosts in
+        [format!("{own}\r\nHost: evil.example"), format!("Host: evil.example\r\n{own}"), format!("{own}\r\n{own}")]
+    {
+        let response = raw(server.port, &format!("GET /api/health HTTP/1.1\r\n{hosts}")).await;
+        assert_eq!(response.status, 400, "{hosts:?}");
+        assert!(response.body.contains("repeated_header"), "{}", response.body);
+    }
+    let auth = format!("Authorization: Bearer {}", server.token);
+    let twice = format!("GET /api/instance HTTP/1.1\r\n{own}\r\n{auth}\r\nAuthorization: Bearer other");
+    assert_eq!(raw(server.port, &twice).await.status, 400);
+    assert_eq!(raw(server.port, &format!("GET /api/health HTTP/1.1\r\n{own}\r\n{auth}")).await.status, 200);
+}

@@ -183,3 +183,44 @@ fn the_desktop_build_without_a_display_says_so_in_one_line_and_writes_nothing() 
     assert!(stderr.contains("no display") && stderr.contains("skald serve"), "{stderr}");
     assert!(!data.exists(), "nothing written");
 }
+
+/// Every file and folder under `dir`, with its permission bits.
+fn modes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, bool, u32)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let is_dir = path.is_dir();
+        found.push((path.clone(), is_dir, mode(&path)));
+        if is_dir {
+            found.extend(modes(&path));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn every_file_skald_writes_is_its_own_accounts_alone() {
+    let sandbox = Sandbox::new();
+    // What an older version or a copy by hand left readable by others is tightened at start.
+    let loose = sandbox.data_dir().join("logs/left-over.log");
+    std::fs::create_dir_all(loose.parent().unwrap()).unwrap();
+    std::fs::write(&loose, "old").unwrap();
+    std::fs::set_permissions(&loose, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let server = Server::start_in(sandbox);
+    let (status, setup) = server
+        .post("/api/setup", None, serde_json::json!({ "name": "Ada", "password": "otter lantern quietly" }))
+        .await;
+    assert_eq!(status, 201, "{setup}");
+    let token = setup["token"].as_str().unwrap();
+    let (status, _) =
+        server.post("/api/notes", Some(token), serde_json::json!({ "title": "Hives", "body": "Sunday" })).await;
+    assert_eq!(status, 201);
+    let found = modes(&server.data_dir());
+    assert!(found.iter().any(|(path, _, _)| path.extension().is_some_and(|e| e == "db")), "{found:?}");
+    assert!(found.iter().any(|(path, _, _)| path.to_string_lossy().ends_with("-wal")), "{found:?}");
+    for (path, is_dir, mode) in &found {
+        let wanted = if *is_dir { 0o700 } else { 0o600 };
+        assert_eq!(*mode, wanted, "{} is {mode:o}", path.display());
+    }
+    assert!(server.stderr().contains("were open to others"), "{}", server.stderr());
+}
