@@ -37,14 +37,15 @@ pub struct PasswordChange {
     new_password: String,
 }
 
-/// `POST /api/me/password`: re-wraps my key under a new password.
+/// `POST /api/me/password`: re-wraps my key under a new password and ends my other
+/// sessions (this one goes on).
 pub async fn change_password(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<PasswordChange>,
 ) -> Result<StatusCode, ApiError> {
     let (current, new) = (Zeroizing::new(req.current_password), Zeroizing::new(req.new_password));
-    state.accounts.change_password(&caller.session.user_id, &current, &new).await?;
+    state.accounts.change_password(&caller.session.user_id, &current, &new, &caller.token).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -318,11 +318,23 @@ impl Accounts {
         )
         .await?;
         tracing::info!(user = %row.id, "password reset with the recovery code; a new code was issued");
-        self.start_session(PublicUser::from(&row), space, dek, &row.role_id, Some(new_code)).await
+        let unlocked = self.start_session(PublicUser::from(&row), space, dek, &row.role_id, Some(new_code)).await?;
+        let ended = self.inner.sessions.end_user_except(&row.id, unlocked.token.as_bytes()).await;
+        if ended > 0 {
+            tracing::info!(user = %row.id, ended, "other sessions ended after a recovery");
+        }
+        Ok(unlocked)
     }
 
-    /// Re-wraps the DEK under a new password, in one transaction; nothing else changes.
-    pub async fn change_password(&self, user_id: &UserId, current: &str, new: &str) -> Result<(), AccountError> {
+    /// Re-wraps the DEK under a new password, in one transaction, and ends every other
+    /// session of the person (all but the one whose bearer is `keep`); nothing else changes.
+    pub async fn change_password(
+        &self,
+        user_id: &UserId,
+        current: &str,
+        new: &str,
+        keep: &[u8],
+    ) -> Result<(), AccountError> {
         let row = user_rows::find(&self.inner.system, user_id).await?.ok_or(AccountError::BadCredentials)?;
         let limit_key = format!("login/{}", row.name.to_lowercase());
         self.check_limit(&limit_key)?;
@@ -332,7 +344,8 @@ impl Accounts {
         let target = self.kdf_target().await?;
         let rewrapped = self.wrap(&dek, new.as_bytes(), &row.id, Purpose::Password, target).await?;
         user_rows::replace_wraps(&self.inner.system, &row.id, &[(Purpose::Password, &rewrapped)]).await?;
-        tracing::info!(user = %row.id, "password changed");
+        let ended = self.inner.sessions.end_user_except(&row.id, keep).await;
+        tracing::info!(user = %row.id, ended, "password changed; the person's other sessions ended");
         Ok(())
     }
 

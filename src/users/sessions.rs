@@ -148,9 +148,14 @@ impl Sessions {
 
     /// Ends every session matching `which`; returns how many.
     async fn end_where(&self, which: impl Fn(&Session) -> bool) -> usize {
+        self.end_where_keyed(|_, session| which(session)).await
+    }
+
+    /// The same, told each session's bearer digest too.
+    async fn end_where_keyed(&self, which: impl Fn(&[u8; 32], &Session) -> bool) -> usize {
         let ended: Vec<Arc<Session>> = {
             let mut map = self.map.lock().expect("sessions lock");
-            let keys: Vec<[u8; 32]> = map.iter().filter(|(_, s)| which(s)).map(|(k, _)| *k).collect();
+            let keys: Vec<[u8; 32]> = map.iter().filter(|(k, s)| which(k, s)).map(|(k, _)| *k).collect();
             keys.iter().filter_map(|k| map.remove(k)).collect()
         };
         futures_util::future::join_all(ended.iter().map(|session| session.close())).await;
@@ -160,6 +165,14 @@ impl Sessions {
     /// Locks every window of one person.
     pub async fn end_user(&self, user_id: &UserId) -> usize {
         self.end_where(|s| &s.user_id == user_id).await
+    }
+
+    /// Ends every session of one person but the one whose bearer is `keep`: after a
+    /// password change or a recovery, a window opened with the old password (perhaps by
+    /// someone who learned it) is shut.
+    pub async fn end_user_except(&self, user_id: &UserId, keep: &[u8]) -> usize {
+        let kept = crypto::token_digest(keep);
+        self.end_where_keyed(|digest, s| &s.user_id == user_id && *digest != kept).await
     }
 
     /// Locks everyone (tray → Lock, process exit).

@@ -275,3 +275,29 @@ async fn a_real_calibration_makes_keys_within_the_range_and_logs_in() {
     let (m, t, p) = crate::tamper::kdf_target(&db).await;
     assert!((47_104..=1_048_576).contains(&m) && (1..=16).contains(&t) && (1..=16).contains(&p), "{m} {t} {p}");
 }
+
+#[tokio::test]
+async fn a_password_change_or_a_recovery_locks_every_other_window_of_that_person() {
+    let (server, admin, recovery) = with_admin().await;
+    let other_window = login(&server, "Ada", ADMIN_PW).await.1["token"].as_str().unwrap().to_owned();
+    let (member, _) = with_member(&server, &admin).await;
+    let new_pw = "copper meadow whistle";
+    let change = json!({ "current_password": ADMIN_PW, "new_password": new_pw });
+    assert_eq!(server.post("/api/me/password", Some(&admin), change).await.0, 204);
+    assert_eq!(settings_status(&server, &other_window).await, 401, "the window opened with the old password is shut");
+    assert_eq!(settings_status(&server, &admin).await, 200, "the window that changed it goes on");
+    assert_eq!(settings_status(&server, &member).await, 200, "nobody else is touched");
+
+    // A recovery, from the picker, shuts every window that was open.
+    let (status, body) = server
+        .post("/api/recover", None, json!({ "name": "Ada", "recovery_code": recovery, "new_password": ADMIN_PW }))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(settings_status(&server, &admin).await, 401);
+    assert_eq!(settings_status(&server, body["token"].as_str().unwrap()).await, 200);
+    assert_eq!(settings_status(&server, &member).await, 200);
+}
+
+async fn settings_status(server: &Server, token: &str) -> u16 {
+    server.call(Method::GET, "/api/me/settings", Some(token), None).await.0
+}

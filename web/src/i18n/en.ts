@@ -205,7 +205,8 @@ export const en = {
   recoveryWarningTitle: 'Keep it safe.',
   recoveryWarning:
     'Without your password or this code, nobody — not even the administrator — can open your conversations again: they are lost for good. Print it or write it down and keep it away from this computer.',
-  recoveryOldBackups: 'Your old code no longer works. Backups made before today still open with your old password.',
+  recoveryOldBackups:
+    'Your old code no longer works, and Skald is locked wherever else you were logged in. Backups made before today still open with your old password.',
   recoveryKept: 'I have kept my recovery code somewhere safe.',
 
   // picker and login
@@ -480,7 +481,8 @@ export const en = {
   currentPasswordWrong: 'That is not your current password.',
   newPasswordLabel: 'New password',
   passwordChangeSubmit: 'Change password',
-  passwordChanged: 'Your password is changed. Backups made before today still open with your old password.',
+  passwordChanged:
+    'Your password is changed, and Skald is locked in your other open windows. Backups made before today still open with your old password.',
   passwordTooWeak: 'The new password is too easy to guess; see the hint below.',
   lockNowTitle: 'Lock now',
   lockNowLead: 'Locking forgets your key on this computer until you type your password again.',
