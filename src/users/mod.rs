@@ -241,7 +241,6 @@ impl Accounts {
                 && r.enrolment_expires.as_deref().is_some_and(not_expired)
         });
         let Some(row) = row.filter(|_| valid) else {
-            self.inner.limiter.failed(&limit_key);
             return Err(AccountError::BadEnrolment);
         };
         check_password(password, &row.name)?;
@@ -270,7 +269,6 @@ impl Accounts {
             // Cost the same as a wrong password, so timing does not tell who exists.
             let secret = Zeroizing::new(password.as_bytes().to_vec());
             self.blocking(move || crypto::burn_kdf(&secret, &target)).await;
-            self.inner.limiter.failed(&limit_key);
             return Err(AccountError::BadCredentials);
         };
         let wrapped = self.wrap_of(&row, Purpose::Password).await?;
@@ -297,7 +295,6 @@ impl Accounts {
             // Recovery wraps use the floor cost; spend it so timing does not tell who exists.
             let secret = Zeroizing::new(code.as_bytes().to_vec());
             self.blocking(move || crypto::burn_kdf(&secret, &KdfParams::FLOOR)).await;
-            self.inner.limiter.failed(&limit_key);
             return Err(AccountError::BadRecovery);
         };
         check_password(new_password, &row.name)?;
@@ -383,8 +380,10 @@ impl Accounts {
         Ok(*target)
     }
 
+    /// Begins an attempt against `key`'s limit, counted before the secret is tried: only
+    /// a success (`limiter.succeeded`) takes it back.
     fn check_limit(&self, key: &str) -> Result<(), AccountError> {
-        self.inner.limiter.check(key).map_err(AccountError::RateLimited)
+        self.inner.limiter.attempt(key).map_err(AccountError::RateLimited)
     }
 
     /// Runs key derivation off the async threads, at most a few at a time.
@@ -393,8 +392,9 @@ impl Accounts {
         tokio::task::spawn_blocking(work).await.expect("key derivation does not panic")
     }
 
-    /// Opens a wrap with a secret a person typed: a wrong one counts against `limit_key`
-    /// and reads as wrong credentials; a broken record is reported as such.
+    /// Opens a wrap with a secret a person typed (its attempt against `limit_key` already
+    /// counted): a right one takes the count back, a wrong one reads as wrong credentials;
+    /// a broken record is reported as such.
     async fn unwrap_typed(
         &self,
         limit_key: &str,
@@ -408,13 +408,10 @@ impl Accounts {
                 self.inner.limiter.succeeded(limit_key);
                 Ok(dek)
             }
-            Err(CryptoError::WrongSecret) => {
-                self.inner.limiter.failed(limit_key);
-                Err(match purpose {
-                    Purpose::Password => AccountError::BadCredentials,
-                    Purpose::Recovery => AccountError::BadRecovery,
-                })
-            }
+            Err(CryptoError::WrongSecret) => Err(match purpose {
+                Purpose::Password => AccountError::BadCredentials,
+                Purpose::Recovery => AccountError::BadRecovery,
+            }),
             Err(other) => {
                 tracing::warn!(user = %id, error = %other, "key record refused");
                 Err(AccountError::KeyRecord(other))

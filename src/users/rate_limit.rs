@@ -2,6 +2,10 @@
 //! wait that doubles with each further failure, up to a cap. Unknown names are limited
 //! exactly like known ones, so the limiter reveals nothing. In memory: a restart resets
 //! it, which costs an attacker a restart per handful of guesses of an argon2 target.
+//!
+//! An attempt counts as a failure from the moment it begins, before its key derivation
+//! runs, and only a success takes it back: N guesses sent at once cost N attempts, so no
+//! more than the free few are ever evaluated together.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -33,26 +37,23 @@ pub fn wait_after(failures: u32) -> Duration {
 }
 
 impl RateLimiter {
-    /// `Err(retry_after)` while `key` must wait.
-    pub fn check(&self, key: &str) -> Result<(), Duration> {
-        let entries = self.entries.lock().expect("rate limiter lock");
-        match entries.get(key).and_then(|e| e.blocked_until) {
-            Some(until) => {
-                let now = Instant::now();
-                if until > now { Err(until - now) } else { Ok(()) }
-            }
-            None => Ok(()),
-        }
-    }
-
-    pub fn failed(&self, key: &str) {
+    /// Begins an attempt for `key`, counted as a failure until [`Self::succeeded`] says
+    /// otherwise; `Err(retry_after)` while `key` must wait. The check and the count are
+    /// one step under the lock.
+    pub fn attempt(&self, key: &str) -> Result<(), Duration> {
         let mut entries = self.entries.lock().expect("rate limiter lock");
         let entry = entries.entry(key.to_owned()).or_insert(Entry { failures: 0, blocked_until: None });
+        let now = Instant::now();
+        if let Some(until) = entry.blocked_until.filter(|until| *until > now) {
+            return Err(until - now);
+        }
         entry.failures = entry.failures.saturating_add(1);
         let wait = wait_after(entry.failures);
-        entry.blocked_until = (!wait.is_zero()).then(|| Instant::now() + wait);
+        entry.blocked_until = (!wait.is_zero()).then(|| now + wait);
+        Ok(())
     }
 
+    /// The attempt for `key` succeeded: the count starts again.
     pub fn succeeded(&self, key: &str) {
         self.entries.lock().expect("rate limiter lock").remove(key);
     }
@@ -74,11 +75,19 @@ mod tests {
     fn a_success_clears_the_count() {
         let limiter = RateLimiter::default();
         for _ in 0..5 {
-            limiter.failed("ada");
+            assert!(limiter.attempt("ada").is_ok());
         }
-        assert!(limiter.check("ada").is_err());
-        assert!(limiter.check("bob").is_ok());
+        assert!(limiter.attempt("ada").is_err());
+        assert!(limiter.attempt("bob").is_ok());
         limiter.succeeded("ada");
-        assert!(limiter.check("ada").is_ok());
+        assert!(limiter.attempt("ada").is_ok());
+    }
+
+    #[test]
+    fn attempts_begun_together_count_before_any_is_decided() {
+        let limiter = RateLimiter::default();
+        // Forty guesses arrive before the first key derivation ends.
+        let let_through = (0..40).filter(|_| limiter.attempt("ada").is_ok()).count();
+        assert_eq!(let_through, FREE_FAILURES as usize);
     }
 }

@@ -301,3 +301,19 @@ async fn a_password_change_or_a_recovery_locks_every_other_window_of_that_person
 async fn settings_status(server: &Server, token: &str) -> u16 {
     server.call(Method::GET, "/api/me/settings", Some(token), None).await.0
 }
+
+#[tokio::test]
+async fn forty_guesses_sent_at_once_cost_forty_attempts() {
+    let (server, _, _) = with_admin().await;
+    let guesses = (0..40).map(|n| {
+        let server = &server;
+        async move { login(server, "Ada", &format!("wrong guess number {n}")).await.0 }
+    });
+    let statuses = futures_util::future::join_all(guesses).await;
+    let evaluated = statuses.iter().filter(|status| **status == 401).count();
+    let refused = statuses.iter().filter(|status| **status == 429).count();
+    assert!(evaluated <= 5, "{evaluated} guesses were tried: {statuses:?}");
+    assert_eq!(evaluated + refused, 40, "{statuses:?}");
+    // The right password waits its turn too.
+    assert_eq!(login(&server, "Ada", ADMIN_PW).await.0, 429);
+}
