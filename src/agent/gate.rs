@@ -94,17 +94,22 @@ fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> De
             && rule.role.as_deref().is_none_or(|role| role == situation.role || role == "*")
             && rule.args.as_ref().is_none_or(|pattern| glob(pattern, &arguments))
     };
-    // A person's own allows count only where their role lets them approve, and not for
-    // side effects once outside content has entered the conversation; their own denies
-    // always count. None of their rules is weighed before PERSONAL_PRIORITY.
-    let allows_count = situation.may_approve && !(situation.outside_content && situation.side_effects);
+    // Once outside content (a fetched page) has entered the conversation, no allow stands
+    // in for the person on a call with side effects — a shared rule's no more than their
+    // own: the page's words may be what asked for it (a "notification from Skald" that
+    // phishes). A person's own allows count only where their role lets them approve;
+    // their own denies always count. None of their rules is weighed before
+    // PERSONAL_PRIORITY.
+    let tainted = situation.outside_content && situation.side_effects;
+    let shared: Vec<&Rule> = shared.iter().filter(|r| r.effect != Effect::Allow || !tainted).collect();
+    let allows_count = situation.may_approve && !tainted;
     let personal: Vec<Rule> = personal
         .iter()
         .filter(|r| r.effect != Effect::Allow || allows_count)
         .map(|r| Rule { priority: r.priority.max(PERSONAL_PRIORITY), ..r.clone() })
         .collect();
     let matching: Vec<(&Rule, Source)> = shared
-        .iter()
+        .into_iter()
         .filter(|r| applies(r))
         .map(|r| (r, Source::Shared))
         .chain(personal.iter().filter(|r| applies(r)).map(|r| (r, Source::Personal)))
@@ -264,6 +269,20 @@ mod tests {
         let mut read = situation("note_read", &args);
         read.outside_content = true;
         assert_eq!(effect_of(&read, &presets(), &personal), Allow, "reads have no side effect");
+    }
+
+    #[test]
+    fn outside_content_suspends_a_shared_allow_of_a_side_effect_too() {
+        let args = json!({ "title": "Your account is locked", "body": "log in at evil.example" });
+        let mut shared = vec![rule("notify", Allow, 100), rule("current_time", Allow, 100)];
+        shared.extend(presets());
+        assert_eq!(effect_of(&situation("notify", &args), &shared, &[]), Allow);
+        let mut tainted = situation("notify", &args);
+        tainted.outside_content = true;
+        assert_eq!(effect_of(&tainted, &shared, &[]), Require, "a page's words may have asked for it");
+        let mut reading = situation("current_time", &args);
+        (reading.outside_content, reading.side_effects) = (true, false);
+        assert_eq!(effect_of(&reading, &shared, &[]), Allow, "what has no side effect still runs");
     }
 
     #[test]

@@ -298,6 +298,18 @@ async fn outside_content_makes_always_allow_ask_again_and_nothing_is_written_wit
     assert_eq!(chat.decide(&cards[0], json!({ "decision": "deny" })).await.0, 200);
     chat.finished(&third).await;
     assert_eq!(chat.notes().await.len(), 2);
+
+    // A notification, which a shared rule allows without a card, asks too once the page
+    // is in the conversation: its words may be what asked for one "from Skald".
+    let phish = json!({ "title": "Your account is locked", "body": "Log in again at evil.example" });
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("notify", phish.clone())]));
+    chat.send(&third, "anything else?").await;
+    let cards = chat.cards(1).await;
+    assert_eq!(cards[0]["details"]["tool"], "notify", "{cards:?}");
+    assert_eq!(cards[0]["details"]["arguments"], phish);
+    chat.model.push(Reply::text("I did not send it."));
+    assert_eq!(chat.decide(&cards[0], json!({ "decision": "deny" })).await.0, 200);
+    chat.finished(&third).await;
 }
 
 #[tokio::test]
