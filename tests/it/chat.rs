@@ -23,6 +23,10 @@ mod mine;
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A port where no model service answers: 1 (tcpmux), where nothing listens, rather than
+/// one freed a moment ago, which a server another test starts at the same time may take.
+const DEAD_PORT: u16 = 1;
+
 /// A server with an administrator and a scripted provider named `scripted`.
 struct Chat {
     server: Server,
@@ -388,7 +392,7 @@ async fn a_dead_provider_ends_in_a_clear_error_after_bounded_retries() {
     let (status, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
     assert_eq!(status, 200);
     let id = providers[0]["id"].as_str().unwrap();
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead_port = DEAD_PORT;
     let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
     let (status, _) =
         chat.server.call(Method::PATCH, &format!("/api/providers/{id}"), Some(&chat.token), Some(patch)).await;
@@ -534,7 +538,7 @@ async fn a_provider_that_cannot_be_reached_is_not_saved_and_the_answer_says_why(
     let server = Server::start();
     let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
     let token = setup["token"].as_str().unwrap();
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead_port = DEAD_PORT;
     let body = json!({ "name": "home", "kind": "openai", "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
     let (status, refused) = server.post("/api/providers", Some(token), body).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (502, Some("provider_unavailable")), "{refused}");
@@ -624,8 +628,7 @@ mod anthropic {
         assert_eq!(last["error_code"], "provider_auth");
         assert_eq!(chat.model.request_count(), 1, "a refused key is not retried");
 
-        let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}/v1") });
+        let patch = json!({ "base_url": format!("http://127.0.0.1:{DEAD_PORT}/v1") });
         assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
         let last = one_turn(&chat).await;
         assert_eq!(last["error_code"], "provider_unavailable");
@@ -686,7 +689,7 @@ mod ollama {
 
         let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
         let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
-        let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dead_port = DEAD_PORT;
         let patch = json!({ "base_url": format!("http://127.0.0.1:{dead_port}") });
         assert_eq!(chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(patch)).await.0, 204);
         assert_eq!(one_turn(&chat).await["error_code"], "provider_unavailable");
@@ -735,7 +738,7 @@ async fn a_daily_usage_cap_stops_further_turns_and_resets_the_next_day() {
 #[tokio::test]
 async fn when_the_chosen_provider_is_down_the_turn_falls_back_to_another_the_role_allows() {
     let chat = Chat::start().await;
-    let dead_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead_port = DEAD_PORT;
     // The main agent asks for a balanced model; only the dead provider has one.
     let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
     let path = format!("/api/providers/{}", providers[0]["id"].as_str().unwrap());
@@ -782,7 +785,7 @@ async fn when_the_chosen_provider_is_down_the_turn_falls_back_to_another_the_rol
 async fn model_servers_running_on_this_computer_are_detected_for_the_setup_flow() {
     let ollama = ScriptedModel::start().await;
     let lmstudio = ScriptedModel::start().await;
-    let nothing = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let nothing = DEAD_PORT;
     let ports = format!("ollama={},lmstudio={},llamacpp={nothing}", port_of(&ollama), port_of(&lmstudio));
     let mut sandbox = Sandbox::new();
     sandbox.env.push(("SKALD_TEST_DETECT_PORTS".into(), ports));

@@ -21,8 +21,17 @@ const FORBIDDEN: [&str; 13] = [
 ];
 
 /// Library names we call but did not choose; removed from a line before it is checked.
-const LIBRARY_NAMES: [&str; 7] =
-    [".parent()", "child_token", "process::Child", "ChildStdin", "ChildStdout", "ChildStderr", "::Child"];
+const LIBRARY_NAMES: [&str; 8] = [
+    ".parent()",
+    "child_token",
+    "process::Child",
+    "ChildStdin",
+    "ChildStdout",
+    "ChildStderr",
+    "::Child",
+    // rustix's name for prctl(PR_SET_PDEATHSIG).
+    "set_parent_process_death_signal",
+];
 
 /// The forbidden words a line uses, after splitting identifiers at `_` and case changes.
 fn domain_words(line: &str) -> Vec<String> {
