@@ -128,12 +128,15 @@ export function fromHistory(sessionId: string, rows: readonly HistoryRow[], turn
     }
   }
   // A turn without its end row: the last one runs or waits on a card; an
-  // older one was cut off (the server marks those at the next unlock).
+  // older one was cut off (the server marks those at the next unlock). The
+  // session and its history are two reads: a session read just before a new
+  // turn began still names the previous turn's end, so only `parked` is
+  // believed of a last turn without an end row — its end row, or the live
+  // `turn_ended`, says when it is over.
   const last = turns.length - 1;
   turns.forEach((turn, index) => {
     if (turn.status !== 'running') return;
-    const state = index === last ? turnState : 'error';
-    const status: TurnStatus = state === 'parked' ? 'parked' : state === 'running' || state === null ? 'running' : 'error';
+    const status: TurnStatus = index !== last ? 'error' : turnState === 'parked' ? 'parked' : 'running';
     turns[index] = { ...turn, status };
   });
   return { sessionId, turns };

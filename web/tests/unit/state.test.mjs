@@ -39,6 +39,17 @@ describe('a conversation from its history', () => {
     const rows = [row(1, 'turn_0', 'user', 'sent'), row(2, 'turn_1', 'user', 'sent')];
     const turns = transcript.fromHistory('chat_1', rows, 'parked').turns;
     assert.deepEqual(turns.map((t) => t.status), ['error', 'parked']);
+    assert.deepEqual(transcript.fromHistory('chat_1', rows, 'running').turns.map((t) => t.status), ['error', 'running']);
+  });
+
+  test('a session read just before a new turn began does not end that turn', () => {
+    // The history has the new message; the session still says how the turn before ended.
+    const rows = [row(1, 'turn_0', 'user', 'sent'), row(2, 'turn_0', 'assistant', 'done', { text: 'Hi.' }), row(3, 'turn_1', 'user', 'sent')];
+    for (const stale of ['done', 'stopped', 'error']) {
+      const turns = transcript.fromHistory('chat_1', rows, stale).turns;
+      assert.deepEqual(turns.map((t) => t.status), ['done', 'running'], stale);
+      assert.ok(transcript.activeTurn({ sessionId: 'chat_1', turns }), 'the Stop button stays');
+    }
   });
 
   test('a failed turn keeps the reason', () => {
