@@ -1034,6 +1034,31 @@ fn with_chat_template(from: &std::path::Path, to: &std::path::Path, template: &s
     std::fs::write(to, out).unwrap();
 }
 
+impl Local {
+    /// A server whose worker hangs, deaf to cancels, at the first token of a turn it was
+    /// just sent (the debug-only hang hook): the server, that turn's conversation, the
+    /// hook's file (remove it to let later workers answer), the worker's pid, and the
+    /// folder holding the hook.
+    async fn hung(env: &[(&str, &str)]) -> (Self, String, PathBuf, u64, tempfile::TempDir) {
+        let scratch = tempfile::tempdir().unwrap();
+        let hook = scratch.path().join("hang");
+        std::fs::write(&hook, b"").unwrap();
+        let mut env = env.to_vec();
+        env.push(("SKALD_TEST_LOCAL_HANG_FILE", hook.to_str().unwrap()));
+        let local = Self::start(&env).await;
+        let session = local.session(&local.token).await;
+        local.send(&local.token, &session, "Hello?").await;
+        // Its log, which the server's carries, says when it hangs.
+        let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
+        while !local.server.stderr().contains("hanging at the test hook's request") {
+            assert!(tokio::time::Instant::now() < deadline, "the worker never hung: {}", local.server.stderr());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let pid = local.overview().await["engine"]["worker_pid"].as_u64().unwrap();
+        (local, session, hook, pid, scratch)
+    }
+}
+
 /// `/proc/<pid>/<what>` of a process of this machine.
 fn proc_file(pid: u64, what: &str) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/{what}"))
@@ -1265,20 +1290,7 @@ async fn a_processor_below_the_engines_baseline_is_told_so_and_skald_runs_on() {
 
 #[tokio::test]
 async fn a_worker_that_does_not_stop_when_asked_is_ended_and_the_next_turn_is_answered() {
-    let scratch = tempfile::tempdir().unwrap();
-    let hook = scratch.path().join("hang");
-    std::fs::write(&hook, b"").unwrap();
-    let env = [("SKALD_TEST_LOCAL_HANG_FILE", hook.to_str().unwrap()), ("SKALD_TEST_LOCAL_STOP_GRACE_MS", "1500")];
-    let local = Local::start(&env).await;
-    let session = local.session(&local.token).await;
-    local.send(&local.token, &session, "Hello?").await;
-    // It hangs at its first token (its log, which the server's carries, says so).
-    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
-    while !local.server.stderr().contains("hanging at the test hook's request") {
-        assert!(tokio::time::Instant::now() < deadline, "the worker never hung: {}", local.server.stderr());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let pid = local.overview().await["engine"]["worker_pid"].as_u64().unwrap();
+    let (local, session, hook, pid, _scratch) = Local::hung(&[("SKALD_TEST_LOCAL_STOP_GRACE_MS", "1500")]).await;
     let (status, _) = local.server.post(&format!("/api/sessions/{session}/stop"), Some(&local.token), json!({})).await;
     assert_eq!(status, 200);
     assert_eq!(finished(&local.server, &local.token, &session, LOCAL_WAIT).await.last().unwrap()["status"], "stopped");
@@ -1307,18 +1319,7 @@ async fn a_worker_that_does_not_stop_when_asked_is_ended_and_the_next_turn_is_an
 async fn a_worker_does_not_outlive_a_killed_server() {
     // A worker that writes nothing (stuck, or evaluating a long prompt) would not notice
     // the server had gone by a failed write.
-    let scratch = tempfile::tempdir().unwrap();
-    let hook = scratch.path().join("hang");
-    std::fs::write(&hook, b"").unwrap();
-    let local = Local::start(&[("SKALD_TEST_LOCAL_HANG_FILE", hook.to_str().unwrap())]).await;
-    let session = local.session(&local.token).await;
-    local.send(&local.token, &session, "Hello?").await;
-    let deadline = tokio::time::Instant::now() + LOCAL_WAIT;
-    while !local.server.stderr().contains("hanging at the test hook's request") {
-        assert!(tokio::time::Instant::now() < deadline, "the worker never hung: {}", local.server.stderr());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let pid = local.overview().await["engine"]["worker_pid"].as_u64().unwrap();
+    let (local, _, _, pid, _scratch) = Local::hung(&[]).await;
     local.server.stop("KILL");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::path::Path::new(&format!("/proc/{pid}")).exists() {
