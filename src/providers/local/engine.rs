@@ -109,7 +109,7 @@ pub(super) fn inspect(path: &Path) -> Result<u64, String> {
 /// Loads the model `spec` names, once this CPU is known to run what the engine was
 /// compiled for (Skald checked before starting the worker; this is the last line).
 pub(super) fn load(spec: &ModelSpec) -> Result<LlamaModel, String> {
-    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
+    fit::check_this_cpu()?;
     let (id, path) = (&spec.id, &spec.path);
     let backend = backend().map_err(|err| err.to_string())?;
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default().with_use_mmap(true)).map_err(|err| {

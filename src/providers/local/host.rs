@@ -562,7 +562,7 @@ const INSPECT_TIMEOUT: Duration = Duration::from_secs(120);
 /// started for this alone (`skald model-worker --inspect PATH`), or why it cannot be
 /// used. A file that makes llama.cpp fault ends that worker, not the server.
 pub(super) async fn inspect(settings: &Settings, path: &Path) -> Result<u64, String> {
-    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has)?;
+    fit::check_this_cpu()?;
     let spec = supervise::Spec {
         name: "model-inspect".to_owned(),
         program: settings.worker_program.clone(),
@@ -607,7 +607,7 @@ fn preflight(id: &str, path: &Path, context_cap: u32, freed: u64) -> Result<Held
             "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Settings → Models."
         )),
     })?;
-    fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).map_err(ProviderError::Local)?;
+    fit::check_this_cpu().map_err(ProviderError::Local)?;
     let n_ctx = fit::context_for(&info, context_cap);
     let footprint = fit::footprint(&info, u64::from(n_ctx));
     fit::check_memory(id, footprint, fit::available_memory(), freed).map_err(ProviderError::Local)?;

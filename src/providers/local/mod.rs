@@ -278,7 +278,7 @@ impl LocalModels {
         if !AVAILABLE {
             return Some(NOT_BUILT.to_owned());
         }
-        fit::check_cpu(fit::COMPILED_FOR, fit::cpu_has).err()
+        fit::check_this_cpu().err()
     }
 
     /// Lets go of the model `id` if it is loaded, once its running reply ends.

@@ -38,8 +38,7 @@ pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
     };
     init_logging();
     if let Some(path) = inspect {
-        let found =
-            super::fit::check_cpu(super::fit::COMPILED_FOR, super::fit::cpu_has).and_then(|()| engine::inspect(path));
+        let found = super::fit::check_this_cpu().and_then(|()| engine::inspect(path));
         out.write(&super::protocol::encode(&match found {
             Ok(parameters) => Inspected::Parameters(parameters),
             Err(why) => Inspected::Refused(why),
