@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde::Serialize;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 use tokio_util::codec::{FramedRead, LinesCodec};
@@ -59,7 +58,7 @@ impl std::fmt::Debug for Helper {
 }
 
 /// How a helper ended, with the last lines it wrote to stderr.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exit {
     /// Its exit code, when it exited by itself.
     pub code: Option<i32>,
@@ -225,18 +224,23 @@ pub struct Crashes {
 }
 
 /// What is known of the crashes of one thing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Record {
-    /// Within the policy's window, oldest first, as seconds on the caller's clock.
-    #[serde(skip)]
+    /// Within the policy's window at the last crash, oldest first, as seconds on the
+    /// caller's clock.
     times: VecDeque<Duration>,
-    /// Crashes within the window.
-    pub count: usize,
     /// When the last one happened, RFC 3339.
     pub last_at: String,
     pub last: Exit,
     /// Given up on: not started again until someone clears it.
     pub given_up: bool,
+}
+
+impl Record {
+    /// Crashes within the policy's window when the last one happened.
+    pub fn count(&self) -> usize {
+        self.times.len()
+    }
 }
 
 /// What to do before starting a helper for a thing again.
@@ -251,7 +255,6 @@ impl Crashes {
     pub fn record(&mut self, policy: &Policy, key: &str, now: Duration, exit: Exit, at: String) -> &Record {
         let record = self.by_key.entry(key.to_owned()).or_insert_with(|| Record {
             times: VecDeque::new(),
-            count: 0,
             last_at: String::new(),
             last: exit.clone(),
             given_up: false,
@@ -260,10 +263,9 @@ impl Crashes {
         while record.times.front().is_some_and(|t| now.saturating_sub(*t) > policy.window) {
             record.times.pop_front();
         }
-        record.count = record.times.len();
         record.last_at = at;
         record.last = exit;
-        record.given_up |= record.count >= policy.limit;
+        record.given_up |= record.count() >= policy.limit;
         record
     }
 
@@ -318,7 +320,7 @@ mod tests {
         crashes.record(&policy, "smol", S(100), crash("SIGSEGV"), "t2".into());
         assert!(matches!(crashes.verdict(&policy, "smol", S(100)), Verdict::Start { .. }));
         let record = crashes.record(&policy, "smol", S(300), crash("SIGABRT"), "t3".into());
-        assert!(record.given_up && record.count == 3 && record.last.signal.as_deref() == Some("SIGABRT"));
+        assert!(record.given_up && record.count() == 3 && record.last.signal.as_deref() == Some("SIGABRT"));
         assert_eq!(crashes.verdict(&policy, "smol", S(10_000)), Verdict::GivenUp, "not by waiting");
         assert_eq!(crashes.verdict(&policy, "other", S(300)), Verdict::Start { after: Duration::ZERO });
         assert!(crashes.clear("smol"));
@@ -330,7 +332,7 @@ mod tests {
         let (policy, mut crashes) = (Policy::default(), Crashes::default());
         for minute in [0, 11, 22, 33] {
             let record = crashes.record(&policy, "smol", S(minute * 60), crash("SIGSEGV"), String::new());
-            assert!(!record.given_up && record.count == 1, "{record:?}");
+            assert!(!record.given_up && record.count() == 1, "{record:?}");
         }
     }
 

@@ -158,7 +158,7 @@ impl Host {
             .all()
             .map(|(model, record)| CrashReport {
                 model: model.to_owned(),
-                count: record.count,
+                count: record.count(),
                 last_at: record.last_at.clone(),
                 how: record.last.describe(),
                 signal: record.last.signal.clone(),
@@ -277,7 +277,7 @@ impl Host {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .crashes
             .get(id)
-            .map_or(self.policy.limit, |record| record.count);
+            .map_or(self.policy.limit, |record| record.count());
         ProviderError::LocalCrashed(format!(
             "the built-in model {id} stopped unexpectedly {count} times in the last few minutes, so Skald will not \
              start it again until an administrator asks it to in Settings → Models. Choose another model meanwhile."
@@ -492,7 +492,7 @@ impl Host {
                 tracing::error!(
                     model = %model,
                     how = %how,
-                    crashes = record.count,
+                    crashes = record.count(),
                     given_up = record.given_up,
                     "the built-in model's worker stopped unexpectedly"
                 );
