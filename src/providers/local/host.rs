@@ -130,6 +130,12 @@ struct Report {
     crashes: Crashes,
 }
 
+/// A std mutex's guard, even after a panic elsewhere held it: each value here is whole
+/// between statements, so a poisoned lock holds nothing half-written.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl Host {
     pub(super) fn new(settings: Settings) -> Arc<Self> {
         Arc::new(Self {
@@ -144,7 +150,7 @@ impl Host {
     }
 
     fn partition(&self, person: &str) -> u64 {
-        let mut partitions = self.partitions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut partitions = lock(&self.partitions);
         let next = partitions.len() as u64 + 1;
         *partitions.entry(person.to_owned()).or_insert(next)
     }
@@ -152,7 +158,7 @@ impl Host {
     /// What is loaded, `viewer`'s own last request, and how the worker has crashed.
     pub(super) fn snapshot(&self, viewer: Option<&str>) -> Snapshot {
         let partition = viewer.map(|viewer| self.partition(viewer));
-        let report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let report = lock(&self.report);
         let mut crashes: Vec<CrashReport> = report
             .crashes
             .all()
@@ -180,7 +186,7 @@ impl Host {
     /// Lets model `id` be started again after it crashed the worker; false if it had no
     /// crashes on record.
     pub(super) fn retry(&self, id: &str) -> bool {
-        self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner).crashes.clear(id)
+        lock(&self.report).crashes.clear(id)
     }
 
     /// Sends `request` for model `id` (at `path`) on `person`'s behalf to the worker,
@@ -207,11 +213,7 @@ impl Host {
             Verdict::GivenUp => return Err(self.given_up(id)),
             Verdict::Start { after } => after,
         };
-        if slot
-            .worker
-            .as_ref()
-            .is_some_and(|w| w.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).closed)
-        {
+        if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
             slot.worker = None;
         }
         let held = slot.worker.as_ref().and_then(|w| w.model.clone());
@@ -239,7 +241,7 @@ impl Host {
         let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
         let (reply, replies) = mpsc::channel(REPLY_BUFFER);
         {
-            let mut routes = worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut routes = lock(&worker.routes);
             routes.pending.insert(request_id, Route { partition, model: id.to_owned(), reply: Some(reply) });
             routes.last_activity = Instant::now();
         }
@@ -266,18 +268,12 @@ impl Host {
     }
 
     fn verdict(&self, id: &str) -> Verdict {
-        let report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let report = lock(&self.report);
         report.crashes.verdict(&self.policy, id, self.epoch.elapsed())
     }
 
     fn given_up(&self, id: &str) -> ProviderError {
-        let count = self
-            .report
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .crashes
-            .get(id)
-            .map_or(self.policy.limit, |record| record.count());
+        let count = lock(&self.report).crashes.get(id).map_or(self.policy.limit, |record| record.count());
         ProviderError::LocalCrashed(format!(
             "the built-in model {id} stopped unexpectedly {count} times in the last few minutes, so Skald will not \
              start it again until an administrator asks it to in Settings → Models. Choose another model meanwhile."
@@ -300,7 +296,7 @@ impl Host {
         let pid = helper.pid;
         tracing::info!(pid, "local model worker started");
         {
-            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut report = lock(&self.report);
             report.worker = Some((generation, pid));
             report.loaded = None;
         }
@@ -374,7 +370,7 @@ impl Host {
         routes: Arc<Mutex<Routes>>,
     ) {
         let exited = helper.exited();
-        let kill = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).kill.clone();
+        let kill = lock(&routes).kill.clone();
         let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
         let mut ready = false;
         loop {
@@ -386,7 +382,7 @@ impl Host {
                 }
                 () = tokio::time::sleep(START_TIMEOUT), if !ready => {
                     tracing::error!("the local model worker did not say it was ready");
-                    routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).killed_because =
+                    lock(&routes).killed_because =
                         Some("did not start");
                     helper.kill();
                     continue;
@@ -410,48 +406,47 @@ impl Host {
     }
 
     async fn dispatch(&self, generation: u64, message: FromWorker, routes: &Mutex<Routes>) {
-        let lock = || routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match message {
             FromWorker::Ready { pid, compiled_for } => {
                 tracing::info!(pid, compiled_for = %compiled_for.join(","), "local model worker ready");
             }
             FromWorker::Loaded { loaded } => {
+                // The worker's own log, relayed, says how long the load took.
                 if let Some(loaded) = &loaded {
-                    tracing::info!(model = %loaded.model, ms = loaded.load_ms, "local model loaded");
-                    lock().model = Some(loaded.model.clone());
+                    lock(routes).model = Some(loaded.model.clone());
                 }
-                let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut report = lock(&self.report);
                 if report.worker.is_some_and(|(newest, _)| newest == generation) {
                     report.loaded = loaded;
                 }
             }
             FromWorker::Deltas { id, deltas } => {
                 let reply = {
-                    let mut routes = lock();
+                    let mut routes = lock(routes);
                     routes.last_activity = Instant::now();
                     routes.pending.get(&id).and_then(|route| route.reply.clone())
                 };
                 if let Some(reply) = reply
                     && reply.send(Ok(deltas)).await.is_err()
-                    && let Some(route) = lock().pending.get_mut(&id)
+                    && let Some(route) = lock(routes).pending.get_mut(&id)
                 {
                     route.reply = None;
                 }
             }
             FromWorker::Failed { id, message } => {
-                let reply = lock().pending.get_mut(&id).and_then(|route| route.reply.take());
+                let reply = lock(routes).pending.get_mut(&id).and_then(|route| route.reply.take());
                 if let Some(reply) = reply {
                     let _ = reply.send(Err(ProviderError::Local(message))).await;
                 }
             }
             FromWorker::Done { id, stats } => {
                 let route = {
-                    let mut routes = lock();
+                    let mut routes = lock(routes);
                     routes.last_activity = Instant::now();
                     routes.pending.remove(&id)
                 };
                 if let Some(route) = route {
-                    let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut report = lock(&self.report);
                     report.answered += 1;
                     let mut stats = stats;
                     stats.number = report.answered;
@@ -465,7 +460,7 @@ impl Host {
     /// (if Skald did not ask it to stop) is recorded, and the slot lets it go.
     async fn settle(&self, generation: u64, routes: &Mutex<Routes>, exit: supervise::Exit) {
         let (pending, ending, model, killed_because) = {
-            let mut routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut routes = lock(routes);
             routes.closed = true;
             let pending = std::mem::take(&mut routes.pending);
             let serving = pending.iter().min_by_key(|(id, _)| **id).map(|(_, route)| route.model.clone());
@@ -481,7 +476,7 @@ impl Host {
             None => exit.describe(),
         };
         {
-            let mut report = self.report.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut report = lock(&self.report);
             if report.worker.is_some_and(|(newest, _)| newest == generation) {
                 report.loaded = None;
                 report.worker = None;
@@ -521,7 +516,7 @@ impl Host {
     async fn end_if_idle(&self, generation: u64, routes: &Mutex<Routes>) -> bool {
         let idle = |routes: &Routes| routes.pending.is_empty() && routes.last_activity.elapsed() >= self.settings.idle;
         {
-            let routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let routes = lock(routes);
             if routes.closed {
                 return false;
             }
@@ -532,7 +527,7 @@ impl Host {
         let mut slot = self.slot.lock().await;
         let Some(worker) = slot.worker.as_ref().filter(|w| w.generation == generation) else { return false };
         {
-            let mut routes = worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut routes = lock(&worker.routes);
             if !idle(&routes) {
                 return true;
             }
@@ -550,7 +545,7 @@ impl Host {
         if slot.worker.as_ref().is_some_and(|w| w.model.as_ref().is_some_and(|held| held.id == id))
             && let Some(worker) = slot.worker.take()
         {
-            worker.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).ending = true;
+            lock(&worker.routes).ending = true;
         }
     }
 }
@@ -647,7 +642,7 @@ impl Drop for Reply {
             runtime.spawn(async move {
                 tokio::time::sleep(stop_grace()).await;
                 let Some(routes) = routes.upgrade() else { return };
-                let mut routes = routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut routes = lock(&routes);
                 if !routes.closed && routes.pending.contains_key(&id) {
                     tracing::error!(request = id, "the local model worker did not stop when asked");
                     routes.killed_because = Some("did not stop when asked");
