@@ -73,8 +73,8 @@ fn main() {
     // The first request starts the worker and loads the model; its time is the load time.
     runtime.block_on(answer(&local, &person, "warm-up"));
     let status = local.status(&person);
-    let loaded = status.loaded.expect("the model is loaded");
-    let worker = status.worker_pid.expect("the worker runs");
+    let loaded = status.engine.loaded.expect("the model is loaded");
+    let worker = status.engine.worker_pid.expect("the worker runs");
 
     let (mut ours_pp, mut ours_tg, mut base_pp, mut base_tg) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut native_pp, mut native_tg, mut pipe_us) = (Vec::new(), Vec::new(), Vec::new());
@@ -144,7 +144,7 @@ async fn answer_timed(local: &LocalModels, person: &UserId, opening: &str) -> (R
         messages: vec![ContextMessage::User(format!("{opening} {filler}"))],
         tools: Vec::new(),
     };
-    let before = local.status(person).last_request.map_or(0, |last| last.number);
+    let before = local.status(person).engine.last_request.map_or(0, |last| last.number);
     let mut stream = local.start(&request, person).await.expect("the model answers");
     let (mut first, mut last) = (None, Instant::now());
     while let Some(item) = stream.next().await {
@@ -157,7 +157,7 @@ async fn answer_timed(local: &LocalModels, person: &UserId, opening: &str) -> (R
     let read_ms = first.map_or(0.0, |first| last.duration_since(first).as_secs_f64() * 1000.0);
     // The report is written as the reply's last delta goes out.
     for _ in 0..200 {
-        if let Some(stats) = local.status(person).last_request.filter(|last| last.number > before) {
+        if let Some(stats) = local.status(person).engine.last_request.filter(|last| last.number > before) {
             return (stats, read_ms);
         }
         std::thread::sleep(Duration::from_millis(5));

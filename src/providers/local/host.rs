@@ -156,8 +156,8 @@ impl Host {
     }
 
     /// What is loaded, `viewer`'s own last request, and how the worker has crashed.
-    pub(super) fn snapshot(&self, viewer: Option<&str>) -> Snapshot {
-        let partition = viewer.map(|viewer| self.partition(viewer));
+    pub(super) fn snapshot(&self, viewer: &str) -> Snapshot {
+        let partition = self.partition(viewer);
         let report = lock(&self.report);
         let mut crashes: Vec<CrashReport> = report
             .crashes
@@ -176,7 +176,7 @@ impl Host {
         crashes.sort_by(|a, b| a.model.cmp(&b.model));
         Snapshot {
             loaded: report.loaded.clone(),
-            last_request: partition.and_then(|p| report.last.get(&p).cloned()),
+            last_request: report.last.get(&partition).cloned(),
             requests_answered: report.answered,
             worker_pid: report.worker.map(|(_, pid)| pid),
             crashes,

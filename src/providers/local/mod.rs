@@ -112,17 +112,9 @@ impl std::fmt::Debug for LocalModels {
 pub struct Status {
     /// Whether this build can run models at all.
     pub available: bool,
-    /// The model held in memory, if any.
-    pub loaded: Option<Loaded>,
-    /// The last request of the administrator asking, if any since Skald started: never
-    /// figures of another person's prompt.
-    pub last_request: Option<RequestStats>,
-    /// Requests answered since Skald started, everyone's.
-    pub requests_answered: u64,
-    /// The worker process holding models, while one runs.
-    pub worker_pid: Option<u32>,
-    /// Models that crashed the worker recently, with how and its last words.
-    pub crashes: Vec<CrashReport>,
+    /// What the engine is doing, as one administrator may see it.
+    #[serde(flatten)]
+    pub engine: Snapshot,
     /// The instruction sets the engine was compiled to use; the CPU must have them all.
     pub compiled_for: &'static [&'static str],
     pub threads: u32,
@@ -181,13 +173,19 @@ pub struct CrashReport {
     pub given_up: bool,
 }
 
-/// What the engine reports to one administrator.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Snapshot {
+/// What the engine is doing, as one administrator may see it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Snapshot {
+    /// The model held in memory, if any.
     pub loaded: Option<Loaded>,
+    /// The last request of the administrator asking, if any since Skald started: never
+    /// figures of another person's prompt.
     pub last_request: Option<RequestStats>,
+    /// Requests answered since Skald started, everyone's.
     pub requests_answered: u64,
+    /// The worker process holding models, while one runs.
     pub worker_pid: Option<u32>,
+    /// Models that crashed the worker recently, with how and its last words.
     pub crashes: Vec<CrashReport>,
 }
 
@@ -252,19 +250,15 @@ impl LocalModels {
     pub fn status(&self, viewer: &UserId) -> Status {
         let settings = &self.inner.settings;
         #[cfg(feature = "local-model")]
-        let snapshot = self.inner.host.snapshot(Some(viewer.as_str()));
+        let engine = self.inner.host.snapshot(viewer.as_str());
         #[cfg(not(feature = "local-model"))]
-        let snapshot = {
+        let engine = {
             let _ = viewer;
             Snapshot::default()
         };
         Status {
             available: AVAILABLE,
-            loaded: snapshot.loaded,
-            last_request: snapshot.last_request,
-            requests_answered: snapshot.requests_answered,
-            worker_pid: snapshot.worker_pid,
-            crashes: snapshot.crashes,
+            engine,
             compiled_for: fit::COMPILED_FOR,
             threads: settings.threads,
             context: settings.context,
