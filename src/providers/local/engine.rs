@@ -28,7 +28,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
-use super::protocol::{FromWorker, ModelSpec, RequestId};
+use super::protocol::{FromWorker, Generate as Job, ModelSpec, RequestId};
 use super::worker::{Cancelled, Output};
 use super::{Loaded, RequestStats, Settings, fit, tool_calls};
 use crate::providers::{Delta, ProviderError, ToolSpec, openai};
@@ -54,17 +54,6 @@ const SLOTS: usize = 4;
 /// Chat templates use ChatML when a model carries none.
 const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + \
      '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
-
-/// One request, as the worker took it off its stdin.
-pub(super) struct Job {
-    pub id: RequestId,
-    pub model: ModelSpec,
-    pub partition: u64,
-    pub messages: String,
-    pub tools: Option<String>,
-    /// The tools offered, to recognise calls written in other forms than the template's.
-    pub offered: Vec<ToolSpec>,
-}
 
 /// Where a request's reply goes, and whether anyone still listens.
 struct Reply<'a> {

@@ -251,14 +251,14 @@ impl Host {
             context: held.context,
             footprint_bytes: held.footprint.total(),
         };
-        let generate = ToWorker::Generate {
+        let generate = ToWorker::Generate(protocol::Generate {
             id: request_id,
             model,
             partition,
             messages: messages.to_string(),
             tools,
             offered: request.tools.clone(),
-        };
+        });
         if worker.to_worker.send(generate).is_err() {
             // Its writer ended: the worker is gone, and its reader fails the route.
             tracing::warn!(model = id, "the built-in model's worker ended as a request was sent");

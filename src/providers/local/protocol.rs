@@ -30,27 +30,31 @@ pub struct ModelSpec {
     pub footprint_bytes: u64,
 }
 
+/// A conversation to answer with `model`, loading it first if another or none is held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Generate {
+    pub id: RequestId,
+    pub model: ModelSpec,
+    /// Whose request this is, as a number only Skald can map back to a person: the KV
+    /// cache is never reused across two numbers.
+    pub partition: u64,
+    /// The conversation as OpenAI-style messages (JSON text), for the chat template.
+    pub messages: String,
+    /// The tools as OpenAI-style functions (JSON text), loosened for the grammar.
+    pub tools: Option<String>,
+    /// The tools offered, to recognise calls written in other forms than the template's.
+    pub offered: Vec<ToolSpec>,
+}
+
 /// From Skald to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToWorker {
-    /// Answer a conversation with `model`, loading it first if another or none is held.
-    Generate {
-        id: RequestId,
-        model: ModelSpec,
-        /// Whose request this is, as a number only Skald can map back to a person: the KV
-        /// cache is never reused across two numbers.
-        partition: u64,
-        /// The conversation as OpenAI-style messages (JSON text), for the chat template.
-        messages: String,
-        /// The tools as OpenAI-style functions (JSON text), loosened for the grammar.
-        tools: Option<String>,
-        /// The tools offered, to recognise calls written in other forms than the
-        /// template's.
-        offered: Vec<ToolSpec>,
-    },
+    Generate(Generate),
     /// Stop answering request `id` (the person stopped, or the turn stopped listening).
-    Cancel { id: RequestId },
+    Cancel {
+        id: RequestId,
+    },
 }
 
 /// From the worker to Skald.
@@ -93,15 +97,16 @@ mod tests {
 
     #[test]
     fn a_request_and_its_answers_read_back_as_they_were_written() {
-        let ask = ToWorker::Generate {
+        let ask = ToWorker::Generate(Generate {
             id: 7,
             model: ModelSpec { id: "smol".into(), path: "/m/smol.gguf".into(), context: 4096, footprint_bytes: 1 },
             partition: 2,
             messages: r#"[{"role":"user","content":"hi\nthere"}]"#.into(),
             tools: None,
             offered: vec![ToolSpec { name: "t".into(), description: "d".into(), parameters: serde_json::json!({}) }],
-        };
+        });
         let line = encode(&ask);
+        assert!(line.starts_with(r#"{"type":"generate","id":7,"#), "the tag beside the fields: {line}");
         assert!(line.ends_with('\n') && line.matches('\n').count() == 1, "one line: {line}");
         assert_eq!(serde_json::from_str::<ToWorker>(&line).unwrap(), ask);
         let answer = FromWorker::Deltas {

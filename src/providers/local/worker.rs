@@ -23,8 +23,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use super::Settings;
-use super::engine::{self, Job};
-use super::protocol::{FromWorker, Inspected, ToWorker};
+use super::engine;
+use super::protocol::{FromWorker, Generate as Job, Inspected, ToWorker};
 
 /// Runs the worker until its stdin closes; or, given `inspect`, reads that model file.
 pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
@@ -150,8 +150,7 @@ fn read_requests(jobs: &mpsc::Sender<Job>, cancelled: &Cancelled) {
     for line in stdin.lines() {
         let Ok(line) = line else { break };
         match serde_json::from_str::<ToWorker>(&line) {
-            Ok(ToWorker::Generate { id, model, partition, messages, tools, offered }) => {
-                let job = Job { id, model, partition, messages, tools, offered };
+            Ok(ToWorker::Generate(job)) => {
                 if jobs.send(job).is_err() {
                     break;
                 }
