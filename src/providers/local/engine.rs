@@ -230,7 +230,7 @@ impl<'m> Session<'m> {
             Ok(Ending::Finished(_)) => {}
             Err(err) => {
                 // What this sequence holds is no longer known: its next request starts afresh.
-                self.forget(self.current);
+                self.empty(self.current);
                 let _ = reply.blocking_send(Err(err));
             }
         }
@@ -247,7 +247,7 @@ impl<'m> Session<'m> {
             None => {
                 let free = self.slots.iter().position(|slot| slot.owner.is_none());
                 let seq = free.unwrap_or_else(|| self.least_recently_used(|_, _| true).unwrap_or(0));
-                self.forget(seq);
+                self.empty(seq);
                 self.slots[seq].owner = Some(partition);
                 seq
             }
@@ -261,20 +261,18 @@ impl<'m> Session<'m> {
         (0..self.slots.len()).filter(|seq| eligible(*seq, &self.slots[*seq])).min_by_key(|seq| self.slots[*seq].used)
     }
 
-    /// Empties sequence `seq` and gives it back.
-    fn forget(&mut self, seq: usize) {
+    /// Empties sequence `seq`; it keeps its owner and its place in the order of use, so
+    /// its owner's next request starts it afresh. A cache that cannot empty one sequence
+    /// (some recurrent models) is emptied whole.
+    fn empty(&mut self, seq: usize) {
         let cleared = u32::try_from(seq).ok().and_then(|id| self.context.clear_kv_cache_seq(Some(id), None, None).ok());
-        if cleared != Some(true) {
-            self.forget_all();
+        if cleared == Some(true) {
+            self.slots[seq].cached.clear();
             return;
         }
-        self.slots[seq] = Slot::default();
-    }
-
-    fn forget_all(&mut self) {
         self.context.clear_kv_cache();
         for slot in &mut self.slots {
-            *slot = Slot::default();
+            slot.cached.clear();
         }
     }
 
@@ -294,11 +292,7 @@ impl<'m> Session<'m> {
                     else {
                         return Err(failed(&self.id, llama_cpp_2::DecodeError::NoKvCacheSlot));
                     };
-                    let (owner, used) = (self.slots[victim].owner, self.slots[victim].used);
-                    self.forget(victim);
-                    // It keeps its place: its owner's next request starts it afresh.
-                    self.slots[victim].owner = owner;
-                    self.slots[victim].used = used;
+                    self.empty(victim);
                 }
                 Err(err) => return Err(failed(&self.id, err)),
             }
@@ -394,9 +388,7 @@ impl<'m> Session<'m> {
                 .unwrap_or(false);
             if !trimmed {
                 // Some caches (recurrent models) cannot forget a suffix: start over.
-                let owner = self.slots[seq].owner;
-                self.forget(seq);
-                self.slots[seq].owner = owner;
+                self.empty(seq);
                 return 0;
             }
             self.slots[seq].cached.truncate(keep);
