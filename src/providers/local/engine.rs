@@ -80,11 +80,6 @@ impl Reply<'_> {
     }
 }
 
-/// What the engine was compiled to use, for the worker's greeting.
-pub(super) fn compiled_for() -> Vec<String> {
-    fit::COMPILED_FOR.iter().map(|feature| (*feature).to_owned()).collect()
-}
-
 /// Reads a file's parameter count without loading its weights.
 pub(super) fn inspect(path: &Path) -> Result<u64, String> {
     let backend = backend().map_err(|err| err.to_string())?;

@@ -56,7 +56,8 @@ pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
         eprintln!("skald model-worker: cannot start its reader: {err}");
         return ExitCode::FAILURE;
     }
-    out.send(&FromWorker::Ready { pid: std::process::id(), compiled_for: engine::compiled_for() });
+    let compiled_for = super::fit::COMPILED_FOR.iter().map(|feature| (*feature).to_owned()).collect();
+    out.send(&FromWorker::Ready { pid: std::process::id(), compiled_for });
     serve(&settings, &queue, &out, &cancelled);
     ExitCode::SUCCESS
 }
