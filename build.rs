@@ -30,8 +30,9 @@ fn main() {
     }
 }
 
-/// Refuses to build for the builder's CPU, or for more than x86-64-v2. llama.cpp's build reads `target-cpu=native`
-/// from the Rust flags and then compiles ggml for every extension the builder has — AMX
+/// Refuses to build for the builder's CPU, or for more than x86-64-v2. llama.cpp's build
+/// reads `target-cpu=native` from the Rust flags and then compiles ggml for every
+/// extension the builder has — AMX
 /// included, whose kernels faulted and took the server down — and the binary would not
 /// start on a CPU without them. Without it ggml is compiled for its stated baseline
 /// (SSE4.2, AVX, AVX2, FMA, F16C, BMI2; `providers::local::fit::COMPILED_FOR`), checked at
