@@ -112,6 +112,9 @@ impl App {
         approval_rules::seed_presets(&system)
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
+        crate::store::audit::chain_earlier_entries(&system)
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
         let policy = KdfPolicy::from_env();
         if policy == KdfPolicy::Floor {
             tracing::warn!("SKALD_INSECURE_FAST_KDF: new keys use the minimum argon2id cost (a test setting)");

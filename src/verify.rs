@@ -64,6 +64,8 @@ pub struct Report {
     pub people: Vec<Person>,
     pub wraps_checked: usize,
     pub values_tried: usize,
+    /// Audit entries whose chain was checked whole.
+    pub audit_entries: usize,
     pub problems: Vec<String>,
 }
 
@@ -98,6 +100,14 @@ impl Report {
             out,
             "\nShared database: {} stored values that could be keys were tried against every private file.",
             self.values_tried
+        );
+        let _ = writeln!(out, "Audit trail: {} entries, each chained to the one before.", self.audit_entries);
+        let records = self.people.iter().filter(|p| p.file.is_some()).count();
+        let _ = writeln!(
+            out,
+            "Not checked without a person's key: what each person accepted about where their words go \
+             ({records} record(s), inside their private files; Skald compares each with the shared database \
+             before every turn and holds it when something widened)."
         );
         if self.ok() {
             let _ = writeln!(
@@ -226,6 +236,12 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
                 report.problems.push(format!("{} is a private file no account records", path.display()));
             }
         }
+    }
+
+    // The audit trail: an entry deleted or edited in the files breaks the chain.
+    match crate::store::audit::check_chain(pool).await? {
+        Ok(entries) => report.audit_entries = entries,
+        Err(broken) => report.problems.push(format!("{broken}: the audit trail was altered outside Skald")),
     }
 
     // Nothing else in the shared database opens a private file.

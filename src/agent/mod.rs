@@ -7,10 +7,12 @@
 //! person's space stays open until the turn has recorded how it ended.
 
 pub mod compaction;
+pub mod consent;
 pub mod definition;
 pub mod events;
 pub mod gate;
 pub mod inbox;
+pub mod standing;
 pub mod tools;
 mod turn;
 pub mod usage;
@@ -74,6 +76,18 @@ pub enum TurnError {
         "you have used {used} of the {cap} model tokens your role allows per day; the limit resets tomorrow, or an administrator can raise it"
     )]
     UsageCap { cap: i64, used: i64 },
+    #[error(
+        "something changed about where your words go or what may run without asking you, and it waits for your decision; nothing was sent. See the notice above the message box"
+    )]
+    Held(usize),
+    #[error(
+        "you declined the change to the agent {0}; accept it in your notices, or start a conversation with another agent"
+    )]
+    AgentDeclined(String),
+    #[error("there is no such notice waiting for your decision")]
+    NoNotice,
+    #[error("this change is no longer what the notice describes (it changed again); look at your notices again")]
+    StaleNotice,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -468,14 +482,25 @@ impl Runtime {
         };
         // One snapshot of the providers serves the whole start: the model, its fallback
         // and the key belong to the same moment.
-        let (snapshot, (role, providers)) = tokio::try_join!(private, shared)?;
+        let (snapshot, (mut role, providers)) = tokio::try_join!(private, shared)?;
         let (conversation, summary) = (&snapshot.conversation, snapshot.summary.clone());
         // Rows in order of id: what the turn reads of them is a slice of the kept copy.
         let mut history: &[Message] = &snapshot.history;
         let reread;
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
-        let (model, fallback) = pick_model(&providers.models, &role, &agent, conversation.model.as_deref())?;
+        // What the person accepted against what is in force now (§3): a widening change
+        // they have not decided on holds the turn before anything is sent.
+        let standing = self.standing(session, &role, Some(&agent)).await?;
+        if !standing.holds.is_empty() {
+            return Err(TurnError::Held(standing.holds.len()));
+        }
+        if standing.withheld.agents.contains(&agent.id) {
+            return Err(TurnError::AgentDeclined(agent.id.clone()));
+        }
+        standing.withheld.narrow_role(&mut role);
+        let models = standing.withheld.models(&providers.models);
+        let (model, fallback) = pick_model(&models, &role, &agent, conversation.model.as_deref())?;
         let endpoint = providers.endpoint(&self.inner.secrets, &model, &session.user_id)?;
         // A person who writes on while a turn waits on cards has moved on: that turn is
         // withdrawn, once nothing can refuse the new message any more. The caller holds
@@ -528,6 +553,7 @@ impl Runtime {
             offered,
             context,
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
+            withheld: Arc::new(standing.withheld),
             prompt: agent.prompt.clone(),
             summary,
             compaction_tried: false,

@@ -18,6 +18,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::consent::Withheld;
 use super::definition::Agent;
 use super::events::TurnEvents;
 use super::tools::{self, ToolContext};
@@ -47,8 +48,11 @@ pub(super) struct Turn {
     pub context: Vec<ContextMessage>,
     pub max_rounds: usize,
     /// The person's role, read again before each further round: an administrator's change
-    /// to its privacy tier (§16) or daily cap applies within the turn.
+    /// to its privacy tier (§16) or daily cap applies within the turn. Narrowed by what
+    /// the person has not accepted (§3).
     pub role: Role,
+    /// What stays out of force for the person (§3): shared rules among it.
+    pub withheld: Arc<Withheld>,
     /// The agent's prompt as this turn read it, kept with each request's record.
     pub prompt: String,
     /// The summary standing in for the older history (§8.6), if any.
@@ -564,14 +568,30 @@ impl Turn {
     /// Reads the role again before a further round; a closing when its daily cap is now
     /// reached. A change of privacy tier takes effect at the next send (§16).
     async fn recheck_role(&mut self) -> Result<Option<Closing>, StoreError> {
-        match self.runtime.role_of(&self.session.user_id).await {
-            Ok(role) => self.role = role,
+        let closing = |code, err: super::TurnError| Closing {
+            state: "error",
+            text: String::new(),
+            error: Some((code, err.to_string())),
+        };
+        let mut role = match self.runtime.role_of(&self.session.user_id).await {
+            Ok(role) => role,
             Err(super::TurnError::Store(err)) => return Err(err),
-            Err(other) => {
-                let message = other.to_string();
-                return Ok(Some(Closing { state: "error", text: String::new(), error: Some(("inactive", message)) }));
+            Err(other) => return Ok(Some(closing("inactive", other))),
+        };
+        // A change made while the turn runs holds it before its next request, like the next turn.
+        let agent = self.runtime.agents().load(&self.agent).ok();
+        match self.runtime.standing(&self.session, &role, agent.as_ref()).await {
+            Ok(standing) if !standing.holds.is_empty() => {
+                return Ok(Some(closing("held", super::TurnError::Held(standing.holds.len()))));
             }
+            Ok(standing) => {
+                standing.withheld.narrow_role(&mut role);
+                self.withheld = Arc::new(standing.withheld);
+            }
+            Err(super::TurnError::Store(err)) => return Err(err),
+            Err(other) => return Ok(Some(closing("held", other))),
         }
+        self.role = role;
         let over = usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?;
         Ok(over.map(|(cap, used)| {
             let message = super::TurnError::UsageCap { cap, used }.to_string();
@@ -729,7 +749,7 @@ impl Turn {
             approvals::personal_rules(&space),
             approvals::of_turn(&space, &self.turn_id),
         )?;
-        let shared: Vec<gate::Rule> = shared.into_iter().map(|r| r.rule).collect();
+        let shared = self.withheld.rules(shared.into_iter().map(|r| r.rule).collect());
         let verdicts: Vec<Verdict> = calls
             .iter()
             .map(|call| self.judge(call, &shared, &personal, cards.iter().find(|c| c.call_id == call.id)))
@@ -1030,7 +1050,16 @@ impl Turn {
     async fn callee(&self, agent: &Agent, frame: FrameInfo) -> Result<Turn, FrameStart> {
         let refused = |err: super::TurnError| FrameStart::Refused(err.to_string());
         let providers = self.runtime.provider_cache().await.map_err(refused)?;
-        let (model, fallback) = super::pick_model(&providers.models, &self.role, agent, None).map_err(refused)?;
+        // The agent called is checked against the person's record like the conversation's.
+        let standing = self.runtime.standing(&self.session, &self.role, Some(agent)).await.map_err(refused)?;
+        if !standing.holds.is_empty() {
+            return Err(refused(super::TurnError::Held(standing.holds.len())));
+        }
+        if standing.withheld.agents.contains(&agent.id) {
+            return Err(refused(super::TurnError::AgentDeclined(agent.id.clone())));
+        }
+        let models = self.withheld.models(&providers.models);
+        let (model, fallback) = super::pick_model(&models, &self.role, agent, None).map_err(refused)?;
         let endpoint =
             providers.endpoint(&self.runtime.inner.secrets, &model, &self.session.user_id).map_err(refused)?;
         let offered: Vec<ToolSpec> = self
@@ -1054,6 +1083,7 @@ impl Turn {
             context: vec![ContextMessage::System(agent.prompt.clone())],
             max_rounds: self.max_rounds,
             role: self.role.clone(),
+            withheld: self.withheld.clone(),
             prompt: agent.prompt.clone(),
             summary: None,
             // A frame's context is its task and its own work: nothing to compact.

@@ -13,6 +13,7 @@ use super::error::ApiError;
 use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::{Agent, DefinitionError};
+use crate::agent::standing::Decision;
 use crate::store::agents::{self, Version};
 use crate::store::notices;
 
@@ -88,8 +89,31 @@ pub async fn save(
 }
 
 /// `GET /api/notices`: what changed while I was away, not yet marked seen, oldest first.
+/// My record is compared with the shared database first, so a change that holds my next
+/// turn is among them (`"holds": true`) before I try to send.
 pub async fn notices(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
+    let role = state.agent.role_of(&caller.session.user_id).await?;
+    state.agent.standing(&caller.session, &role, None).await?;
     Ok(Json(notices::unseen(&state.system, &caller.session.user_id).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoldDecision {
+    decision: Decision,
+}
+
+/// `POST /api/notices/{id}/accept` `{"decision": "accept" | "decline"}`: my answer to a
+/// change that holds my turns. Declined, it stays out of force for me (the provider is not
+/// used, the rule not applied, the looser setting not taken) until I accept it.
+pub async fn decide(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    Body(req): Body<HoldDecision>,
+) -> Result<Json<Value>, ApiError> {
+    let remaining = state.agent.decide_hold(&caller.session, id, req.decision).await?;
+    Ok(Json(json!({ "decision": req.decision, "holds_remaining": remaining })))
 }
 
 #[derive(Deserialize)]

@@ -48,6 +48,7 @@ pub async fn setup(
 ) -> Result<(StatusCode, Json<UnlockedBody>), ApiError> {
     let password = Zeroizing::new(req.password);
     let unlocked = state.accounts.setup(&req.name, &password).await?;
+    first_record(&state, &unlocked).await;
     Ok((StatusCode::CREATED, Json(unlocked.into())))
 }
 
@@ -86,6 +87,7 @@ pub async fn enrol(
 ) -> Result<(StatusCode, Json<UnlockedBody>), ApiError> {
     let (code, password) = (Zeroizing::new(req.enrolment_code), Zeroizing::new(req.password));
     let unlocked = state.accounts.enrol(&req.name, &code, &password).await?;
+    first_record(&state, &unlocked).await;
     Ok((StatusCode::CREATED, Json(unlocked.into())))
 }
 
@@ -104,12 +106,23 @@ pub async fn login(
 /// were all decided go on (§8.1). A failure here is logged and does not refuse the login:
 /// the history stays readable either way.
 async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
+    first_record(state, unlocked).await;
     let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await else { return };
     if let Err(err) = state.agent.close_interrupted(&session).await {
         tracing::error!(user = %session.user_id, %err, "could not close interrupted turns");
     }
     if let Err(err) = state.agent.resume_ready(session.clone()).await {
         tracing::error!(user = %session.user_id, %err, "could not resume decided turns");
+    }
+}
+
+/// The person's record of what they accept (§3) starts as what setup or enrolment shows
+/// them; an account from before records starts at its next login. A failure is logged:
+/// the first turn writes it instead.
+async fn first_record(state: &AppState, unlocked: &Unlocked) {
+    let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await else { return };
+    if let Err(err) = state.agent.begin_record(&session).await {
+        tracing::error!(user = %session.user_id, %err, "could not write the first record of what the person accepts");
     }
 }
 

@@ -105,6 +105,7 @@ pub fn table() -> Vec<Route> {
         route(M::POST, "/api/inbox/{id}", Session, Header, inbox::decide),
         route(M::GET, "/api/notices", Session, Header, agents::notices),
         route(M::POST, "/api/notices/seen", Session, Header, agents::seen),
+        route(M::POST, "/api/notices/{id}/accept", Session, Header, agents::decide),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),

@@ -21,6 +21,9 @@ pub struct CatalogueModel {
     pub kind: String,
     #[serde(skip)]
     pub base_url: String,
+    /// The administrator's mark that this private-network address stays at home.
+    #[serde(skip)]
+    pub trusted_lan: bool,
     pub model_id: String,
     pub context_window: i64,
     pub strength: String,
@@ -41,6 +44,7 @@ impl From<CatalogueRow> for CatalogueModel {
             provider: row.provider_name,
             kind: row.kind,
             base_url: row.base_url,
+            trusted_lan: row.trusted_lan,
             model_id: row.model_id,
             context_window: row.context_window,
             strength: row.strength,
@@ -156,6 +160,7 @@ mod tests {
             provider: provider.into(),
             kind: "openai".into(),
             base_url: String::new(),
+            trusted_lan: false,
             model_id: id.into(),
             context_window: context,
             strength: strength.into(),

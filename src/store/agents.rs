@@ -68,6 +68,10 @@ pub async fn record(
         .bind(&now)
         .execute(&mut *tx)
         .await?;
+    if let Some(actor) = changed_by {
+        let detail = json!({ "agent": agent_id, "hash": hash });
+        super::audit::record(&mut tx, actor, None, "agent.saved", detail).await?;
+    }
     // A change to an agent, or an agent that appeared and did not ship with Skald: either
     // may now handle people's words.
     if latest.is_some() || source != Source::Bundled {

@@ -91,7 +91,7 @@ pub async fn list(store: &SystemStore) -> Result<Vec<StoredRule>, StoreError> {
 pub async fn add(store: &SystemStore, actor: &Actor, rule: &Rule) -> Result<i64, StoreError> {
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let id = insert_row(&mut tx, rule, &actor.name).await?;
-    audit::record(&mut tx, actor, None, "approval_rule.added", json!({ "rule": id, "tool": rule.tool })).await?;
+    audit::record(&mut tx, actor, None, "approval_rule.added", described(id, rule)).await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -114,7 +114,7 @@ pub async fn replace(store: &SystemStore, actor: &Actor, id: i64, rule: &Rule) -
     if updated == 0 {
         return Err(StoreError::NotFound);
     }
-    audit::record(&mut tx, actor, None, "approval_rule.changed", json!({ "rule": id, "tool": rule.tool })).await?;
+    audit::record(&mut tx, actor, None, "approval_rule.changed", described(id, rule)).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -129,6 +129,13 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: i64) -> Result<(), S
     audit::record(&mut tx, actor, None, "approval_rule.deleted", json!({ "rule": id })).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// An audit entry's detail: the whole rule, so a person's record can tell this change
+/// from one made in the files.
+fn described(id: i64, rule: &Rule) -> serde_json::Value {
+    json!({ "rule": id, "tool": rule.tool, "args": rule.args, "role": rule.role, "effect": rule.effect,
+            "priority": rule.priority })
 }
 
 async fn insert_row(tx: &mut sqlx::SqliteConnection, rule: &Rule, by: &str) -> Result<i64, StoreError> {

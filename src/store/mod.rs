@@ -9,6 +9,7 @@
 //! <data dir>/database/users/<id>.db   one encrypted file per person (SQLCipher)
 //! ```
 
+pub mod accepted;
 pub mod agents;
 pub mod approval_rules;
 pub mod approvals;

@@ -28,30 +28,113 @@ pub(crate) async fn tell_everyone_but(
     Ok(())
 }
 
-/// A person's notices not yet marked seen, oldest first.
+/// Leaves one person a notice.
+pub async fn tell(store: &SystemStore, user: &UserId, kind: &str, body: &Value) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO notices (user_id, kind, body, created_at) VALUES (?, ?, ?, ?)")
+        .bind(user)
+        .bind(kind)
+        .bind(body.to_string())
+        .bind(timestamp())
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// A person's notices not yet marked seen (those that hold a turn among them), oldest first.
 pub async fn unseen(store: &SystemStore, user: &UserId) -> Result<Vec<Value>, StoreError> {
-    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT id, kind, body, created_at FROM notices WHERE user_id = ? AND seen_at IS NULL ORDER BY id",
+    let rows: Vec<(i64, String, String, String, bool)> = sqlx::query_as(
+        "SELECT id, kind, body, created_at, holds FROM notices WHERE user_id = ? AND seen_at IS NULL ORDER BY id",
     )
     .bind(user)
     .fetch_all(store.pool())
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, kind, body, created_at)| {
+        .map(|(id, kind, body, created_at, holds)| {
             let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            json!({ "id": id, "kind": kind, "body": body, "created_at": created_at })
+            json!({ "id": id, "kind": kind, "body": body, "created_at": created_at, "holds": holds })
         })
         .collect())
 }
 
-/// Marks a person's notices seen, up to and including `upto`.
+/// Marks a person's notices seen, up to and including `upto`. Notices that hold a turn
+/// stay until the person decides on them.
 pub async fn mark_seen(store: &SystemStore, user: &UserId, upto: i64) -> Result<u64, StoreError> {
-    Ok(sqlx::query("UPDATE notices SET seen_at = ? WHERE user_id = ? AND id <= ? AND seen_at IS NULL")
+    Ok(sqlx::query("UPDATE notices SET seen_at = ? WHERE user_id = ? AND id <= ? AND seen_at IS NULL AND holds = 0")
         .bind(timestamp())
         .bind(user)
         .bind(upto)
         .execute(store.pool())
         .await?
         .rows_affected())
+}
+
+/// The kind of the notices that hold a turn.
+pub const HELD: &str = "held_change";
+
+/// Makes a person's holding notices the given ones: each (by its body's `fingerprint`) is
+/// kept if it is there, added if not; holding notices no longer held are closed. Returns
+/// the notices' ids, in the order given. The holds themselves come from the person's own
+/// record each time, so a row deleted in the files is only written again. Also says
+/// whether any notice was added.
+pub async fn hold(store: &SystemStore, user: &UserId, bodies: &[Value]) -> Result<(Vec<i64>, bool), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let open: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, body FROM notices WHERE user_id = ? AND holds = 1 AND seen_at IS NULL")
+            .bind(user)
+            .fetch_all(&mut *tx)
+            .await?;
+    let fingerprint = |body: &str| {
+        serde_json::from_str::<Value>(body).ok().and_then(|b| b["fingerprint"].as_str().map(str::to_owned))
+    };
+    let mut ids = Vec::with_capacity(bodies.len());
+    if bodies.is_empty() && open.is_empty() {
+        return Ok((ids, false));
+    }
+    let mut added = false;
+    for body in bodies {
+        let wanted = body["fingerprint"].as_str();
+        let id = match open.iter().find(|(_, b)| fingerprint(b).as_deref() == wanted) {
+            Some((id, _)) => *id,
+            None => {
+                added = true;
+                sqlx::query("INSERT INTO notices (user_id, kind, body, created_at, holds) VALUES (?, ?, ?, ?, 1)")
+                    .bind(user)
+                    .bind(HELD)
+                    .bind(body.to_string())
+                    .bind(timestamp())
+                    .execute(&mut *tx)
+                    .await?
+                    .last_insert_rowid()
+            }
+        };
+        ids.push(id);
+    }
+    for (id, _) in open.iter().filter(|(id, _)| !ids.contains(id)) {
+        sqlx::query("UPDATE notices SET seen_at = ? WHERE id = ?").bind(timestamp()).bind(id).execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok((ids, added))
+}
+
+/// One of a person's open holding notices: its body.
+pub async fn held(store: &SystemStore, user: &UserId, id: i64) -> Result<Option<Value>, StoreError> {
+    let body: Option<String> =
+        sqlx::query_scalar("SELECT body FROM notices WHERE id = ? AND user_id = ? AND holds = 1 AND seen_at IS NULL")
+            .bind(id)
+            .bind(user)
+            .fetch_optional(store.pool())
+            .await?;
+    Ok(body.and_then(|body| serde_json::from_str(&body).ok()))
+}
+
+/// Closes a holding notice once the person decided on it.
+pub async fn close_hold(store: &SystemStore, user: &UserId, id: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE notices SET seen_at = ? WHERE id = ? AND user_id = ?")
+        .bind(timestamp())
+        .bind(id)
+        .bind(user)
+        .execute(store.pool())
+        .await?;
+    Ok(())
 }

@@ -138,7 +138,9 @@ pub async fn insert(
     .await
     .map_err(name_taken)?;
     replace_models(&mut tx, new.id, models).await?;
-    let detail = json!({ "provider": new.id, "name": new.name, "kind": new.kind, "base_url": new.base_url });
+    let detail = json!({
+        "provider": new.id, "name": new.name, "kind": new.kind, "base_url": new.base_url, "trusted_lan": new.trusted_lan,
+    });
     audit::record(&mut tx, actor, None, "provider.added", detail.clone()).await?;
     notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_added", &with_actor(detail, actor)).await?;
     tx.commit().await?;

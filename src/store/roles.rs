@@ -129,6 +129,10 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
             return Err(StoreError::LastAdmin);
         }
     }
+    let sql = sqlx::AssertSqlSafe(format!("{SELECT} WHERE id = ?"));
+    let Some(before): Option<Role> = sqlx::query_as(sql).bind(&role.id).fetch_optional(&mut *tx).await? else {
+        return Err(StoreError::NotFound);
+    };
     let updated = bind_attributes(
         sqlx::query(
             "UPDATE roles SET label = ?, description = ?, manage_instance = ?, tools = ?, may_approve = ?,
@@ -146,7 +150,19 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
     if updated == 0 {
         return Err(StoreError::NotFound);
     }
-    audit::record(&mut tx, actor, None, "role.updated", json!({ "role": role.id })).await?;
+    let changed = changed_attributes(&before, role);
+    // Each person with the role finds the change in their own audit, with what changed.
+    let holders: Vec<(UserId, String)> = sqlx::query_as("SELECT id, name FROM users WHERE role_id = ? ORDER BY name")
+        .bind(&role.id)
+        .fetch_all(&mut *tx)
+        .await?;
+    let detail = json!({ "role": role.id, "changed": changed });
+    if holders.is_empty() {
+        audit::record(&mut tx, actor, None, "role.updated", detail.clone()).await?;
+    }
+    for (id, name) in &holders {
+        audit::record(&mut tx, actor, Some((id, name)), "role.updated", detail.clone()).await?;
+    }
     tx.commit().await?;
     store.people_changed();
     Ok(())
@@ -168,6 +184,17 @@ pub async fn delete(store: &SystemStore, actor: &Actor, id: &RoleId) -> Result<(
     tx.commit().await?;
     store.people_changed();
     Ok(())
+}
+
+/// Each attribute that differs, as `{"name": {"from": …, "to": …}}`.
+fn changed_attributes(before: &Role, after: &Role) -> serde_json::Map<String, serde_json::Value> {
+    let (before, after) = (json!(before), json!(after));
+    let (Some(before), Some(after)) = (before.as_object(), after.as_object()) else { return Default::default() };
+    after
+        .iter()
+        .filter(|(name, value)| before.get(*name) != Some(value))
+        .map(|(name, value)| (name.clone(), json!({ "from": before.get(name), "to": value })))
+        .collect()
 }
 
 async fn insert_row(tx: &mut sqlx::SqliteConnection, role: &Role) -> Result<(), StoreError> {

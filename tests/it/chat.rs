@@ -16,6 +16,7 @@ use crate::support::{Sandbox, Server};
 
 mod agents;
 mod approvals;
+mod consent;
 #[cfg(feature = "local-model")]
 mod local;
 mod mine;
@@ -884,7 +885,9 @@ async fn a_stored_request_is_rebuilt_byte_for_byte_after_the_prompt_and_tools_ch
         assert_eq!(rebuilt["raw"].as_str().unwrap(), original, "request {id} rebuilt differently");
     }
 
-    // The next turn does use the new prompt and no tools.
+    // The next turn does use the new prompt and no tools, once Ada has seen that the
+    // agent was edited outside Skald (§3).
+    assert_eq!(crate::support::accept_holds(&chat.server, &chat.token).await, 1);
     chat.model.push(Reply::text("Arr."));
     chat.send(&session, "Hello?").await;
     chat.finished(&session).await;

@@ -161,6 +161,11 @@ async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_on
     assert_eq!(status, 204);
     let (_, models) = server.call(Method::GET, "/api/models", Some(&kim), None).await;
     assert_eq!(models[0]["privacy"], "local", "{models}");
+    // A provider newly within Kim's reach holds her turn until she continues (§3).
+    let (status, held) = server.post(&path, Some(&kim), json!({ "text": "hello over the LAN" })).await;
+    assert_eq!((status, held["error"]["code"].as_str()), (409, Some("held")), "{held}");
+    assert_eq!(remote.chat_requests().await, 0);
+    assert_eq!(crate::support::accept_holds(&server, &kim).await, 1);
     let (status, _) = server.post(&path, Some(&kim), json!({ "text": "hello over the LAN" })).await;
     assert_eq!(status, 202);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -195,6 +200,7 @@ async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
     let home = json!({ "name": "home", "kind": "openai", "base_url": local.openai_base(),
                        "models": [{ "id": "small", "context_window": 1200, "strength": "fast" }] });
     assert_eq!(server.post("/api/providers", Some(&admin), home).await.0, 201);
+    assert_eq!(crate::support::accept_holds(&server, &kim).await, 1, "the one local provider is new to Kim");
 
     let (_, session) = server.post("/api/sessions", Some(&kim), json!({})).await;
     let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());

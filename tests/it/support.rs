@@ -294,3 +294,17 @@ pub fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
+
+/// Continues past every change that holds this person's turns (§3), as the page's
+/// "Continue" does; returns how many there were.
+pub async fn accept_holds(server: &Server, token: &str) -> usize {
+    let (status, notices) = server.call(reqwest::Method::GET, "/api/notices", Some(token), None).await;
+    assert_eq!(status, 200, "{notices}");
+    let held: Vec<&serde_json::Value> = notices.as_array().unwrap().iter().filter(|n| n["holds"] == true).collect();
+    for notice in &held {
+        let path = format!("/api/notices/{}/accept", notice["id"]);
+        let (status, body) = server.post(&path, Some(token), serde_json::json!({ "decision": "accept" })).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    held.len()
+}

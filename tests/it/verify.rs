@@ -37,6 +37,8 @@ async fn verify_passes_on_a_healthy_directory_while_skald_runs() {
         "Bo's recovery code",
         "Cy (Restricted, pending)",
         "no private file yet",
+        "Audit trail: 2 entries, each chained",
+        "Not checked without a person's key",
         "Result: OK",
     ] {
         assert!(report.contains(expected), "missing {expected:?} in:\n{report}");
@@ -118,4 +120,44 @@ async fn an_unencrypted_private_file_or_a_stray_table_fails_verify() {
     assert!(!passed);
     assert!(report.contains("table verify does not know: copies"), "{report}");
     assert!(report.contains("Ada: the private file is NOT encrypted"), "{report}");
+}
+
+/// The audit trail is a hash chain (§3): an entry edited or deleted in the files, or the
+/// newest ones removed, fails verify; the report says which.
+#[tokio::test]
+async fn an_audit_entry_edited_or_deleted_in_the_files_fails_verify() {
+    let server = Server::start();
+    let (_, setup) =
+        server.post("/api/setup", None, json!({ "name": "Ada", "password": "otter lantern quietly" })).await;
+    let admin = setup["token"].as_str().unwrap();
+    for name in ["Bo", "Cy", "Di", "Ed"] {
+        server.post("/api/users", Some(admin), json!({ "name": name, "role": "member" })).await;
+    }
+    let sandbox = server.stop("TERM");
+    let (passed, report) = verify(&sandbox);
+    assert!(passed && report.contains("Audit trail: 4 entries"), "{report}");
+
+    let db = sandbox.data_dir().join("database/system.db");
+    let pool = sqlx::SqlitePool::connect_with(sqlx::sqlite::SqliteConnectOptions::new().filename(&db)).await.unwrap();
+    let run = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::query(sql).execute(&pool).await.unwrap() }
+    };
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM audit ORDER BY id").fetch_all(&pool).await.unwrap();
+    // Edited: who was added.
+    run("UPDATE audit SET subject_name = 'Someone else' WHERE id = (SELECT min(id) + 1 FROM audit)").await;
+    let (passed, report) = verify(&sandbox);
+    assert!(!passed, "{report}");
+    assert!(report.contains(&format!("audit entry {} was edited", ids[1])), "{report}");
+    // Deleted from the middle instead.
+    run("UPDATE audit SET subject_name = 'Cy' WHERE id = (SELECT min(id) + 1 FROM audit)").await;
+    assert!(verify(&sandbox).0, "the edit undone, the chain holds again");
+    run("DELETE FROM audit WHERE id = (SELECT min(id) + 1 FROM audit)").await;
+    let (passed, report) = verify(&sandbox);
+    assert!(!passed && report.contains(&format!("audit entries before entry {} were deleted", ids[2])), "{report}");
+    // Everything deleted: the instance row still names the newest entry.
+    run("DELETE FROM audit").await;
+    let (passed, report) = verify(&sandbox);
+    assert!(!passed && report.contains("the newest audit entries"), "{report}");
+    pool.close().await;
 }

@@ -208,8 +208,13 @@ async fn an_edited_agent_md_applies_on_the_next_turn_and_everyone_else_is_told()
     let before = chat.agents().await["agents"].as_array().unwrap().iter().find(|a| a["id"] == "main").unwrap().clone();
     assert_eq!(before["source"], "bundled");
 
-    // Edited on disk, outside Skald: the next turn reads it, with no restart.
+    // Edited on disk, outside Skald: the next turn waits until Ada has seen that, then
+    // reads it, with no restart.
     std::fs::write(chat.server.data_dir().join("agents/main/AGENT.md"), "Answer in French.").unwrap();
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, held) = chat.server.post(&path, Some(&chat.token), json!({ "text": "hello again" })).await;
+    assert_eq!((status, held["error"]["code"].as_str()), (409, Some("held")), "{held}");
+    assert_eq!(crate::support::accept_holds(&chat.server, &chat.token).await, 1);
     chat.send(&session, "hello again").await;
     chat.finished(&session).await;
     let last = chat.model.requests().last().unwrap().body.clone();
@@ -223,7 +228,7 @@ async fn an_edited_agent_md_applies_on_the_next_turn_and_everyone_else_is_told()
     let deadline = tokio::time::Instant::now() + WAIT;
     let notices = loop {
         let (_, notices) = chat.server.call(Method::GET, "/api/notices", Some(&bo), None).await;
-        if notices.as_array().unwrap().len() >= 2 {
+        if notices.as_array().unwrap().iter().filter(|n| n["kind"] == "agent_changed").count() >= 2 {
             break notices;
         }
         assert!(tokio::time::Instant::now() < deadline, "no notices: {notices}");
@@ -233,16 +238,28 @@ async fn an_edited_agent_md_applies_on_the_next_turn_and_everyone_else_is_told()
         .as_array()
         .unwrap()
         .iter()
+        .filter(|n| n["kind"] == "agent_changed")
         .map(|n| (n["body"]["agent"].as_str().unwrap(), n["body"]["source"].as_str().unwrap()))
         .collect();
     assert_eq!(agents, [("main", "disk"), ("planner", "app")]);
+    // Both edits hold Bo's next turns until he has seen them (§3), the one on disk named
+    // as made outside Skald.
+    let held: Vec<(&str, &Value)> = notices
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["holds"] == true)
+        .map(|n| (n["body"]["key"].as_str().unwrap(), &n["body"]["changed_by"]["name"]))
+        .collect();
+    assert_eq!(held, [("agent.main", &Value::Null), ("agent.planner", &json!("Ada"))], "{notices}");
     let (_, adas) = chat.server.call(Method::GET, "/api/notices", Some(&chat.token), None).await;
     assert_eq!(adas.as_array().unwrap().len(), 1, "Ada hears of the disk edit only: {adas}");
-    let upto = notices[1]["id"].clone();
+    let upto = notices.as_array().unwrap().last().unwrap()["id"].clone();
     let (status, _) = chat.server.post("/api/notices/seen", Some(&bo), json!({ "upto": upto })).await;
     assert_eq!(status, 200);
     let (_, left) = chat.server.call(Method::GET, "/api/notices", Some(&bo), None).await;
-    assert_eq!(left, json!([]));
+    let left: Vec<&str> = left.as_array().unwrap().iter().map(|n| n["kind"].as_str().unwrap()).collect();
+    assert_eq!(left, ["held_change", "held_change"], "seen does not release a hold");
     let planner =
         chat.agents().await["agents"].as_array().unwrap().iter().find(|a| a["id"] == "planner").unwrap().clone();
     assert_eq!(planner["changed_by"]["name"], "Ada");

@@ -363,6 +363,14 @@ export class ApiClient {
     await this.#request('POST', '/api/notices/seen', undefined, { upto });
   }
 
+  /**
+   * `POST /api/notices/{id}/accept`: my decision on a change that holds my
+   * turns. Declined, it stays out of force for me.
+   */
+  async decideNotice(id: number, decision: 'accept' | 'decline'): Promise<void> {
+    await this.#request('POST', `/api/notices/${id}/accept`, undefined, { decision });
+  }
+
   /** `GET /api/me/privacy`: who can see my words. */
   async privacy(signal?: AbortSignal): Promise<PrivacyReport> {
     const body = await this.#request('GET', '/api/me/privacy', signal);

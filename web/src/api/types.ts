@@ -274,6 +274,11 @@ export interface Notice {
   readonly kind: string;
   readonly body: Record<string, unknown> | null;
   readonly created_at: string;
+  /**
+   * A change that widened where my words go or what runs without asking me
+   * (`held_change`): my turns wait until I decide on it.
+   */
+  readonly holds?: boolean;
 }
 
 /** An entry of the audit trail. */

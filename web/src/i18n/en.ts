@@ -392,6 +392,14 @@ export const en = {
   noticeAgentDisk: 'The agent {name} was changed outside Skald, in its files on this computer.',
   noticeAgentBundled: 'The agent {name} was updated with a new version of Skald.',
   noticeOther: 'Something that shapes your conversations changed.',
+  noticeChangeBy: '{what} (by {who}).',
+  noticeChangeOutside: '{what}. This was changed outside Skald: nothing on record says who did it.',
+  heldTitle: 'Before your next message',
+  heldLead:
+    'Something changed about where your words go or what may run without asking you. Nothing is sent until you decide.',
+  heldContinue: 'Continue with this change',
+  heldDecline: 'Continue without it',
+  heldDeclineHint: 'Without it, your conversations go on as before the change: that provider is not used, or that rule not applied.',
 
   // notes
   notesTitle: 'Notes',

@@ -79,13 +79,30 @@ export class NoticesStore extends EventTarget {
     return this.#refreshing;
   }
 
-  /** Marks every notice shown so far as seen. */
+  /** Changes that hold my turns until I decide on them, oldest first. */
+  get held(): readonly Notice[] {
+    return this.#notices.filter((notice) => notice.holds === true);
+  }
+
+  /** Marks every notice shown so far as seen; those that hold my turns stay. */
   async markAllSeen(): Promise<void> {
     const last = this.#notices[this.#notices.length - 1];
     if (last === undefined) return;
     await this.#client.markNoticesSeen(last.id);
-    this.#notices = this.#notices.filter((notice) => notice.id > last.id);
+    this.#notices = this.#notices.filter((notice) => notice.id > last.id || notice.holds === true);
     this.#changed();
+  }
+
+  /**
+   * Continues with a held change, or without it; then reads the notices
+   * again, since deciding one may settle or reveal others.
+   */
+  async decide(id: number, decision: 'accept' | 'decline'): Promise<void> {
+    try {
+      await this.#client.decideNotice(id, decision);
+    } finally {
+      await this.refresh().catch(() => undefined);
+    }
   }
 
   #changed(): void {
@@ -98,7 +115,18 @@ export type NoticeChange = 'name' | 'address' | 'key' | 'trust' | 'models';
 
 export interface NoticeView {
   readonly id: number;
-  readonly kind: 'provider_added' | 'provider_changed' | 'provider_deleted' | 'agent_changed' | 'other';
+  readonly kind:
+    | 'provider_added'
+    | 'provider_changed'
+    | 'provider_deleted'
+    | 'agent_changed'
+    | 'held_change'
+    | 'change_applied'
+    | 'other';
+  /** For a held or applied change: what changed, in the server's words. */
+  readonly what: string | null;
+  /** For a held or applied change: the shared database does not say who made it, or its audit was altered. */
+  readonly outside: boolean;
   /** Who made the change, when known. */
   readonly who: string | null;
   /** The provider's or agent's name, when known. */
@@ -132,7 +160,15 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
   };
   const changedBy = body['changed_by'];
   const who = isRecord(changedBy) && typeof changedBy['name'] === 'string' && changedBy['name'] !== '' ? changedBy['name'] : null;
-  const base = { id: notice.id, who, at: notice.created_at, changes: [] as NoticeChange[], source: null };
+  const base = {
+    id: notice.id,
+    who,
+    at: notice.created_at,
+    changes: [] as NoticeChange[],
+    source: null,
+    what: null,
+    outside: false,
+  };
   const providerName = (): string | null => {
     const id = text('provider');
     return text('provider_name') ?? text('name') ?? (id === null ? null : (names.providers.get(id) ?? null));
@@ -154,6 +190,9 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
       const id = text('agent');
       return { ...base, kind: 'agent_changed', subject: id === null ? null : (names.agents.get(id) ?? id), source: text('source') };
     }
+    case 'held_change':
+    case 'change_applied':
+      return { ...base, kind: notice.kind, subject: null, what: text('what'), outside: body['outside_skald'] === true };
     default:
       return { ...base, kind: 'other', subject: null };
   }

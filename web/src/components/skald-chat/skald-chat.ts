@@ -41,6 +41,7 @@ import { SessionChangedEvent } from '../events.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
+import '../skald-held-changes/skald-held-changes.js';
 import '../skald-markdown/skald-markdown.js';
 import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
@@ -100,6 +101,7 @@ export class SkaldChat extends LitElement {
     super();
     // Cards shown inline follow the inbox; the transcript follows the live events.
     new StoreController(this, () => this.login?.inbox);
+    new StoreController(this, () => this.login?.notices);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#reload(),
@@ -255,6 +257,11 @@ export class SkaldChat extends LitElement {
     } catch (error) {
       this.transcript = dropSending(this.transcript, key);
       this.draft = text;
+      if (error instanceof ApiError && error.code === 'held') {
+        // The changes it waits on show above the composer; the words stay in it.
+        await this.login?.notices.refresh().catch(() => undefined);
+        return;
+      }
       this.sendError = error instanceof ApiError && error.code === 'no_model' ? strings.noModel : describeError(error);
     }
   }
@@ -332,6 +339,7 @@ export class SkaldChat extends LitElement {
     const busy = activeTurn(this.transcript) !== undefined;
     const parked = this.transcript.turns.some((t) => t.status === 'parked');
     const noModels = this.modelsLoaded && this.models.length === 0;
+    const held = (this.login?.notices.held.length ?? 0) > 0;
     return html`
       <header class="bar">
         <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || strings.newChat}</h2>
@@ -368,10 +376,11 @@ export class SkaldChat extends LitElement {
         <div class="column">
           ${this.sendError ? html`<p class="notice error" role="alert" data-testid="send-error">${this.sendError}</p>` : nothing}
           ${parked && !busy ? html`<p class="hint parked">${strings.parkedHint}</p>` : nothing}
+          <skald-held-changes .login=${this.login}></skald-held-changes>
           <skald-composer
             .value=${this.draft}
             ?busy=${busy}
-            ?disabled=${noModels || this.stopping}
+            ?disabled=${noModels || this.stopping || held}
             @skald-send=${(e: { text: string }) => {
               this.draft = '';
               void this.#send(e.text);

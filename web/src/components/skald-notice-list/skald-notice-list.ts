@@ -137,6 +137,12 @@ export function sentenceFor(view: NoticeView): string {
       if (view.source === 'disk') return strings.noticeAgentDisk.replace('{name}', subject);
       if (view.source === 'bundled') return strings.noticeAgentBundled.replace('{name}', subject);
       return strings.noticeAgentChanged.replace('{who}', who).replace('{name}', subject);
+    case 'held_change':
+    case 'change_applied': {
+      const what = view.what ?? strings.noticeOther;
+      if (view.outside) return strings.noticeChangeOutside.replace('{what}', what);
+      return strings.noticeChangeBy.replace('{what}', what).replace('{who}', who);
+    }
     case 'other':
       return strings.noticeOther;
   }
