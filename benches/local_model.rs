@@ -64,6 +64,8 @@ fn main() {
         max_output: GENERATED,
         ignore_eos: true,
         worker_program: PathBuf::from(env!("CARGO_BIN_EXE_skald")),
+        download_reach: Default::default(),
+        import_dirs: Default::default(),
     };
     let local = LocalModels::new(models_dir, settings);
     let person = UserId::generate();

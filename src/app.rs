@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +16,7 @@ use crate::agent::{Limits, Runtime};
 use crate::crypto::LaunchToken;
 use crate::error::StartError;
 use crate::http::boundary::Boundary;
+use crate::http::serve::Limits as ConnectionLimits;
 use crate::http::{self, AppState};
 use crate::notify::{Notification, Notifier};
 use crate::providers::local::{self, LocalModels};
@@ -94,6 +94,7 @@ pub struct App {
     listener: TcpListener,
     data_dir: DataDir,
     state: AppState,
+    connections: ConnectionLimits,
 }
 
 impl App {
@@ -133,6 +134,7 @@ impl App {
         let agent =
             Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone(), local);
         agent.observe_all().await;
+        let connections = ConnectionLimits::from_env(raise_open_file_limit());
         let launch_token = LaunchToken::generate();
         if options.write_token_file {
             data_dir
@@ -150,7 +152,7 @@ impl App {
             shutdown: CancellationToken::new(),
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");
-        Ok(Self { listener, data_dir, state })
+        Ok(Self { listener, data_dir, state, connections })
     }
 
     pub fn url(&self) -> String {
@@ -168,7 +170,7 @@ impl App {
     /// Serves until `stop` completes, then lets in-flight requests finish, closes live
     /// sockets, closes the database and removes the token file.
     pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), StartError> {
-        let Self { listener, data_dir, state } = self;
+        let Self { listener, data_dir, state, connections } = self;
         let shutdown = state.shutdown.clone();
         let trigger = shutdown.clone();
         tokio::spawn(async move {
@@ -178,21 +180,13 @@ impl App {
         let system = state.system.clone();
         let sessions = state.accounts.sessions().clone();
         tokio::spawn(end_idle_sessions(sessions.clone(), state.shutdown.clone()));
-        // Without TCP_NODELAY, Nagle's algorithm holds small streamed writes for ~40 ms.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(err) = tcp.set_nodelay(true) {
-                tracing::warn!(%err, "could not set TCP_NODELAY");
-            }
-        });
-        let served = axum::serve(listener, http::router(state))
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await;
+        http::serve::serve(listener, http::router(state), connections, shutdown).await;
         tracing::info!("shutting down");
         // Every key is forgotten before the process goes.
         sessions.end_all().await;
         system.close().await;
         data_dir.remove_token();
-        served.map_err(StartError::Serve)
+        Ok(())
     }
 }
 
@@ -209,6 +203,23 @@ async fn end_idle_sessions(sessions: Sessions, shutdown: CancellationToken) {
                     tracing::info!(ended, "idle sessions locked");
                 }
             }
+        }
+    }
+}
+
+/// Raises the soft open-file limit to the hard one: every connection holds a descriptor,
+/// and a soft limit of 1024 is what another local account's idle sockets would exhaust
+/// first. The limit in force afterwards.
+fn raise_open_file_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => {
+            tracing::info!(open_files = limit, "open-file limit");
+            limit
+        }
+        Err(err) => {
+            let (soft, _) = rlimit::Resource::NOFILE.get().unwrap_or((1024, 1024));
+            tracing::warn!(%err, open_files = soft, "could not raise the open-file limit");
+            soft
         }
     }
 }

@@ -11,6 +11,7 @@
 //! - [`users`] is people and their keys: setup, enrolment, login, recovery, sessions.
 //! - [`agent`] runs turns (§8): context, streaming, tools, stop; [`providers`] speaks
 //!   to model services and picks a model.
+//! - [`reach`] decides which addresses Skald may connect to by itself: public ones.
 //! - [`crypto`] is the only module that touches key material.
 //! - [`secrets`] keeps the instance key in the OS keyring (or a 0600 file).
 //! - [`verify`] checks, from the files alone, who can open each private space.
@@ -31,6 +32,7 @@ pub mod ids;
 pub mod logging;
 pub mod notify;
 pub mod providers;
+pub mod reach;
 pub mod secrets;
 pub mod store;
 pub mod supervise;

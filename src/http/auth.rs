@@ -17,6 +17,7 @@ use zeroize::Zeroizing;
 
 use super::AppState;
 use super::error::ApiError;
+use super::serve::Connection;
 use crate::store::audit::Actor;
 use crate::store::{roles, users};
 use crate::users::sessions::Session;
@@ -140,6 +141,11 @@ pub async fn require(
             }
             req.extensions_mut().insert(Caller { session, token: Arc::new(token) });
         }
+    }
+    // A connection that has shown a bearer is never closed to make room for one that has
+    // not (see `serve`).
+    if let Some(connection) = req.extensions().get::<Connection>() {
+        connection.mark_authenticated();
     }
     next.run(req).await
 }

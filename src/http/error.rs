@@ -32,6 +32,9 @@ pub enum ApiError {
     /// 502: a service Skald depends on answered badly or not at all.
     #[error("{message}")]
     Upstream { code: &'static str, message: String },
+    /// 429: the caller already holds as many of something as one may.
+    #[error("{message}")]
+    TooMany { code: &'static str, message: String },
     /// 429 for a daily usage cap: not a rate limit to retry in seconds.
     #[error("{message}")]
     OverCap { message: String },
@@ -57,7 +60,7 @@ impl ApiError {
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Refused { .. } => StatusCode::FORBIDDEN,
-            Self::OverCap { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::OverCap { .. } | Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Missing { .. } => StatusCode::NOT_FOUND,
             Self::Upstream { .. } => StatusCode::BAD_GATEWAY,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -73,6 +76,7 @@ impl ApiError {
             | Self::BadRequest { code, .. }
             | Self::Conflict { code, .. }
             | Self::Refused { code, .. }
+            | Self::TooMany { code, .. }
             | Self::Missing { code, .. }
             | Self::Upstream { code, .. }
             | Self::Unavailable { code, .. } => code,

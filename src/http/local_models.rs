@@ -231,6 +231,7 @@ fn import_error(err: ImportError) -> ApiError {
         ImportError::Unreadable { .. } | ImportError::NotAFile(_) => {
             ApiError::BadRequest { code: "unreadable", message }
         }
+        ImportError::OutsideImportDirs(_) => ApiError::Refused { code: "outside_import_folders", message },
         ImportError::Invalid(_) | ImportError::Unsupported(_) => {
             ApiError::BadRequest { code: "invalid_model", message }
         }
@@ -438,8 +439,9 @@ async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: 
     if let Err(err) = std::fs::create_dir_all(models.dir()) {
         return failed(err.to_string());
     }
-    let client = local::download::client();
-    let fetched = local::download::fetch(&client, &source.url, &partial, |progress| {
+    let reach = models.settings().download_reach;
+    let client = local::download::client(reach);
+    let fetched = local::download::fetch(&client, reach, &source.url, &partial, |progress| {
         tell(models.downloads().update(id, |d| {
             d.received = progress.received;
             d.total = progress.total;

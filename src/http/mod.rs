@@ -22,6 +22,7 @@ pub mod people;
 pub mod providers;
 pub mod routes;
 pub mod rules;
+pub mod serve;
 pub mod state;
 pub mod ws;
 

@@ -37,13 +37,36 @@ pub async fn upgrade(
         }
         .into_response();
     }
+    // Held for the socket's life; the launch token's sockets (before login) are the
+    // window's own and not counted.
+    let seat = match &caller {
+        Some(caller) => match caller.session.seat_socket(MAX_SOCKETS_PER_SESSION) {
+            Some(seat) => Some(seat),
+            None => {
+                return ApiError::TooMany {
+                    code: "too_many_sockets",
+                    message: format!(
+                        "this session already has {MAX_SOCKETS_PER_SESSION} live connections open; close a window \
+                         or tab of Skald first"
+                    ),
+                }
+                .into_response();
+            }
+        },
+        None => None,
+    };
     // The page sends almost nothing; a small read buffer keeps each poll cheap.
-    upgrade
-        .protocols([WS_PROTOCOL])
-        .read_buffer_size(4 * 1024)
-        .max_message_size(64 * 1024)
-        .on_upgrade(move |socket| run(socket, state, caller))
+    upgrade.protocols([WS_PROTOCOL]).read_buffer_size(4 * 1024).max_message_size(64 * 1024).on_upgrade(
+        move |socket| async move {
+            let _seat = seat;
+            run(socket, state, caller).await;
+        },
+    )
 }
+
+/// The most live-event sockets one session may hold open: a window or two per person,
+/// with room for reconnects, but not a socket per descriptor the process has.
+pub const MAX_SOCKETS_PER_SESSION: usize = 8;
 
 /// The most events sent in one flush.
 const MAX_BATCH: usize = 256;

@@ -4,6 +4,7 @@
 //! it ended, then closes the space and drops the key, which zeroizes it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,9 @@ pub struct Session {
     ended: CancellationToken,
     /// Work running on this session's space; the space closes only once it has finished.
     work: TaskTracker,
+    /// Live-event sockets open on this session, capped so one bearer cannot hold a
+    /// connection per descriptor the process has.
+    sockets: AtomicUsize,
 }
 
 /// How long ending a session waits for its running work to record how it ended.
@@ -45,6 +49,7 @@ impl Session {
             last_active: Mutex::new(Instant::now()),
             ended: CancellationToken::new(),
             work: TaskTracker::new(),
+            sockets: AtomicUsize::new(0),
         }
     }
 
@@ -59,6 +64,13 @@ impl Session {
         }
         self.work.spawn(task);
         true
+    }
+
+    /// A place for one more live-event socket, unless `max` are open already. The place is
+    /// given back when the returned seat is dropped.
+    pub fn seat_socket(self: &Arc<Self>, max: usize) -> Option<SocketSeat> {
+        self.sockets.fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| (open < max).then_some(open + 1)).ok()?;
+        Some(SocketSeat(Arc::clone(self)))
     }
 
     /// Fires when the session ends (logout, lock, idle, exit).
@@ -90,6 +102,15 @@ impl Session {
     /// clock starts from its end, not from the request that started it.
     pub fn touch_now(&self) {
         self.touch(Instant::now());
+    }
+}
+
+/// One live-event socket's place on its session.
+pub struct SocketSeat(Arc<Session>);
+
+impl Drop for SocketSeat {
+    fn drop(&mut self) {
+        self.0.sockets.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

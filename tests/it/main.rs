@@ -5,6 +5,7 @@ mod admin;
 mod boundary;
 mod canary;
 mod chat;
+mod connections;
 mod crash;
 mod keyring;
 mod neutrality;

@@ -16,6 +16,7 @@
 pub mod catalogue;
 pub mod download;
 pub mod fit;
+pub mod import_dirs;
 pub mod protocol;
 pub mod tool_calls;
 
@@ -34,6 +35,7 @@ use std::time::Duration;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use self::import_dirs::{Confined, ImportDirs};
 use super::gguf::{self, GgufInfo};
 use super::{ChatRequest, DeltaStream, ProviderError};
 use crate::ids::UserId;
@@ -58,6 +60,10 @@ pub struct Settings {
     pub ignore_eos: bool,
     /// The program started as the worker (`<program> model-worker`): this same binary.
     pub worker_program: PathBuf,
+    /// Where model downloads may connect besides public addresses.
+    pub download_reach: download::Reach,
+    /// The folders a model may be imported from by path.
+    pub import_dirs: ImportDirs,
 }
 
 impl Settings {
@@ -73,6 +79,8 @@ impl Settings {
             max_output: number("SKALD_LOCAL_MAX_OUTPUT").map_or(4096, |n| n.clamp(16, 1 << 20) as u32),
             ignore_eos: number("SKALD_LOCAL_IGNORE_EOS") == Some(1),
             worker_program: this_binary(),
+            download_reach: download::Reach::from_env(),
+            import_dirs: ImportDirs::from_env(),
         }
     }
 }
@@ -302,6 +310,14 @@ impl LocalModels {
         if !AVAILABLE {
             return Err(ImportError::NotBuilt);
         }
+        let dirs = self.inner.settings.import_dirs.clone();
+        let named = source;
+        let source = blocking(move || match dirs.confine(&named) {
+            Ok(real) => Ok(real),
+            Err(Confined::Outside) => Err(ImportError::OutsideImportDirs(dirs)),
+            Err(Confined::Missing) => Err(unreadable(&named)(std::io::ErrorKind::NotFound.into())),
+        })
+        .await?;
         let checked = source.clone();
         let info = blocking(move || {
             let metadata = std::fs::metadata(&checked).map_err(unreadable(&checked))?;
@@ -365,12 +381,20 @@ pub enum ImportError {
     Unreadable { path: String, source: std::io::Error },
     #[error("{0} is not a file")]
     NotAFile(String),
+    /// Says nothing of the path: the same answer whether it exists or not.
+    #[error("Skald imports model files only from these folders: {}. Move the file into one of them, or upload it instead.", shown_folders(.0))]
+    OutsideImportDirs(ImportDirs),
     #[error("{0}")]
     Invalid(#[from] gguf::GgufError),
     #[error("llama.cpp cannot use this model: {0}")]
     Unsupported(String),
     #[error("could not copy the model into Skald's data directory: {0}")]
     Io(#[from] std::io::Error),
+}
+
+fn shown_folders(dirs: &ImportDirs) -> String {
+    let shown: Vec<String> = dirs.folders().iter().map(|d| d.display().to_string()).collect();
+    if shown.is_empty() { "(none)".to_owned() } else { shown.join(", ") }
 }
 
 /// A checked model file, copied in under a temporary name.

@@ -32,6 +32,18 @@ fn test_model() -> PathBuf {
     path
 }
 
+/// A sandbox whose server may import from where the test model lives and from this
+/// process's temporary folder (where tests write the files they import), and whose model
+/// downloads may reach the file servers tests run on 127.0.0.1.
+fn sandbox() -> Sandbox {
+    let mut sandbox = Sandbox::new();
+    let model_dir = test_model().parent().unwrap().to_owned();
+    let dirs = std::env::join_paths([model_dir, std::env::temp_dir()]).unwrap();
+    sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dirs.to_str().unwrap().to_owned()));
+    sandbox.env.push(("SKALD_TEST_DOWNLOAD_ALLOW_LOOPBACK".to_owned(), "1".to_owned()));
+    sandbox
+}
+
 /// A server with Ada (administrator) and the test model imported.
 struct Local {
     server: Server,
@@ -68,7 +80,7 @@ impl Local {
 
     /// A server with Ada and the model file at `gguf` imported.
     async fn start_with(gguf: &std::path::Path, env: &[(&str, &str)]) -> Self {
-        let mut sandbox = Sandbox::new();
+        let mut sandbox = sandbox();
         // Short replies keep the suite quick. One thread each: tests run two at a time,
         // and llama.cpp's threads spin while they wait for each other, so two servers of
         // two threads on a two-core machine slow each other down manyfold.
@@ -1269,7 +1281,7 @@ async fn a_processor_below_the_engines_baseline_is_told_so_and_skald_runs_on() {
     // installs it for the tests.
     let which = std::process::Command::new("qemu-x86_64").arg("--version").output();
     assert!(which.is_ok_and(|out| out.status.success()), "qemu-x86_64 is missing: run ./deps.sh test");
-    let mut sandbox = Sandbox::new();
+    let mut sandbox = sandbox();
     sandbox.emulated_cpu = Some("Nehalem-v1");
     let server = Server::start_in(sandbox);
     let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
@@ -1372,4 +1384,72 @@ async fn when_the_cache_is_full_the_least_recently_used_persons_tokens_give_way(
     assert_eq!(finished(&local.server, &local.token, &ada, LOCAL_WAIT).await.last().unwrap()["status"], "done");
     let second = local.last_request(|last| last["number"] != first["number"]).await;
     assert!(second["cached_tokens"].as_u64() < first["prompt_tokens"].as_u64(), "{first} then {second}");
+}
+
+/// An administrator with a session on a server whose downloads and imports have no test
+/// allowances: public addresses only, the usual import folders only.
+async fn plain_server() -> (Server, String) {
+    let server = Server::start();
+    let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 201, "{setup}");
+    let token = setup["token"].as_str().unwrap().to_owned();
+    (server, token)
+}
+
+#[tokio::test]
+async fn a_download_from_this_computer_is_refused_and_says_where_it_led() {
+    let (server, token) = plain_server().await;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for (url, host) in [
+        (format!("http://127.0.0.1:{port}/model.gguf"), "127.0.0.1".to_owned()),
+        (format!("http://localhost:{port}/model.gguf"), "localhost".to_owned()),
+    ] {
+        let (status, started) = server
+            .post("/api/local-models/downloads", Some(&token), json!({ "url": url, "sha256": SMOL_SHA256 }))
+            .await;
+        assert_eq!(status, 202, "{started}");
+        let id = started["id"].as_str().unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let failed = loop {
+            let (_, downloads) = server.call(Method::GET, "/api/local-models/downloads", Some(&token), None).await;
+            let found = downloads.as_array().unwrap().iter().find(|d| d["id"] == id).cloned().unwrap();
+            if found["state"] == "failed" {
+                break found;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never failed: {found}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let why = failed["error"].as_str().unwrap();
+        assert!(why.starts_with(&format!("refused: {host} resolves to ")), "{why}");
+        assert!(why.contains("a loopback address") && why.contains("only from public addresses"), "{why}");
+    }
+    assert!(listener.accept().is_err(), "nothing connected to this computer");
+}
+
+#[tokio::test]
+async fn an_import_from_outside_the_import_folders_is_refused_alike_whether_the_file_exists() {
+    let (server, token) = plain_server().await;
+    // This process's temporary folder is not the server's, nor is it under its home.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let there = elsewhere.path().join("model.gguf");
+    std::fs::copy(test_model(), &there).unwrap();
+    let mut answers = Vec::new();
+    for path in [there.clone(), elsewhere.path().join("missing.gguf"), elsewhere.path().join("no/such/model.gguf")] {
+        let (status, refused) =
+            server.post("/api/local-models", Some(&token), json!({ "path": path.to_str().unwrap() })).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("outside_import_folders")), "{refused}");
+        answers.push(refused);
+    }
+    assert!(answers.iter().all(|a| *a == answers[0]), "the answers differ: {answers:?}");
+    let said = answers[0]["error"]["message"].as_str().unwrap();
+    assert!(!said.contains(elsewhere.path().to_str().unwrap()), "{said}");
+
+    // Inside an import folder (the server's temporary one) the same file imports.
+    let inside = server.sandbox.data_dir().parent().unwrap().join("tmp/model.gguf");
+    std::fs::rename(&there, &inside).unwrap();
+    let (status, imported) =
+        server.post("/api/local-models", Some(&token), json!({ "path": inside.to_str().unwrap() })).await;
+    assert_eq!(status, 201, "{imported}");
 }
