@@ -5,6 +5,8 @@
 //! effects, or no match at all, requires. A role that may not approve turns `require` into
 //! `deny` (until supervision exists).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -32,14 +34,117 @@ pub enum Effect {
 pub struct Rule {
     /// A tool name pattern (`*` for any run of characters).
     pub tool: String,
-    /// A pattern over the call's arguments as compact JSON, if the rule looks at them.
+    /// What the call's arguments must hold for the rule to apply, if it looks at them.
     #[serde(default)]
-    pub args: Option<String>,
+    pub args: Option<ArgsPattern>,
     /// The role it applies to; none for every role.
     #[serde(default)]
     pub role: Option<String>,
     pub effect: Effect,
     pub priority: i64,
+}
+
+/// A rule's condition on a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ArgsPattern {
+    /// `{"/url": "https://example.org/*"}`: the value each JSON pointer names matches its
+    /// pattern (all of them). Only that value counts — a decoy field elsewhere that holds
+    /// an allowed text proves nothing — and URL values are normalised first, so `HTTP://`,
+    /// `/./` or `%62` spell the same address as their plain forms.
+    Fields(BTreeMap<String, String>),
+    /// A pattern over the whole arguments as compact JSON, as rules were written before
+    /// pointers. Kept for rules that refuse or ask (matching too much is their safe side);
+    /// an allow written so never matches, since any field could satisfy it.
+    Text(String),
+}
+
+impl ArgsPattern {
+    /// The condition as stored: a pointer map as JSON, a text pattern as itself.
+    pub fn to_stored(&self) -> String {
+        match self {
+            Self::Fields(fields) => serde_json::to_string(fields).expect("a map of strings serialises"),
+            Self::Text(text) => text.clone(),
+        }
+    }
+
+    /// Reads a stored condition: a JSON object whose keys are all pointers is a field map,
+    /// anything else an old text pattern.
+    pub fn from_stored(stored: String) -> Self {
+        match serde_json::from_str::<BTreeMap<String, String>>(&stored) {
+            Ok(fields) if !fields.is_empty() && fields.keys().all(|k| k.starts_with('/')) => Self::Fields(fields),
+            _ => Self::Text(stored),
+        }
+    }
+
+    fn matches(&self, effect: Effect, arguments: &Value) -> bool {
+        match self {
+            Self::Fields(fields) => fields.iter().all(|(pointer, pattern)| match arguments.pointer(pointer) {
+                Some(Value::String(text)) => glob(&normalise_url_pattern(pattern), &normalise_url(text)),
+                Some(other) => glob(pattern, &canonical(other)),
+                None => false,
+            }),
+            Self::Text(pattern) => effect != Effect::Allow && glob(pattern, &canonical(arguments)),
+        }
+    }
+}
+
+impl std::fmt::Display for ArgsPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fields(fields) => {
+                let parts: Vec<String> =
+                    fields.iter().map(|(pointer, pattern)| format!("{pointer} = {pattern}")).collect();
+                f.write_str(&parts.join(" and "))
+            }
+            Self::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A URL as rules compare it (RFC 3986 §6.2.2): scheme and host lower-case, unreserved
+/// characters percent-decoded, dot segments removed. Text that is no absolute URL is
+/// returned as it is.
+pub fn normalise_url(text: &str) -> String {
+    let Some((scheme, _)) = text.split_once("://") else { return text.to_owned() };
+    if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')) {
+        return text.to_owned();
+    }
+    // Decoding unreserved characters never changes what a URL names; doing it first lets
+    // the parser see `%2e%2e` as the `..` it is.
+    let decoded = decode_unreserved(text.trim());
+    match url::Url::parse(&decoded) {
+        Ok(url) => url.to_string(),
+        Err(_) => decoded,
+    }
+}
+
+/// A pattern written for a URL field, with its scheme and host lower-cased like the
+/// values it is compared with (its `*`s left alone).
+fn normalise_url_pattern(pattern: &str) -> String {
+    let Some((scheme, rest)) = pattern.split_once("://") else { return pattern.to_owned() };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    format!("{}://{}{}", scheme.to_ascii_lowercase(), rest[..host_end].to_ascii_lowercase(), &rest[host_end..])
+}
+
+fn decode_unreserved(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%'
+            && let Some(hex) = text.get(at + 1..at + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+            && (byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'))
+        {
+            out.push(byte);
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// Where a rule came from, for the decision's explanation.
@@ -88,11 +193,10 @@ pub fn decide(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Deci
 }
 
 fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Decision {
-    let arguments = canonical(situation.arguments);
     let applies = |rule: &Rule| {
         allowed(std::slice::from_ref(&rule.tool), situation.tool)
             && rule.role.as_deref().is_none_or(|role| role == situation.role || role == "*")
-            && rule.args.as_ref().is_none_or(|pattern| glob(pattern, &arguments))
+            && rule.args.as_ref().is_none_or(|pattern| pattern.matches(rule.effect, situation.arguments))
     };
     // Once outside content (a fetched page) has entered the conversation, no allow stands
     // in for the person on a call with side effects — a shared rule's no more than their
@@ -297,13 +401,74 @@ mod tests {
         assert_eq!(effect_of(&situation("note_read", &args), &presets(), &[]), Allow);
     }
 
+    fn fields(pairs: &[(&str, &str)]) -> Option<ArgsPattern> {
+        Some(ArgsPattern::Fields(pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()))
+    }
+
     #[test]
     fn an_argument_pattern_covers_only_the_calls_it_matches() {
-        let shared = [Rule { args: Some(r#"*"url":"https://example.org/*"#.into()), ..rule("web_fetch", Allow, 10) }];
+        let shared = [Rule { args: fields(&[("/url", "https://example.org/*")]), ..rule("web_fetch", Allow, 10) }];
         let fine = json!({ "url": "https://example.org/page" });
         let changed = json!({ "url": "https://evil.example/page" });
         assert_eq!(effect_of(&situation("web_fetch", &fine), &shared, &[]), Allow);
         assert_eq!(effect_of(&situation("web_fetch", &changed), &shared, &[]), Require);
+    }
+
+    #[test]
+    fn a_decoy_field_holding_the_allowed_text_allows_nothing() {
+        let shared = [Rule { args: fields(&[("/url", "https://example.org/*")]), ..rule("web_fetch", Allow, 10) }];
+        let decoy = json!({ "x": { "url": "https://example.org/page" }, "url": "https://evil.example/" });
+        assert_eq!(effect_of(&situation("web_fetch", &decoy), &shared, &[]), Require);
+        let missing = json!({ "x": { "url": "https://example.org/page" } });
+        assert_eq!(effect_of(&situation("web_fetch", &missing), &shared, &[]), Require);
+        // A rule written over the text, as before pointers, no longer allows at all…
+        let text = [Rule {
+            args: Some(ArgsPattern::Text(r#"*"url":"https://example.org/*"#.into())),
+            ..rule("web_fetch", Allow, 10)
+        }];
+        assert_eq!(effect_of(&situation("web_fetch", &decoy), &text, &[]), Require);
+        // …but still refuses what it names.
+        let deny = [Rule { args: Some(ArgsPattern::Text("*evil*".into())), ..rule("web_fetch", Deny, 10) }];
+        assert_eq!(effect_of(&situation("web_fetch", &decoy), &deny, &[]), Deny);
+    }
+
+    #[test]
+    fn every_spelling_of_a_denied_address_is_denied_and_of_an_allowed_one_allowed() {
+        let deny = [
+            Rule { args: fields(&[("/url", "https://bank.example/*")]), ..rule("web_fetch", Deny, 10) },
+            rule("web_fetch", Allow, 100),
+        ];
+        for spelling in [
+            "https://bank.example/login",
+            "HTTPS://BANK.example/login",
+            "https://bank.example/./login",
+            "https://bank.example/x/../login",
+            "https://bank.example/%6cogin",
+            "https://bank.example/%2e/login",
+            "https://bank.example:443/login",
+        ] {
+            let args = json!({ "url": spelling });
+            assert_eq!(effect_of(&situation("web_fetch", &args), &deny, &[]), Deny, "{spelling}");
+        }
+        let allow = [Rule { args: fields(&[("/url", "HTTPS://Example.org/docs/*")]), ..rule("web_fetch", Allow, 10) }];
+        for spelling in [
+            "https://example.org/docs/a",
+            "HTTP://example.org/docs/a".replace("HTTP", "HTTPS").as_str(),
+            "https://EXAMPLE.org/docs/./%61",
+        ] {
+            let args = json!({ "url": spelling });
+            assert_eq!(effect_of(&situation("web_fetch", &args), &allow, &[]), Allow, "{spelling}");
+        }
+        let escaped = json!({ "url": "https://example.org/docs/../admin" });
+        assert_eq!(effect_of(&situation("web_fetch", &escaped), &allow, &[]), Require);
+    }
+
+    #[test]
+    fn a_stored_condition_reads_back_as_it_was_written() {
+        let map = fields(&[("/options/path", "/notes/*")]).unwrap();
+        assert_eq!(ArgsPattern::from_stored(map.to_stored()), map);
+        let text = ArgsPattern::Text(r#"{"path":"/notes/*"}"#.into());
+        assert_eq!(ArgsPattern::from_stored(text.to_stored()), text, "keys that are no pointers stay text");
     }
 
     #[test]
@@ -326,7 +491,7 @@ mod tests {
 
     #[test]
     fn argument_patterns_compare_case() {
-        let shared = [Rule { args: Some(r#"{"path":"/notes/*"}"#.into()), ..rule("note_read", Allow, 10) }];
+        let shared = [Rule { args: fields(&[("/path", "/notes/*")]), ..rule("note_read", Allow, 10) }];
         assert_eq!(effect_of(&situation("note_read", &json!({ "path": "/notes/a" })), &shared, &[]), Allow);
         assert_eq!(effect_of(&situation("note_read", &json!({ "path": "/NOTES/a" })), &shared, &[]), Require);
     }

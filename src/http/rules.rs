@@ -10,7 +10,7 @@ use super::AppState;
 use super::auth::AdminActor;
 use super::error::ApiError;
 use super::json::Body;
-use crate::agent::gate::Rule;
+use crate::agent::gate::{ArgsPattern, Rule};
 use crate::store::StoreError;
 use crate::store::approval_rules::{self, StoredRule};
 
@@ -63,8 +63,24 @@ fn valid(mut rule: Rule) -> Result<Rule, ApiError> {
             "tool is a tool name or pattern: lowercase letters, digits, '_', '-', '.', and '*' for any run",
         ));
     }
-    if rule.args.as_ref().is_some_and(|a| a.is_empty() || a.len() > 1000) {
-        return Err(bad("args is a pattern of 1 to 1000 characters over the call's arguments as compact JSON"));
+    match &rule.args {
+        None => {}
+        Some(ArgsPattern::Text(_)) => {
+            return Err(bad(
+                "args names each field by JSON pointer with the pattern its value must match, e.g. {\"/url\": \"https://example.org/*\"}",
+            ));
+        }
+        Some(ArgsPattern::Fields(fields)) => {
+            let fits = (1..=8).contains(&fields.len())
+                && fields.iter().all(|(pointer, pattern)| {
+                    pointer.starts_with('/') && pointer.len() <= 200 && (1..=1000).contains(&pattern.len())
+                });
+            if !fits {
+                return Err(bad(
+                    "args maps 1 to 8 JSON pointers (such as /url) to patterns of 1 to 1000 characters; '*' stands for any run",
+                ));
+            }
+        }
     }
     if !(0..=1_000_000).contains(&rule.priority) {
         return Err(bad("priority is a number from 0 to 1000000; lower numbers are weighed first"));

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
-use crate::agent::gate::{Effect, Rule};
+use crate::agent::gate::{ArgsPattern, Effect, Rule};
 
 const PRESETS: &str = include_str!("../../database/presets/approval_rules.json");
 
@@ -43,7 +43,13 @@ impl From<Row> for StoredRule {
         };
         StoredRule {
             id: row.id,
-            rule: Rule { tool: row.tool, args: row.args, role: row.role_id, effect, priority: row.priority },
+            rule: Rule {
+                tool: row.tool,
+                args: row.args.map(ArgsPattern::from_stored),
+                role: row.role_id,
+                effect,
+                priority: row.priority,
+            },
             created_by: row.created_by,
             created_at: row.created_at,
         }
@@ -102,7 +108,7 @@ pub async fn replace(store: &SystemStore, actor: &Actor, id: i64, rule: &Rule) -
     let updated =
         sqlx::query("UPDATE approval_rules SET tool = ?, args = ?, role_id = ?, effect = ?, priority = ? WHERE id = ?")
             .bind(&rule.tool)
-            .bind(&rule.args)
+            .bind(rule.args.as_ref().map(ArgsPattern::to_stored))
             .bind(&rule.role)
             .bind(effect_name(rule.effect))
             .bind(rule.priority)
@@ -144,7 +150,7 @@ async fn insert_row(tx: &mut sqlx::SqliteConnection, rule: &Rule, by: &str) -> R
          VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&rule.tool)
-    .bind(&rule.args)
+    .bind(rule.args.as_ref().map(ArgsPattern::to_stored))
     .bind(&rule.role)
     .bind(effect_name(rule.effect))
     .bind(rule.priority)

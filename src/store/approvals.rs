@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::private::PrivateStore;
 use super::snapshots::Touched;
 use super::{StoreError, timestamp};
-use crate::agent::gate::{Effect, Rule};
+use crate::agent::gate::{ArgsPattern, Effect, Rule};
 
 /// A card as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -226,7 +226,7 @@ pub async fn personal_rules(store: &PrivateStore) -> Result<Vec<Rule>, StoreErro
         .into_iter()
         .filter_map(|(tool, args, effect, priority)| {
             let effect = serde_json::from_value(serde_json::Value::String(effect)).ok()?;
-            Some(Rule { tool, args, role: None, effect, priority })
+            Some(Rule { tool, args: args.map(ArgsPattern::from_stored), role: None, effect, priority })
         })
         .collect())
 }
@@ -244,7 +244,7 @@ async fn insert_rule(tx: &mut sqlx::SqliteConnection, rule: &Rule, now: &str) ->
          WHERE NOT EXISTS (SELECT 1 FROM personal_rules WHERE tool = ?1 AND args IS ?2 AND effect = ?3)",
     )
     .bind(&rule.tool)
-    .bind(&rule.args)
+    .bind(rule.args.as_ref().map(ArgsPattern::to_stored))
     .bind(effect)
     .bind(rule.priority)
     .bind(now)

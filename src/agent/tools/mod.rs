@@ -117,7 +117,9 @@ impl Registry {
     /// object (empty text counts as `{}`).
     pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str, context: &ToolContext) -> ToolResult {
         let tool = self.find(offered, name)?;
-        tool.call(parse_arguments(arguments)?, context).await
+        let arguments = parse_arguments(arguments)?;
+        known_fields_only(&tool.parameters(), &arguments, "")?;
+        tool.call(arguments, context).await
     }
 
     /// Whether an offered tool has side effects; none for a tool not offered here.
@@ -137,6 +139,29 @@ impl Registry {
             .map(AsRef::as_ref)
             .ok_or_else(|| format!("there is no tool named {name:?} available here"))
     }
+}
+
+/// Refuses a field a schema does not name where it says `additionalProperties: false`,
+/// at any depth: every built-in tool's schema does, so a decoy field that only a rule
+/// might read never reaches a tool.
+fn known_fields_only(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let (Some(fields), Some(properties)) = (value.as_object(), schema["properties"].as_object()) else {
+        return Ok(());
+    };
+    for (name, inner) in fields {
+        match properties.get(name) {
+            Some(inner_schema) => known_fields_only(inner_schema, inner, &format!("{at}/{name}"))?,
+            None if schema["additionalProperties"] == false => {
+                let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "the arguments have a field this tool does not take: {at}/{name}; it takes only {}",
+                    if known.is_empty() { "no arguments".to_owned() } else { known.join(", ") }
+                ));
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 /// A call's arguments as the JSON object every tool takes; empty text counts as `{}`.
@@ -167,6 +192,22 @@ mod tests {
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);
         assert!(registry.offered(&["note_*".into()], &["web_*".into()]).is_empty());
         assert_eq!(registry.offered(&["current_time".into()], &all())[0].name, "current_time");
+    }
+
+    #[test]
+    fn every_built_in_tool_refuses_fields_its_schema_does_not_name() {
+        let registry = Registry::builtin(web_fetch::FetchPolicy::default());
+        for tool in registry.tools.iter() {
+            let schema = tool.parameters();
+            assert_eq!(schema["additionalProperties"], false, "{} accepts unknown fields", tool.name());
+            let decoy = serde_json::json!({ "x": { "url": "https://example.org/" } });
+            let refused = known_fields_only(&schema, &decoy, "").unwrap_err();
+            assert!(refused.contains("/x"), "{}: {refused}", tool.name());
+        }
+        let schema = serde_json::json!({
+            "type": "object", "properties": { "url": { "type": "string" } }, "additionalProperties": false
+        });
+        assert!(known_fields_only(&schema, &serde_json::json!({ "url": "https://example.org/" }), "").is_ok());
     }
 
     #[test]

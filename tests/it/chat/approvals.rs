@@ -474,3 +474,71 @@ async fn a_decided_card_whose_resume_was_cut_off_goes_on_at_the_next_login() {
     assert_eq!(history.last().unwrap()["text"], "Done after all.");
     assert_eq!(chat.notes().await[0]["title"], "late");
 }
+
+/// Rules match the field they name (§8.4): a decoy field holding an allowed address
+/// allows nothing, and every spelling of a denied address — upper-case scheme, `/./`,
+/// `..`, a percent-encoded letter — is denied before anything is fetched.
+#[tokio::test]
+async fn argument_rules_match_the_field_they_name_in_every_spelling_of_an_address() {
+    let chat = with_local_fetch().await;
+    let port = page("<p>hello</p>");
+    let rules = [
+        json!({ "tool": "web_fetch", "args": { "/url": format!("http://127.0.0.1:{port}/private*") }, "effect": "deny", "priority": 1 }),
+        json!({ "tool": "web_fetch", "args": { "/url": format!("http://127.0.0.1:{port}/public/*") }, "effect": "allow", "priority": 10 }),
+    ];
+    for rule in rules {
+        let (status, body) = chat.server.post("/api/approval-rules", Some(&chat.token), rule).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    // A rule over the text, as before pointers, is refused with how to write it.
+    let text = json!({ "tool": "web_fetch", "args": "*public*", "effect": "allow", "priority": 10 });
+    let (status, refused) = chat.server.post("/api/approval-rules", Some(&chat.token), text).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("JSON pointer"), "{refused}");
+
+    let spellings = [
+        format!("HTTP://127.0.0.1:{port}/private"),
+        format!("http://127.0.0.1:{port}/./private"),
+        format!("http://127.0.0.1:{port}/public/../private"),
+        format!("http://127.0.0.1:{port}/%70rivate"),
+    ];
+    let calls: Vec<ScriptedCall> =
+        spellings.iter().map(|url| ScriptedCall::new("web_fetch", json!({ "url": url }))).collect();
+    chat.model.push(Reply::tool_calls(calls));
+    chat.model.push(Reply::text("All refused."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "fetch the private page").await;
+    let history = chat.finished(&session).await;
+    let results = tool_rows(&history);
+    assert_eq!(results.len(), spellings.len(), "{history:?}");
+    for (row, url) in results.iter().zip(&spellings) {
+        assert_eq!(row["status"], "denied", "{url}: {row}");
+    }
+    assert!(chat.inbox().await.is_empty(), "denied, not asked");
+
+    // The allowed address runs without a card; the same address in a decoy field does not.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new(
+        "web_fetch",
+        json!({ "url": format!("http://127.0.0.1:{port}/public/a") }),
+    )]));
+    chat.model.push(Reply::text("Fetched."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "fetch the public page").await;
+    let history = chat.finished(&session).await;
+    assert_eq!(tool_rows(&history)[0]["status"], "ok", "{history:?}");
+
+    let decoy = json!({ "x": { "url": format!("http://127.0.0.1:{port}/public/a") }, "url": format!("http://127.0.0.1:{port}/elsewhere") });
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("web_fetch", decoy.clone())]));
+    chat.model.push(Reply::text("Done."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "fetch it").await;
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(card["details"]["arguments"], decoy, "the card shows the decoy as it is");
+    // Allowed by the person, the call still does not run: the tool takes no field `x`.
+    let (status, _) = chat.decide(&card, json!({ "decision": "allow" })).await;
+    assert_eq!(status, 200);
+    let history = chat.finished(&session).await;
+    let row = tool_rows(&history)[0];
+    assert_eq!(row["status"], "error", "{row}");
+    assert!(row["text"].as_str().unwrap().contains("/x"), "{row}");
+}

@@ -649,13 +649,14 @@ function enrolment(body: unknown): Enrolment {
 
 /** A rule as the server takes it: no empty optional patterns. */
 function ruleBody(rule: RuleInput): Record<string, unknown> {
-  const args = rule.args?.trim() ?? '';
+  const args = typeof rule.args === 'string' ? rule.args.trim() : rule.args;
   const role = rule.role ?? '';
+  const none = args === null || args === undefined || args === '' || (typeof args === 'object' && Object.keys(args).length === 0);
   return {
     tool: rule.tool.trim(),
     effect: rule.effect,
     priority: rule.priority,
-    ...(args === '' ? {} : { args }),
+    ...(none ? {} : { args }),
     ...(role === '' ? {} : { role }),
   };
 }

@@ -422,7 +422,12 @@ export type RuleEffect = 'allow' | 'deny' | 'require';
 /** An approval rule as the administrator writes it. */
 export interface RuleInput {
   readonly tool: string;
-  readonly args?: string | null;
+  /**
+   * What the call's arguments must hold: each JSON pointer (`/url`) with the
+   * pattern its value must match. A rule from before pointers may list a
+   * text pattern; new ones cannot.
+   */
+  readonly args?: Readonly<Record<string, string>> | string | null;
   readonly role?: string | null;
   readonly effect: RuleEffect;
   readonly priority: number;

@@ -678,8 +678,10 @@ export const en = {
   effectRequire: 'Ask first',
   rulesRole: 'For',
   rulesPriorityHint: 'Lower numbers are weighed first.',
-  rulesArgs: 'Only when the arguments match (optional)',
-  rulesArgsHint: 'A pattern over the call’s arguments as compact JSON, e.g. *"url":"https://example.org/*',
+  rulesArgs: 'Only when that field matches (optional)',
+  rulesArgsField: 'Field',
+  rulesArgsHint:
+    'The field by its path, e.g. /url, and the pattern its value must match, e.g. https://example.org/*. Addresses are compared in their plain form, however they are spelled.',
   rulesAdd: 'Add rule',
   rulesAdded: 'A rule for {tool} was added.',
   rulesNeedsTool: 'Name the tool the rule is about.',

@@ -158,9 +158,12 @@ describe('notes, privacy, my data and administration', () => {
     await p.locator('#rule-effect').selectOption('deny');
     await p.locator('#rule-role').selectOption('restricted');
     await p.locator('#rule-priority').fill('100');
+    await p.locator('#rule-args-field').fill('/url');
+    await p.locator('#rule-args').fill('https://bank.example/*');
     await p.locator('[data-testid=add-rule]').click();
     const denyRow = p.locator('[data-testid=rule-item][data-tool=web_fetch]').filter({ hasText: 'Never' });
     await denyRow.waitFor({ timeout: TIMEOUT });
+    assert.match(await denyRow.innerText(), /\/url = https:\/\/bank\.example\/\*/, 'the condition names its field');
     const order = () => p.locator('[data-testid=rule-item]').evaluateAll((rows) => rows.map((r) => r.dataset.id));
     const before = await order();
     const id = await denyRow.getAttribute('data-id');

@@ -93,7 +93,7 @@ export class SkaldAdminRules extends LitElement {
           </span>
           <span class="small muted">
             ${rule.tool.includes('*') ? name : toolLabel(rule.tool)} · ${strings.rulesFor.replace('{role}', role)}
-            ${rule.args ? html` · ${strings.rulesWhenArgs} <code>${rule.args}</code>` : nothing}
+            ${rule.args ? html` · ${strings.rulesWhenArgs} <code>${describeArgs(rule.args)}</code>` : nothing}
           </span>
         </span>
         <span class="tools">
@@ -140,11 +140,17 @@ export class SkaldAdminRules extends LitElement {
             <p class="hint" id="rule-priority-hint">${strings.rulesPriorityHint}</p>
           </div>
         </div>
-        <div class="field">
-          <label for="rule-args">${strings.rulesArgs}</label>
-          <input id="rule-args" name="args" spellcheck="false" aria-describedby="rule-args-hint" />
-          <p class="hint" id="rule-args-hint">${strings.rulesArgsHint}</p>
+        <div class="grid-fields">
+          <div class="field">
+            <label for="rule-args-field">${strings.rulesArgsField}</label>
+            <input id="rule-args-field" name="args_field" spellcheck="false" placeholder="/url" aria-describedby="rule-args-hint" />
+          </div>
+          <div class="field">
+            <label for="rule-args">${strings.rulesArgs}</label>
+            <input id="rule-args" name="args" spellcheck="false" aria-describedby="rule-args-hint" />
+          </div>
         </div>
+        <p class="hint" id="rule-args-hint">${strings.rulesArgsHint}</p>
         <button type="submit" class="primary" data-testid="add-rule" ?disabled=${this.#action.busy}>${plusIcon}${strings.rulesAdd}</button>
       </form>
     </section>`;
@@ -189,9 +195,11 @@ export class SkaldAdminRules extends LitElement {
       this.#action.error = strings.rulesNeedsTool;
       return;
     }
+    const pattern = String(form.get('args') ?? '').trim();
+    const field = String(form.get('args_field') ?? '').trim() || '/url';
     const rule = {
       tool,
-      args: String(form.get('args') ?? ''),
+      args: pattern === '' ? null : { [field.startsWith('/') ? field : `/${field}`]: pattern },
       role: String(form.get('role') ?? ''),
       effect: String(form.get('effect') ?? 'require') as RuleEffect,
       priority: Number(form.get('priority') ?? 100),
@@ -240,6 +248,14 @@ function effectLabel(effect: RuleEffect): string {
 
 function effectClass(effect: RuleEffect): string {
   return effect === 'allow' ? 'local' : effect === 'deny' ? 'bad' : 'plain';
+}
+
+/** A rule's condition on the arguments, in the words the list shows. */
+function describeArgs(args: Readonly<Record<string, string>> | string): string {
+  if (typeof args === 'string') return args;
+  return Object.entries(args)
+    .map(([pointer, pattern]) => `${pointer} = ${pattern}`)
+    .join(' and ');
 }
 
 declare global {
