@@ -532,14 +532,10 @@ impl Runtime {
         }
         let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
-        let context = compose(
-            model.model_id.clone(),
-            &agent.prompt,
-            summary.as_ref().map(|s| s.text.as_str()),
-            history,
-            Vec::new(),
-        )
-        .messages;
+        let prompt = prompt_for(space.prompt_prefix(), &agent.prompt);
+        let context =
+            compose(model.model_id.clone(), &prompt, summary.as_ref().map(|s| s.text.as_str()), history, Vec::new())
+                .messages;
         let events =
             TurnEvents::new(self.inner.events.clone(), session.user_id.clone(), chat_id.to_owned(), turn_id.clone());
         Ok(turn::Turn {
@@ -554,7 +550,7 @@ impl Runtime {
             context,
             max_rounds: usize::try_from(role.max_turns).unwrap_or(1).max(1),
             withheld: Arc::new(standing.withheld),
-            prompt: agent.prompt.clone(),
+            prompt,
             summary,
             compaction_tried: false,
             last_row: history.last().map_or(0, |m| m.id),
@@ -892,7 +888,21 @@ fn compose(
     let mut messages = vec![ContextMessage::System(prompt.to_owned())];
     messages.extend(summary.map(compaction::summary_message));
     messages.extend(context_from(history));
-    ChatRequest { model, messages, tools }
+    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt) }
+}
+
+/// A system prompt as sent for a person: their own random line first, so no two people's
+/// requests share a prefix a provider's prompt cache could be timed on (issue 22 #13),
+/// then `prompt`. It is what a request's record keeps, so rebuilding needs nothing else.
+pub fn prompt_for(prefix: &str, prompt: &str) -> String {
+    format!("<!-- {prefix} -->\n{prompt}")
+}
+
+/// The person's key in a prompt made by [`prompt_for`]: sent to providers that keep
+/// caches per end user. None for prompts from before there was one.
+pub fn cache_key_of(prompt: &str) -> Option<String> {
+    let key = prompt.strip_prefix("<!-- ")?.split_once(" -->\n")?.0;
+    (key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit())).then(|| key.to_owned())
 }
 
 /// The model a turn uses and, unless the conversation is pinned, a fallback on another

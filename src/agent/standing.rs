@@ -168,7 +168,10 @@ impl Runtime {
             }
         }
         accepted::put(&session.space, &record).await?;
-        notices::close_hold(self.system(), user, notice).await?;
+        match decision {
+            Decision::Accept => notices::close_hold(self.system(), user, notice).await?,
+            Decision::Decline => notices::mark_declined(self.system(), user, notice).await?,
+        }
         Ok(self.standing(session, &role, agent.as_ref()).await?.holds.len())
     }
 }

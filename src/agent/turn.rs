@@ -430,6 +430,7 @@ impl Turn {
             model: self.model.model_id.clone(),
             messages: self.context.clone(),
             tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
+            cache_key: super::cache_key_of(&self.prompt),
         }
     }
 
@@ -449,10 +450,13 @@ impl Turn {
         let room =
             compaction::budget(self.model.context_window) - usage::estimate_tokens(compaction::SUMMARY_PROMPT.len());
         let transcript = compaction::fit(transcript, usize::try_from(room.max(0) * 4 * 9 / 10).unwrap_or(0));
+        // The summary request carries the person's history too: their own prefix first.
+        let prompt = super::prompt_for(space.prompt_prefix(), compaction::SUMMARY_PROMPT);
         let request = ChatRequest {
             model: self.model.model_id.clone(),
-            messages: vec![ContextMessage::System(compaction::SUMMARY_PROMPT.into()), ContextMessage::User(transcript)],
+            messages: vec![ContextMessage::System(prompt.clone()), ContextMessage::User(transcript)],
             tools: Vec::new(),
+            cache_key: super::cache_key_of(&prompt),
         };
         let started = Instant::now();
         let (text, usage, end) = self.summarise(&request).await;
@@ -480,7 +484,7 @@ impl Turn {
                 session_id: self.chat_id.clone(),
                 kind: self.endpoint.kind.clone(),
                 render_version: super::RENDER_VERSION,
-                prompt: compaction::SUMMARY_PROMPT.into(),
+                prompt,
                 tools: serde_json::Value::Array(Vec::new()),
                 history_upto: upto,
                 summary_id: self.summary.as_ref().map(|s| s.id),
@@ -1071,6 +1075,7 @@ impl Turn {
             .filter(|tool| self.offered.iter().any(|mine| mine.name == tool.name))
             .collect();
         self.runtime.observe(agent);
+        let prompt = super::prompt_for(self.session.space.prompt_prefix(), &agent.prompt);
         Ok(Turn {
             runtime: self.runtime.clone(),
             session: self.session.clone(),
@@ -1080,11 +1085,11 @@ impl Turn {
             fallback,
             endpoint,
             offered,
-            context: vec![ContextMessage::System(agent.prompt.clone())],
+            context: vec![ContextMessage::System(prompt.clone())],
             max_rounds: self.max_rounds,
             role: self.role.clone(),
             withheld: self.withheld.clone(),
-            prompt: agent.prompt.clone(),
+            prompt,
             summary: None,
             // A frame's context is its task and its own work: nothing to compact.
             compaction_tried: true,

@@ -46,6 +46,7 @@ pub async fn update_person(
     }
     if let Some(role) = patch.role {
         user = Some(state.accounts.change_role(&actor, &id, &RoleId::new(role)).await?);
+        state.agent.announce_notices(Some(&actor.id)).await;
     }
     Ok(Json(user.expect("one of the two was sent")))
 }
@@ -139,7 +140,10 @@ pub async fn update_role(
     Path(id): Path<String>,
     Body(patch): Body<RolePatch>,
 ) -> Result<Json<Role>, ApiError> {
-    Ok(Json(state.accounts.update_role(&actor, &RoleId::new(id), patch).await?))
+    let role = state.accounts.update_role(&actor, &RoleId::new(id), patch).await?;
+    // Open pages read their notices again: a change that widens holds the next turn (§3).
+    state.agent.announce_notices(Some(&actor.id)).await;
+    Ok(Json(role))
 }
 
 /// `DELETE /api/roles/{id}`: only a role nobody has.

@@ -26,6 +26,7 @@ pub async fn add(
     Body(rule): Body<Rule>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let id = approval_rules::add(&state.system, &actor, &valid(rule)?).await.map_err(refused)?;
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
 }
 
@@ -37,6 +38,7 @@ pub async fn replace(
     Body(rule): Body<Rule>,
 ) -> Result<StatusCode, ApiError> {
     approval_rules::replace(&state.system, &actor, id, &valid(rule)?).await.map_err(refused)?;
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -47,6 +49,7 @@ pub async fn delete(
     Path(id): Path<i64>,
 ) -> Result<StatusCode, ApiError> {
     approval_rules::delete(&state.system, &actor, id).await.map_err(refused)?;
+    state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

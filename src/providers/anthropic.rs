@@ -72,6 +72,9 @@ pub fn body(request: &ChatRequest) -> Value {
             .collect();
         body["tools"] = Value::Array(tools);
     }
+    if let Some(key) = &request.cache_key {
+        body["metadata"] = json!({ "user_id": key });
+    }
     body
 }
 
@@ -213,6 +216,7 @@ mod tests {
                 ContextMessage::User("thanks".into()),
             ],
             tools: vec![ToolSpec { name: "current_time".into(), description: "d".into(), parameters: json!({}) }],
+            cache_key: None,
         };
         let body = body(&request);
         assert_eq!(body["system"], "Be kind.");

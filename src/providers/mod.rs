@@ -52,6 +52,10 @@ pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<ContextMessage>,
     pub tools: Vec<ToolSpec>,
+    /// An opaque key no one else's requests carry, for providers that keep prompt caches
+    /// or abuse signals per end user (OpenAI's `prompt_cache_key`, Anthropic's
+    /// `metadata.user_id`); none for requests composed before there was one.
+    pub cache_key: Option<String>,
 }
 
 /// A piece of a streamed reply.
@@ -424,8 +428,12 @@ mod tests {
             api_key: None,
             local: None,
         };
-        let request =
-            ChatRequest { model: "m".into(), messages: vec![ContextMessage::User("secret".into())], tools: vec![] };
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![ContextMessage::User("secret".into())],
+            tools: vec![],
+            cache_key: None,
+        };
         let refused = start(&http_client(), &endpoint, &request, "local_only").await.err().unwrap();
         assert_eq!(refused.code(), "privacy_tier");
         assert!(refused.advice("cloud").contains("nothing was sent"));

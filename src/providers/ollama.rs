@@ -188,6 +188,7 @@ mod tests {
                 ContextMessage::Tool { call_id: "call_1".into(), content: "noon".into() },
             ],
             tools: Vec::new(),
+            cache_key: None,
         };
         let body = body(&request);
         assert_eq!(body["messages"][0]["tool_calls"][0]["function"]["arguments"], json!({ "timezone": "UTC" }));

@@ -25,6 +25,9 @@ pub fn body(request: &ChatRequest) -> Value {
     if !request.tools.is_empty() {
         body["tools"] = function_tools(&request.tools);
     }
+    if let Some(key) = &request.cache_key {
+        body["prompt_cache_key"] = json!(key);
+    }
     body
 }
 

@@ -36,7 +36,8 @@ pub struct Entry {
 
 /// Actions that touch everyone (no subject): what a person's words may reach and what may
 /// run for them. Each person's audit shows these beside the entries about them.
-const EVERYONE: &str = "action LIKE 'provider.%' OR action LIKE 'approval_rule.%' OR action LIKE 'agent.%'";
+const EVERYONE: &str =
+    "action LIKE 'provider.%' OR action LIKE 'local_model.%' OR action LIKE 'approval_rule.%' OR action LIKE 'agent.%'";
 
 /// Appends an entry inside the caller's transaction, chained to the one before.
 pub(crate) async fn record(

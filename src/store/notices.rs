@@ -71,6 +71,9 @@ pub async fn mark_seen(store: &SystemStore, user: &UserId, upto: i64) -> Result<
 
 /// The kind of the notices that hold a turn.
 pub const HELD: &str = "held_change";
+/// A held change the person declined: it stays out of force for them, and the notice
+/// stays (not holding) so they can still accept it.
+pub const DECLINED: &str = "declined_change";
 
 /// Makes a person's holding notices the given ones: each (by its body's `fingerprint`) is
 /// kept if it is there, added if not; holding notices no longer held are closed. Returns
@@ -117,15 +120,29 @@ pub async fn hold(store: &SystemStore, user: &UserId, bodies: &[Value]) -> Resul
     Ok((ids, added))
 }
 
-/// One of a person's open holding notices: its body.
+/// One of a person's open notices of a held or declined change: its body.
 pub async fn held(store: &SystemStore, user: &UserId, id: i64) -> Result<Option<Value>, StoreError> {
-    let body: Option<String> =
-        sqlx::query_scalar("SELECT body FROM notices WHERE id = ? AND user_id = ? AND holds = 1 AND seen_at IS NULL")
-            .bind(id)
-            .bind(user)
-            .fetch_optional(store.pool())
-            .await?;
+    let body: Option<String> = sqlx::query_scalar(
+        "SELECT body FROM notices WHERE id = ? AND user_id = ? AND kind IN (?, ?) AND seen_at IS NULL",
+    )
+    .bind(id)
+    .bind(user)
+    .bind(HELD)
+    .bind(DECLINED)
+    .fetch_optional(store.pool())
+    .await?;
     Ok(body.and_then(|body| serde_json::from_str(&body).ok()))
+}
+
+/// Turns a holding notice into one of a declined change.
+pub async fn mark_declined(store: &SystemStore, user: &UserId, id: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE notices SET holds = 0, kind = ? WHERE id = ? AND user_id = ?")
+        .bind(DECLINED)
+        .bind(id)
+        .bind(user)
+        .execute(store.pool())
+        .await?;
+    Ok(())
 }
 
 /// Closes a holding notice once the person decided on it.

@@ -26,6 +26,8 @@ static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("database/migrations
 pub struct PrivateStore {
     pool: SqlitePool,
     snapshots: Arc<Snapshots>,
+    /// This person's own prompt prefix (see `database/migrations/user/0011_prompt_prefix.sql`).
+    prompt_prefix: Arc<str>,
 }
 
 /// Where a person's private file lives under the data directory.
@@ -46,7 +48,7 @@ impl PrivateStore {
         if path.exists() {
             return Err(StoreError::WrongFile("a private file already exists for this account"));
         }
-        let store = Self::connect(path, dek, file_salt, true).await?;
+        let mut store = Self::connect(path, dek, file_salt, true).await?;
         MIGRATIONS.run(&store.pool).await?;
         let now = timestamp();
         let mut tx = store.pool.begin().await?;
@@ -62,6 +64,7 @@ impl PrivateStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        store.prompt_prefix = store.own_prompt_prefix().await?;
         // Write page 1 (which carries the salt) into the main file now, so the file on
         // disk can be matched against its owner's row from the first moment.
         sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&store.pool).await?;
@@ -78,7 +81,7 @@ impl PrivateStore {
             }
             Err(_) => return Err(StoreError::WrongFile("the private file is missing or unreadable")),
         }
-        let store = Self::connect(path, dek, file_salt, false).await?;
+        let mut store = Self::connect(path, dek, file_salt, false).await?;
         MIGRATIONS.run(&store.pool).await?;
         let named: Option<String> =
             sqlx::query_scalar("SELECT user_id FROM space WHERE id = 1").fetch_optional(&store.pool).await?;
@@ -86,7 +89,33 @@ impl PrivateStore {
             store.close().await;
             return Err(StoreError::WrongFile("the private file belongs to another account"));
         }
+        store.prompt_prefix = store.own_prompt_prefix().await?;
         Ok(store)
+    }
+
+    /// The person's prompt prefix, made at the first open that finds none.
+    async fn own_prompt_prefix(&self) -> Result<Arc<str>, StoreError> {
+        let made: Option<String> =
+            sqlx::query_scalar("SELECT prompt_prefix FROM space WHERE id = 1").fetch_one(&self.pool).await?;
+        if let Some(prefix) = made {
+            return Ok(prefix.into());
+        }
+        let _writing = self.writing(Touched::Nothing);
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
+        sqlx::query("UPDATE space SET prompt_prefix = ? WHERE id = 1 AND prompt_prefix IS NULL")
+            .bind(hex::encode(bytes))
+            .execute(&self.pool)
+            .await?;
+        let prefix: String =
+            sqlx::query_scalar("SELECT prompt_prefix FROM space WHERE id = 1").fetch_one(&self.pool).await?;
+        Ok(prefix.into())
+    }
+
+    /// What tops every system prompt sent for this person, so no one else's requests
+    /// share their prompt's first bytes (see `agent::prompt_for`).
+    pub fn prompt_prefix(&self) -> &str {
+        &self.prompt_prefix
     }
 
     async fn connect(path: &Path, dek: &Dek, file_salt: &[u8; 16], create: bool) -> Result<Self, StoreError> {
@@ -124,7 +153,7 @@ impl PrivateStore {
                 }
                 _ => StoreError::Sqlx(err),
             })?;
-        Ok(Self { pool, snapshots })
+        Ok(Self { pool, snapshots, prompt_prefix: Arc::from("") })
     }
 
     /// Tests: a new file for a new person in a temporary folder, kept while the folder is.

@@ -201,7 +201,7 @@ async fn a_streamed_reply_arrives_in_order_and_lands_in_the_history() {
     let sent = &chat.model.requests()[0].body;
     assert_eq!(sent["messages"][0]["role"], "system");
     let prompt = std::fs::read_to_string(chat.server.data_dir().join("agents/main/AGENT.md")).unwrap();
-    assert_eq!(sent["messages"][0]["content"], prompt.as_str());
+    assert_eq!(crate::support::unprefixed(&sent["messages"][0]["content"]), prompt.as_str());
     assert_eq!(sent["messages"][1], json!({ "role": "user", "content": "Tell me about foxes" }));
     assert_eq!(sent["tools"][0]["function"]["name"], "current_time");
     assert_eq!(sent["stream"], true);
@@ -592,6 +592,8 @@ mod anthropic {
         assert_eq!(first.path, "/v1/messages");
         assert_eq!(first.authorization.as_deref(), Some("ant-key"), "the key goes in x-api-key");
         assert!(first.body["system"].as_str().unwrap().contains("Skald"));
+        let user_id = first.body["metadata"]["user_id"].as_str().unwrap();
+        assert!(user_id.len() == 32 && first.body["system"].as_str().unwrap().contains(user_id), "{}", first.body);
 
         let call = ScriptedCall { split: 4, ..ScriptedCall::new("current_time", json!({ "timezone": "Asia/Tokyo" })) };
         chat.model.push(Reply::tool_calls([call]));
@@ -852,6 +854,63 @@ async fn provider_requests_never_go_through_a_proxy_from_the_environment() {
     assert_eq!(contacted.load(std::sync::atomic::Ordering::SeqCst), 0, "the proxy saw nothing");
 }
 
+/// Providers cache prompt prefixes per account (issue 22 #13): two people on one provider
+/// and one key share no prefix — their system prompts differ within the first 64 bytes,
+/// and each request names its person's own cache key — while each request still composes
+/// again byte for byte.
+#[tokio::test]
+async fn two_people_on_one_provider_share_no_prompt_prefix_and_each_request_rebuilds() {
+    let chat = Chat::start().await;
+    let (_, added) = chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Bo", "role": "member" })).await;
+    let enrol =
+        json!({ "name": "Bo", "enrolment_code": added["enrolment_code"], "password": "maple harbour seventeen" });
+    let (_, enrolled) = chat.server.post("/api/enrol", None, enrol).await;
+    let bo = enrolled["token"].as_str().unwrap().to_owned();
+    let mut sessions = Vec::new();
+    for (token, text) in [(chat.token.as_str(), "Hello from Ada"), (bo.as_str(), "Hello from Bo")] {
+        chat.model.push(Reply::text("Hi."));
+        let (_, session) = chat.server.post("/api/sessions", Some(token), json!({})).await;
+        let id = session["id"].as_str().unwrap().to_owned();
+        let path = format!("/api/sessions/{id}/messages");
+        assert_eq!(chat.server.post(&path, Some(token), json!({ "text": text })).await.0, 202);
+        finished(&chat.server, token, &id, WAIT).await;
+        sessions.push((token, id));
+    }
+    let sent = chat.model.requests();
+    assert_eq!(sent.len(), 2);
+    let system = |i: usize| sent[i].body["messages"][0]["content"].as_str().unwrap().as_bytes()[..64].to_vec();
+    assert_ne!(system(0), system(1), "the first 64 bytes of the system prompts differ");
+    assert_eq!(
+        crate::support::unprefixed(&sent[0].body["messages"][0]["content"]),
+        crate::support::unprefixed(&sent[1].body["messages"][0]["content"])
+    );
+    let keys: Vec<&str> = sent.iter().map(|r| r.body["prompt_cache_key"].as_str().unwrap()).collect();
+    assert_ne!(keys[0], keys[1]);
+    assert!(!keys.iter().any(|k| k.contains(&chat.token) || k.contains(&bo)), "the key is no token");
+
+    for ((token, session), original) in sessions.iter().zip(&sent) {
+        let path = format!("/api/sessions/{session}/requests");
+        let (_, records) = chat.server.call(Method::GET, &path, Some(token), None).await;
+        let id = records[0]["id"].as_i64().unwrap();
+        let (status, rebuilt) = chat.server.call(Method::GET, &format!("{path}/{id}/rebuild"), Some(token), None).await;
+        assert_eq!(status, 200, "{rebuilt}");
+        assert_eq!(rebuilt["raw"].as_str().unwrap(), original.raw, "rebuilt differently");
+    }
+    // A person's prefix stays theirs: the next request, after a new login, starts the same.
+    let (_, login) =
+        chat.server.post("/api/login", None, json!({ "name": "Bo", "password": "maple harbour seventeen" })).await;
+    let again = login["token"].as_str().unwrap();
+    chat.model.push(Reply::text("Hi again."));
+    let (_, session) = chat.server.post("/api/sessions", Some(again), json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    assert_eq!(
+        chat.server.post(&format!("/api/sessions/{id}/messages"), Some(again), json!({ "text": "again" })).await.0,
+        202
+    );
+    finished(&chat.server, again, id, WAIT).await;
+    assert_eq!(chat.model.requests()[2].body["prompt_cache_key"], keys[1]);
+}
+
 /// Golden test (§8.1): stored requests are composed again byte for byte, even after the
 /// agent's prompt and the tool set changed.
 #[tokio::test]
@@ -892,7 +951,7 @@ async fn a_stored_request_is_rebuilt_byte_for_byte_after_the_prompt_and_tools_ch
     chat.send(&session, "Hello?").await;
     chat.finished(&session).await;
     let latest = chat.model.requests().last().unwrap().body.clone();
-    assert_eq!(latest["messages"][0]["content"], "You are now a pirate.");
+    assert_eq!(crate::support::unprefixed(&latest["messages"][0]["content"]), "You are now a pirate.");
     assert!(latest.get("tools").is_none());
     let path = format!("/api/sessions/{session}/requests/999/rebuild");
     assert_eq!(chat.server.call(Method::GET, &path, Some(&chat.token), None).await.0, 404);
@@ -926,11 +985,13 @@ async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_res
     }
 
     let requests: Vec<Value> = chat.model.requests().into_iter().map(|r| r.body).collect();
-    let firsts: Vec<String> =
-        requests.iter().map(|r| r["messages"][0]["content"].as_str().unwrap().chars().take(12).collect()).collect();
+    let firsts: Vec<String> = requests
+        .iter()
+        .map(|r| crate::support::unprefixed(&r["messages"][0]["content"]).chars().take(12).collect())
+        .collect();
     assert_eq!(requests.len(), 7, "{firsts:?}");
     let summarising: Vec<usize> = (0..requests.len())
-        .filter(|&i| requests[i]["messages"][0]["content"].as_str().unwrap().starts_with("You summarise"))
+        .filter(|&i| crate::support::unprefixed(&requests[i]["messages"][0]["content"]).starts_with("You summarise"))
         .collect();
     assert_eq!(summarising, [4], "one summary, made when the fourth turn would not fit");
     let transcript = requests[4]["messages"][1]["content"].as_str().unwrap();

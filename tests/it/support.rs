@@ -308,3 +308,12 @@ pub async fn accept_holds(server: &Server, token: &str) -> usize {
     }
     held.len()
 }
+
+/// A system prompt as the model received it, without the person's own first line (issue
+/// 22 #13), which every prompt Skald sends must start with.
+pub fn unprefixed(prompt: &serde_json::Value) -> &str {
+    let prompt = prompt.as_str().expect("a system prompt");
+    let (line, rest) = prompt.split_once('\n').expect("a prompt line");
+    assert!(line.starts_with("<!-- ") && line.ends_with(" -->") && line.len() == 41, "no prefix line: {prompt:?}");
+    rest
+}

@@ -123,7 +123,7 @@ async fn three_agent_calls_in_one_response_run_and_are_recorded_in_call_order() 
     // The planner's definition offers no tools, and its requests carried its own prompt.
     let requests = chat.model.requests();
     let planner = requests.iter().find(|r| r.body["messages"][1]["content"] == "task two").unwrap();
-    assert!(planner.body["messages"][0]["content"].as_str().unwrap().starts_with("You are the Planner"));
+    assert!(crate::support::unprefixed(&planner.body["messages"][0]["content"]).starts_with("You are the Planner"));
     assert!(planner.body.get("tools").is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)), "{}", planner.body);
 }
 
@@ -177,7 +177,7 @@ async fn a_callee_cannot_use_a_tool_its_caller_may_not() {
     assert_eq!(history.last().unwrap()["text"], "No note was written.");
     let requests = chat.model.requests();
     let writer = &requests[2].body;
-    assert_eq!(writer["messages"][0]["content"], "Write notes.");
+    assert_eq!(crate::support::unprefixed(&writer["messages"][0]["content"]), "Write notes.");
     let tools: Vec<&str> = writer
         .get("tools")
         .and_then(Value::as_array)
@@ -218,7 +218,7 @@ async fn an_edited_agent_md_applies_on_the_next_turn_and_everyone_else_is_told()
     chat.send(&session, "hello again").await;
     chat.finished(&session).await;
     let last = chat.model.requests().last().unwrap().body.clone();
-    assert_eq!(last["messages"][0]["content"], "Answer in French.");
+    assert_eq!(crate::support::unprefixed(&last["messages"][0]["content"]), "Answer in French.");
     let after = chat.agents().await["agents"].as_array().unwrap().iter().find(|a| a["id"] == "main").unwrap().clone();
     assert_ne!(after["hash"], before["hash"]);
     assert_eq!((after["source"].as_str(), after["changed_by"].clone()), (Some("disk"), Value::Null));
@@ -372,7 +372,7 @@ async fn a_card_inside_a_sub_agent_parks_the_whole_turn_and_the_decision_resumes
     // The frame's second request carried its own history: its task, its call and the result.
     let requests = chat.model.requests();
     let resumed = &requests[2].body["messages"];
-    assert_eq!(resumed[0]["content"], "Write the notes you are asked for.");
+    assert_eq!(crate::support::unprefixed(&resumed[0]["content"]), "Write the notes you are asked for.");
     assert_eq!(resumed[1]["content"], "note: buy stamps");
     assert_eq!(resumed.as_array().unwrap().last().unwrap()["role"], "tool");
 }

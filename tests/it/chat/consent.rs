@@ -149,6 +149,20 @@ async fn a_role_edit_and_a_new_allow_rule_hold_and_a_decline_keeps_them_out_of_f
     let (status, body) = chat.server.post(&path, Some(&bo), json!({ "text": "hello" })).await;
     assert_ne!(status, 202, "{body}");
     assert_eq!(capture.request_count(), 0);
+
+    // Declined changes stay listed, not holding, and can still be accepted.
+    let all = notices(&chat.server, &bo).await;
+    let declined: Vec<&Value> = all.iter().filter(|n| n["kind"] == "declined_change").collect();
+    assert_eq!(declined.len(), 3, "{all:?}");
+    let provider = declined.iter().find(|n| n["body"]["key"].as_str().unwrap().starts_with("provider.")).unwrap();
+    assert_eq!(decide(&chat.server, &bo, &provider["id"], "accept").await.0, 200);
+    let models = declined.iter().find(|n| n["body"]["key"] == "role.allowed_models").unwrap();
+    assert_eq!(decide(&chat.server, &bo, &models["id"], "accept").await.0, 200);
+    capture.push(Reply::text("From elsewhere"));
+    let (status, body) = chat.server.post(&path, Some(&bo), json!({ "text": "hello" })).await;
+    assert_eq!(status, 202, "{body}");
+    super::finished(&chat.server, &bo, session["id"].as_str().unwrap(), super::WAIT).await;
+    assert_eq!(capture.request_count(), 1, "accepted at last, the provider is used");
 }
 
 #[tokio::test]

@@ -393,6 +393,7 @@ export const en = {
   noticeAgentBundled: 'The agent {name} was updated with a new version of Skald.',
   noticeOther: 'Something that shapes your conversations changed.',
   noticeChangeBy: '{what} (by {who}).',
+  noticeDeclined: 'You went on without this change, so it does not apply to you: {what}.',
   noticeChangeOutside: '{what}. This was changed outside Skald: nothing on record says who did it.',
   heldTitle: 'Before your next message',
   heldLead:

@@ -121,6 +121,7 @@ export interface NoticeView {
     | 'provider_deleted'
     | 'agent_changed'
     | 'held_change'
+    | 'declined_change'
     | 'change_applied'
     | 'other';
   /** For a held or applied change: what changed, in the server's words. */
@@ -191,6 +192,7 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
       return { ...base, kind: 'agent_changed', subject: id === null ? null : (names.agents.get(id) ?? id), source: text('source') };
     }
     case 'held_change':
+    case 'declined_change':
     case 'change_applied':
       return { ...base, kind: notice.kind, subject: null, what: text('what'), outside: body['outside_skald'] === true };
     default:

@@ -90,6 +90,16 @@ export class SkaldNoticeList extends LitElement {
           const view = viewNotice(notice, names);
           return html`<li data-testid="notice" data-kind=${view.kind}>
             <p class="sentence">${sentenceFor(view)}</p>
+            ${view.kind === 'declined_change'
+              ? html`<button
+                  type="button"
+                  data-testid="declined-accept"
+                  ?disabled=${this.busy}
+                  @click=${() => void this.#accept(view.id)}
+                >
+                  ${strings.heldContinue}
+                </button>`
+              : nothing}
             <p class="muted small">
               ${formatTime(view.at)} ·
               <a href="#/privacy">${strings.noticeSeePrivacy}</a>
@@ -98,6 +108,21 @@ export class SkaldNoticeList extends LitElement {
         })}
       </ul>
     </section>`;
+  }
+
+  /** Takes a change declined earlier after all. */
+  async #accept(id: number): Promise<void> {
+    const notices = this.login?.notices;
+    if (!notices || this.busy) return;
+    this.busy = true;
+    this.error = '';
+    try {
+      await notices.decide(id, 'accept');
+    } catch (error) {
+      this.error = describeError(error);
+    } finally {
+      this.busy = false;
+    }
   }
 
   async #seen(): Promise<void> {
@@ -137,6 +162,8 @@ export function sentenceFor(view: NoticeView): string {
       if (view.source === 'disk') return strings.noticeAgentDisk.replace('{name}', subject);
       if (view.source === 'bundled') return strings.noticeAgentBundled.replace('{name}', subject);
       return strings.noticeAgentChanged.replace('{who}', who).replace('{name}', subject);
+    case 'declined_change':
+      return strings.noticeDeclined.replace('{what}', view.what ?? strings.noticeOther);
     case 'held_change':
     case 'change_applied': {
       const what = view.what ?? strings.noticeOther;
