@@ -84,6 +84,10 @@ pub enum TurnError {
         "you declined the change to the agent {0}; accept it in your notices, or start a conversation with another agent"
     )]
     AgentDeclined(String),
+    #[error(
+        "you went on without the change that brought {0} to you; accept it in your notices to use it, or pick another model"
+    )]
+    Declined(String),
     #[error("there is no such notice waiting for your decision")]
     NoNotice,
     #[error("this change is no longer what the notice describes (it changed again); look at your notices again")]
@@ -402,11 +406,6 @@ impl Runtime {
         pick_model(&providers.models, &role, &agent, pinned).ok().map(|(model, _)| model)
     }
 
-    /// Checks a model a person wants to pin a conversation to.
-    pub async fn check_pin(&self, role: &Role, name: &str) -> Result<(), TurnError> {
-        check_pin(&self.provider_cache().await?.models, role, name)
-    }
-
     /// Starts a turn in `chat_id` with the person's message. Returns once the message is
     /// committed; the model request was sent concurrently, so durability costs the reply
     /// no time to its first token.
@@ -500,6 +499,12 @@ impl Runtime {
         }
         standing.withheld.narrow_role(&mut role);
         let models = standing.withheld.models(&providers.models);
+        if let Some(pinned) = conversation.model.as_deref() {
+            let named = |models: &[CatalogueModel]| models.iter().any(|m| m.name.eq_ignore_ascii_case(pinned));
+            if named(&providers.models) && !named(&models) {
+                return Err(TurnError::Declined(pinned.to_owned()));
+            }
+        }
         let (model, fallback) = pick_model(&models, &role, &agent, conversation.model.as_deref())?;
         let endpoint = providers.endpoint(&self.inner.secrets, &model, &session.user_id)?;
         // A person who writes on while a turn waits on cards has moved on: that turn is

@@ -9,6 +9,7 @@ use super::consent::{self, AgentTerms, AuditHead, Change, ProviderTerms, Record,
 use super::definition::Agent;
 use super::{Runtime, TurnError, usable};
 use crate::ids::UserId;
+use crate::providers::catalogue::CatalogueModel;
 use crate::store::audit::{self, Link};
 use crate::store::roles::Role;
 use crate::store::{accepted, approval_rules, notices};
@@ -139,6 +140,32 @@ impl Runtime {
             self.inner.events.to_person(user, json!({ "type": "notice" }));
         }
         Ok(Standing { withheld: Withheld::from_changes(&record.terms, &withheld), holds })
+    }
+
+    /// The models a person may use now: their role's, less what they have not accepted.
+    pub async fn models_of(&self, session: &Session) -> Result<Vec<CatalogueModel>, TurnError> {
+        let (role, standing) = self.narrowed_role(session).await?;
+        Ok(standing.withheld.models(&self.models_for(&role).await?).into_owned())
+    }
+
+    /// Checks a model a person wants to pin a conversation to, against what they accepted too.
+    pub async fn check_pin_of(&self, session: &Session, name: &str) -> Result<(), TurnError> {
+        let (role, standing) = self.narrowed_role(session).await?;
+        let all = self.provider_cache().await?.models.clone();
+        let mine = standing.withheld.models(&all);
+        let named = |models: &[CatalogueModel]| models.iter().any(|m| m.name.eq_ignore_ascii_case(name));
+        if named(&all) && !named(&mine) {
+            return Err(TurnError::Declined(name.to_owned()));
+        }
+        super::check_pin(&mine, &role, name)
+    }
+
+    /// The person's role narrowed by what they have not accepted, with their standing.
+    async fn narrowed_role(&self, session: &Session) -> Result<(Role, Standing), TurnError> {
+        let mut role = self.role_of(&session.user_id).await?;
+        let standing = self.standing(session, &role, None).await?;
+        standing.withheld.narrow_role(&mut role);
+        Ok((role, standing))
     }
 
     /// Records a person's decision on a held change; returns how many holds remain.

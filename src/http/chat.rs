@@ -39,8 +39,7 @@ pub async fn create(
         Err(err) => return Err(TurnError::Agent(err).into()),
     }
     if let Some(model) = &req.model {
-        let role = state.agent.role_of(&caller.session.user_id).await?;
-        state.agent.check_pin(&role, model).await?;
+        state.agent.check_pin_of(&caller.session, model).await?;
     }
     let id = random_id("chat");
     let session = chat::create_session(&caller.session.space, &id, agent, req.model.as_deref()).await?;
@@ -95,8 +94,7 @@ pub async fn rename(
     }
     if let Some(model) = &req.model {
         if let Some(name) = model {
-            let role = state.agent.role_of(&caller.session.user_id).await?;
-            state.agent.check_pin(&role, name).await?;
+            state.agent.check_pin_of(&caller.session, name).await?;
         }
         chat::set_session_model(&caller.session.space, &id, model.as_deref()).await.map_err(not_found)?;
     }

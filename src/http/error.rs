@@ -142,6 +142,7 @@ impl From<TurnError> for ApiError {
             TurnError::PrivacyTier { .. } => Self::Refused { code: "privacy_tier", message },
             TurnError::Held(_) => Self::Conflict { code: "held", message },
             TurnError::AgentDeclined(_) => Self::Refused { code: "agent_declined", message },
+            TurnError::Declined(_) => Self::Refused { code: "declined", message },
             TurnError::NoNotice => Self::Missing { code: "no_notice", message },
             TurnError::StaleNotice => Self::Conflict { code: "notice_stale", message },
             TurnError::NoLocalModel => Self::Conflict { code: "no_local_model", message },

@@ -264,8 +264,7 @@ pub async fn delete(
 
 /// `GET /api/models`: the models my role allows, with who configured their provider.
 pub async fn models(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<CatalogueModel>>, ApiError> {
-    let role = state.agent.role_of(&caller.session.user_id).await?;
-    Ok(Json(state.agent.models_for(&role).await?))
+    Ok(Json(state.agent.models_of(&caller.session).await?))
 }
 
 async fn listed_models(

@@ -141,13 +141,17 @@ async fn a_role_edit_and_a_new_allow_rule_hold_and_a_decline_keeps_them_out_of_f
     super::finished(&chat.server, &bo, &session, super::WAIT).await;
     assert_eq!(capture.request_count(), 0, "the declined provider is not used");
     assert!(holding(&notices(&chat.server, &bo).await).is_empty(), "a declined change is not asked again");
-    // A conversation pinned to a model of the declined provider sends nothing either.
-    let pinned = json!({ "model": "elsewhere/scripted-fast" });
-    let (status, session) = chat.server.post("/api/sessions", Some(&bo), pinned).await;
-    assert_eq!(status, 201, "{session}");
+    // The declined provider's models are not offered, and cannot be pinned.
+    let (_, models) = chat.server.call(Method::GET, "/api/models", Some(&bo), None).await;
+    assert!(models.as_array().unwrap().iter().all(|m| m["provider"] == "scripted"), "{models}");
+    let pin = json!({ "model": "elsewhere/scripted-fast" });
+    let (status, refused) = chat.server.post("/api/sessions", Some(&bo), pin.clone()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("declined")), "{refused}");
+    let (_, session) = chat.server.post("/api/sessions", Some(&bo), json!({})).await;
     let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
-    let (status, body) = chat.server.post(&path, Some(&bo), json!({ "text": "hello" })).await;
-    assert_ne!(status, 202, "{body}");
+    let session_path = format!("/api/sessions/{}", session["id"].as_str().unwrap());
+    let (status, _) = chat.server.call(Method::PATCH, &session_path, Some(&bo), Some(pin.clone())).await;
+    assert_eq!(status, 403);
     assert_eq!(capture.request_count(), 0);
 
     // Declined changes stay listed, not holding, and can still be accepted.
@@ -159,6 +163,8 @@ async fn a_role_edit_and_a_new_allow_rule_hold_and_a_decline_keeps_them_out_of_f
     let models = declined.iter().find(|n| n["body"]["key"] == "role.allowed_models").unwrap();
     assert_eq!(decide(&chat.server, &bo, &models["id"], "accept").await.0, 200);
     capture.push(Reply::text("From elsewhere"));
+    let (status, body) = chat.server.call(Method::PATCH, &session_path, Some(&bo), Some(pin)).await;
+    assert_eq!(status, 204, "{body}");
     let (status, body) = chat.server.post(&path, Some(&bo), json!({ "text": "hello" })).await;
     assert_eq!(status, 202, "{body}");
     super::finished(&chat.server, &bo, session["id"].as_str().unwrap(), super::WAIT).await;
