@@ -55,10 +55,14 @@ impl From<&Role> for RoleTerms {
 /// Where a provider sends words: what changes here changes who reads them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderTerms {
+    /// Pinned conversations and agents' preferred models name a provider by its name.
     pub name: String,
     pub kind: String,
     pub base_url: String,
     pub trusted_lan: bool,
+    /// A digest of the sealed key: another key can be another account.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,8 +136,7 @@ pub fn differences(accepted: &Terms, now: &Terms) -> Vec<Change> {
                 after: json!(provider),
             }),
             Some(was) if was != provider => {
-                let moved = (&was.kind, &was.base_url, was.trusted_lan)
-                    != (&provider.kind, &provider.base_url, provider.trusted_lan);
+                // Every field widens: a new name can move a pinned conversation to it.
                 let what = if was.base_url != provider.base_url {
                     format!("The model provider {} moved from {} to {}", provider.name, was.base_url, provider.base_url)
                 } else if was.trusted_lan != provider.trusted_lan {
@@ -145,12 +148,17 @@ pub fn differences(accepted: &Terms, now: &Terms) -> Vec<Change> {
                     )
                 } else if was.kind != provider.kind {
                     format!("The model provider {} is now spoken to as {}", provider.name, provider.kind)
+                } else if was.key != provider.key {
+                    format!(
+                        "The model provider {} at {} now uses another key (maybe another account)",
+                        provider.name, provider.base_url
+                    )
                 } else {
                     format!("The model provider {} was renamed from {}", provider.name, was.name)
                 };
                 changes.push(Change {
                     key: format!("provider.{id}"),
-                    widens: moved,
+                    widens: true,
                     what,
                     before: json!(was),
                     after: json!(provider),
@@ -338,10 +346,10 @@ pub struct Withheld {
     pub memory_retention_days: Option<i64>,
     /// Providers not to be used.
     pub providers: BTreeSet<String>,
-    /// Shared rules not in force for them (new allows).
-    pub rules_dropped: Vec<Rule>,
-    /// Shared rules kept in force for them (removed rules that asked or refused).
-    pub rules_kept: Vec<Rule>,
+    /// The shared rules they accepted: an allow they did not accept is out of force, and a
+    /// rule that asked or refused stays in force although removed — judged against the
+    /// rules as read at each decision.
+    pub accepted_rules: Option<Vec<Rule>>,
     /// Agents whose current version they did not accept.
     pub agents: BTreeSet<String>,
 }
@@ -349,7 +357,10 @@ pub struct Withheld {
 impl Withheld {
     /// The narrower of `changes` (each widening and not accepted) applied to a role.
     pub fn from_changes<'c>(accepted: &Terms, changes: impl IntoIterator<Item = &'c Change>) -> Self {
-        let mut withheld = Self::default();
+        // The rules are judged against what was accepted at every decision, even with no
+        // rule change now: one made after this look must not decide a call before the
+        // next look holds it.
+        let mut withheld = Self { accepted_rules: Some(accepted.rules.clone()), ..Self::default() };
         for change in changes.into_iter().filter(|c| c.widens) {
             let key = change.key.as_str();
             match key {
@@ -367,13 +378,6 @@ impl Withheld {
                 withheld.providers.insert(id.to_owned());
             } else if let Some(id) = key.strip_prefix("agent.") {
                 withheld.agents.insert(id.to_owned());
-            } else if key.starts_with("rule.") {
-                match (&change.before, &change.after) {
-                    (Value::Null, after) => {
-                        withheld.rules_dropped.extend(serde_json::from_value::<Rule>(after.clone()))
-                    }
-                    (before, _) => withheld.rules_kept.extend(serde_json::from_value::<Rule>(before.clone())),
-                }
             }
         }
         withheld
@@ -417,10 +421,12 @@ impl Withheld {
         offered.iter().filter(|model| self.allows_model(model)).cloned().collect()
     }
 
-    /// The shared rules in force for the person.
+    /// The shared rules in force for the person, of `shared` as read now.
     pub fn rules(&self, shared: Vec<Rule>) -> Vec<Rule> {
-        let mut rules: Vec<Rule> = shared.into_iter().filter(|r| !self.rules_dropped.contains(r)).collect();
-        rules.extend(self.rules_kept.iter().cloned());
+        let Some(accepted) = &self.accepted_rules else { return shared };
+        let mut rules: Vec<Rule> =
+            shared.iter().filter(|r| r.effect != Effect::Allow || accepted.contains(r)).cloned().collect();
+        rules.extend(accepted.iter().filter(|r| r.effect != Effect::Allow && !shared.contains(r)).cloned());
         rules
     }
 }
@@ -438,6 +444,7 @@ mod tests {
                 kind: "openai".into(),
                 base_url: "http://127.0.0.1:8080/v1".into(),
                 trusted_lan: false,
+                key: None,
             },
         );
         Terms {
@@ -466,7 +473,7 @@ mod tests {
     }
 
     #[test]
-    fn a_moved_provider_widens_and_a_rename_does_not() {
+    fn every_change_to_a_provider_widens_and_its_removal_narrows() {
         let mut now = terms();
         now.providers.get_mut("home").unwrap().base_url = "http://203.0.113.9/v1".into();
         assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", true)]);
@@ -475,7 +482,10 @@ mod tests {
         assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", true)]);
         let mut now = terms();
         now.providers.get_mut("home").unwrap().name = "Upstairs".into();
-        assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", false)]);
+        assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", true)], "a pin by name could move");
+        let mut now = terms();
+        now.providers.get_mut("home").unwrap().key = Some("other".into());
+        assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", true)], "another key, maybe another account");
         let mut now = terms();
         now.providers.clear();
         assert_eq!(keys(&differences(&terms(), &now)), [("provider.home", false)]);
@@ -570,6 +580,20 @@ mod tests {
         withheld.narrow_role(&mut role);
         assert_eq!(role.privacy_tier, "local_only");
         assert_eq!(role.tools, ["note_*"], "`*` is wider than what was accepted");
+    }
+
+    #[test]
+    fn a_rule_added_after_the_look_is_judged_against_what_was_accepted() {
+        let allow = |tool: &str| Rule { tool: tool.into(), args: None, role: None, effect: Effect::Allow, priority: 5 };
+        let accepted = terms();
+        let mut now = terms();
+        now.rules.push(allow("note_write"));
+        let withheld = Withheld::from_changes(&accepted, &differences(&accepted, &now));
+        // By the time the calls are judged, another allow was added and the ask removed.
+        let later = vec![allow("note_write"), allow("web_fetch")];
+        assert_eq!(withheld.rules(later), accepted.rules, "neither new allow counts; the removed ask still does");
+        // Nothing withheld: the rules are as read.
+        assert_eq!(Withheld::default().rules(vec![allow("x")]), [allow("x")]);
     }
 
     #[test]

@@ -146,6 +146,10 @@ struct Inner {
     agent_versions: Mutex<HashMap<String, String>>,
     /// Each person's role as last read, with the people generation read before it.
     roles: Mutex<HashMap<UserId, (u64, Role)>>,
+    /// One lock per person's record of what they accepted (`standing`).
+    records: standing::RecordLocks,
+    /// Whether the whole audit chain was intact at this head, once checked.
+    chain_checked: Mutex<Option<((i64, String), bool)>>,
 }
 
 struct ProviderCache {
@@ -172,6 +176,13 @@ impl ProviderCache {
             api_key: self.key(secrets, &model.provider_id)?,
             local: (model.kind == "local").then(|| (self.local.clone(), person.clone())),
         })
+    }
+
+    /// A digest of a provider's sealed key, so a person's record sees the key change
+    /// without holding it: a new key can mean a new account, whose owner reads the logs.
+    fn key_digest(&self, provider_id: &str) -> Option<String> {
+        use sha2::{Digest, Sha256};
+        self.sealed_keys.get(provider_id).map(|sealed| hex::encode(&Sha256::digest(sealed)[..8]))
     }
 
     fn key(&self, secrets: &InstanceSecrets, provider_id: &str) -> Result<Option<Zeroizing<String>>, TurnError> {
@@ -251,6 +262,8 @@ impl Runtime {
             providers_generation: std::sync::atomic::AtomicU64::new(0),
             agent_versions: Mutex::default(),
             roles: Mutex::default(),
+            records: standing::RecordLocks::default(),
+            chain_checked: Mutex::default(),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -490,7 +503,7 @@ impl Runtime {
         self.observe(&agent);
         // What the person accepted against what is in force now (§3): a widening change
         // they have not decided on holds the turn before anything is sent.
-        let standing = self.standing(session, &role, Some(&agent)).await?;
+        let standing = self.standing_with(session, &role, Some(&agent), &providers).await?;
         if !standing.holds.is_empty() {
             return Err(TurnError::Held(standing.holds.len()));
         }
@@ -608,7 +621,8 @@ impl Runtime {
         };
         if let Err(err) = started.await {
             let message = err.to_string();
-            let end = TurnEnd { state: "error", error_code: Some("resume_failed"), error_message: Some(&message) };
+            let code = if matches!(err, TurnError::Held(_)) { "held" } else { "resume_failed" };
+            let end = TurnEnd { state: "error", error_code: Some(code), error_message: Some(&message) };
             chat::close_turn(&session.space, chat_id, turn_id, &end, "Error: the turn could not go on.", "running")
                 .await?;
             return Err(err);

@@ -1054,15 +1054,18 @@ impl Turn {
     async fn callee(&self, agent: &Agent, frame: FrameInfo) -> Result<Turn, FrameStart> {
         let refused = |err: super::TurnError| FrameStart::Refused(err.to_string());
         let providers = self.runtime.provider_cache().await.map_err(refused)?;
-        // The agent called is checked against the person's record like the conversation's.
-        let standing = self.runtime.standing(&self.session, &self.role, Some(agent)).await.map_err(refused)?;
+        // The agent called is checked against the person's record like the conversation's,
+        // with their role as the shared database states it now.
+        let role = self.runtime.role_of(&self.session.user_id).await.map_err(refused)?;
+        let standing =
+            self.runtime.standing_with(&self.session, &role, Some(agent), &providers).await.map_err(refused)?;
         if !standing.holds.is_empty() {
             return Err(refused(super::TurnError::Held(standing.holds.len())));
         }
         if standing.withheld.agents.contains(&agent.id) {
             return Err(refused(super::TurnError::AgentDeclined(agent.id.clone())));
         }
-        let models = self.withheld.models(&providers.models);
+        let models = standing.withheld.models(&providers.models);
         let (model, fallback) = super::pick_model(&models, &self.role, agent, None).map_err(refused)?;
         let endpoint =
             providers.endpoint(&self.runtime.inner.secrets, &model, &self.session.user_id).map_err(refused)?;
@@ -1075,6 +1078,7 @@ impl Turn {
             .filter(|tool| self.offered.iter().any(|mine| mine.name == tool.name))
             .collect();
         self.runtime.observe(agent);
+        let withheld = Arc::new(standing.withheld);
         let prompt = super::prompt_for(self.session.space.prompt_prefix(), &agent.prompt);
         Ok(Turn {
             runtime: self.runtime.clone(),
@@ -1088,7 +1092,7 @@ impl Turn {
             context: vec![ContextMessage::System(prompt.clone())],
             max_rounds: self.max_rounds,
             role: self.role.clone(),
-            withheld: self.withheld.clone(),
+            withheld,
             prompt,
             summary: None,
             // A frame's context is its task and its own work: nothing to compact.

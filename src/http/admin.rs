@@ -9,9 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::AdminActor;
+use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::consent::Change;
 use crate::ids::{RoleId, UserId};
 use crate::store::audit::{self, Entry};
 use crate::store::roles::{self, Role};
@@ -33,6 +34,7 @@ pub struct PersonPatch {
 pub async fn update_person(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Path(id): Path<String>,
     Body(patch): Body<PersonPatch>,
 ) -> Result<Json<PublicUser>, ApiError> {
@@ -46,6 +48,9 @@ pub async fn update_person(
     }
     if let Some(role) = patch.role {
         user = Some(state.accounts.change_role(&actor, &id, &RoleId::new(role)).await?);
+        if id == actor.id {
+            state.agent.accept_own(&caller.session, own_role_change).await;
+        }
         state.agent.announce_notices(Some(&actor.id)).await;
     }
     Ok(Json(user.expect("one of the two was sent")))
@@ -138,9 +143,14 @@ pub async fn update_role(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
     Path(id): Path<String>,
+    caller: Caller,
     Body(patch): Body<RolePatch>,
 ) -> Result<Json<Role>, ApiError> {
+    let mine = state.agent.role_of(&caller.session.user_id).await.is_ok_and(|r| r.id.as_str() == id);
     let role = state.accounts.update_role(&actor, &RoleId::new(id), patch).await?;
+    if mine {
+        state.agent.accept_own(&caller.session, own_role_change).await;
+    }
     // Open pages read their notices again: a change that widens holds the next turn (§3).
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(Json(role))
@@ -172,4 +182,10 @@ pub async fn usage(State(state): State<AppState>) -> Result<Json<Vec<crate::stor
     let today = crate::agent::usage::today();
     let month_start = crate::agent::usage::month_start(&today);
     Ok(Json(crate::store::usage::summary(&state.system, &today, &month_start).await?))
+}
+
+/// What an administrator's change to their own role brings them, theirs to have accepted
+/// (§3): the role's attributes, and providers newly within reach.
+fn own_role_change(change: &Change) -> bool {
+    change.key.starts_with("role.") || (change.key.starts_with("provider.") && change.before.is_null())
 }

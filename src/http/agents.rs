@@ -68,6 +68,7 @@ pub struct Edit {
 pub async fn save(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Path(id): Path<String>,
     Body(edit): Body<Edit>,
 ) -> Result<Json<Value>, ApiError> {
@@ -84,6 +85,9 @@ pub async fn save(
         TurnError::Agent(invalid) => ApiError::BadRequest { code: "agent_invalid", message: invalid.to_string() },
         other => other.into(),
     })?;
+    // The administrator's own edit is theirs to have accepted (§3).
+    let key = format!("agent.{}", agent.id);
+    state.agent.accept_own(&caller.session, |change| change.key == key).await;
     let versions = agents::latest(&state.system).await?;
     Ok(Json(view(&agent, versions.iter().find(|v| v.agent_id == agent.id))))
 }

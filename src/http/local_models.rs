@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::AdminActor;
+use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
 use crate::providers::local::{self, ImportError, LocalModels};
@@ -33,6 +33,7 @@ pub struct ImportBody {
 pub async fn import(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Body(req): Body<ImportBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let source = PathBuf::from(req.path.trim());
@@ -45,7 +46,8 @@ pub async fn import(
     let name = given_name(req.name.as_deref())?;
     let models = state.agent.local_models().clone();
     let staged = models.stage(source.clone()).await.map_err(import_error)?;
-    let installed = install(&state, &actor, staged, name, format!("file:{}", source.display())).await?;
+    let installed =
+        install(&state, &actor, &caller.session, staged, name, format!("file:{}", source.display())).await?;
     Ok((StatusCode::CREATED, Json(installed)))
 }
 
@@ -54,6 +56,7 @@ pub async fn import(
 pub(crate) async fn install(
     state: &AppState,
     actor: &crate::store::audit::Actor,
+    by: &crate::users::sessions::Session,
     staged: local::Staged,
     name: Option<String>,
     source: String,
@@ -100,6 +103,9 @@ pub(crate) async fn install(
         });
     }
     state.agent.providers_changed();
+    // The administrator's own change is theirs to have accepted (§3).
+    let key = format!("provider.{}", local_models::PROVIDER_ID);
+    state.agent.accept_own(by, |change| change.key == key).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     tracing::info!(model = %id, bytes = row.file_size, "local model added");
     Ok(json!({ "id": id, "model": format!("{}/{id}", local_models::PROVIDER_NAME) }))
@@ -117,6 +123,7 @@ pub struct UploadQuery {
 pub async fn upload(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Query(query): Query<UploadQuery>,
     body: axum::body::Body,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
@@ -135,7 +142,7 @@ pub async fn upload(
     };
     let fallback = name.clone().unwrap_or_else(|| "uploaded model".to_owned());
     let staged = models.adopt(temp, sha256, fallback).await.map_err(import_error)?;
-    let installed = install(&state, &actor, staged, name, "upload".to_owned()).await?;
+    let installed = install(&state, &actor, &caller.session, staged, name, "upload".to_owned()).await?;
     Ok((StatusCode::CREATED, Json(installed)))
 }
 
@@ -335,6 +342,7 @@ pub async fn catalogue(State(state): State<AppState>) -> Result<Json<Value>, Api
 pub async fn download(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Body(req): Body<DownloadBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     if !local::AVAILABLE {
@@ -368,7 +376,8 @@ pub async fn download(
         return Err(ApiError::Conflict { code: "downloading", message: format!("{shown} is already downloading") });
     }
     let task_id = id.clone();
-    tokio::spawn(async move { run_download(&state, &actor, &task_id, source).await });
+    let by = caller.session.clone();
+    tokio::spawn(async move { run_download(&state, &actor, &by, &task_id, source).await });
     Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
 }
 
@@ -405,7 +414,13 @@ const MANAGERS_REFRESH: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Fetches, checks and offers one model, telling whoever administers the instance at the
 /// time how it goes.
-async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: &str, source: Source) {
+async fn run_download(
+    state: &AppState,
+    actor: &crate::store::audit::Actor,
+    by: &crate::users::sessions::Session,
+    id: &str,
+    source: Source,
+) {
     let models = state.agent.local_models().clone();
     let events = state.agent.events().clone();
     // Who hears of it: the administrators of the moment, read again every few seconds so
@@ -474,7 +489,7 @@ async fn run_download(state: &AppState, actor: &crate::store::audit::Actor, id: 
         Ok(staged) => staged,
         Err(err) => return failed(err.to_string()),
     };
-    match install(state, actor, staged, source.name, format!("url:{}", source.url)).await {
+    match install(state, actor, by, staged, source.name, format!("url:{}", source.url)).await {
         Ok(installed) => tell(models.downloads().update(id, |d| {
             d.state = "done";
             d.model = installed["model"].as_str().map(str::to_owned);

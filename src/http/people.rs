@@ -106,7 +106,6 @@ pub async fn login(
 /// were all decided go on (§8.1). A failure here is logged and does not refuse the login:
 /// the history stays readable either way.
 async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
-    first_record(state, unlocked).await;
     let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await else { return };
     if let Err(err) = state.agent.close_interrupted(&session).await {
         tracing::error!(user = %session.user_id, %err, "could not close interrupted turns");
@@ -117,8 +116,8 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
 }
 
 /// The person's record of what they accept (§3) starts as what setup or enrolment shows
-/// them; an account from before records starts at its next login. A failure is logged:
-/// the first turn writes it instead.
+/// them. Written nowhere else: a file found without one accepted nothing. A failure is
+/// logged; the person is then asked about everything in force at their first turn.
 async fn first_record(state: &AppState, unlocked: &Unlocked) {
     let Some(session) = state.accounts.sessions().resolve(unlocked.token.as_bytes()).await else { return };
     if let Err(err) = state.agent.begin_record(&session).await {

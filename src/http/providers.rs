@@ -57,6 +57,7 @@ pub struct NewProviderBody {
 pub async fn add(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Body(req): Body<NewProviderBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let name = valid_name(&req.name)?;
@@ -79,6 +80,9 @@ pub async fn add(
     };
     providers::insert(&state.system, &actor, &new, &models).await.map_err(name_taken)?;
     state.agent.providers_changed();
+    // The administrator's own change is theirs to have accepted (§3).
+    let key = format!("provider.{id}");
+    state.agent.accept_own(&caller.session, |change| change.key == key).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     tracing::info!(provider = %id, models = models.len(), "provider added");
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "models": models }))))
@@ -114,6 +118,7 @@ pub struct ProviderPatch {
 pub async fn update(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Path(id): Path<String>,
     Body(req): Body<ProviderPatch>,
 ) -> Result<StatusCode, ApiError> {
@@ -154,6 +159,8 @@ pub async fn update(
     };
     providers::update(&state.system, &actor, &id, &change).await.map_err(name_taken)?;
     state.agent.providers_changed();
+    let key = format!("provider.{id}");
+    state.agent.accept_own(&caller.session, |change| change.key == key).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -7,9 +7,10 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::AdminActor;
+use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::consent::Change;
 use crate::agent::gate::{ArgsPattern, Rule};
 use crate::store::StoreError;
 use crate::store::approval_rules::{self, StoredRule};
@@ -23,9 +24,12 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<StoredRule>>
 pub async fn add(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Body(rule): Body<Rule>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let id = approval_rules::add(&state.system, &actor, &valid(rule)?).await.map_err(refused)?;
+    let rule = valid(rule)?;
+    let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(refused)?;
+    accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
 }
@@ -34,10 +38,13 @@ pub async fn add(
 pub async fn replace(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Path(id): Path<i64>,
     Body(rule): Body<Rule>,
 ) -> Result<StatusCode, ApiError> {
-    approval_rules::replace(&state.system, &actor, id, &valid(rule)?).await.map_err(refused)?;
+    let rule = valid(rule)?;
+    approval_rules::replace(&state.system, &actor, id, &rule).await.map_err(refused)?;
+    accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -46,11 +53,23 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
+    caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<StatusCode, ApiError> {
     approval_rules::delete(&state.system, &actor, id).await.map_err(refused)?;
+    accept_own(&state, &caller, None).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The administrator's own rule change is theirs to have accepted (§3): the rule they
+/// wrote, and the one a change or deletion removed.
+async fn accept_own(state: &AppState, caller: &Caller, written: Option<&Rule>) {
+    let written = written.map(|rule| serde_json::json!(rule));
+    let theirs = |change: &Change| {
+        change.key.starts_with("rule.") && (change.after.is_null() || Some(&change.after) == written.as_ref())
+    };
+    state.agent.accept_own(&caller.session, theirs).await;
 }
 
 fn valid(mut rule: Rule) -> Result<Rule, ApiError> {

@@ -76,48 +76,63 @@ pub const HELD: &str = "held_change";
 pub const DECLINED: &str = "declined_change";
 
 /// Makes a person's holding notices the given ones: each (by its body's `fingerprint`) is
-/// kept if it is there, added if not; holding notices no longer held are closed. Returns
-/// the notices' ids, in the order given. The holds themselves come from the person's own
-/// record each time, so a row deleted in the files is only written again. Also says
-/// whether any notice was added.
-pub async fn hold(store: &SystemStore, user: &UserId, bodies: &[Value]) -> Result<(Vec<i64>, bool), StoreError> {
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let open: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, body FROM notices WHERE user_id = ? AND holds = 1 AND seen_at IS NULL")
-            .bind(user)
-            .fetch_all(&mut *tx)
-            .await?;
-    let fingerprint = |body: &str| {
-        serde_json::from_str::<Value>(body).ok().and_then(|b| b["fingerprint"].as_str().map(str::to_owned))
-    };
-    let mut ids = Vec::with_capacity(bodies.len());
-    if bodies.is_empty() && open.is_empty() {
-        return Ok((ids, false));
+/// kept if it is there, added if not; open ones no longer held are closed, among those
+/// whose item (`key`) the caller `compared`. Returns the notices' ids, in the order given,
+/// and whether any was added. The holds themselves come from the person's own record
+/// each time, so a row deleted in the files is only written again. Writes only when
+/// something changes.
+pub async fn hold(
+    store: &SystemStore,
+    user: &UserId,
+    bodies: &[Value],
+    compared: impl Fn(&str) -> bool,
+) -> Result<(Vec<i64>, bool), StoreError> {
+    let open = open_holds(store.pool(), user).await?;
+    let field = |body: &Value, name: &str| body[name].as_str().map(str::to_owned);
+    let kept: Vec<Option<i64>> = bodies
+        .iter()
+        .map(|body| open.iter().find(|(_, b)| field(b, "fingerprint") == field(body, "fingerprint")).map(|(id, _)| *id))
+        .collect();
+    let stale: Vec<i64> = open
+        .iter()
+        .filter(|(id, body)| !kept.contains(&Some(*id)) && field(body, "key").is_some_and(|key| compared(&key)))
+        .map(|(id, _)| *id)
+        .collect();
+    if kept.iter().all(Option::is_some) && stale.is_empty() {
+        return Ok((kept.into_iter().flatten().collect(), false));
     }
-    let mut added = false;
-    for body in bodies {
-        let wanted = body["fingerprint"].as_str();
-        let id = match open.iter().find(|(_, b)| fingerprint(b).as_deref() == wanted) {
-            Some((id, _)) => *id,
-            None => {
-                added = true;
-                sqlx::query("INSERT INTO notices (user_id, kind, body, created_at, holds) VALUES (?, ?, ?, ?, 1)")
-                    .bind(user)
-                    .bind(HELD)
-                    .bind(body.to_string())
-                    .bind(timestamp())
-                    .execute(&mut *tx)
-                    .await?
-                    .last_insert_rowid()
-            }
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut ids = Vec::with_capacity(bodies.len());
+    for (body, kept) in bodies.iter().zip(kept) {
+        let id = match kept {
+            Some(id) => id,
+            None => sqlx::query("INSERT INTO notices (user_id, kind, body, created_at, holds) VALUES (?, ?, ?, ?, 1)")
+                .bind(user)
+                .bind(HELD)
+                .bind(body.to_string())
+                .bind(timestamp())
+                .execute(&mut *tx)
+                .await?
+                .last_insert_rowid(),
         };
         ids.push(id);
     }
-    for (id, _) in open.iter().filter(|(id, _)| !ids.contains(id)) {
+    for id in &stale {
         sqlx::query("UPDATE notices SET seen_at = ? WHERE id = ?").bind(timestamp()).bind(id).execute(&mut *tx).await?;
     }
+    let added = bodies.len() > ids.iter().filter(|id| open.iter().any(|(o, _)| o == *id)).count();
     tx.commit().await?;
     Ok((ids, added))
+}
+
+/// A person's open holding notices with their bodies.
+async fn open_holds(pool: &sqlx::SqlitePool, user: &UserId) -> Result<Vec<(i64, Value)>, StoreError> {
+    let rows: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, body FROM notices WHERE user_id = ? AND holds = 1 AND seen_at IS NULL")
+            .bind(user)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(|(id, body)| (id, serde_json::from_str(&body).unwrap_or(Value::Null))).collect())
 }
 
 /// One of a person's open notices of a held or declined change: its body.
