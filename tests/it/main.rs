@@ -7,6 +7,7 @@ mod canary;
 mod chat;
 mod connections;
 mod crash;
+mod docs;
 mod keyring;
 mod neutrality;
 mod people;
