@@ -40,7 +40,8 @@ describe('a model that crashes the engine', { skip: existsSync(GGUF) ? false : `
     await writeFile(hook, '');
     stack = await startStack({
       model: false,
-      env: { SKALD_TEST_LOCAL_ABORT_FILE: hook, SKALD_LOCAL_THREADS: '1', SKALD_LOCAL_MAX_OUTPUT: '20' },
+      // The test model lives outside the server's own home: the import folders name it.
+      env: { SKALD_TEST_LOCAL_ABORT_FILE: hook, SKALD_LOCAL_THREADS: '1', SKALD_LOCAL_MAX_OUTPUT: '20', SKALD_IMPORT_DIRS: path.dirname(GGUF) },
     });
   });
 

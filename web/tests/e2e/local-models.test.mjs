@@ -138,7 +138,8 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
         },
       ]),
     );
-    stack = await startStack({ model: false, env: { SKALD_TEST_MODEL_CATALOGUE: catalogue } });
+    // The catalogue's file is served from 127.0.0.1, which only this debug-only setting lets downloads reach.
+    stack = await startStack({ model: false, env: { SKALD_TEST_MODEL_CATALOGUE: catalogue, SKALD_TEST_DOWNLOAD_ALLOW_LOOPBACK: '1' } });
     session = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
   });
 
