@@ -1,14 +1,20 @@
 //! Live turn events for the person's windows (§8.1): tokens, tool calls, turn ends. Each
-//! event names the person it belongs to, and a WebSocket forwards only its own person's.
-//! Never logged or stored: they carry private words.
+//! person has a queue of their own, so one person's load never costs another their events;
+//! a socket forwards only its own person's. Never logged or stored: they carry private
+//! words.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use crate::ids::UserId;
+
+/// How many events one person's slowest window may fall behind before it is told it
+/// lagged (and the page reads the turns again): room for many long replies at once.
+const PER_PERSON: usize = 16_384;
 
 /// One event, already serialized: every socket of its person sends the same bytes.
 #[derive(Clone)]
@@ -17,23 +23,18 @@ pub struct Event {
     pub json: Arc<str>,
 }
 
-/// The bus between turns and sockets; cheap to clone.
-#[derive(Clone)]
+/// The bus between turns and sockets: a queue per person with an open window; cheap to
+/// clone.
+#[derive(Clone, Default)]
 pub struct Events {
-    sender: broadcast::Sender<Event>,
-}
-
-impl Default for Events {
-    fn default() -> Self {
-        // Room for a few long replies in flight; a socket that falls further behind is told
-        // it lagged and reloads the history instead.
-        Self { sender: broadcast::channel(4096).0 }
-    }
+    people: Arc<Mutex<HashMap<UserId, broadcast::Sender<Event>>>>,
 }
 
 impl Events {
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.sender.subscribe()
+    /// A window's view of its person's events, from now on.
+    pub fn subscribe(&self, user: &UserId) -> broadcast::Receiver<Event> {
+        let mut people = self.people.lock().expect("event queues");
+        people.entry(user.clone()).or_insert_with(|| broadcast::channel(PER_PERSON).0).subscribe()
     }
 
     /// Sends an event that belongs to no turn to one person's windows.
@@ -42,8 +43,13 @@ impl Events {
     }
 
     fn send(&self, user: &UserId, json: String) {
-        // No receiver means no open window: the history has it all anyway.
-        let _ = self.sender.send(Event { user: user.clone(), json: json.into() });
+        let mut people = self.people.lock().expect("event queues");
+        let Some(sender) = people.get(user) else { return };
+        // No receiver left means no open window: the history has it all anyway, and the
+        // queue goes until a window subscribes again.
+        if sender.send(Event { user: user.clone(), json: json.into() }).is_err() {
+            people.remove(user);
+        }
     }
 }
 
@@ -104,8 +110,8 @@ mod tests {
     #[test]
     fn a_token_event_has_the_shape_emit_gives_every_event() {
         let events = Events::default();
-        let mut received = events.subscribe();
         let user = UserId::generate();
+        let mut received = events.subscribe(&user);
         let turn = TurnEvents::new(events, user, "chat_1".into(), "turn_1".into());
         turn.emit("turn_started", json!({}));
         turn.token("say \"hi\"\n");
@@ -123,5 +129,42 @@ mod tests {
         let ended: Value = serde_json::from_str(&received.try_recv().unwrap().json).unwrap();
         assert_eq!((token["seq"].as_u64(), token["frame"].as_str()), (Some(3), Some("frame_1")));
         assert_eq!((ended["seq"].as_u64(), ended["frame"].as_str()), (Some(4), Some("frame_1")));
+    }
+
+    #[test]
+    fn one_persons_flood_leaves_anothers_events_whole() {
+        let events = Events::default();
+        let (busy, quiet) = (UserId::generate(), UserId::generate());
+        let mut busy_window = events.subscribe(&busy);
+        let mut quiet_window = events.subscribe(&quiet);
+        let flooding = TurnEvents::new(events.clone(), busy.clone(), "chat_b".into(), "turn_b".into());
+        let answering = TurnEvents::new(events.clone(), quiet.clone(), "chat_q".into(), "turn_q".into());
+        answering.emit("turn_started", json!({}));
+        for _ in 0..PER_PERSON * 2 {
+            flooding.token("x");
+        }
+        answering.emit("turn_ended", json!({ "status": "done" }));
+        let mut seen = Vec::new();
+        while let Ok(event) = quiet_window.try_recv() {
+            seen.push(serde_json::from_str::<Value>(&event.json).unwrap()["type"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(seen, ["turn_started", "turn_ended"], "nothing of the other person's load reached or pushed out");
+        // The flooding person's own slow window is told it lagged, so it reads the turn again.
+        assert!(matches!(busy_window.try_recv(), Err(broadcast::error::TryRecvError::Lagged(_))));
+    }
+
+    #[test]
+    fn a_person_with_no_window_is_sent_nothing_and_a_new_window_hears_what_follows() {
+        let events = Events::default();
+        let user = UserId::generate();
+        events.to_person(&user, json!({ "type": "notice" }));
+        assert!(events.people.lock().unwrap().is_empty(), "no queue is kept for nobody");
+        let window = events.subscribe(&user);
+        drop(window);
+        events.to_person(&user, json!({ "type": "notice" }));
+        assert!(events.people.lock().unwrap().is_empty(), "the last window gone, its queue goes");
+        let mut window = events.subscribe(&user);
+        events.to_person(&user, json!({ "type": "notice" }));
+        assert!(window.try_recv().is_ok());
     }
 }

@@ -77,7 +77,7 @@ const CLOSE_LOCKED: u16 = 4001;
 async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
     // Subscribed before the hello, so nothing sent after the client hears it is missed.
     // Only a session's socket listens to the bus at all.
-    let mut events = caller.as_ref().map(|_| state.agent.events().subscribe());
+    let mut events = caller.as_ref().map(|c| state.agent.events().subscribe(&c.session.user_id));
     let user = caller.as_ref().map(|c| c.session.user_id.clone());
     let locked = caller.map(|c| c.session.ended().clone()).unwrap_or_default();
     let hello = json!({ "type": "hello", "version": crate::VERSION, "user": user }).to_string();
@@ -106,6 +106,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 while let Some(event) = next.take() {
                     batch += 1;
                     let text = match event {
+                        // The person's own queue; the check stays as a second lock on the door.
                         Ok(event) if Some(&event.user) == user.as_ref() => Some(event.json.to_string()),
                         Ok(_) => None,
                         // Too slow to keep up: the page reloads the history instead.

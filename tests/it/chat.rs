@@ -1144,3 +1144,81 @@ async fn a_turn_in_one_window_is_in_the_next_turn_of_another() {
         ["from the first window", "first reply", "from the second window", "second reply", "back in the first window"]
     );
 }
+
+/// Each person's live events have a queue of their own (§8.1): ten people each with twenty
+/// 500-token replies streaming at once, and every reply reaches its person's socket whole
+/// — every token, in order, and its end — whatever the others' load.
+#[tokio::test]
+async fn ten_people_with_twenty_replies_each_at_once_receive_every_reply_whole() {
+    const PEOPLE: usize = 10;
+    const REPLIES: usize = 20;
+    const TOKENS: usize = 500;
+    let chat = Chat::start().await;
+    let mut tokens = vec![chat.token.clone()];
+    for n in 1..PEOPLE {
+        let name = format!("Person{n}");
+        let (_, added) =
+            chat.server.post("/api/users", Some(&chat.token), json!({ "name": name, "role": "member" })).await;
+        let enrol =
+            json!({ "name": name, "enrolment_code": added["enrolment_code"], "password": "maple harbour seventeen" });
+        let (status, enrolled) = chat.server.post("/api/enrol", None, enrol).await;
+        assert_eq!(status, 201, "{enrolled}");
+        tokens.push(enrolled["token"].as_str().unwrap().to_owned());
+    }
+    chat.model.push_all((0..PEOPLE * REPLIES).map(|_| Reply { tokens: Some(TOKENS), ..Reply::default() }));
+    let mut sockets = Vec::new();
+    for token in &tokens {
+        sockets.push(Socket::open(&chat.server, token).await);
+    }
+    let server = &chat.server;
+    // Every conversation first, then every message at once.
+    let mut sessions = Vec::new();
+    for token in &tokens {
+        let mut mine = Vec::new();
+        for _ in 0..REPLIES {
+            let (_, session) = server.post("/api/sessions", Some(token), json!({})).await;
+            mine.push(session["id"].as_str().unwrap().to_owned());
+        }
+        sessions.push(mine);
+    }
+    let sends = tokens.iter().zip(&sessions).flat_map(|(token, mine)| {
+        mine.iter().map(move |id| async move {
+            let path = format!("/api/sessions/{id}/messages");
+            assert_eq!(server.post(&path, Some(token), json!({ "text": "count" })).await.0, 202);
+        })
+    });
+    futures_util::future::join_all(sends).await;
+    let readers = sockets.into_iter().map(|mut socket| async move {
+        let (mut texts, mut ended) = (std::collections::HashMap::<String, String>::new(), 0);
+        let mut last_seq = std::collections::HashMap::<String, u64>::new();
+        while ended < REPLIES {
+            let event = socket.next_event().await;
+            assert_ne!(event["type"], "lagged", "a socket fell behind");
+            let turn = event["turn"].as_str().unwrap_or_default().to_owned();
+            if let Some(seq) = event["seq"].as_u64() {
+                let before = last_seq.insert(turn.clone(), seq).unwrap_or(0);
+                assert_eq!(seq, before + 1, "events of {turn} in order, none missing");
+            }
+            match event["type"].as_str() {
+                Some("token") => texts.entry(turn).or_default().push_str(event["text"].as_str().unwrap()),
+                Some("turn_ended") => {
+                    assert_eq!(event["status"], "done", "{event}");
+                    ended += 1;
+                }
+                _ => {}
+            }
+        }
+        texts
+    });
+    let received = futures_util::future::join_all(readers).await;
+    for ((token, mine), texts) in tokens.iter().zip(&sessions).zip(received) {
+        assert_eq!(texts.len(), REPLIES);
+        for id in mine {
+            let history = finished(server, token, id, WAIT).await;
+            let reply = history.last().unwrap();
+            let turn = reply["turn_id"].as_str().unwrap_or_default();
+            let streamed = texts.get(turn).map(String::as_str).unwrap_or_default();
+            assert_eq!(streamed, reply["text"].as_str().unwrap(), "every token of {turn} arrived");
+        }
+    }
+}
