@@ -54,3 +54,10 @@ impl fmt::Display for RoleId {
         f.write_str(&self.0)
     }
 }
+
+/// A random id with a readable prefix, like `turn_3f9c…`: 96 random bits.
+pub fn random_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
+    format!("{prefix}_{}", hex::encode(bytes))
+}

@@ -5,13 +5,12 @@
 //! effects, or no match at all, requires. A role that may not approve turns `require` into
 //! `deny` (until supervision exists).
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-// Argument patterns compare case too (`glob`): arguments are data, not names.
-use crate::providers::catalogue::{allowed, glob};
+use crate::patterns::allowed;
+use crate::rules::canonical;
+pub use crate::rules::{ArgsPattern, Effect, Rule, normalise_url};
 
 /// Tools whose every call a person confirms, whatever the rules say.
 pub const CONFIRMED_WRITES: [&str; 2] = ["remember", "schedule"];
@@ -19,133 +18,6 @@ pub const CONFIRMED_WRITES: [&str; 2] = ["remember", "schedule"];
 /// The priority a person's own "always allow this for me" rules take: ahead of the
 /// presets' `require` for writes, never ahead of an administrator's `deny`.
 pub const PERSONAL_PRIORITY: i64 = 50;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Effect {
-    Allow,
-    Deny,
-    Require,
-}
-
-/// One rule, shared (from the shared database) or a person's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Rule {
-    /// A tool name pattern (`*` for any run of characters).
-    pub tool: String,
-    /// What the call's arguments must hold for the rule to apply, if it looks at them.
-    #[serde(default)]
-    pub args: Option<ArgsPattern>,
-    /// The role it applies to; none for every role.
-    #[serde(default)]
-    pub role: Option<String>,
-    pub effect: Effect,
-    pub priority: i64,
-}
-
-/// A rule's condition on a call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ArgsPattern {
-    /// `{"/url": "https://example.org/*"}`: the value each JSON pointer names matches its
-    /// pattern (all of them). Only that value counts — a decoy field elsewhere that holds
-    /// an allowed text proves nothing — and URL values are normalised first, so `HTTP://`,
-    /// `/./` or `%62` spell the same address as their plain forms.
-    Fields(BTreeMap<String, String>),
-    /// A pattern over the whole arguments as compact JSON, as rules were written before
-    /// pointers. Kept for rules that refuse or ask (matching too much is their safe side);
-    /// an allow written so never matches, since any field could satisfy it.
-    Text(String),
-}
-
-impl ArgsPattern {
-    /// The condition as stored: a pointer map as JSON, a text pattern as itself.
-    pub fn to_stored(&self) -> String {
-        match self {
-            Self::Fields(fields) => serde_json::to_string(fields).expect("a map of strings serialises"),
-            Self::Text(text) => text.clone(),
-        }
-    }
-
-    /// Reads a stored condition: a JSON object whose keys are all pointers is a field map,
-    /// anything else an old text pattern.
-    pub fn from_stored(stored: String) -> Self {
-        match serde_json::from_str::<BTreeMap<String, String>>(&stored) {
-            Ok(fields) if !fields.is_empty() && fields.keys().all(|k| k.starts_with('/')) => Self::Fields(fields),
-            _ => Self::Text(stored),
-        }
-    }
-
-    fn matches(&self, effect: Effect, arguments: &Value) -> bool {
-        match self {
-            Self::Fields(fields) => fields.iter().all(|(pointer, pattern)| match arguments.pointer(pointer) {
-                Some(Value::String(text)) => glob(&normalise_url_pattern(pattern), &normalise_url(text)),
-                Some(other) => glob(pattern, &canonical(other)),
-                None => false,
-            }),
-            Self::Text(pattern) => effect != Effect::Allow && glob(pattern, &canonical(arguments)),
-        }
-    }
-}
-
-impl std::fmt::Display for ArgsPattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Fields(fields) => {
-                let parts: Vec<String> =
-                    fields.iter().map(|(pointer, pattern)| format!("{pointer} = {pattern}")).collect();
-                f.write_str(&parts.join(" and "))
-            }
-            Self::Text(text) => f.write_str(text),
-        }
-    }
-}
-
-/// A URL as rules compare it (RFC 3986 §6.2.2): scheme and host lower-case, unreserved
-/// characters percent-decoded, dot segments removed. Text that is no absolute URL is
-/// returned as it is.
-pub fn normalise_url(text: &str) -> String {
-    let Some((scheme, _)) = text.split_once("://") else { return text.to_owned() };
-    if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')) {
-        return text.to_owned();
-    }
-    // Decoding unreserved characters never changes what a URL names; doing it first lets
-    // the parser see `%2e%2e` as the `..` it is.
-    let decoded = decode_unreserved(text.trim());
-    match url::Url::parse(&decoded) {
-        Ok(url) => url.to_string(),
-        Err(_) => decoded,
-    }
-}
-
-/// A pattern written for a URL field, with its scheme and host lower-cased like the
-/// values it is compared with (its `*`s left alone).
-fn normalise_url_pattern(pattern: &str) -> String {
-    let Some((scheme, rest)) = pattern.split_once("://") else { return pattern.to_owned() };
-    let host_end = rest.find('/').unwrap_or(rest.len());
-    format!("{}://{}{}", scheme.to_ascii_lowercase(), rest[..host_end].to_ascii_lowercase(), &rest[host_end..])
-}
-
-fn decode_unreserved(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%'
-            && let Some(hex) = text.get(at + 1..at + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-            && (byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'))
-        {
-            out.push(byte);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
-}
 
 /// Where a rule came from, for the decision's explanation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -254,21 +126,6 @@ pub fn arguments_hash(tool: &str, arguments: &Value) -> String {
     hasher.update([0]);
     hasher.update(canonical(arguments).as_bytes());
     hex::encode(hasher.finalize())
-}
-
-/// JSON with object keys in sorted order, whatever order the model wrote them in.
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> =
-                keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
-    }
 }
 
 fn require(reason: String) -> Decision {

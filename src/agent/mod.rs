@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
-use crate::ids::UserId;
+use crate::ids::{UserId, random_id};
 use crate::providers::catalogue::{self, CatalogueModel, Wish};
 use crate::providers::local::LocalModels;
 use crate::providers::retry::RetryPolicy;
@@ -981,13 +981,6 @@ fn usable(role: &Role, model: &CatalogueModel) -> bool {
 /// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.
 pub fn key_purpose(provider_id: &str) -> String {
     format!("provider:{provider_id}")
-}
-
-/// A random id with a readable prefix, like `turn_3f9c…`.
-pub fn random_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 12];
-    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
-    format!("{prefix}_{}", hex::encode(bytes))
 }
 
 /// The conversation's history as a model reads it: its own rows, not those of the

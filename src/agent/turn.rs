@@ -23,7 +23,8 @@ use super::definition::Agent;
 use super::events::TurnEvents;
 use super::tools::{self, ToolContext};
 use super::usage;
-use super::{Runtime, calls_to_json, compaction, gate, random_id};
+use super::{Runtime, calls_to_json, compaction, gate};
+use crate::ids::random_id;
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,

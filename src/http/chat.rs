@@ -12,8 +12,9 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
-use crate::agent::{TurnError, random_id};
+use crate::ids::random_id;
 use crate::store::chat::{self, ChatSession, Message};
 
 /// The longest message a person can send: far beyond any context window, short of abuse.

@@ -8,6 +8,8 @@ use serde::Serialize;
 use super::privacy::{self, Tier};
 use crate::store::providers::CatalogueRow;
 
+pub use crate::patterns::{allowed, glob};
+
 /// Model strengths, weakest first.
 pub const STRENGTHS: [&str; 3] = ["fast", "balanced", "strong"];
 
@@ -53,27 +55,6 @@ impl From<CatalogueRow> for CatalogueModel {
             changed_by: row.updated_by,
         }
     }
-}
-
-/// Whether `name` matches one of the patterns, where `*` stands for any run of characters
-/// (`*`, `work/*`, `*/llama-3.1-8b`, an exact name). Names compare case-insensitively.
-pub fn allowed(patterns: &[String], name: &str) -> bool {
-    patterns.iter().any(|p| glob(&p.to_lowercase(), &name.to_lowercase()))
-}
-
-/// `*` for any run of characters; everything else compared exactly.
-pub fn glob(pattern: &str, text: &str) -> bool {
-    let Some((head, rest)) = pattern.split_once('*') else { return pattern == text };
-    let Some(mut text) = text.strip_prefix(head) else { return false };
-    let mut parts: Vec<&str> = rest.split('*').collect();
-    let tail = parts.pop().unwrap_or("");
-    for part in parts {
-        match text.find(part) {
-            Some(at) => text = &text[at + part.len()..],
-            None => return false,
-        }
-    }
-    text.len() >= tail.len() && text.ends_with(tail)
 }
 
 fn rank(strength: &str) -> usize {

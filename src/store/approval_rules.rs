@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::audit::{self, Actor};
 use super::{StoreError, SystemStore, timestamp};
-use crate::agent::gate::{ArgsPattern, Effect, Rule};
+use crate::rules::{ArgsPattern, Effect, Rule};
 
 const PRESETS: &str = include_str!("../../database/presets/approval_rules.json");
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::private::PrivateStore;
 use super::snapshots::Touched;
 use super::{StoreError, timestamp};
-use crate::agent::gate::{ArgsPattern, Effect, Rule};
+use crate::rules::{ArgsPattern, Effect, Rule};
 
 /// A card as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]

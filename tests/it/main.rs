@@ -9,6 +9,7 @@ mod connections;
 mod crash;
 mod docs;
 mod keyring;
+mod layers;
 mod neutrality;
 mod people;
 mod privacy;

@@ -789,7 +789,7 @@ impl Shaper {
         for call in parsed.calls {
             out.push(Delta::ToolCall {
                 index: self.calls,
-                id: Some(format!("call_{}", crate::agent::random_id("local"))),
+                id: Some(format!("call_{}", crate::ids::random_id("local"))),
                 name: Some(call.name),
                 arguments: call.arguments,
             });

@@ -433,7 +433,7 @@ impl Drop for Staged {
 /// A new name in `dir` for a file still being made; swept at the next start if Skald
 /// stops before it is installed.
 fn temp_path(dir: &Path, purpose: &str) -> PathBuf {
-    dir.join(format!(".{purpose}-{}.partial", crate::agent::random_id("m")))
+    dir.join(format!(".{purpose}-{}.partial", crate::ids::random_id("m")))
 }
 
 impl Staged {
