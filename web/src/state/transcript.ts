@@ -206,15 +206,15 @@ export function applyEvent(transcript: Transcript, event: TurnEvent): Applied {
     if (sending === -1) {
       turns.push(newTurn(event.turn, event.turn, null, 'running'));
       index = turns.length - 1;
-      const applied = applyTo(turns[index] as Turn, event);
+      const applied = applyTo(turns[index], event);
       turns[index] = applied;
       return { transcript: { ...transcript, turns }, reload: true };
     }
-    turns[sending] = { ...(turns[sending] as Turn), id: event.turn };
+    turns[sending] = { ...turns[sending], id: event.turn };
     transcript = { ...transcript, turns };
     index = sending;
   }
-  const turn = transcript.turns[index] as Turn;
+  const turn = transcript.turns[index];
   const gap = event.type !== 'turn_started' && event.seq !== turn.seq + 1;
   const turns = [...transcript.turns];
   turns[index] = applyTo(turn, event);

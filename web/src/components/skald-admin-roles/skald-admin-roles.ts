@@ -16,6 +16,7 @@ import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
 import { controls, page } from '../../styles/controls.js';
+import { formText } from '../form.js';
 import { closeIcon, pencilIcon, plusIcon, trashIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
@@ -213,7 +214,7 @@ export class SkaldAdminRoles extends LitElement {
     const client = this.login?.client;
     if (!client) return;
     const form = new FormData(event.target as HTMLFormElement);
-    const text = (name: string): string => String(form.get(name) ?? '').trim();
+    const text = (name: string): string => formText(form, name).trim();
     const lines = (name: string): string[] =>
       text(name)
         .split(/[\n,]+/)

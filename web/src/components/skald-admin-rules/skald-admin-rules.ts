@@ -16,6 +16,7 @@ import { strings, toolLabel } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
 import { moveRule, nextPriority, sortRules } from '../../state/rules.js';
 import { controls, page } from '../../styles/controls.js';
+import { formText } from '../form.js';
 import { downIcon, plusIcon, trashIcon, upIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
@@ -190,18 +191,18 @@ export class SkaldAdminRules extends LitElement {
     if (!client) return;
     const formElement = event.target as HTMLFormElement;
     const form = new FormData(formElement);
-    const tool = String(form.get('tool') ?? '').trim();
+    const tool = formText(form, 'tool').trim();
     if (tool === '') {
       this.#action.error = strings.rulesNeedsTool;
       return;
     }
-    const pattern = String(form.get('args') ?? '').trim();
-    const field = String(form.get('args_field') ?? '').trim() || '/url';
+    const pattern = formText(form, 'args').trim();
+    const field = formText(form, 'args_field').trim() || '/url';
     const rule = {
       tool,
       args: pattern === '' ? null : { [field.startsWith('/') ? field : `/${field}`]: pattern },
-      role: String(form.get('role') ?? ''),
-      effect: String(form.get('effect') ?? 'require') as RuleEffect,
+      role: formText(form, 'role'),
+      effect: formText(form, 'effect', 'require') as RuleEffect,
       priority: Number(form.get('priority') ?? 100),
     };
     if (await this.#run(() => client.addRule(rule), strings.rulesAdded.replace('{tool}', tool))) formElement.reset();

@@ -18,6 +18,7 @@ import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { controls } from '../../styles/controls.js';
 import { stepBlocks } from '../../styles/step-blocks.js';
+import { formText } from '../form.js';
 import '../skald-local-catalogue/skald-local-catalogue.js';
 import type { LocalModelAddedEvent } from '../skald-local-catalogue/skald-local-catalogue.js';
 import { styles } from './skald-connect-model.styles.js';
@@ -187,11 +188,11 @@ export class SkaldConnectModel extends LitElement {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
     const data = new FormData(form);
-    const key = String(data.get('api_key') ?? '').trim();
+    const key = formText(data, 'api_key').trim();
     const provider: NewProvider = {
-      name: String(data.get('name') ?? '').trim(),
-      kind: String(data.get('kind') ?? 'openai'),
-      base_url: String(data.get('base_url') ?? '').trim(),
+      name: formText(data, 'name').trim(),
+      kind: formText(data, 'kind', 'openai'),
+      base_url: formText(data, 'base_url').trim(),
       ...(key === '' ? {} : { api_key: key }),
     };
     this.baseUrl = provider.base_url;

@@ -18,6 +18,7 @@ import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { controls, screen } from '../../styles/controls.js';
 import { SignedInEvent } from '../events.js';
+import { formText } from '../form.js';
 import '../skald-avatar/skald-avatar.js';
 import '../skald-password-hint/skald-password-hint.js';
 import '../skald-recovery-code/skald-recovery-code.js';
@@ -326,8 +327,8 @@ export class SkaldLogin extends LitElement {
   /** Reads name and code, checks the new password twice; `null` with `error` set when something is missing. */
   #readForm(form: HTMLFormElement): { name: string; code: string } | null {
     const data = new FormData(form);
-    const name = String(data.get('name') ?? '').trim();
-    const code = String(data.get('code') ?? '').trim();
+    const name = formText(data, 'name').trim();
+    const code = formText(data, 'code').trim();
     if (name === '' || code === '') {
       this.error = strings.fillEverything;
       return null;
