@@ -23,6 +23,8 @@ stage "web: npm ci"
 npm --prefix web ci --no-audit --no-fund --loglevel=error
 stage "web: build"
 npm --prefix web run build --silent
+stage "web: lint"
+npm --prefix web run lint --silent
 
 stage "cargo fmt --check"
 cargo fmt --all --check
