@@ -32,7 +32,7 @@ use crate::providers::retry::RetryPolicy;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::agents::{self as agent_versions, Source as AgentSource};
-use crate::store::chat::{self, Message, TurnEnd};
+use crate::store::chat::{self, Message, TurnEnd, TurnState};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, approvals, providers};
@@ -524,14 +524,14 @@ impl Runtime {
         // withdrawn, once nothing can refuse the new message any more. The caller holds
         // the conversation's claim.
         if start == Start::Retry {
-            if conversation.turn_state.as_deref() != Some("error") {
+            if conversation.turn_state != Some(TurnState::Error) {
                 return Err(TurnError::NothingToRetry);
             }
             // The context ends with the person's last message, as it did for the failed try.
             let end = history.iter().rposition(|m| m.role == "user" && m.frame_id.is_none()).map_or(0, |at| at + 1);
             history = &history[..end];
         }
-        if start == Start::Message && conversation.turn_state.as_deref() == Some("parked") {
+        if start == Start::Message && conversation.turn_state == Some(TurnState::Parked) {
             self.withdraw_parked(session, chat_id, MOVED_ON).await?;
             reread = chat::history(space, chat_id).await?;
             history = &reread;
@@ -622,9 +622,16 @@ impl Runtime {
         if let Err(err) = started.await {
             let message = err.to_string();
             let code = if matches!(err, TurnError::Held(_)) { "held" } else { "resume_failed" };
-            let end = TurnEnd { state: "error", error_code: Some(code), error_message: Some(&message) };
-            chat::close_turn(&session.space, chat_id, turn_id, &end, "Error: the turn could not go on.", "running")
-                .await?;
+            let end = TurnEnd { state: TurnState::Error, error_code: Some(code), error_message: Some(&message) };
+            chat::close_turn(
+                &session.space,
+                chat_id,
+                turn_id,
+                &end,
+                "Error: the turn could not go on.",
+                TurnState::Running,
+            )
+            .await?;
             return Err(err);
         }
         Ok(true)
@@ -652,8 +659,8 @@ impl Runtime {
         let space = &session.space;
         let mut ended = 0;
         for turn_id in approvals::parked_in(space, chat_id).await? {
-            let end = TurnEnd { state: "stopped", error_code: None, error_message: None };
-            if !chat::close_turn(space, chat_id, &turn_id, &end, why, "parked").await? {
+            let end = TurnEnd { state: TurnState::Stopped, error_code: None, error_message: None };
+            if !chat::close_turn(space, chat_id, &turn_id, &end, why, TurnState::Parked).await? {
                 continue;
             }
             approvals::withdraw(space, &turn_id).await?;
@@ -755,9 +762,9 @@ impl Runtime {
                 continue;
             }
             let why = "Skald closed while this reply was being written. Send your message again.";
-            let end = TurnEnd { state: "error", error_code: Some("interrupted"), error_message: Some(why) };
+            let end = TurnEnd { state: TurnState::Error, error_code: Some("interrupted"), error_message: Some(why) };
             let orphan = "Error: Skald stopped before this call finished.";
-            if !chat::close_turn(space, &chat_id, &turn_id, &end, orphan, "running").await? {
+            if !chat::close_turn(space, &chat_id, &turn_id, &end, orphan, TurnState::Running).await? {
                 continue;
             }
             closed += 1;

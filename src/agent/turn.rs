@@ -29,7 +29,7 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd};
+use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -271,7 +271,7 @@ impl Reply {
 
 /// How a finished turn is closed.
 struct Closing {
-    state: &'static str,
+    state: TurnState,
     text: String,
     error: Option<(&'static str, String)>,
 }
@@ -302,7 +302,7 @@ impl Turn {
         let outcome = self.rounds(&mut commit).await;
         closing.store(true, std::sync::atomic::Ordering::Release);
         let closing = match outcome {
-            Ok(Some(closing)) if closing.state == "parked" => {
+            Ok(Some(closing)) if closing.state == TurnState::Parked => {
                 // The cards hold the turn now; it goes on when the person decides. A stop
                 // that came while the cards were being written ends it here instead.
                 self.write_pending().await;
@@ -320,7 +320,7 @@ impl Turn {
             Err(err) => {
                 tracing::error!(user = %self.session.user_id, %err, "a turn could not record its progress");
                 Closing {
-                    state: "error",
+                    state: TurnState::Error,
                     text: String::new(),
                     error: Some(("storage", format!("Skald could not save this reply: {err}"))),
                 }
@@ -341,10 +341,10 @@ impl Turn {
     async fn rounds(&mut self, commit: &mut Commit) -> Result<Option<Closing>, StoreError> {
         if let Some((why, calls)) = self.unsettled.take() {
             if let Settled::Parked = self.settle(&why, calls).await? {
-                return Ok(Some(Closing { state: "parked", text: String::new(), error: None }));
+                return Ok(Some(Closing { state: TurnState::Parked, text: String::new(), error: None }));
             }
             if self.stop.is_cancelled() {
-                return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
+                return Ok(Some(Closing { state: TurnState::Stopped, text: String::new(), error: None }));
             }
             // The step limit counts from here again: each resume follows a person's decision.
         }
@@ -386,17 +386,21 @@ impl Turn {
                 continue;
             }
             match end {
-                End::Stopped => return Ok(Some(Closing { state: "stopped", text: reply.text, error: None })),
+                End::Stopped => return Ok(Some(Closing { state: TurnState::Stopped, text: reply.text, error: None })),
                 End::Failed(err) => {
                     tracing::warn!(user = %self.session.user_id, code = err.code(), "model request failed");
                     let message = err.advice(&self.endpoint.provider);
-                    return Ok(Some(Closing { state: "error", text: reply.text, error: Some((err.code(), message)) }));
+                    return Ok(Some(Closing {
+                        state: TurnState::Error,
+                        text: reply.text,
+                        error: Some((err.code(), message)),
+                    }));
                 }
                 End::Finished | End::NotSaved => {}
             }
             let calls = reply.tool_calls();
             if calls.is_empty() {
-                return Ok(Some(Closing { state: "done", text: reply.text, error: None }));
+                return Ok(Some(Closing { state: TurnState::Done, text: reply.text, error: None }));
             }
             if self.repeats.check(&calls) == Repetition::Stuck {
                 let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
@@ -405,19 +409,23 @@ impl Turn {
                      Try asking another way, or pick another model.",
                     names.join(", ")
                 );
-                return Ok(Some(Closing { state: "error", text: reply.text, error: Some(("repeated_call", message)) }));
+                return Ok(Some(Closing {
+                    state: TurnState::Error,
+                    text: reply.text,
+                    error: Some(("repeated_call", message)),
+                }));
             }
             self.write_pending().await;
             if let Settled::Parked = self.run_tools(reply.text, calls).await? {
-                return Ok(Some(Closing { state: "parked", text: String::new(), error: None }));
+                return Ok(Some(Closing { state: TurnState::Parked, text: String::new(), error: None }));
             }
             if self.stop.is_cancelled() {
-                return Ok(Some(Closing { state: "stopped", text: String::new(), error: None }));
+                return Ok(Some(Closing { state: TurnState::Stopped, text: String::new(), error: None }));
             }
             round += 1;
         }
         let message = format!("The assistant took {} steps without finishing, so it was stopped.", self.max_rounds);
-        Ok(Some(Closing { state: "error", text: String::new(), error: Some(("step_limit", message)) }))
+        Ok(Some(Closing { state: TurnState::Error, text: String::new(), error: Some(("step_limit", message)) }))
     }
 
     /// Tells the windows the turn ended because the person's message could not be saved.
@@ -574,7 +582,7 @@ impl Turn {
     /// reached. A change of privacy tier takes effect at the next send (§16).
     async fn recheck_role(&mut self) -> Result<Option<Closing>, StoreError> {
         let closing = |code, err: super::TurnError| Closing {
-            state: "error",
+            state: TurnState::Error,
             text: String::new(),
             error: Some((code, err.to_string())),
         };
@@ -600,7 +608,7 @@ impl Turn {
         let over = usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?;
         Ok(over.map(|(cap, used)| {
             let message = super::TurnError::UsageCap { cap, used }.to_string();
-            Closing { state: "error", text: String::new(), error: Some(("usage_cap", message)) }
+            Closing { state: TurnState::Error, text: String::new(), error: Some(("usage_cap", message)) }
         }))
     }
 
@@ -1118,15 +1126,15 @@ impl Turn {
         Box::pin(async move {
             let closing = match self.rounds(&mut None).await {
                 Ok(Some(closing)) => closing,
-                Ok(None) => Closing { state: "error", text: String::new(), error: None },
+                Ok(None) => Closing { state: TurnState::Error, text: String::new(), error: None },
                 Err(err) => Closing {
-                    state: "error",
+                    state: TurnState::Error,
                     text: String::new(),
                     error: Some(("storage", format!("Skald could not save this agent's work: {err}"))),
                 },
             };
             self.write_pending().await;
-            if closing.state == "parked" {
+            if closing.state == TurnState::Parked {
                 if let Some(frame) = self.frame_id()
                     && let Err(err) = chat::set_frame_state(&self.session.space, frame, "parked").await
                 {
@@ -1140,11 +1148,11 @@ impl Turn {
             }
             self.events.emit("frame_ended", json!({ "status": closing.state }));
             match (closing.state, closing.error) {
-                ("done", _) if closing.text.trim().is_empty() => {
+                (TurnState::Done, _) if closing.text.trim().is_empty() => {
                     Outcome::Done(format!("The {} agent finished without an answer.", self.agent), "ok")
                 }
-                ("done", _) => Outcome::Done(closing.text, "ok"),
-                ("stopped", _) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                (TurnState::Done, _) => Outcome::Done(closing.text, "ok"),
+                (TurnState::Stopped, _) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
                 (_, error) => {
                     let why = error.map_or_else(|| "it failed".to_owned(), |(_, message)| message);
                     Outcome::Done(format!("Error: the {} agent could not finish: {why}", self.agent), "error")
@@ -1232,7 +1240,7 @@ impl Turn {
             turn_id: &self.turn_id,
             role: "assistant",
             text: &closing.text,
-            status: closing.state,
+            status: closing.state.as_str(),
             model: Some(&self.model.name),
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),
@@ -1261,7 +1269,7 @@ impl Turn {
             }
         };
         let (ended, counted) = tokio::join!(
-            chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, record.as_ref(), "running"),
+            chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, record.as_ref(), TurnState::Running),
             usage
         );
         if let Err(err) = counted {
@@ -1271,7 +1279,9 @@ impl Turn {
             // The record must not cost the turn its end: written again without it.
             Err(err) if record.is_some() => {
                 tracing::error!(user = %self.session.user_id, %err, "ending the turn with its request record failed");
-                chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, None, "running").await.map(drop)
+                chat::end_turn(&self.session.space, &last, &end, ORPHAN_RESULT, None, TurnState::Running)
+                    .await
+                    .map(drop)
             }
             other => other.map(drop),
         }

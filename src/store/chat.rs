@@ -20,7 +20,7 @@ pub struct ChatSession {
     pub created_at: String,
     pub updated_at: String,
     /// The state of the session's latest turn, if it has one.
-    pub turn_state: Option<String>,
+    pub turn_state: Option<TurnState>,
     /// Content from outside Skald (a fetched page) has entered this conversation.
     pub outside_content: bool,
 }
@@ -69,10 +69,35 @@ pub struct NewMessage<'a> {
     pub frame_id: Option<&'a str>,
 }
 
+/// Where a turn is: the `turns.state` column, and the words the API shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum TurnState {
+    Running,
+    /// Waiting on cards (§8.5).
+    Parked,
+    Done,
+    Stopped,
+    Error,
+}
+
+impl TurnState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Parked => "parked",
+            Self::Done => "done",
+            Self::Stopped => "stopped",
+            Self::Error => "error",
+        }
+    }
+}
+
 /// How a turn ended, for the turn row.
 #[derive(Debug)]
 pub struct TurnEnd<'a> {
-    pub state: &'a str,
+    pub state: TurnState,
     pub error_code: Option<&'a str>,
     pub error_message: Option<&'a str>,
 }
@@ -353,7 +378,7 @@ pub async fn end_turn(
     end: &TurnEnd<'_>,
     orphan_result: &str,
     request: Option<&RequestRecord>,
-    from: &str,
+    from: TurnState,
 ) -> Result<bool, StoreError> {
     let _writing = store.writing(Touched::conversation(last.session_id));
     let now = timestamp();
@@ -376,7 +401,7 @@ pub async fn end_turn(
     if let Some(record) = request {
         insert_request(&mut tx, record).await?;
     }
-    let status = if end.state == "stopped" { "cancelled" } else { "error" };
+    let status = if end.state == TurnState::Stopped { "cancelled" } else { "error" };
     for (call_id, name, frame_id) in unanswered_calls(&mut tx, last.turn_id).await? {
         let result = NewMessage {
             session_id: last.session_id,
@@ -392,7 +417,7 @@ pub async fn end_turn(
         insert_message(&mut tx, &result, &now).await?;
     }
     // Frames the turn ends around end with it: stopped with a stopped turn, else failed.
-    let frame_state = if end.state == "stopped" { "stopped" } else { "error" };
+    let frame_state = if end.state == TurnState::Stopped { TurnState::Stopped } else { TurnState::Error };
     sqlx::query("UPDATE frames SET state = ?, ended_at = ? WHERE turn_id = ? AND state IN ('running', 'parked')")
         .bind(frame_state)
         .bind(&now)
@@ -417,14 +442,14 @@ pub async fn close_turn(
     turn_id: &str,
     end: &TurnEnd<'_>,
     orphan_result: &str,
-    from: &str,
+    from: TurnState,
 ) -> Result<bool, StoreError> {
     let last = NewMessage {
         session_id,
         turn_id,
         role: "assistant",
         text: "",
-        status: end.state,
+        status: end.state.as_str(),
         error_code: end.error_code,
         error_message: end.error_message,
         ..NewMessage::default()
@@ -727,7 +752,7 @@ pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) 
 }
 
 /// Ends a frame with its closing row and its state, in one transaction.
-pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: &str) -> Result<(), StoreError> {
+pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: TurnState) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(last.session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
@@ -815,8 +840,8 @@ mod tests {
 
         async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {
             begin_turn(store, session, turn, words).await.unwrap();
-            let end = TurnEnd { state: "done", error_code: None, error_message: None };
-            assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, "running").await.unwrap());
+            let end = TurnEnd { state: TurnState::Done, error_code: None, error_message: None };
+            assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, TurnState::Running).await.unwrap());
         }
 
         #[tokio::test]
@@ -839,8 +864,8 @@ mod tests {
             let texts: Vec<&str> = a.history.iter().map(|m| m.text.as_str()).collect();
             assert_eq!(texts, ["hello there", "ok"]);
             assert_eq!(
-                (a.conversation.title.as_str(), a.conversation.turn_state.as_deref()),
-                ("hello there", Some("done"))
+                (a.conversation.title.as_str(), a.conversation.turn_state),
+                ("hello there", Some(TurnState::Done))
             );
             assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().history.len(), 2);
             assert_eq!(store.snapshots().served(), served + 2, "then kept");
