@@ -1,9 +1,10 @@
 //! The approval gate (§8.4): whether a tool call runs, is refused, or waits for a person.
-//! Pure: the rules and the situation come in, a decision goes out. The order is the
-//! blueprint's: a confirmed write always requires; otherwise any matching `deny` wins;
-//! otherwise the matching rule with the lowest priority number; a tie between different
-//! effects, or no match at all, requires. A role that may not approve turns `require` into
-//! `deny` (until supervision exists).
+//! Pure: the rules and the situation come in, a decision goes out. In order: any matching
+//! `deny` wins (refusing is always safe); then a card the person allowed for exactly these
+//! arguments stands for their decision; a confirmed write otherwise always requires, whatever
+//! allows it; otherwise the matching rule with the lowest priority number; a tie between
+//! different effects, or no match at all, requires. A role that may not approve turns
+//! `require` into `deny` (until supervision exists).
 
 use serde::Serialize;
 use serde_json::Value;
