@@ -10,7 +10,7 @@ use zip::write::SimpleFileOptions;
 
 use crate::store::StoreError;
 use crate::store::approvals;
-use crate::store::chat::{self, ChatSession, Message};
+use crate::store::chat::{self, ChatSession, Message, MessageRole};
 use crate::store::notes;
 use crate::store::private::PrivateStore;
 
@@ -77,16 +77,16 @@ fn conversation_markdown(session: &ChatSession, history: &[Message]) -> String {
     let mut out = format!("# {title}\n\nStarted {} with the {} agent.\n", session.created_at, session.agent);
     for message in history.iter().filter(|m| m.frame_id.is_none()) {
         let text = message.text.trim();
-        match message.role.as_str() {
-            "user" => out.push_str(&format!("\n**You** ({}):\n\n{text}\n", message.created_at)),
-            "assistant" if !text.is_empty() => out.push_str(&format!("\n**Skald**:\n\n{text}\n")),
-            "tool" => out.push_str(&format!(
+        match message.role {
+            MessageRole::User => out.push_str(&format!("\n**You** ({}):\n\n{text}\n", message.created_at)),
+            MessageRole::Assistant if !text.is_empty() => out.push_str(&format!("\n**Skald**:\n\n{text}\n")),
+            MessageRole::Tool => out.push_str(&format!(
                 "\n> {} ({}): {}\n",
                 message.tool_name.as_deref().unwrap_or("tool"),
                 message.status,
                 text.lines().next().unwrap_or("")
             )),
-            _ => {}
+            MessageRole::Assistant => {}
         }
     }
     out

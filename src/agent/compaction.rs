@@ -4,7 +4,7 @@
 //! start of a turn, so a tool call is never separated from its result. Pure.
 
 use crate::providers::{ChatRequest, ContextMessage};
-use crate::store::chat::Message;
+use crate::store::chat::{Message, MessageRole};
 
 use super::usage::estimate_tokens;
 
@@ -63,7 +63,8 @@ fn row_tokens(row: &Message) -> i64 {
 /// just before a person's message; the latest turn is always kept. None when there is
 /// nothing before the latest turn to summarise.
 pub fn cut(rows: &[Message], keep: i64) -> Option<i64> {
-    let starts: Vec<usize> = rows.iter().enumerate().filter(|(_, r)| r.role == "user").map(|(i, _)| i).collect();
+    let starts: Vec<usize> =
+        rows.iter().enumerate().filter(|(_, r)| r.role == MessageRole::User).map(|(i, _)| i).collect();
     let latest = *starts.last()?;
     let mut boundary = latest;
     for &start in starts.iter().rev().skip(1) {
@@ -96,9 +97,9 @@ pub fn transcript(earlier: Option<&str>, rows: &[Message]) -> String {
         out.push_str(&format!("Summary of what came before:\n{earlier}\n\n"));
     }
     for row in rows {
-        match row.role.as_str() {
-            "user" => out.push_str(&format!("Person: {}\n", row.text)),
-            "assistant" => {
+        match row.role {
+            MessageRole::User => out.push_str(&format!("Person: {}\n", row.text)),
+            MessageRole::Assistant => {
                 if !row.text.is_empty() {
                     out.push_str(&format!("Assistant: {}\n", row.text));
                 }
@@ -110,11 +111,10 @@ pub fn transcript(earlier: Option<&str>, rows: &[Message]) -> String {
                     ));
                 }
             }
-            "tool" => {
+            MessageRole::Tool => {
                 let result: String = row.text.chars().take(RESULT_CHARS).collect();
                 out.push_str(&format!("{} returned: {result}\n", row.tool_name.as_deref().unwrap_or("a tool")));
             }
-            _ => {}
         }
     }
     out
@@ -128,7 +128,7 @@ mod tests {
         Message {
             id,
             turn_id: String::new(),
-            role: role.into(),
+            role: serde_json::from_value(serde_json::json!(role)).expect("a role"),
             text: text.into(),
             status: String::new(),
             tool_calls: (role == "assistant" && text.is_empty())

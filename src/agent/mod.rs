@@ -32,7 +32,7 @@ use crate::providers::retry::RetryPolicy;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::agents::{self as agent_versions, Source as AgentSource};
-use crate::store::chat::{self, Message, TurnEnd, TurnState};
+use crate::store::chat::{self, Message, MessageRole, TurnEnd, TurnState};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, approvals, providers};
@@ -528,7 +528,10 @@ impl Runtime {
                 return Err(TurnError::NothingToRetry);
             }
             // The context ends with the person's last message, as it did for the failed try.
-            let end = history.iter().rposition(|m| m.role == "user" && m.frame_id.is_none()).map_or(0, |at| at + 1);
+            let end = history
+                .iter()
+                .rposition(|m| m.role == MessageRole::User && m.frame_id.is_none())
+                .map_or(0, |at| at + 1);
             history = &history[..end];
         }
         if start == Start::Message && conversation.turn_state == Some(TurnState::Parked) {
@@ -848,9 +851,14 @@ fn frame_count(history: &[Message], turn_id: &str) -> usize {
 /// turn or frame settles first.
 fn unsettled_calls(history: &[Message], turn_id: &str, frame: Option<&str>) -> Option<(String, Vec<ToolCall>)> {
     let ours = |m: &&Message| m.turn_id == turn_id && m.frame_id.as_deref() == frame;
-    let asked = history.iter().filter(ours).rev().find(|m| m.role == "assistant" && m.tool_calls.is_some())?;
-    let answered: Vec<&str> =
-        history.iter().filter(ours).filter(|m| m.role == "tool").filter_map(|m| m.tool_call_id.as_deref()).collect();
+    let asked =
+        history.iter().filter(ours).rev().find(|m| m.role == MessageRole::Assistant && m.tool_calls.is_some())?;
+    let answered: Vec<&str> = history
+        .iter()
+        .filter(ours)
+        .filter(|m| m.role == MessageRole::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
     let calls: Vec<ToolCall> = asked
         .tool_calls
         .as_ref()
@@ -999,17 +1007,16 @@ pub fn context_from(history: &[Message]) -> Vec<ContextMessage> {
 
 /// Rows as a model reads them.
 fn as_context<'a>(rows: impl Iterator<Item = &'a Message>) -> Vec<ContextMessage> {
-    rows.filter_map(|m| match m.role.as_str() {
-        "user" => Some(ContextMessage::User(m.text.clone())),
-        "assistant" => {
+    rows.filter_map(|m| match m.role {
+        MessageRole::User => Some(ContextMessage::User(m.text.clone())),
+        MessageRole::Assistant => {
             let tool_calls = m.tool_calls.as_ref().map(calls_from_json).unwrap_or_default();
             (!m.text.is_empty() || !tool_calls.is_empty())
                 .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
         }
-        "tool" => {
+        MessageRole::Tool => {
             Some(ContextMessage::Tool { call_id: m.tool_call_id.clone().unwrap_or_default(), content: m.text.clone() })
         }
-        _ => None,
     })
     .collect()
 }

@@ -29,7 +29,7 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::chat::{self, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
+use crate::store::chat::{self, MessageRole, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -196,7 +196,7 @@ enum FrameStart {
 
 /// A finished frame's result, read back from its closing row.
 fn finished_frame(agent: &str, rows: &[crate::store::chat::Message]) -> Outcome {
-    let closing = rows.iter().rev().find(|m| m.role == "assistant" && m.tool_calls.is_none());
+    let closing = rows.iter().rev().find(|m| m.role == MessageRole::Assistant && m.tool_calls.is_none());
     match closing.map(|m| (m.status.as_str(), m)) {
         Some(("done", m)) => Outcome::Done(m.text.clone(), "ok"),
         Some(("stopped", _)) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
@@ -730,7 +730,7 @@ impl Turn {
         let asked = NewMessage {
             session_id: &self.chat_id,
             turn_id: &self.turn_id,
-            role: "assistant",
+            role: MessageRole::Assistant,
             text: &text,
             status: "tool_calls",
             tool_calls: Some(calls_to_json(&calls)),
@@ -840,7 +840,7 @@ impl Turn {
             .map(|(call, text, status)| NewMessage {
                 session_id: &self.chat_id,
                 turn_id: &self.turn_id,
-                role: "tool",
+                role: MessageRole::Tool,
                 text,
                 status,
                 tool_call_id: Some(&call.id),
@@ -1238,7 +1238,7 @@ impl Turn {
         NewMessage {
             session_id: &self.chat_id,
             turn_id: &self.turn_id,
-            role: "assistant",
+            role: MessageRole::Assistant,
             text: &closing.text,
             status: closing.state.as_str(),
             model: Some(&self.model.name),

@@ -25,12 +25,26 @@ pub struct ChatSession {
     pub outside_content: bool,
 }
 
+/// Who a row of history is from: the `messages.role` column, and the words the API shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum MessageRole {
+    /// The person.
+    #[default]
+    User,
+    /// The model: its words, its calls, and the turn's closing row.
+    Assistant,
+    /// A tool call's result.
+    Tool,
+}
+
 /// One row of history, as the API returns it.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Message {
     pub id: i64,
     pub turn_id: String,
-    pub role: String,
+    pub role: MessageRole,
     pub text: String,
     pub status: String,
     #[sqlx(json(nullable))]
@@ -57,7 +71,7 @@ pub struct Message {
 pub struct NewMessage<'a> {
     pub session_id: &'a str,
     pub turn_id: &'a str,
-    pub role: &'a str,
+    pub role: MessageRole,
     pub text: &'a str,
     pub status: &'a str,
     pub tool_calls: Option<Value>,
@@ -287,7 +301,7 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
     let id = insert_message(
         &mut tx,
-        &NewMessage { session_id, turn_id, role: "user", text, status: "sent", ..NewMessage::default() },
+        &NewMessage { session_id, turn_id, role: MessageRole::User, text, status: "sent", ..NewMessage::default() },
         &now,
     )
     .await?;
@@ -406,7 +420,7 @@ pub async fn end_turn(
         let result = NewMessage {
             session_id: last.session_id,
             turn_id: last.turn_id,
-            role: "tool",
+            role: MessageRole::Tool,
             text: orphan_result,
             status,
             tool_call_id: Some(&call_id),
@@ -447,7 +461,7 @@ pub async fn close_turn(
     let last = NewMessage {
         session_id,
         turn_id,
-        role: "assistant",
+        role: MessageRole::Assistant,
         text: "",
         status: end.state.as_str(),
         error_code: end.error_code,
@@ -740,7 +754,7 @@ pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) 
     let task_row = NewMessage {
         session_id: frame.session_id,
         turn_id: frame.turn_id,
-        role: "user",
+        role: MessageRole::User,
         text: task,
         status: "sent",
         frame_id: Some(frame.id),
@@ -835,7 +849,14 @@ mod tests {
         use super::super::*;
 
         fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
-            NewMessage { session_id, turn_id, role: "assistant", text, status: "done", ..NewMessage::default() }
+            NewMessage {
+                session_id,
+                turn_id,
+                role: MessageRole::Assistant,
+                text,
+                status: "done",
+                ..NewMessage::default()
+            }
         }
 
         async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {

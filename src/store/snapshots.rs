@@ -274,6 +274,7 @@ fn size_of(snapshot: &Snapshot) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::chat::MessageRole;
 
     fn snapshot(title: &str, rows: usize, text: &str) -> Arc<Snapshot> {
         let conversation = ChatSession {
@@ -289,7 +290,7 @@ mod tests {
         let message = Message {
             id: 1,
             turn_id: "turn_1".into(),
-            role: "user".into(),
+            role: MessageRole::User,
             text: text.into(),
             status: "sent".into(),
             tool_calls: None,
