@@ -11,7 +11,7 @@ use super::gate::{CONFIRMED_WRITES, Effect, PERSONAL_PRIORITY, Rule};
 use super::{Runtime, TurnError};
 use crate::providers::catalogue::allowed;
 use crate::store::StoreError;
-use crate::store::approvals::{self, Card};
+use crate::store::approvals::{self, Card, CardState};
 use crate::users::sessions::Session;
 
 /// Why a decision was not taken.
@@ -127,7 +127,7 @@ impl Runtime {
         if card.kind != "approval" {
             return Err(DecisionError::WrongKind(r#"this card asks a question: answer it with {"answer": "…"}"#));
         }
-        if card.state != "pending" {
+        if card.state != CardState::Pending {
             return Err(DecisionError::AlreadyDecided);
         }
         if seen_hash.is_some_and(|seen| seen != card.arguments_hash) {
@@ -179,7 +179,7 @@ impl Runtime {
                 r#"this card asks for a decision: send {"decision": "allow"} or "deny""#,
             ));
         }
-        if card.state != "pending" {
+        if card.state != CardState::Pending {
             return Err(DecisionError::AlreadyDecided);
         }
         let waiting = approvals::answer(space, card_id, text).await?;

@@ -29,6 +29,7 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
+use crate::store::approvals::CardState;
 use crate::store::chat::{self, MessageRole, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
@@ -891,7 +892,9 @@ impl Turn {
         approvals::park(space, &self.turn_id, &cards).await?;
         let person = self.runtime.person(&self.session.user_id).await?;
         let created = approvals::of_turn(space, &self.turn_id).await?;
-        for card in created.iter().filter(|c| c.state == "pending" && cards.iter().any(|a| a.call_id == c.call_id)) {
+        for card in
+            created.iter().filter(|c| c.state == CardState::Pending && cards.iter().any(|a| a.call_id == c.call_id))
+        {
             let mut view = super::inbox::card_view(card);
             view["details"]["for"] = person.clone();
             self.events.emit("card", json!({ "card": view }));
@@ -919,15 +922,17 @@ impl Turn {
             return Verdict::Run;
         };
         // Withdrawn cards belong to turns that ended: they are never settled again.
-        match card.map(|c| (c.state.as_str(), c)) {
-            Some(("denied", _)) => return Verdict::Refuse(DENIED.to_owned()),
-            Some(("answered", c)) => {
+        match card.map(|c| (c.state, c)) {
+            Some((CardState::Denied, _)) => return Verdict::Refuse(DENIED.to_owned()),
+            Some((CardState::Answered, c)) => {
                 return Verdict::Answered(format!("The person answered: {}", c.answer.as_deref().unwrap_or("")));
             }
-            Some(("pending", c)) => return Verdict::Ask { reason: c.reason.clone(), kind: card_kind(&call.name) },
-            _ => {}
+            Some((CardState::Pending, c)) => {
+                return Verdict::Ask { reason: c.reason.clone(), kind: card_kind(&call.name) };
+            }
+            Some((CardState::Allowed | CardState::Withdrawn, _)) | None => {}
         }
-        let approved = card.filter(|c| c.state == "allowed").map(|c| c.arguments_hash.as_str());
+        let approved = card.filter(|c| c.state == CardState::Allowed).map(|c| c.arguments_hash.as_str());
         let asking = call.name == tools::CLARIFY;
         if asking && tools::clarify::question(&arguments).is_err() {
             return Verdict::Run; // to return why it is no question

@@ -9,6 +9,21 @@ use super::snapshots::Touched;
 use super::{StoreError, timestamp};
 use crate::rules::{ArgsPattern, Effect, Rule};
 
+/// Where a card is: the `cards.state` column, and the words the API shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum CardState {
+    /// Waiting for the person.
+    Pending,
+    Allowed,
+    Denied,
+    /// A question card the person answered.
+    Answered,
+    /// Its turn ended before anyone decided (stopped, or moved on from).
+    Withdrawn,
+}
+
 /// A card as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Card {
@@ -24,7 +39,7 @@ pub struct Card {
     pub agent: String,
     pub why: String,
     pub reason: String,
-    pub state: String,
+    pub state: CardState,
     /// The person's answer to a question card.
     pub answer: Option<String>,
     pub created_at: String,
@@ -124,7 +139,7 @@ pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Optio
     let _writing = store.writing(Touched::Nothing);
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let state = if allowed { "allowed" } else { "denied" };
+    let state = if allowed { CardState::Allowed } else { CardState::Denied };
     let turn: Option<String> = sqlx::query_scalar(
         "UPDATE cards SET state = ?, decided_at = ?
          WHERE id = ? AND kind = 'approval' AND state = 'pending' RETURNING turn_id",
