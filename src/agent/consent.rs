@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::gate::{Effect, Rule};
 use crate::providers::catalogue;
 pub use crate::store::accepted::{AgentTerms, AuditHead, ProviderTerms, Record, RoleTerms, Terms};
-use crate::store::roles::Role;
+use crate::store::roles::{PrivacyTier, Role};
 
 /// One difference between the record and the shared database.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -119,13 +119,13 @@ fn role_differences(was: &RoleTerms, now: &RoleTerms, changes: &mut Vec<Change>)
         changes.push(Change { key: format!("role.{key}"), widens, what, before, after });
     };
     if was.privacy_tier != now.privacy_tier {
-        let widens = was.privacy_tier == "local_only";
+        let widens = was.privacy_tier == PrivacyTier::LocalOnly;
         let what = if widens {
             "Your words may now go to model services outside this computer and home network".to_owned()
-        } else if now.privacy_tier == "local_only" {
+        } else if now.privacy_tier == PrivacyTier::LocalOnly {
             "Your words now stay on this computer and home network".to_owned()
         } else {
-            format!("Your privacy tier changed from {} to {}", was.privacy_tier, now.privacy_tier)
+            format!("Your privacy tier changed from {} to {}", was.privacy_tier.as_str(), now.privacy_tier.as_str())
         };
         push("privacy_tier", widens, what, json!(was.privacy_tier), json!(now.privacy_tier));
     }
@@ -221,7 +221,7 @@ pub fn accept(record: &mut Record, now: &Terms, key: &str) {
         let (from, to) = (&now.role, &mut terms.role);
         to.id.clone_from(&from.id);
         match attribute {
-            "privacy_tier" => to.privacy_tier.clone_from(&from.privacy_tier),
+            "privacy_tier" => to.privacy_tier = from.privacy_tier,
             "allowed_models" => to.allowed_models.clone_from(&from.allowed_models),
             "tools" => to.tools.clone_from(&from.tools),
             "may_schedule" => to.may_schedule = from.may_schedule,
@@ -250,7 +250,7 @@ pub fn accept(record: &mut Record, now: &Terms, key: &str) {
 #[derive(Debug, Clone, Default)]
 pub struct Withheld {
     /// The tier they accepted, when a looser one is not accepted.
-    pub privacy_tier: Option<String>,
+    pub privacy_tier: Option<PrivacyTier>,
     /// Model patterns a model must also match.
     pub allowed_models: Option<Vec<String>>,
     /// The tool patterns they accepted, when wider ones are not accepted.
@@ -278,7 +278,7 @@ impl Withheld {
         for change in changes.into_iter().filter(|c| c.widens) {
             let key = change.key.as_str();
             match key {
-                "role.privacy_tier" => withheld.privacy_tier = Some(accepted.role.privacy_tier.clone()),
+                "role.privacy_tier" => withheld.privacy_tier = Some(accepted.role.privacy_tier),
                 "role.allowed_models" => withheld.allowed_models = Some(accepted.role.allowed_models.clone()),
                 "role.tools" => withheld.tools = Some(accepted.role.tools.clone()),
                 "role.may_schedule" => withheld.may_schedule = true,
@@ -299,8 +299,8 @@ impl Withheld {
 
     /// The role as it applies to the person: the shared database's, narrowed.
     pub fn narrow_role(&self, role: &mut Role) {
-        if let Some(tier) = &self.privacy_tier {
-            role.privacy_tier.clone_from(tier);
+        if let Some(tier) = self.privacy_tier {
+            role.privacy_tier = tier;
         }
         if self.may_schedule {
             role.may_schedule = false;
@@ -366,7 +366,7 @@ mod tests {
         Terms {
             role: RoleTerms {
                 id: "member".into(),
-                privacy_tier: "local_only".into(),
+                privacy_tier: PrivacyTier::LocalOnly,
                 allowed_models: vec!["home/*".into()],
                 tools: vec!["note_*".into()],
                 may_schedule: false,
@@ -410,7 +410,7 @@ mod tests {
     #[test]
     fn a_looser_tier_and_wider_patterns_widen_and_the_reverse_narrows() {
         let mut now = terms();
-        now.role.privacy_tier = "any".into();
+        now.role.privacy_tier = PrivacyTier::Any;
         now.role.allowed_models = vec!["*".into()];
         now.role.may_schedule = true;
         let changes = differences(&terms(), &now);
@@ -462,7 +462,7 @@ mod tests {
     #[test]
     fn accepting_each_change_leaves_nothing_to_differ() {
         let mut now = terms();
-        now.role.privacy_tier = "any".into();
+        now.role.privacy_tier = PrivacyTier::Any;
         now.providers.get_mut("home").unwrap().base_url = "http://203.0.113.9/v1".into();
         now.providers.insert("new".into(), now.providers["home"].clone());
         now.rules = vec![Rule { tool: "*".into(), args: None, role: None, effect: Effect::Allow, priority: 500 }];
@@ -478,13 +478,13 @@ mod tests {
     fn what_is_withheld_is_the_narrower_of_the_two() {
         let allow = Rule { tool: "*".into(), args: None, role: None, effect: Effect::Allow, priority: 500 };
         let mut now = terms();
-        now.role.privacy_tier = "any".into();
+        now.role.privacy_tier = PrivacyTier::Any;
         now.role.tools = vec!["*".into()];
         now.rules = vec![allow.clone()];
         let accepted = terms();
         let changes = differences(&accepted, &now);
         let withheld = Withheld::from_changes(&accepted, &changes);
-        assert_eq!(withheld.privacy_tier.as_deref(), Some("local_only"));
+        assert_eq!(withheld.privacy_tier, Some(PrivacyTier::LocalOnly));
         assert_eq!(withheld.rules(now.rules.clone()), accepted.rules, "the new allow is out, the old ask back");
         let mut role: Role = serde_json::from_value(json!({
             "id": "member", "label": "Member", "manage_instance": false, "tools": ["*"], "may_approve": true,
@@ -494,7 +494,7 @@ mod tests {
         }))
         .unwrap();
         withheld.narrow_role(&mut role);
-        assert_eq!(role.privacy_tier, "local_only");
+        assert_eq!(role.privacy_tier, PrivacyTier::LocalOnly);
         assert_eq!(role.tools, ["note_*"], "`*` is wider than what was accepted");
     }
 

@@ -947,7 +947,7 @@ fn pick_model(
     agent: &Agent,
     pinned: Option<&str>,
 ) -> Result<(CatalogueModel, Option<CatalogueModel>), TurnError> {
-    let within_tier = || models.iter().filter(|m| catalogue::tier_allows(&role.privacy_tier, m.privacy));
+    let within_tier = || models.iter().filter(|m| catalogue::tier_allows(role.privacy_tier, m.privacy));
     let wish = Wish {
         pinned,
         agent_model: agent.meta.preferred_model.as_deref(),
@@ -981,7 +981,7 @@ fn check_pin(models: &[CatalogueModel], role: &Role, name: &str) -> Result<(), T
         Some(m) if !catalogue::allowed(&role.allowed_models, &m.name) => {
             Err(TurnError::ModelNotAllowed(m.name.clone()))
         }
-        Some(m) if !catalogue::tier_allows(&role.privacy_tier, m.privacy) => {
+        Some(m) if !catalogue::tier_allows(role.privacy_tier, m.privacy) => {
             Err(TurnError::PrivacyTier { model: m.name.clone(), provider: m.provider.clone() })
         }
         Some(_) => Ok(()),
@@ -990,7 +990,7 @@ fn check_pin(models: &[CatalogueModel], role: &Role, name: &str) -> Result<(), T
 
 /// Whether a role may use a model: by name and by privacy tier.
 fn usable(role: &Role, model: &CatalogueModel) -> bool {
-    catalogue::allowed(&role.allowed_models, &model.name) && catalogue::tier_allows(&role.privacy_tier, model.privacy)
+    catalogue::allowed(&role.allowed_models, &model.name) && catalogue::tier_allows(role.privacy_tier, model.privacy)
 }
 
 /// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.

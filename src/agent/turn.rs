@@ -528,7 +528,7 @@ impl Turn {
     /// Streams a summary request to its end, without showing it: (text, usage, failure).
     async fn summarise(&self, request: &ChatRequest) -> (String, Option<(u64, u64)>, Option<ProviderError>) {
         let stall = self.runtime.inner.limits.stall;
-        let send = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier);
+        let send = providers::start(self.runtime.client(), &self.endpoint, request, self.role.privacy_tier);
         let mut stream = tokio::select! {
             () = self.stop.cancelled() => return (String::new(), None, Some(ProviderError::Withheld("stopped".into()))),
             opened = tokio::time::timeout(stall, send) => match opened {
@@ -639,7 +639,7 @@ impl Turn {
         let (mut attempts, mut retries) = (0, 0);
         loop {
             attempts += 1;
-            let send = providers::start(self.runtime.client(), &self.endpoint, request, &self.role.privacy_tier);
+            let send = providers::start(self.runtime.client(), &self.endpoint, request, self.role.privacy_tier);
             // The wait for the answer's head is bounded like any silence inside it.
             let opened = tokio::select! {
                 biased;

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::privacy::{self, Tier};
 use crate::store::providers::CatalogueRow;
+use crate::store::roles::PrivacyTier;
 
 pub use crate::patterns::{allowed, glob};
 
@@ -62,8 +63,8 @@ fn rank(strength: &str) -> usize {
 }
 
 /// Whether a role's privacy tier lets a person's words go to a provider of this tier.
-pub fn tier_allows(role_tier: &str, provider: Tier) -> bool {
-    provider == Tier::Local || role_tier != "local_only"
+pub fn tier_allows(role_tier: PrivacyTier, provider: Tier) -> bool {
+    provider == Tier::Local || role_tier != PrivacyTier::LocalOnly
 }
 
 /// What a turn would like; the first of these that an allowed model satisfies wins.

@@ -21,6 +21,8 @@ use futures_util::Stream;
 use serde_json::Value;
 use zeroize::Zeroizing;
 
+use crate::store::roles::PrivacyTier;
+
 /// One message of a request's context, in the order the model reads them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextMessage {
@@ -136,7 +138,7 @@ pub async fn start(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     request: &ChatRequest,
-    privacy_tier: &str,
+    privacy_tier: PrivacyTier,
 ) -> Result<DeltaStream, ProviderError> {
     if !catalogue::tier_allows(privacy_tier, endpoint.privacy) {
         return Err(ProviderError::Withheld(format!(
@@ -434,7 +436,7 @@ mod tests {
             tools: vec![],
             cache_key: None,
         };
-        let refused = start(&http_client(), &endpoint, &request, "local_only").await.err().unwrap();
+        let refused = start(&http_client(), &endpoint, &request, PrivacyTier::LocalOnly).await.err().unwrap();
         assert_eq!(refused.code(), "privacy_tier");
         assert!(refused.advice("cloud").contains("nothing was sent"));
         let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::private::PrivateStore;
-use super::roles::Role;
+use super::roles::{PrivacyTier, Role};
 use super::snapshots::Touched;
 use super::{StoreError, timestamp};
 use crate::rules::Rule;
@@ -28,7 +28,7 @@ pub struct Terms {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoleTerms {
     pub id: String,
-    pub privacy_tier: String,
+    pub privacy_tier: PrivacyTier,
     pub allowed_models: Vec<String>,
     pub tools: Vec<String>,
     pub may_schedule: bool,
@@ -40,7 +40,7 @@ impl From<&Role> for RoleTerms {
     fn from(role: &Role) -> Self {
         Self {
             id: role.id.to_string(),
-            privacy_tier: role.privacy_tier.clone(),
+            privacy_tier: role.privacy_tier,
             allowed_models: role.allowed_models.clone(),
             tools: role.tools.clone(),
             may_schedule: role.may_schedule,
@@ -94,7 +94,7 @@ impl Record {
     /// What stands for a record that cannot be read: nothing accepted, so everything in
     /// force is asked about again — the safe side.
     pub fn nothing_accepted() -> Self {
-        let role = RoleTerms { privacy_tier: "local_only".into(), ..RoleTerms::default() };
+        let role = RoleTerms { privacy_tier: PrivacyTier::LocalOnly, ..RoleTerms::default() };
         Self { terms: Terms { role, ..Terms::default() }, audit: AuditHead::default(), declined: BTreeMap::new() }
     }
 }

@@ -38,8 +38,37 @@ pub struct Role {
     /// Model tokens (in and out) a person may use per calendar day; none means no cap.
     #[serde(default)]
     pub usage_cap_tokens: Option<i64>,
-    pub privacy_tier: String,
+    pub privacy_tier: PrivacyTier,
     pub memory_retention_days: i64,
+}
+
+/// Where a role lets a person's words go (§16): the `roles.privacy_tier` column, and the
+/// words the API shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum PrivacyTier {
+    /// Only to providers on this computer or the home network; the narrower, so the default.
+    #[default]
+    LocalOnly,
+    /// To any provider the role allows.
+    Any,
+}
+
+impl PrivacyTier {
+    pub const ALL: [Self; 2] = [Self::LocalOnly, Self::Any];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LocalOnly => "local_only",
+            Self::Any => "any",
+        }
+    }
+
+    /// The tier an administrator named, if it is one.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tier| tier.as_str() == name)
+    }
 }
 
 fn everything() -> Vec<String> {
@@ -232,6 +261,6 @@ fn bind_attributes<'q>(query: SqliteQuery<'q>, role: &'q Role) -> SqliteQuery<'q
         .bind(json!(role.allowed_models).to_string())
         .bind(&role.preferred_strength)
         .bind(role.usage_cap_tokens)
-        .bind(&role.privacy_tier)
+        .bind(role.privacy_tier)
         .bind(role.memory_retention_days)
 }

@@ -99,7 +99,7 @@ impl Accounts {
         label: String,
         patch: RolePatch,
     ) -> Result<Role, AccountError> {
-        let role = role_rules::apply(role_rules::new_role(id, label), patch);
+        let role = role_rules::apply(role_rules::new_role(id, label), patch).map_err(AccountError::InvalidRole)?;
         if let Some(why) = role_rules::problem(&role) {
             return Err(AccountError::InvalidRole(why));
         }
@@ -109,7 +109,7 @@ impl Accounts {
 
     pub async fn update_role(&self, actor: &Actor, id: &RoleId, patch: RolePatch) -> Result<Role, AccountError> {
         let current = roles::get(self.system(), id).await?.ok_or(AccountError::NotFound)?;
-        let role = role_rules::apply(current, patch);
+        let role = role_rules::apply(current, patch).map_err(AccountError::InvalidRole)?;
         if let Some(why) = role_rules::problem(&role) {
             return Err(AccountError::InvalidRole(why));
         }

@@ -4,10 +4,9 @@
 use serde::{Deserialize, Deserializer};
 
 use crate::ids::RoleId;
-use crate::store::roles::Role;
+use crate::store::roles::{PrivacyTier, Role};
 
 const STRENGTHS: [&str; 3] = ["fast", "balanced", "strong"];
-const TIERS: [&str; 2] = ["local_only", "any"];
 
 /// The attributes an administrator may set; absent fields stay as they are.
 #[derive(Debug, Default, Deserialize)]
@@ -54,13 +53,20 @@ pub fn new_role(id: RoleId, label: String) -> Role {
         allowed_models: vec!["*".into()],
         preferred_strength: "balanced".into(),
         usage_cap_tokens: None,
-        privacy_tier: "any".into(),
+        privacy_tier: PrivacyTier::Any,
         memory_retention_days: 90,
     }
 }
 
-/// The role with the patch applied.
-pub fn apply(mut role: Role, patch: RolePatch) -> Role {
+/// The role with the patch applied; a tier that is none is refused here, in the
+/// administrator's words (the rest is checked by [`problem`]).
+pub fn apply(mut role: Role, patch: RolePatch) -> Result<Role, String> {
+    if let Some(name) = &patch.privacy_tier {
+        role.privacy_tier = PrivacyTier::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = PrivacyTier::ALL.iter().map(|tier| tier.as_str()).collect();
+            format!("privacy_tier is one of {}", names.join(", "))
+        })?;
+    }
     macro_rules! set {
         ($($field:ident),*) => { $( if let Some(v) = patch.$field { role.$field = v; } )* };
     }
@@ -78,10 +84,9 @@ pub fn apply(mut role: Role, patch: RolePatch) -> Role {
         allowed_models,
         preferred_strength,
         usage_cap_tokens,
-        privacy_tier,
         memory_retention_days
     );
-    role
+    Ok(role)
 }
 
 /// Why a role cannot be stored, in words for the administrator.
@@ -121,9 +126,6 @@ pub fn problem(role: &Role) -> Option<String> {
     if !STRENGTHS.contains(&role.preferred_strength.as_str()) {
         return Some(format!("preferred_strength is one of {}", STRENGTHS.join(", ")));
     }
-    if !TIERS.contains(&role.privacy_tier.as_str()) {
-        return Some(format!("privacy_tier is one of {}", TIERS.join(", ")));
-    }
     None
 }
 
@@ -144,7 +146,8 @@ mod tests {
     #[test]
     fn a_patch_changes_only_what_it_names() {
         let patched =
-            apply(role(), RolePatch { max_turns: Some(7), usage_cap_tokens: Some(Some(1000)), ..Default::default() });
+            apply(role(), RolePatch { max_turns: Some(7), usage_cap_tokens: Some(Some(1000)), ..Default::default() })
+                .unwrap();
         assert_eq!(patched.max_turns, 7);
         assert_eq!(patched.usage_cap_tokens, Some(1000));
         assert_eq!(patched.label, "Guest");
@@ -152,7 +155,7 @@ mod tests {
 
     #[test]
     fn out_of_range_or_unknown_values_are_refused_with_the_field_named() {
-        let bad = |patch: RolePatch| problem(&apply(role(), patch)).unwrap();
+        let bad = |patch: RolePatch| apply(role(), patch).map_or_else(|why| why, |role| problem(&role).unwrap());
         assert!(bad(RolePatch { max_turns: Some(0), ..Default::default() }).contains("max_turns"));
         assert!(
             bad(RolePatch { privacy_tier: Some("sometimes".into()), ..Default::default() }).contains("privacy_tier")
