@@ -412,11 +412,13 @@ impl Runtime {
 
     /// The model a conversation's next turn would use, as things are now; none when no
     /// model is usable (the turn will say why).
-    pub async fn next_model(&self, user: &UserId, agent: &str, pinned: Option<&str>) -> Option<CatalogueModel> {
-        let role = self.role_of(user).await.ok()?;
+    pub async fn next_model(&self, session: &Session, agent: &str, pinned: Option<&str>) -> Option<CatalogueModel> {
+        // What the person declined is not what their next turn would use (§3).
+        let (role, standing) = self.narrowed_role(session).await.ok()?;
         let agent = self.inner.agents.load(agent).ok()?;
         let providers = self.provider_cache().await.ok()?;
-        pick_model(&providers.models, &role, &agent, pinned).ok().map(|(model, _)| model)
+        let models = standing.declined.models(&providers.models);
+        pick_model(&models, &role, &agent, pinned).ok().map(|(model, _)| model)
     }
 
     /// Starts a turn in `chat_id` with the person's message. Returns once the message is

@@ -268,7 +268,7 @@ impl Runtime {
 
     /// The person's role narrowed by what they declined, with their standing. What merely
     /// waits for their decision is offered: a turn with it is held until they decide.
-    async fn narrowed_role(&self, session: &Session) -> Result<(Role, Standing), TurnError> {
+    pub(super) async fn narrowed_role(&self, session: &Session) -> Result<(Role, Standing), TurnError> {
         let mut role = self.role_of(&session.user_id).await?;
         let standing = self.standing(session, &role, None).await?;
         standing.declined.narrow_role(&mut role);

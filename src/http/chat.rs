@@ -60,7 +60,7 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let session = find(&caller, &id).await?;
-    let next = state.agent.next_model(&caller.session.user_id, &session.agent, session.model.as_deref()).await;
+    let next = state.agent.next_model(&caller.session, &session.agent, session.model.as_deref()).await;
     let mut body = serde_json::to_value(&session).expect("a session serializes");
     body["next_model"] =
         next.map_or(Value::Null, |m| json!({ "name": m.name, "provider": m.provider, "privacy": m.privacy }));

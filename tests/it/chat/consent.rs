@@ -141,9 +141,16 @@ async fn a_role_edit_and_a_new_allow_rule_hold_and_a_decline_keeps_them_out_of_f
     super::finished(&chat.server, &bo, &session, super::WAIT).await;
     assert_eq!(capture.request_count(), 0, "the declined provider is not used");
     assert!(holding(&notices(&chat.server, &bo).await).is_empty(), "a declined change is not asked again");
-    // The declined provider's models are not offered, and cannot be pinned.
+    // The declined provider's models are not offered, nor named as the next turn's, and
+    // cannot be pinned.
     let (_, models) = chat.server.call(Method::GET, "/api/models", Some(&bo), None).await;
     assert!(models.as_array().unwrap().iter().all(|m| m["provider"] == "scripted"), "{models}");
+    let (_, fresh) = chat.server.post("/api/sessions", Some(&bo), json!({})).await;
+    let (_, shown) = chat
+        .server
+        .call(Method::GET, &format!("/api/sessions/{}", fresh["id"].as_str().unwrap()), Some(&bo), None)
+        .await;
+    assert_eq!(shown["next_model"]["provider"], "scripted", "{shown}");
     let pin = json!({ "model": "elsewhere/scripted-fast" });
     let (status, refused) = chat.server.post("/api/sessions", Some(&bo), pin.clone()).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("declined")), "{refused}");
