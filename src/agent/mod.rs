@@ -515,10 +515,7 @@ impl Runtime {
         standing.withheld.narrow_role(&mut role);
         let models = standing.withheld.models(&providers.models);
         if let Some(pinned) = conversation.model.as_deref() {
-            let named = |models: &[CatalogueModel]| models.iter().any(|m| m.name.eq_ignore_ascii_case(pinned));
-            if named(&providers.models) && !named(&models) {
-                return Err(TurnError::Declined(pinned.to_owned()));
-            }
+            declined_pin(&providers.models, &models, pinned)?;
         }
         let (model, fallback) = pick_model(&models, &role, &agent, conversation.model.as_deref())?;
         let endpoint = providers.endpoint(&self.inner.secrets, &model, &session.user_id)?;
@@ -973,6 +970,16 @@ fn pick_model(
         return Err(TurnError::NoLocalModel);
     }
     Err(TurnError::NoModel)
+}
+
+/// Refuses a pinned model that exists but is not among the person's: they went on
+/// without the change that brought it to them (§3).
+fn declined_pin(all: &[CatalogueModel], mine: &[CatalogueModel], name: &str) -> Result<(), TurnError> {
+    let named = |models: &[CatalogueModel]| models.iter().any(|m| m.name.eq_ignore_ascii_case(name));
+    if named(all) && !named(mine) {
+        return Err(TurnError::Declined(name.to_owned()));
+    }
+    Ok(())
 }
 
 /// Why a person may not pin a conversation to `name`, if they may not: it does not exist,

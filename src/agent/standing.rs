@@ -259,10 +259,7 @@ impl Runtime {
         let (role, standing) = self.narrowed_role(session).await?;
         let all = self.provider_cache().await?.models.clone();
         let mine = standing.declined.models(&all);
-        let named = |models: &[CatalogueModel]| models.iter().any(|m| m.name.eq_ignore_ascii_case(name));
-        if named(&all) && !named(&mine) {
-            return Err(TurnError::Declined(name.to_owned()));
-        }
+        super::declined_pin(&all, &mine, name)?;
         super::check_pin(&mine, &role, name)
     }
 

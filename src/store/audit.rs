@@ -47,8 +47,7 @@ pub(crate) async fn record(
     action: &str,
     detail: Value,
 ) -> Result<(), StoreError> {
-    let (_, prev): (i64, String) =
-        sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(&mut *tx).await?;
+    let (_, prev): (i64, String) = head_in(&mut *tx).await?;
     let at = timestamp();
     let detail = detail.to_string();
     let id = sqlx::query(
@@ -139,7 +138,12 @@ const LINKS: &str =
 
 /// The newest entry's id and hash, as the instance row states them.
 pub async fn head(store: &SystemStore) -> Result<(i64, String), StoreError> {
-    Ok(sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(store.pool()).await?)
+    Ok(head_in(&mut *store.pool().acquire().await?).await?)
+}
+
+/// The head as the instance row states it, read on the caller's connection.
+async fn head_in(conn: &mut sqlx::SqliteConnection) -> Result<(i64, String), sqlx::Error> {
+    sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(conn).await
 }
 
 /// Checks the whole chain — every link, and the instance row's head — in any pool over
@@ -148,8 +152,7 @@ pub async fn check_chain(pool: &sqlx::SqlitePool) -> Result<Result<usize, Break>
     let mut tx = pool.begin().await?;
     let links: Vec<Link> =
         sqlx::query_as(sqlx::AssertSqlSafe(format!("{LINKS} ORDER BY id"))).fetch_all(&mut *tx).await?;
-    let head: (i64, String) =
-        sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(&mut *tx).await?;
+    let head: (i64, String) = head_in(&mut tx).await?;
     Ok(walk(&links, (0, String::new()), &head).map(|()| links.len()))
 }
 
@@ -161,8 +164,7 @@ pub async fn since(store: &SystemStore, from: (i64, &str)) -> Result<Result<Vec<
         .bind(from.0)
         .fetch_all(&mut *tx)
         .await?;
-    let head: (i64, String) =
-        sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(&mut *tx).await?;
+    let head: (i64, String) = head_in(&mut tx).await?;
     drop(tx);
     let mut links = links.as_slice();
     if from.0 > 0 {
@@ -174,16 +176,14 @@ pub async fn since(store: &SystemStore, from: (i64, &str)) -> Result<Result<Vec<
     Ok(walk(links, (from.0, from.1.to_owned()), &head).map(|()| links.to_vec()))
 }
 
-/// Who saved this version of an agent through Skald, if the whole chain is intact: an
-/// agent is compared only once a person uses it, maybe long after it was saved.
+/// Who saved this version of an agent through Skald, by the audit: an agent is compared
+/// only once a person uses it, maybe long after it was saved. Trust it only while the
+/// whole chain is intact (the caller checks, once per head).
 pub async fn agent_saved_by(
     store: &SystemStore,
     agent: &str,
     hash: &str,
 ) -> Result<Option<(String, String)>, StoreError> {
-    if check_chain(store.pool()).await?.is_err() {
-        return Ok(None);
-    }
     Ok(sqlx::query_as(
         "SELECT actor_id, actor_name FROM audit
          WHERE action = 'agent.saved' AND json_extract(detail, '$.agent') = ? AND json_extract(detail, '$.hash') = ?
@@ -218,8 +218,7 @@ fn walk(links: &[Link], from: (i64, String), head: &(i64, String)) -> Result<(),
 /// empty and no entry has a hash (a database from before, migrated at this start).
 pub async fn chain_earlier_entries(store: &SystemStore) -> Result<(), StoreError> {
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let (head_id, _): (i64, String) =
-        sqlx::query_as("SELECT audit_head_id, audit_head_hash FROM instance").fetch_one(&mut *tx).await?;
+    let (head_id, _): (i64, String) = head_in(&mut tx).await?;
     let hashed: i64 =
         sqlx::query_scalar("SELECT count(*) FROM audit WHERE hash IS NOT NULL").fetch_one(&mut *tx).await?;
     if head_id != 0 || hashed != 0 {

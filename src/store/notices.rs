@@ -98,7 +98,8 @@ pub async fn hold(
         .filter(|(id, body)| !kept.contains(&Some(*id)) && field(body, "key").is_some_and(|key| compared(&key)))
         .map(|(id, _)| *id)
         .collect();
-    if kept.iter().all(Option::is_some) && stale.is_empty() {
+    let added = kept.iter().any(Option::is_none);
+    if !added && stale.is_empty() {
         return Ok((kept.into_iter().flatten().collect(), false));
     }
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
@@ -120,7 +121,6 @@ pub async fn hold(
     for id in &stale {
         sqlx::query("UPDATE notices SET seen_at = ? WHERE id = ?").bind(timestamp()).bind(id).execute(&mut *tx).await?;
     }
-    let added = bodies.len() > ids.iter().filter(|id| open.iter().any(|(o, _)| o == *id)).count();
     tx.commit().await?;
     Ok((ids, added))
 }
