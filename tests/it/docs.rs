@@ -4,7 +4,7 @@
 //! section of another document (`RFC 9112` and its number) is that document's, not ours.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The section sign, spelled as an escape so this file cites nothing itself.
 const SIGN: char = '\u{a7}';
@@ -61,23 +61,6 @@ fn headings(design: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            let name = entry.file_name();
-            if !SKIPPED_DIRS.iter().any(|skip| name == *skip) {
-                files_under(&path, out);
-            }
-        } else if path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e)) {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn the_scanner_reads_section_numbers() {
     let cite = |text: &str| citations(&text.replace('$', &SIGN.to_string()));
@@ -100,8 +83,9 @@ fn every_cited_section_is_a_heading_of_the_design() {
     assert!(sections.len() > 10, "the design's headings are numbered: {sections:?}");
     let mut files = Vec::new();
     for dir in SCANNED {
-        files_under(&root.join(dir), &mut files);
+        crate::support::files_under(&root.join(dir), &SKIPPED_DIRS, &mut files);
     }
+    files.retain(|path| path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e)));
     files.sort();
     assert!(files.len() > 50, "the scan sees the sources");
     let (mut cited, mut missing) = (0, Vec::new());

@@ -46,21 +46,12 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("a readable source folder").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The upward or sideways imports in `src/`, as `file:line: from → to`.
 fn violations(src: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    rust_files(src, &mut files);
+    crate::support::files_under(src, &[], &mut files);
+    files.retain(|path| path.extension().is_some_and(|e| e == "rs"));
+    assert!(!files.is_empty(), "the scan sees the sources in {}", src.display());
     files.sort();
     let mut found = Vec::new();
     for file in files {

@@ -2,7 +2,7 @@
 //! `src/`, `src-tauri/` and `database/migrations/` never use the domain words. Preset
 //! labels (`database/presets/`), UI copy and the README may.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const FORBIDDEN: [&str; 13] = [
     "family",
@@ -67,20 +67,6 @@ fn identifier_parts(token: &str) -> Vec<String> {
     parts
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn the_splitter_finds_domain_words_inside_identifiers() {
     assert_eq!(domain_words("let parentId = 1;"), ["parent"]);
@@ -96,7 +82,7 @@ fn code_schema_and_comments_never_use_domain_words() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in ["src", "src-tauri", "database/migrations"] {
-        files_under(&root.join(dir), &mut files);
+        crate::support::files_under(&root.join(dir), &[], &mut files);
     }
     assert!(files.len() > 5, "the scan sees the sources");
     let mut hits = Vec::new();

@@ -317,3 +317,19 @@ pub fn unprefixed(prompt: &serde_json::Value) -> &str {
     assert!(line.starts_with("<!-- ") && line.ends_with(" -->") && line.len() == 41, "no prefix line: {prompt:?}");
     rest
 }
+
+/// Every file under `dir`, not entering folders named in `skipping`; nothing from a folder
+/// that cannot be read. The source scans (neutrality, citations, layers) share it.
+pub fn files_under(dir: &Path, skipping: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            out.push(path);
+        } else if !skipping.iter().any(|skip| entry.file_name() == *skip) {
+            files_under(&path, skipping, out);
+        }
+    }
+}
