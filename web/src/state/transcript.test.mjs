@@ -151,7 +151,7 @@ describe('a conversation\'s live transcript', () => {
       [...document.querySelector('skald-chat').shadowRoot.querySelectorAll('[data-testid=turn]')].map((turn) => ({
         status: turn.dataset.status,
         said: turn.querySelector('[data-testid=user-message]')?.textContent ?? null,
-        reply: [...turn.querySelector('[data-testid=assistant-message]').children].flatMap((el) => {
+        reply: [...turn.querySelectorAll('[data-testid=assistant-message] > *')].flatMap((el) => {
           switch (el.tagName) {
             case 'SKALD-MARKDOWN':
               return [el.shadowRoot.textContent.trim()];
