@@ -229,6 +229,7 @@ describe('a conversation\'s live transcript', () => {
     await turnsBecome([{ status: 'running', said: 'write me a long story', reply: ['Once upon a time'] }]);
     await page.locator('[data-testid=stop]').click();
     await page.locator('[data-testid=stop]').click();
+    await waitUntil(() => server.requests.some((r) => r.call === 'POST /api/sessions/chat_1/stop'), 'Stop reaches the server');
     await settle();
     assert.equal(server.requests.filter((r) => r.call === 'POST /api/sessions/chat_1/stop').length, 1, 'a second click while stopping asks nothing more');
     server.push(event('turn_ended', 3, { status: 'stopped', error: null }));
@@ -271,9 +272,8 @@ describe('a conversation\'s live transcript', () => {
     const reads = server.historyReads();
 
     server.push(started);
-    await settle();
+    await waitUntil(() => server.historyReads() === reads + 1, 'a seq seen before reads the history again');
     assert.deepEqual(await turns(), [{ status: 'running', said: 'run it', reply: ['[Check the time: running]'] }], 'one call, once');
-    assert.equal(server.historyReads(), reads + 1, 'a seq seen before reads the history again');
 
     server.push(event('tool_call_finished', 3, { call_id: 'call_1', status: 'ok', result: '12:00' }), event('tool_call_finished', 3, { call_id: 'call_1', status: 'ok', result: '12:00' }));
     await turnsBecome([{ status: 'running', said: 'run it', reply: ['[Check the time: ok]'] }]);
