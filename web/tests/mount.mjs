@@ -8,7 +8,9 @@
 //
 // Not a test file itself (node --test picks *.test.mjs only).
 import { build } from 'esbuild';
+import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { after, afterEach, before, beforeEach } from 'node:test';
 
 import { launchBrowser, problems } from './e2e/harness.mjs';
 
@@ -108,6 +110,43 @@ export async function startBrowser(modules) {
     },
     close: () => browser.close(),
   };
+}
+
+/**
+ * Gives the suite it is called in (a `describe`) one browser with `modules` loaded, and
+ * each of its tests a fresh page that must log no error. Returns `page` and `context`,
+ * each standing for the one of the test running, so a suite can name them once.
+ * `options()`, if given, is called before each test for what `open` takes (its `api`).
+ */
+export function componentFixture(modules, options = () => ({})) {
+  let browser;
+  let view;
+  before(async () => {
+    browser = await startBrowser(modules);
+  });
+  after(() => browser?.close());
+  beforeEach(async () => {
+    view = await browser.open(options());
+  });
+  afterEach(async () => {
+    assert.deepEqual(view.problems(), [], 'the page logged no error');
+    await view.close();
+  });
+  return { page: current(() => view.page), context: current(() => view.context) };
+}
+
+/** An object that forwards every property to what `now()` returns at the time of use. */
+function current(now) {
+  return new Proxy(
+    {},
+    {
+      get(_, key) {
+        const target = now();
+        const value = target[key];
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    },
+  );
 }
 
 /**

@@ -5,10 +5,10 @@
 // events it pushes down /api/ws — since only so can a test choose the exact events, lose
 // some, repeat one or say `lagged`. tests/unit/ checks the same functions without a page;
 // here it is what a person sees as the events arrive, and what the page asks the server.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { LIVE_SOCKET, startBrowser } from '../../tests/mount.mjs';
+import { componentFixture, LIVE_SOCKET } from '../../tests/mount.mjs';
 
 const TIMEOUT = 5_000;
 const HASH = '5d41402abc4b2a76b9719d911017c592ae3f1b6c8e0a4d2f7b9c1e3a5d7f9b1c';
@@ -96,26 +96,12 @@ class FakeServer {
 }
 
 describe('a conversation\'s live transcript', () => {
-  let browser;
-  let view;
-  let page;
   let server;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-chat/skald-chat.ts', 'api/client.ts', 'state/login.ts']);
-  });
-  after(() => browser?.close());
-
-  beforeEach(async () => {
+  const { page, context } = componentFixture(['components/skald-chat/skald-chat.ts', 'api/client.ts', 'state/login.ts'], () => {
     server = new FakeServer();
-    view = await browser.open({ api: server.api });
-    page = view.page;
-    await server.install(view.context);
+    return { api: server.api };
   });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
-  });
+  beforeEach(() => server.install(context));
 
   /** Logs in as the page does after an unlock and opens conversation chat_1 with its history read. */
   const openConversation = async () => {

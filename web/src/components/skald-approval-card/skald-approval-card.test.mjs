@@ -1,10 +1,10 @@
 // The approval card in Chromium: what a person reads on it (the tool, for whom, why, the
 // exact arguments and their fingerprint) and what each of Allow, Deny and Always allow
 // hands up — the card itself, so the decision is bound to the arguments shown.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { emitted, mount, recordEvents, setProperties, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, emitted, mount, recordEvents, setProperties } from '../../../tests/mount.mjs';
 
 const HASH = '9f2c4e1ab37d55c0e8f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7';
 
@@ -28,23 +28,7 @@ const card = (details = {}) => ({
 });
 
 describe('the approval card', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-approval-card/skald-approval-card.ts']);
-  });
-  after(() => browser?.close());
-
-  beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
-  });
+  const { page } = componentFixture(['components/skald-approval-card/skald-approval-card.ts']);
 
   const show = async (properties) => {
     await mount(page, '<skald-approval-card></skald-approval-card>', properties);

@@ -1,29 +1,15 @@
 // The composer as a person uses it, in Chromium: typing, Enter and Shift+Enter, the Send
 // button, and Stop (a click or Escape) while a reply is being written.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { emitted, mount, recordEvents, setProperties, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, emitted, mount, recordEvents, setProperties } from '../../../tests/mount.mjs';
 
 describe('the composer', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-composer/skald-composer.ts']);
-  });
-  after(() => browser?.close());
-
+  const { page } = componentFixture(['components/skald-composer/skald-composer.ts']);
   beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
     await mount(page, '<skald-composer></skald-composer>');
     await recordEvents(page, ['skald-send', 'skald-stop']);
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
   });
 
   const field = () => page.locator('[data-testid=composer]');

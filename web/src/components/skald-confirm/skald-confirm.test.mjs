@@ -1,28 +1,14 @@
 // The confirmation dialog in Chromium: Cancel has the focus, Escape cancels, and for the
 // gravest deletions the action waits until the name is typed exactly.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { mount, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, mount } from '../../../tests/mount.mjs';
 
 describe('the confirmation dialog', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-confirm/skald-confirm.ts']);
-  });
-  after(() => browser?.close());
-
+  const { page } = componentFixture(['components/skald-confirm/skald-confirm.ts']);
   beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
     await mount(page, '<skald-confirm></skald-confirm>');
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
   });
 
   /** Asks, as a page does; `answer()` is then what the person chose, or undefined while they have not. */

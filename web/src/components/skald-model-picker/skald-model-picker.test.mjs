@@ -1,9 +1,9 @@
 // The model picker in Chromium: which models it lists and how (local first, a provider
 // named), the choice it reports, and when it refuses to change.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { emitted, mount, recordEvents, setProperties, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, emitted, mount, recordEvents, setProperties } from '../../../tests/mount.mjs';
 
 const model = (name, privacy) => {
   const [provider, model_id] = name.split('/');
@@ -13,23 +13,7 @@ const model = (name, privacy) => {
 const MODELS = [model('cloud/gpt-4o', 'remote'), model('home/llama', 'local'), model('lan/qwen', 'local')];
 
 describe('the model picker', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-model-picker/skald-model-picker.ts']);
-  });
-  after(() => browser?.close());
-
-  beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
-  });
+  const { page } = componentFixture(['components/skald-model-picker/skald-model-picker.ts']);
 
   const show = async (properties) => {
     await mount(page, '<skald-model-picker></skald-model-picker>', properties);

@@ -1,9 +1,9 @@
 // The question card in Chromium: a suggestion answers with one click, or the person types
 // their own answer; nothing is sent blank or twice while an answer is on its way.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { emitted, mount, recordEvents, setProperties, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, emitted, mount, recordEvents, setProperties } from '../../../tests/mount.mjs';
 
 const card = (suggestions) => ({
   id: 'card_3',
@@ -16,23 +16,7 @@ const card = (suggestions) => ({
 });
 
 describe('the question card', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-question-card/skald-question-card.ts']);
-  });
-  after(() => browser?.close());
-
-  beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
-  });
+  const { page } = componentFixture(['components/skald-question-card/skald-question-card.ts']);
 
   const show = async (properties) => {
     await mount(page, '<skald-question-card></skald-question-card>', properties);

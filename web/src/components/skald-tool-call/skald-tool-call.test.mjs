@@ -1,30 +1,14 @@
 // A tool call in Chromium: its name in words and how it went, and — opened with the
 // keyboard — the exact arguments and the result.
-import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { mount, setProperties, startBrowser } from '../../../tests/mount.mjs';
+import { componentFixture, mount, setProperties } from '../../../tests/mount.mjs';
 
 const item = (extra = {}) => ({ kind: 'tool', id: 'call_1', name: 'note_write', arguments: '{"title":"Shopping","body":"eggs"}', status: 'running', result: null, ...extra });
 
 describe('a tool call', () => {
-  let browser;
-  let view;
-  let page;
-
-  before(async () => {
-    browser = await startBrowser(['components/skald-tool-call/skald-tool-call.ts']);
-  });
-  after(() => browser?.close());
-
-  beforeEach(async () => {
-    view = await browser.open();
-    page = view.page;
-  });
-  afterEach(async () => {
-    assert.deepEqual(view.problems(), []);
-    await view.close();
-  });
+  const { page } = componentFixture(['components/skald-tool-call/skald-tool-call.ts']);
 
   const host = () => page.locator('skald-tool-call');
   const status = () => page.locator('skald-tool-call summary .status').textContent();
