@@ -1,11 +1,14 @@
-//! Build script: make sure the web assets exist before they are embedded, tell cargo to
-//! rebuild when they or the migrations change, keep the build portable, and run
-//! tauri-build for the desktop shell.
+//! Build script: make sure the web assets exist before the binary embeds them, tell cargo
+//! to rebuild when the migrations change, keep the build portable, and run tauri-build for
+//! the desktop shell.
+//!
+//! It does not watch `web/dist`: a rerun of this script recompiles the whole library, and
+//! the binary's embedded copy (`src-tauri/web.rs`) is already rebuilt by rustc's own
+//! tracking of each embedded file.
 
 use std::path::Path;
 
 fn main() {
-    println!("cargo:rerun-if-changed=web/dist");
     // sqlx::migrate! embeds the files at compile time but does not watch the folder.
     println!("cargo:rerun-if-changed=database/migrations");
     if !Path::new("web/dist/index.html").exists() {

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "desktop")]
 mod shell;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -114,7 +115,7 @@ fn serve(data_dir: Option<PathBuf>, port: u16) -> Result<(), StartError> {
         .build()
         .map_err(StartError::Serve)?;
     runtime.block_on(async {
-        let app = App::start(listener, data_dir, StartOptions { write_token_file: true }).await?;
+        let app = App::start(listener, data_dir, StartOptions { write_token_file: true, web: web::file }).await?;
         // Handlers go in before the ready line: a script may signal the moment it reads it.
         let stop = termination().map_err(StartError::Serve)?;
         ready_line(&app);

@@ -104,7 +104,7 @@ fn setup(
     quitting: Arc<AtomicBool>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let crate::Prepared { listener, data_dir, _log } = crate::prepare(data_dir, 0)?;
-    let options = StartOptions { write_token_file: hooks.is_some() };
+    let options = StartOptions { write_token_file: hooks.is_some(), web: crate::web::file };
     let app = tauri::async_runtime::block_on(App::start(listener, data_dir, options))?;
     let core = app.handle();
     handle.manage(core.clone());

@@ -15,6 +15,7 @@ use crate::agent::tools::web_fetch::FetchPolicy;
 use crate::agent::{Limits, Runtime};
 use crate::crypto::LaunchToken;
 use crate::error::StartError;
+use crate::http::assets::WebFiles;
 use crate::http::boundary::Boundary;
 use crate::http::serve::Limits as ConnectionLimits;
 use crate::http::{self, AppState};
@@ -42,6 +43,8 @@ pub struct StartOptions {
     /// `skald serve` writes the launch token to `run/api-token` for scripts; the desktop
     /// shell hands it to its window in memory and writes no file.
     pub write_token_file: bool,
+    /// The web UI's files, which the binary embeds.
+    pub web: WebFiles,
 }
 
 /// What the shell may do to a running core, and nothing more.
@@ -150,6 +153,7 @@ impl App {
             notifier,
             agent,
             shutdown: CancellationToken::new(),
+            web: options.web,
         };
         tracing::info!(port, data_dir = %data_dir.root().display(), version = crate::VERSION, "ready");
         Ok(Self { listener, data_dir, state, connections })

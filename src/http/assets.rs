@@ -1,20 +1,25 @@
-//! The web UI, embedded in the binary (debug builds too, so what is tested is what ships).
-//! Served without a token: the assets hold no secrets, and the page asks for the token.
+//! Serving the web UI, embedded in the binary (debug builds too, so what is tested is what
+//! ships). Served without a token: the assets hold no secrets, and the page asks for the
+//! token. The files themselves are embedded by the binary (`src-tauri/web.rs`) and
+//! handed in as [`WebFiles`].
 
 use axum::body::Body;
+use axum::extract::State;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use rust_embed::RustEmbed;
+use rust_embed::EmbeddedFile;
 
+use super::AppState;
 use super::error::ApiError;
 
-#[derive(RustEmbed)]
-#[folder = "web/dist"]
-struct WebAssets;
+/// Looks up one file of the built web UI by its path under `web/dist`. The binary embeds
+/// the files and passes this in ([`crate::app::StartOptions`]), so that a web-only change
+/// recompiles the binary's small crate and not this library (`src-tauri/web.rs` says why).
+pub type WebFiles = fn(&str) -> Option<EmbeddedFile>;
 
 /// Everything the route table does not name: unknown `/api` paths get a JSON 404,
 /// other GETs get a file or, for client-side routes, `index.html`.
-pub async fn fallback(method: Method, uri: Uri) -> Response {
+pub async fn fallback(State(state): State<AppState>, method: Method, uri: Uri) -> Response {
     let path = uri.path();
     if path == "/api" || path.starts_with("/api/") {
         return ApiError::NotFound.into_response();
@@ -23,7 +28,7 @@ pub async fn fallback(method: Method, uri: Uri) -> Response {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
     let wanted = path.trim_start_matches('/');
-    if let Some(response) = file(wanted) {
+    if let Some(response) = file(state.web, wanted) {
         return response;
     }
     // A path with an extension names a file that is not there; anything else is a
@@ -32,15 +37,15 @@ pub async fn fallback(method: Method, uri: Uri) -> Response {
     if last.contains('.') {
         return StatusCode::NOT_FOUND.into_response();
     }
-    file("index.html").unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
+    file(state.web, "index.html").unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
 }
 
-fn file(path: &str) -> Option<Response> {
+fn file(web: WebFiles, path: &str) -> Option<Response> {
     let path = if path.is_empty() { "index.html" } else { path };
     let (data, mime) = match dev_dir() {
         Some(dir) => from_dir(&dir, path)?,
         None => {
-            let asset = WebAssets::get(path)?;
+            let asset = web(path)?;
             (asset.data.into_owned(), asset.metadata.mimetype().to_owned())
         }
     };

@@ -2,6 +2,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::assets::WebFiles;
 use super::boundary::Boundary;
 use crate::agent::Runtime;
 use crate::crypto::LaunchToken;
@@ -22,4 +23,6 @@ pub struct AppState {
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,
+    /// The web UI's files, which the binary embeds.
+    pub web: WebFiles,
 }
