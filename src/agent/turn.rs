@@ -30,7 +30,10 @@ use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
 use crate::store::approvals::CardState;
-use crate::store::chat::{self, MessageRole, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
+use crate::store::chat::{
+    self, MessageRole, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource, Summary, TurnEnd,
+    TurnState,
+};
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -474,10 +477,10 @@ impl Turn {
             return Ok(false); // nothing was sent: nothing to record or bill
         }
         let outcome = match &end {
-            _ if self.stop.is_cancelled() => ("stopped", None),
-            None if !text.trim().is_empty() => ("ok", None),
-            None => ("error", Some("empty_summary")),
-            Some(err) => ("error", Some(err.code())),
+            _ if self.stop.is_cancelled() => (RequestOutcome::Stopped, None),
+            None if !text.trim().is_empty() => (RequestOutcome::Ok, None),
+            None => (RequestOutcome::Error, Some("empty_summary")),
+            Some(err) => (RequestOutcome::Error, Some(err.code())),
         };
         let record = RequestRecord {
             turn_id: self.turn_id.clone(),
@@ -498,21 +501,21 @@ impl Turn {
                 tools: serde_json::Value::Array(Vec::new()),
                 history_upto: upto,
                 summary_id: self.summary.as_ref().map(|s| s.id),
-                purpose: "compaction",
+                purpose: RequestPurpose::Compaction,
                 frame_id: None,
             },
         };
         // What the provider reported is billed; an estimate only for a summary that came back.
         let counted = match usage {
             Some((input, output)) => (clamp(input), clamp(output)),
-            None if outcome.0 == "ok" => {
+            None if outcome.0 == RequestOutcome::Ok => {
                 (usage::estimate_tokens(compaction::message_chars(&request)), usage::estimate_tokens(text.len()))
             }
             None => (0, 0),
         };
         self.pending = Some((record, counted));
         self.write_pending().await;
-        if outcome.0 != "ok" {
+        if outcome.0 != RequestOutcome::Ok {
             tracing::warn!(user = %self.session.user_id, code = outcome.1, "compaction failed; the request goes unshortened");
             return Ok(false);
         }
@@ -1190,9 +1193,9 @@ impl Turn {
             }
         });
         let (outcome, error_code) = match end {
-            End::Finished => ("ok", None),
-            End::Stopped | End::NotSaved => ("stopped", None),
-            End::Failed(err) => ("error", Some(err.code())),
+            End::Finished => (RequestOutcome::Ok, None),
+            End::Stopped | End::NotSaved => (RequestOutcome::Stopped, None),
+            End::Failed(err) => (RequestOutcome::Error, Some(err.code())),
         };
         let record = RequestRecord {
             turn_id: self.turn_id.clone(),
@@ -1213,7 +1216,7 @@ impl Turn {
                 tools: providers::tools_to_json(&request.tools),
                 history_upto: self.last_row,
                 summary_id: self.summary.as_ref().map(|s| s.id),
-                purpose: "turn",
+                purpose: RequestPurpose::Turn,
                 frame_id: self.frame_id().map(str::to_owned),
             },
         };

@@ -20,7 +20,10 @@ use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
 pub use history::{NewMessage, append, history, history_between};
-pub use requests::{RequestRecord, RequestSource, StoredRequest, record_request, requests, stored_request};
+pub use requests::{
+    RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
+    stored_request,
+};
 pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
 
 /// A conversation with its latest summary, in one query: a turn's start reads both.

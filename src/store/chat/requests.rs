@@ -1,6 +1,7 @@
 //! The record of each model request a conversation made, with the parts it was composed
 //! from, so that it can be composed again (§8.1).
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
@@ -18,10 +19,34 @@ pub struct RequestRecord {
     pub ttft_ms: Option<i64>,
     pub latency_ms: i64,
     pub attempts: i64,
-    pub outcome: &'static str,
+    pub outcome: RequestOutcome,
     pub error_code: Option<&'static str>,
     /// What the request was built from; see [`RequestSource`].
     pub source: RequestSource,
+}
+
+/// How a model request came out: the `model_requests.outcome` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RequestOutcome {
+    /// The reply arrived whole.
+    Ok,
+    /// The person stopped the turn, or its end could not be saved.
+    Stopped,
+    /// The provider failed, or the reply was of no use.
+    Error,
+}
+
+/// What a model request was for: the `model_requests.purpose` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RequestPurpose {
+    /// A round of a turn (or of a sub-agent's frame).
+    Turn,
+    /// A summary of the older turns (§8.6).
+    Compaction,
 }
 
 /// What a request was composed from: enough to compose it again (§8.1).
@@ -38,8 +63,8 @@ pub struct RequestSource {
     pub history_upto: i64,
     /// The summary that stood in for the rows before it, if any.
     pub summary_id: Option<i64>,
-    /// `turn`, or `compaction` for a request that wrote a summary.
-    pub purpose: &'static str,
+    /// A turn's round, or a summary.
+    pub purpose: RequestPurpose,
     /// The sub-agent frame that made the request, if one did.
     pub frame_id: Option<String>,
 }
@@ -155,7 +180,7 @@ pub async fn stored_request(
             tools: serde_json::from_str(&tools).unwrap_or(Value::Null),
             history_upto,
             summary_id,
-            purpose: "turn",
+            purpose: RequestPurpose::Turn,
             frame_id: None,
         },
         summary,
