@@ -29,7 +29,7 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::approvals::CardState;
+use crate::store::approvals::{CardKind, CardState};
 use crate::store::chat::{
     self, MessageRole, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource, Summary, TurnEnd,
     TurnState,
@@ -176,7 +176,7 @@ enum Verdict {
     /// gate's reason.
     Ask {
         reason: String,
-        kind: &'static str,
+        kind: CardKind,
     },
     /// A question the person answered; the text is the call's result.
     Answered(String),
@@ -230,8 +230,8 @@ pub const MAX_FRAMES: usize = 16;
 pub const MAX_PARALLEL_FRAMES: usize = 4;
 
 /// The kind of card a call that needs the person raises.
-fn card_kind(tool: &str) -> &'static str {
-    if tool == tools::CLARIFY { "question" } else { "approval" }
+fn card_kind(tool: &str) -> CardKind {
+    if tool == tools::CLARIFY { CardKind::Question } else { CardKind::Approval }
 }
 
 /// How a response's calls came out.
@@ -775,7 +775,7 @@ impl Turn {
             .iter()
             .zip(&verdicts)
             .filter_map(|(call, verdict)| match verdict {
-                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, kind)),
+                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, *kind)),
                 _ => None,
             })
             .collect();
@@ -957,18 +957,20 @@ impl Turn {
                 decision.reason
             )),
             // A question goes to the person unless a rule refuses it outright.
-            _ if asking => Verdict::Ask { reason: "the assistant has a question for you".into(), kind: "question" },
+            _ if asking => {
+                Verdict::Ask { reason: "the assistant has a question for you".into(), kind: CardKind::Question }
+            }
             gate::Effect::Allow => Verdict::Run,
             // Decided once already, yet the gate still asks: the arguments are not the
             // ones the person saw. Never a second card for the same call.
             gate::Effect::Require if card.is_some() => {
                 Verdict::Refuse("Refused: these arguments are not the ones the person approved.".to_owned())
             }
-            gate::Effect::Require => Verdict::Ask { reason: decision.reason, kind: "approval" },
+            gate::Effect::Require => Verdict::Ask { reason: decision.reason, kind: CardKind::Approval },
         }
     }
 
-    fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: &'static str) -> approvals::NewCard {
+    fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: CardKind) -> approvals::NewCard {
         let arguments = tools::parse_arguments(&call.arguments).unwrap_or_default();
         approvals::NewCard {
             id: random_id("card"),
