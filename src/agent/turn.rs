@@ -31,8 +31,8 @@ use crate::providers::{
 };
 use crate::store::approvals::{CardKind, CardState};
 use crate::store::chat::{
-    self, MessageRole, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource, Summary, TurnEnd,
-    TurnState,
+    self, MessageRole, MessageStatus, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource,
+    Summary, TurnEnd, TurnState,
 };
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
@@ -185,7 +185,7 @@ enum Verdict {
 /// What one call of a response came to.
 enum Outcome {
     /// Its result and status.
-    Done(String, &'static str),
+    Done(String, MessageStatus),
     /// Its frame met calls that need the person: their cards, not yet written.
     Park(Vec<approvals::NewCard>),
 }
@@ -201,10 +201,12 @@ enum FrameStart {
 /// A finished frame's result, read back from its closing row.
 fn finished_frame(agent: &str, rows: &[crate::store::chat::Message]) -> Outcome {
     let closing = rows.iter().rev().find(|m| m.role == MessageRole::Assistant && m.tool_calls.is_none());
-    match closing.map(|m| (m.status.as_str(), m)) {
-        Some(("done", m)) => Outcome::Done(m.text.clone(), "ok"),
-        Some(("stopped", _)) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
-        _ => Outcome::Done(format!("Error: the {agent} agent could not finish."), "error"),
+    match closing.and_then(|m| Some((m.status.ended_as()?, m))) {
+        Some((TurnState::Done, m)) => Outcome::Done(m.text.clone(), MessageStatus::Ok),
+        Some((TurnState::Stopped, _)) => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
+        Some((TurnState::Error | TurnState::Parked | TurnState::Running, _)) | None => {
+            Outcome::Done(format!("Error: the {agent} agent could not finish."), MessageStatus::Error)
+        }
     }
 }
 
@@ -736,7 +738,7 @@ impl Turn {
             turn_id: &self.turn_id,
             role: MessageRole::Assistant,
             text: &text,
-            status: "tool_calls",
+            status: MessageStatus::ToolCalls,
             tool_calls: Some(calls_to_json(&calls)),
             model: Some(&self.model.name),
             frame_id: self.frame_id(),
@@ -807,14 +809,14 @@ impl Turn {
                         }
                         Verdict::Run => tokio::select! {
                             biased;
-                            () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                            () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
                             result = registry.call(offered, &call.name, &call.arguments, context) => match result {
-                                Ok(output) => Outcome::Done(output, "ok"),
-                                Err(why) => Outcome::Done(format!("Error: {why}"), "error"),
+                                Ok(output) => Outcome::Done(output, MessageStatus::Ok),
+                                Err(why) => Outcome::Done(format!("Error: {why}"), MessageStatus::Error),
                             },
                         },
-                        Verdict::Refuse(text) => Outcome::Done(text, "denied"),
-                        Verdict::Answered(text) => Outcome::Done(text, "ok"),
+                        Verdict::Refuse(text) => Outcome::Done(text, MessageStatus::Denied),
+                        Verdict::Answered(text) => Outcome::Done(text, MessageStatus::Ok),
                         Verdict::Ask { .. } => unreachable!("a call that needs a person parks the turn"),
                     }
                 }
@@ -825,12 +827,12 @@ impl Turn {
         // redirect), a note tool for a note written from a fetched page.
         let brought_in = context.brought_outside.load(Ordering::Acquire)
             || calls.iter().zip(&outcomes).any(|(call, outcome)| {
-                matches!(outcome, Outcome::Done(_, "ok")) && registry.brings_outside_content(&call.name)
+                matches!(outcome, Outcome::Done(_, MessageStatus::Ok)) && registry.brings_outside_content(&call.name)
             });
         if brought_in && !self.outside_content.swap(true, Ordering::AcqRel) {
             chat::mark_outside_content(&space, &self.chat_id).await?;
         }
-        let done: Vec<(&ToolCall, &str, &'static str)> = calls
+        let done: Vec<(&ToolCall, &str, MessageStatus)> = calls
             .iter()
             .zip(&outcomes)
             .filter_map(|(call, outcome)| match outcome {
@@ -846,7 +848,7 @@ impl Turn {
                 turn_id: &self.turn_id,
                 role: MessageRole::Tool,
                 text,
-                status,
+                status: *status,
                 tool_call_id: Some(&call.id),
                 tool_name: Some(&call.name),
                 frame_id,
@@ -1001,12 +1003,12 @@ impl Turn {
     async fn call_agent(&self, call: &ToolCall, slots: &tokio::sync::Semaphore) -> Outcome {
         let _slot = tokio::select! {
             biased;
-            () = self.stop.cancelled() => return Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+            () = self.stop.cancelled() => return Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
             slot = slots.acquire() => slot,
         };
         match self.frame_for(call).await {
             Ok(frame) => frame.run_frame().await,
-            Err(FrameStart::Refused(why)) => Outcome::Done(format!("Error: {why}"), "error"),
+            Err(FrameStart::Refused(why)) => Outcome::Done(format!("Error: {why}"), MessageStatus::Error),
             Err(FrameStart::Finished(outcome)) => outcome,
         }
     }
@@ -1159,13 +1161,16 @@ impl Turn {
             self.events.emit("frame_ended", json!({ "status": closing.state }));
             match (closing.state, closing.error) {
                 (TurnState::Done, _) if closing.text.trim().is_empty() => {
-                    Outcome::Done(format!("The {} agent finished without an answer.", self.agent), "ok")
+                    Outcome::Done(format!("The {} agent finished without an answer.", self.agent), MessageStatus::Ok)
                 }
-                (TurnState::Done, _) => Outcome::Done(closing.text, "ok"),
-                (TurnState::Stopped, _) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                (TurnState::Done, _) => Outcome::Done(closing.text, MessageStatus::Ok),
+                (TurnState::Stopped, _) => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
                 (_, error) => {
                     let why = error.map_or_else(|| "it failed".to_owned(), |(_, message)| message);
-                    Outcome::Done(format!("Error: the {} agent could not finish: {why}", self.agent), "error")
+                    Outcome::Done(
+                        format!("Error: the {} agent could not finish: {why}", self.agent),
+                        MessageStatus::Error,
+                    )
                 }
             }
         })
@@ -1250,7 +1255,7 @@ impl Turn {
             turn_id: &self.turn_id,
             role: MessageRole::Assistant,
             text: &closing.text,
-            status: closing.state.as_str(),
+            status: closing.state.into(),
             model: Some(&self.model.name),
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),

@@ -34,6 +34,79 @@ pub enum MessageRole {
     Tool,
 }
 
+/// What became of a row of history: the `messages.status` column, and the words the API
+/// shows. A person's message is `sent`; an assistant row with calls is `tool_calls`; a
+/// call's result is `ok`, `denied`, `cancelled` or `error`; a closing row carries the
+/// state its turn or frame ended in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// The person's message, or the task a frame was given.
+    #[default]
+    Sent,
+    /// The model's calls, to be run.
+    ToolCalls,
+    /// A call that ran, or a question the person answered.
+    Ok,
+    /// A call the gate or the person refused.
+    Denied,
+    /// A call whose turn stopped before it had a result.
+    Cancelled,
+    /// A call that failed, or the closing row of a turn that failed.
+    Error,
+    /// The closing row of a turn that finished.
+    Done,
+    /// The closing row of a turn the person stopped.
+    Stopped,
+    /// The closing row of a turn that waits on cards.
+    Parked,
+    /// The closing row of a turn still recorded as running.
+    Running,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sent => "sent",
+            Self::ToolCalls => "tool_calls",
+            Self::Ok => "ok",
+            Self::Denied => "denied",
+            Self::Cancelled => "cancelled",
+            Self::Error => "error",
+            Self::Done => "done",
+            Self::Stopped => "stopped",
+            Self::Parked => "parked",
+            Self::Running => "running",
+        }
+    }
+
+    /// The state a closing row says its turn or frame ended in; none for other rows.
+    pub fn ended_as(self) -> Option<TurnState> {
+        match self {
+            Self::Done => Some(TurnState::Done),
+            Self::Stopped => Some(TurnState::Stopped),
+            Self::Error => Some(TurnState::Error),
+            Self::Parked => Some(TurnState::Parked),
+            Self::Running => Some(TurnState::Running),
+            Self::Sent | Self::ToolCalls | Self::Ok | Self::Denied | Self::Cancelled => None,
+        }
+    }
+}
+
+impl From<TurnState> for MessageStatus {
+    /// A closing row's status: the state its turn or frame ended in.
+    fn from(state: TurnState) -> Self {
+        match state {
+            TurnState::Running => Self::Running,
+            TurnState::Parked => Self::Parked,
+            TurnState::Done => Self::Done,
+            TurnState::Stopped => Self::Stopped,
+            TurnState::Error => Self::Error,
+        }
+    }
+}
+
 /// One row of history, as the API returns it.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Message {
@@ -41,7 +114,7 @@ pub struct Message {
     pub turn_id: String,
     pub role: MessageRole,
     pub text: String,
-    pub status: String,
+    pub status: MessageStatus,
     #[sqlx(json(nullable))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Value>,

@@ -274,7 +274,7 @@ fn size_of(snapshot: &Snapshot) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::conversation::MessageRole;
+    use crate::store::conversation::{MessageRole, MessageStatus};
 
     fn snapshot(title: &str, rows: usize, text: &str) -> Arc<Snapshot> {
         let conversation = ChatSession {
@@ -292,7 +292,7 @@ mod tests {
             turn_id: "turn_1".into(),
             role: MessageRole::User,
             text: text.into(),
-            status: "sent".into(),
+            status: MessageStatus::Sent,
             tool_calls: None,
             tool_call_id: None,
             tool_name: None,

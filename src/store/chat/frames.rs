@@ -4,7 +4,7 @@
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::history::insert_message;
-use super::{Message, MessageRole, NewMessage, StoreError, TurnState, timestamp};
+use super::{Message, MessageRole, MessageStatus, NewMessage, StoreError, TurnState, timestamp};
 
 /// A sub-agent frame as stored (§8.3).
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -53,7 +53,7 @@ pub async fn open_frame(store: &PrivateStore, frame: &NewFrame<'_>, task: &str) 
         turn_id: frame.turn_id,
         role: MessageRole::User,
         text: task,
-        status: "sent",
+        status: MessageStatus::Sent,
         frame_id: Some(frame.id),
         ..NewMessage::default()
     };

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
-use super::{Message, MessageRole, StoreError, timestamp};
+use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
 
 /// A row about to be appended.
 #[derive(Debug, Default)]
@@ -13,7 +13,7 @@ pub struct NewMessage<'a> {
     pub turn_id: &'a str,
     pub role: MessageRole,
     pub text: &'a str,
-    pub status: &'a str,
+    pub status: MessageStatus,
     pub tool_calls: Option<Value>,
     pub tool_call_id: Option<&'a str>,
     pub tool_name: Option<&'a str>,

@@ -14,7 +14,7 @@ mod turns;
 
 use std::sync::Arc;
 
-pub use super::conversation::{ChatSession, Message, MessageRole, Summary, TurnState};
+pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, Summary, TurnState};
 use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
@@ -206,7 +206,14 @@ mod tests {
     use super::*;
 
     fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
-        NewMessage { session_id, turn_id, role: MessageRole::Assistant, text, status: "done", ..NewMessage::default() }
+        NewMessage {
+            session_id,
+            turn_id,
+            role: MessageRole::Assistant,
+            text,
+            status: MessageStatus::Done,
+            ..NewMessage::default()
+        }
     }
 
     async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {

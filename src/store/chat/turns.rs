@@ -7,7 +7,7 @@ use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::history::insert_message;
 use super::requests::insert_request;
-use super::{MessageRole, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
+use super::{MessageRole, MessageStatus, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
 
 /// How a turn ended, for the turn row.
 #[derive(Debug)]
@@ -28,7 +28,14 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
     let id = insert_message(
         &mut tx,
-        &NewMessage { session_id, turn_id, role: MessageRole::User, text, status: "sent", ..NewMessage::default() },
+        &NewMessage {
+            session_id,
+            turn_id,
+            role: MessageRole::User,
+            text,
+            status: MessageStatus::Sent,
+            ..NewMessage::default()
+        },
         &now,
     )
     .await?;
@@ -117,7 +124,7 @@ pub async fn end_turn(
     if let Some(record) = request {
         insert_request(&mut tx, record).await?;
     }
-    let status = if end.state == TurnState::Stopped { "cancelled" } else { "error" };
+    let status = if end.state == TurnState::Stopped { MessageStatus::Cancelled } else { MessageStatus::Error };
     for (call_id, name, frame_id) in unanswered_calls(&mut tx, last.turn_id).await? {
         let result = NewMessage {
             session_id: last.session_id,
@@ -165,7 +172,7 @@ pub async fn close_turn(
         turn_id,
         role: MessageRole::Assistant,
         text: "",
-        status: end.state.as_str(),
+        status: end.state.into(),
         error_code: end.error_code,
         error_message: end.error_message,
         ..NewMessage::default()
