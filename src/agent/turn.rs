@@ -497,7 +497,7 @@ impl Turn {
             error_code: outcome.1,
             source: RequestSource {
                 session_id: self.chat_id.clone(),
-                kind: self.endpoint.kind.clone(),
+                kind: self.endpoint.kind,
                 render_version: super::RENDER_VERSION,
                 prompt,
                 tools: serde_json::Value::Array(Vec::new()),
@@ -1217,7 +1217,7 @@ impl Turn {
             error_code,
             source: RequestSource {
                 session_id: self.chat_id.clone(),
-                kind: self.endpoint.kind.clone(),
+                kind: self.endpoint.kind,
                 render_version: super::RENDER_VERSION,
                 prompt: self.prompt.clone(),
                 tools: providers::tools_to_json(&request.tools),

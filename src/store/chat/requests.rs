@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
+use super::super::providers::ProviderKind;
 use super::super::snapshots::Touched;
 use super::{StoreError, Summary, timestamp};
 
@@ -54,7 +55,7 @@ pub enum RequestPurpose {
 pub struct RequestSource {
     pub session_id: String,
     /// The wire protocol the body was written in.
-    pub kind: String,
+    pub kind: ProviderKind,
     /// The version of the code that composes requests from these parts.
     pub render_version: i64,
     pub prompt: String,
@@ -114,7 +115,7 @@ pub(super) async fn insert_request(
     .bind(record.error_code)
     .bind(timestamp())
     .bind(&source.session_id)
-    .bind(&source.kind)
+    .bind(source.kind)
     .bind(source.render_version)
     .bind(&prompt_version)
     .bind(&toolset_version)
@@ -148,7 +149,7 @@ pub async fn stored_request(
     session_id: &str,
     id: i64,
 ) -> Result<Option<StoredRequest>, StoreError> {
-    type Row = (String, String, i64, String, String, i64, Option<i64>, String);
+    type Row = (String, ProviderKind, i64, String, String, i64, Option<i64>, String);
     let row: Option<Row> = sqlx::query_as(
         "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id, r.purpose
          FROM model_requests r
