@@ -83,7 +83,7 @@ fn conversation_markdown(session: &ChatSession, history: &[Message]) -> String {
             MessageRole::Tool => out.push_str(&format!(
                 "\n> {} ({}): {}\n",
                 message.tool_name.as_deref().unwrap_or("tool"),
-                message.status,
+                message.status.as_str(),
                 text.lines().next().unwrap_or("")
             )),
             MessageRole::Assistant => {}

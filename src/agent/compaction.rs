@@ -130,7 +130,7 @@ mod tests {
             turn_id: String::new(),
             role: serde_json::from_value(serde_json::json!(role)).expect("a role"),
             text: text.into(),
-            status: String::new(),
+            status: crate::store::chat::MessageStatus::Sent,
             tool_calls: (role == "assistant" && text.is_empty())
                 .then(|| serde_json::json!([{ "id": "c", "name": "current_time", "arguments": "{}" }])),
             tool_call_id: (role == "tool").then(|| "c".into()),

@@ -350,6 +350,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::store::providers::ProviderKind;
 
     fn terms() -> Terms {
         let mut providers = BTreeMap::new();
@@ -357,7 +358,7 @@ mod tests {
             "home".to_owned(),
             ProviderTerms {
                 name: "Home".into(),
-                kind: "openai".into(),
+                kind: ProviderKind::Openai,
                 base_url: "http://127.0.0.1:8080/v1".into(),
                 trusted_lan: false,
                 key: None,

@@ -11,7 +11,7 @@ use super::gate::{CONFIRMED_WRITES, Effect, PERSONAL_PRIORITY, Rule};
 use super::{Runtime, TurnError};
 use crate::providers::catalogue::allowed;
 use crate::store::StoreError;
-use crate::store::approvals::{self, Card, CardState};
+use crate::store::approvals::{self, Card, CardKind, CardState};
 use crate::users::sessions::Session;
 
 /// Why a decision was not taken.
@@ -61,7 +61,8 @@ const MAX_ANSWER_CHARS: usize = 4000;
 /// answered, `answer` to its details.
 pub fn card_view(card: &Card) -> Value {
     let arguments: Value = serde_json::from_str(&card.arguments).unwrap_or(Value::Null);
-    let question = (card.kind == "question").then(|| super::tools::clarify::question(&arguments).ok()).flatten();
+    let question =
+        (card.kind == CardKind::Question).then(|| super::tools::clarify::question(&arguments).ok()).flatten();
     let summary = match &question {
         Some((text, _)) => text.clone(),
         None => summary(&card.tool, &arguments),
@@ -124,7 +125,7 @@ impl Runtime {
     ) -> Result<(Value, bool), DecisionError> {
         let space = &session.space;
         let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
-        if card.kind != "approval" {
+        if card.kind != CardKind::Approval {
             return Err(DecisionError::WrongKind(r#"this card asks a question: answer it with {"answer": "…"}"#));
         }
         if card.state != CardState::Pending {
@@ -174,7 +175,7 @@ impl Runtime {
         }
         let space = &session.space;
         let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
-        if card.kind != "question" {
+        if card.kind != CardKind::Question {
             return Err(DecisionError::WrongKind(
                 r#"this card asks for a decision: send {"decision": "allow"} or "deny""#,
             ));

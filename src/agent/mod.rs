@@ -34,6 +34,7 @@ use crate::secrets::{InstanceSecrets, SecretsError};
 use crate::store::agents::{self as agent_versions, Source as AgentSource};
 use crate::store::chat::{self, Message, MessageRole, TurnEnd, TurnState};
 use crate::store::private::PrivateStore;
+use crate::store::providers::ProviderKind;
 use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, approvals, providers};
 use crate::users::sessions::Session;
@@ -171,10 +172,10 @@ impl ProviderCache {
         Ok(Endpoint {
             provider: model.provider.clone(),
             privacy: model.privacy,
-            kind: model.kind.clone(),
+            kind: model.kind,
             base_url: model.base_url.clone(),
             api_key: self.key(secrets, &model.provider_id)?,
-            local: (model.kind == "local").then(|| (self.local.clone(), person.clone())),
+            local: (model.kind == ProviderKind::Local).then(|| (self.local.clone(), person.clone())),
         })
     }
 
@@ -891,7 +892,7 @@ pub async fn rebuild(
     space: &PrivateStore,
     session_id: &str,
     request_id: i64,
-) -> Result<(String, serde_json::Value), RebuildError> {
+) -> Result<(ProviderKind, serde_json::Value), RebuildError> {
     let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
     if stored.source.summary_id.is_some() && stored.summary.is_none() {
         return Err(RebuildError::NotFound); // its summary is gone: composing without it would be wrong
@@ -905,7 +906,7 @@ pub async fn rebuild(
     let summary = stored.summary.as_ref().map(|s| s.text.as_str());
     let request =
         compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));
-    let body = crate::providers::body(&source.kind, &request).ok_or(RebuildError::NotFound)?;
+    let body = crate::providers::body(source.kind, &request);
     Ok((source.kind, body))
 }
 

@@ -72,7 +72,7 @@ impl Runtime {
         for model in providers.models.iter().filter(|m| usable(role, m)) {
             terms.providers.entry(model.provider_id.clone()).or_insert_with(|| ProviderTerms {
                 name: model.provider.clone(),
-                kind: model.kind.clone(),
+                kind: model.kind,
                 base_url: model.base_url.clone(),
                 trusted_lan: model.trusted_lan,
                 key: providers.key_digest(&model.provider_id),

@@ -29,8 +29,11 @@ use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{
     self, ChatRequest, ContextMessage, Delta, DeltaStream, Endpoint, ProviderError, ToolCall, ToolSpec,
 };
-use crate::store::approvals::CardState;
-use crate::store::chat::{self, MessageRole, NewMessage, RequestRecord, RequestSource, Summary, TurnEnd, TurnState};
+use crate::store::approvals::{CardKind, CardState};
+use crate::store::chat::{
+    self, MessageRole, MessageStatus, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource,
+    Summary, TurnEnd, TurnState,
+};
 use crate::store::roles::Role;
 use crate::store::{StoreError, approval_rules, approvals, usage as usage_totals};
 use crate::users::sessions::Session;
@@ -173,7 +176,7 @@ enum Verdict {
     /// gate's reason.
     Ask {
         reason: String,
-        kind: &'static str,
+        kind: CardKind,
     },
     /// A question the person answered; the text is the call's result.
     Answered(String),
@@ -182,7 +185,7 @@ enum Verdict {
 /// What one call of a response came to.
 enum Outcome {
     /// Its result and status.
-    Done(String, &'static str),
+    Done(String, MessageStatus),
     /// Its frame met calls that need the person: their cards, not yet written.
     Park(Vec<approvals::NewCard>),
 }
@@ -198,10 +201,12 @@ enum FrameStart {
 /// A finished frame's result, read back from its closing row.
 fn finished_frame(agent: &str, rows: &[crate::store::chat::Message]) -> Outcome {
     let closing = rows.iter().rev().find(|m| m.role == MessageRole::Assistant && m.tool_calls.is_none());
-    match closing.map(|m| (m.status.as_str(), m)) {
-        Some(("done", m)) => Outcome::Done(m.text.clone(), "ok"),
-        Some(("stopped", _)) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
-        _ => Outcome::Done(format!("Error: the {agent} agent could not finish."), "error"),
+    match closing.and_then(|m| Some((m.status.ended_as()?, m))) {
+        Some((TurnState::Done, m)) => Outcome::Done(m.text.clone(), MessageStatus::Ok),
+        Some((TurnState::Stopped, _)) => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
+        Some((TurnState::Error | TurnState::Parked | TurnState::Running, _)) | None => {
+            Outcome::Done(format!("Error: the {agent} agent could not finish."), MessageStatus::Error)
+        }
     }
 }
 
@@ -227,8 +232,8 @@ pub const MAX_FRAMES: usize = 16;
 pub const MAX_PARALLEL_FRAMES: usize = 4;
 
 /// The kind of card a call that needs the person raises.
-fn card_kind(tool: &str) -> &'static str {
-    if tool == tools::CLARIFY { "question" } else { "approval" }
+fn card_kind(tool: &str) -> CardKind {
+    if tool == tools::CLARIFY { CardKind::Question } else { CardKind::Approval }
 }
 
 /// How a response's calls came out.
@@ -474,10 +479,10 @@ impl Turn {
             return Ok(false); // nothing was sent: nothing to record or bill
         }
         let outcome = match &end {
-            _ if self.stop.is_cancelled() => ("stopped", None),
-            None if !text.trim().is_empty() => ("ok", None),
-            None => ("error", Some("empty_summary")),
-            Some(err) => ("error", Some(err.code())),
+            _ if self.stop.is_cancelled() => (RequestOutcome::Stopped, None),
+            None if !text.trim().is_empty() => (RequestOutcome::Ok, None),
+            None => (RequestOutcome::Error, Some("empty_summary")),
+            Some(err) => (RequestOutcome::Error, Some(err.code())),
         };
         let record = RequestRecord {
             turn_id: self.turn_id.clone(),
@@ -492,27 +497,27 @@ impl Turn {
             error_code: outcome.1,
             source: RequestSource {
                 session_id: self.chat_id.clone(),
-                kind: self.endpoint.kind.clone(),
+                kind: self.endpoint.kind,
                 render_version: super::RENDER_VERSION,
                 prompt,
                 tools: serde_json::Value::Array(Vec::new()),
                 history_upto: upto,
                 summary_id: self.summary.as_ref().map(|s| s.id),
-                purpose: "compaction",
+                purpose: RequestPurpose::Compaction,
                 frame_id: None,
             },
         };
         // What the provider reported is billed; an estimate only for a summary that came back.
         let counted = match usage {
             Some((input, output)) => (clamp(input), clamp(output)),
-            None if outcome.0 == "ok" => {
+            None if outcome.0 == RequestOutcome::Ok => {
                 (usage::estimate_tokens(compaction::message_chars(&request)), usage::estimate_tokens(text.len()))
             }
             None => (0, 0),
         };
         self.pending = Some((record, counted));
         self.write_pending().await;
-        if outcome.0 != "ok" {
+        if outcome.0 != RequestOutcome::Ok {
             tracing::warn!(user = %self.session.user_id, code = outcome.1, "compaction failed; the request goes unshortened");
             return Ok(false);
         }
@@ -733,7 +738,7 @@ impl Turn {
             turn_id: &self.turn_id,
             role: MessageRole::Assistant,
             text: &text,
-            status: "tool_calls",
+            status: MessageStatus::ToolCalls,
             tool_calls: Some(calls_to_json(&calls)),
             model: Some(&self.model.name),
             frame_id: self.frame_id(),
@@ -772,7 +777,7 @@ impl Turn {
             .iter()
             .zip(&verdicts)
             .filter_map(|(call, verdict)| match verdict {
-                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, kind)),
+                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, *kind)),
                 _ => None,
             })
             .collect();
@@ -804,14 +809,14 @@ impl Turn {
                         }
                         Verdict::Run => tokio::select! {
                             biased;
-                            () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                            () = stop.cancelled() => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
                             result = registry.call(offered, &call.name, &call.arguments, context) => match result {
-                                Ok(output) => Outcome::Done(output, "ok"),
-                                Err(why) => Outcome::Done(format!("Error: {why}"), "error"),
+                                Ok(output) => Outcome::Done(output, MessageStatus::Ok),
+                                Err(why) => Outcome::Done(format!("Error: {why}"), MessageStatus::Error),
                             },
                         },
-                        Verdict::Refuse(text) => Outcome::Done(text, "denied"),
-                        Verdict::Answered(text) => Outcome::Done(text, "ok"),
+                        Verdict::Refuse(text) => Outcome::Done(text, MessageStatus::Denied),
+                        Verdict::Answered(text) => Outcome::Done(text, MessageStatus::Ok),
                         Verdict::Ask { .. } => unreachable!("a call that needs a person parks the turn"),
                     }
                 }
@@ -822,12 +827,12 @@ impl Turn {
         // redirect), a note tool for a note written from a fetched page.
         let brought_in = context.brought_outside.load(Ordering::Acquire)
             || calls.iter().zip(&outcomes).any(|(call, outcome)| {
-                matches!(outcome, Outcome::Done(_, "ok")) && registry.brings_outside_content(&call.name)
+                matches!(outcome, Outcome::Done(_, MessageStatus::Ok)) && registry.brings_outside_content(&call.name)
             });
         if brought_in && !self.outside_content.swap(true, Ordering::AcqRel) {
             chat::mark_outside_content(&space, &self.chat_id).await?;
         }
-        let done: Vec<(&ToolCall, &str, &'static str)> = calls
+        let done: Vec<(&ToolCall, &str, MessageStatus)> = calls
             .iter()
             .zip(&outcomes)
             .filter_map(|(call, outcome)| match outcome {
@@ -843,7 +848,7 @@ impl Turn {
                 turn_id: &self.turn_id,
                 role: MessageRole::Tool,
                 text,
-                status,
+                status: *status,
                 tool_call_id: Some(&call.id),
                 tool_name: Some(&call.name),
                 frame_id,
@@ -954,18 +959,20 @@ impl Turn {
                 decision.reason
             )),
             // A question goes to the person unless a rule refuses it outright.
-            _ if asking => Verdict::Ask { reason: "the assistant has a question for you".into(), kind: "question" },
+            _ if asking => {
+                Verdict::Ask { reason: "the assistant has a question for you".into(), kind: CardKind::Question }
+            }
             gate::Effect::Allow => Verdict::Run,
             // Decided once already, yet the gate still asks: the arguments are not the
             // ones the person saw. Never a second card for the same call.
             gate::Effect::Require if card.is_some() => {
                 Verdict::Refuse("Refused: these arguments are not the ones the person approved.".to_owned())
             }
-            gate::Effect::Require => Verdict::Ask { reason: decision.reason, kind: "approval" },
+            gate::Effect::Require => Verdict::Ask { reason: decision.reason, kind: CardKind::Approval },
         }
     }
 
-    fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: &'static str) -> approvals::NewCard {
+    fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: CardKind) -> approvals::NewCard {
         let arguments = tools::parse_arguments(&call.arguments).unwrap_or_default();
         approvals::NewCard {
             id: random_id("card"),
@@ -996,12 +1003,12 @@ impl Turn {
     async fn call_agent(&self, call: &ToolCall, slots: &tokio::sync::Semaphore) -> Outcome {
         let _slot = tokio::select! {
             biased;
-            () = self.stop.cancelled() => return Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+            () = self.stop.cancelled() => return Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
             slot = slots.acquire() => slot,
         };
         match self.frame_for(call).await {
             Ok(frame) => frame.run_frame().await,
-            Err(FrameStart::Refused(why)) => Outcome::Done(format!("Error: {why}"), "error"),
+            Err(FrameStart::Refused(why)) => Outcome::Done(format!("Error: {why}"), MessageStatus::Error),
             Err(FrameStart::Finished(outcome)) => outcome,
         }
     }
@@ -1154,13 +1161,16 @@ impl Turn {
             self.events.emit("frame_ended", json!({ "status": closing.state }));
             match (closing.state, closing.error) {
                 (TurnState::Done, _) if closing.text.trim().is_empty() => {
-                    Outcome::Done(format!("The {} agent finished without an answer.", self.agent), "ok")
+                    Outcome::Done(format!("The {} agent finished without an answer.", self.agent), MessageStatus::Ok)
                 }
-                (TurnState::Done, _) => Outcome::Done(closing.text, "ok"),
-                (TurnState::Stopped, _) => Outcome::Done(CANCELLED.to_owned(), "cancelled"),
+                (TurnState::Done, _) => Outcome::Done(closing.text, MessageStatus::Ok),
+                (TurnState::Stopped, _) => Outcome::Done(CANCELLED.to_owned(), MessageStatus::Cancelled),
                 (_, error) => {
                     let why = error.map_or_else(|| "it failed".to_owned(), |(_, message)| message);
-                    Outcome::Done(format!("Error: the {} agent could not finish: {why}", self.agent), "error")
+                    Outcome::Done(
+                        format!("Error: the {} agent could not finish: {why}", self.agent),
+                        MessageStatus::Error,
+                    )
                 }
             }
         })
@@ -1190,9 +1200,9 @@ impl Turn {
             }
         });
         let (outcome, error_code) = match end {
-            End::Finished => ("ok", None),
-            End::Stopped | End::NotSaved => ("stopped", None),
-            End::Failed(err) => ("error", Some(err.code())),
+            End::Finished => (RequestOutcome::Ok, None),
+            End::Stopped | End::NotSaved => (RequestOutcome::Stopped, None),
+            End::Failed(err) => (RequestOutcome::Error, Some(err.code())),
         };
         let record = RequestRecord {
             turn_id: self.turn_id.clone(),
@@ -1207,13 +1217,13 @@ impl Turn {
             error_code,
             source: RequestSource {
                 session_id: self.chat_id.clone(),
-                kind: self.endpoint.kind.clone(),
+                kind: self.endpoint.kind,
                 render_version: super::RENDER_VERSION,
                 prompt: self.prompt.clone(),
                 tools: providers::tools_to_json(&request.tools),
                 history_upto: self.last_row,
                 summary_id: self.summary.as_ref().map(|s| s.id),
-                purpose: "turn",
+                purpose: RequestPurpose::Turn,
                 frame_id: self.frame_id().map(str::to_owned),
             },
         };
@@ -1245,7 +1255,7 @@ impl Turn {
             turn_id: &self.turn_id,
             role: MessageRole::Assistant,
             text: &closing.text,
-            status: closing.state.as_str(),
+            status: closing.state.into(),
             model: Some(&self.model.name),
             error_code: closing.error.as_ref().map(|(code, _)| *code),
             error_message: closing.error.as_ref().map(|(_, message)| message.as_str()),

@@ -17,7 +17,7 @@ use crate::agent::key_purpose;
 use crate::ids::random_id;
 use crate::providers::catalogue::{CatalogueModel, STRENGTHS, guess_strength};
 use crate::providers::{Endpoint, gguf};
-use crate::store::providers::{self, Model, NewProvider, ProviderChange};
+use crate::store::providers::{self, Model, NewProvider, ProviderChange, ProviderKind};
 use crate::store::{StoreError, local_models};
 
 /// A model as an administrator may give it: a bare id, or an id with what they know.
@@ -62,19 +62,19 @@ pub async fn add(
     Body(req): Body<NewProviderBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let name = valid_name(&req.name)?;
-    check_kind(&req.kind)?;
+    let kind = check_kind(&req.kind)?;
     let base_url = valid_base_url(&req.base_url)?;
     let api_key = trimmed_key(req.api_key);
     let models = match req.models {
         Some(given) => models_from(given)?,
-        None => listed_models(&state, &name, &req.kind, &base_url, api_key.clone()).await?,
+        None => listed_models(&state, &name, kind, &base_url, api_key.clone()).await?,
     };
     let id = random_id("provider");
     let sealed = seal_key(&state, &id, api_key.as_deref().map(String::as_str))?;
     let new = NewProvider {
         id: &id,
         name: &name,
-        kind: &req.kind,
+        kind,
         base_url: &base_url,
         sealed_key: sealed.as_deref(),
         trusted_lan: req.trusted_lan,
@@ -94,7 +94,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<Value>>, Api
     let mut out = Vec::new();
     for provider in providers::list(&state.system).await? {
         let models = providers::models(&state.system, &provider.id).await?;
-        let privacy = crate::providers::privacy::classify(&provider.kind, &provider.base_url, provider.trusted_lan);
+        let privacy = crate::providers::privacy::classify(provider.kind, &provider.base_url, provider.trusted_lan);
         let mut value = json!(provider);
         value["models"] = json!(models);
         value["privacy"] = json!(privacy);
@@ -240,7 +240,7 @@ pub async fn refresh(
     let provider = providers::get(&state.system, &id).await?.ok_or_else(no_provider)?;
     let key = state.agent.provider_key(&id).await?;
     let known = providers::models(&state.system, &id).await?;
-    let listed = listed_models(&state, &provider.name, &provider.kind, &provider.base_url, key).await?;
+    let listed = listed_models(&state, &provider.name, provider.kind, &provider.base_url, key).await?;
     let merged: Vec<Model> = listed
         .into_iter()
         .map(|fresh| known.iter().find(|k| k.model_id == fresh.model_id).cloned().unwrap_or(fresh))
@@ -278,13 +278,13 @@ pub async fn models(State(state): State<AppState>, caller: Caller) -> Result<Jso
 async fn listed_models(
     state: &AppState,
     name: &str,
-    kind: &str,
+    kind: ProviderKind,
     base_url: &str,
     api_key: Option<Zeroizing<String>>,
 ) -> Result<Vec<Model>, ApiError> {
     let endpoint = Endpoint {
         provider: name.to_owned(),
-        kind: kind.to_owned(),
+        kind,
         // Listing models carries nothing of anyone's; the tier does not matter here.
         privacy: crate::providers::privacy::classify(kind, base_url, false),
         base_url: base_url.to_owned(),
@@ -344,12 +344,13 @@ fn valid_name(name: &str) -> Result<String, ApiError> {
     Ok(name.to_owned())
 }
 
-fn check_kind(kind: &str) -> Result<(), ApiError> {
-    match kind {
-        "openai" | "anthropic" | "ollama" => Ok(()),
-        other => Err(ApiError::BadRequest {
+/// The kind an administrator may connect; the built-in provider is Skald's own.
+fn check_kind(kind: &str) -> Result<ProviderKind, ApiError> {
+    match ProviderKind::parse(kind) {
+        Some(known @ (ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Ollama)) => Ok(known),
+        Some(ProviderKind::Local) | None => Err(ApiError::BadRequest {
             code: "invalid_kind",
-            message: format!("kind {other:?} is not one of openai, anthropic, ollama"),
+            message: format!("kind {kind:?} is not one of openai, anthropic, ollama"),
         }),
     }
 }

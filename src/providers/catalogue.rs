@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::privacy::{self, Tier};
 use crate::store::providers::CatalogueRow;
+use crate::store::providers::ProviderKind;
 use crate::store::roles::PrivacyTier;
 
 pub use crate::patterns::{allowed, glob};
@@ -21,7 +22,7 @@ pub struct CatalogueModel {
     pub name: String,
     pub provider_id: String,
     pub provider: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     #[serde(skip)]
     pub base_url: String,
     /// The administrator's mark that this private-network address stays at home.
@@ -41,7 +42,7 @@ pub struct CatalogueModel {
 impl From<CatalogueRow> for CatalogueModel {
     fn from(row: CatalogueRow) -> Self {
         Self {
-            privacy: privacy::classify(&row.kind, &row.base_url, row.trusted_lan),
+            privacy: privacy::classify(row.kind, &row.base_url, row.trusted_lan),
             name: format!("{}/{}", row.provider_name, row.model_id),
             provider_id: row.provider_id,
             provider: row.provider_name,
@@ -140,7 +141,7 @@ mod tests {
             name: name.into(),
             provider_id: provider.into(),
             provider: provider.into(),
-            kind: "openai".into(),
+            kind: ProviderKind::Openai,
             base_url: String::new(),
             trusted_lan: false,
             model_id: id.into(),

@@ -7,13 +7,13 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Endpoint;
-use crate::store::providers::Model;
+use crate::store::providers::{Model, ProviderKind};
 
 /// A place a local model server usually listens.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub label: &'static str,
-    pub kind: &'static str,
+    pub kind: ProviderKind,
     pub base_url: String,
 }
 
@@ -21,7 +21,7 @@ pub struct Candidate {
 #[derive(Debug, Serialize)]
 pub struct Found {
     pub label: &'static str,
-    pub kind: &'static str,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub models: Vec<Model>,
 }
@@ -44,9 +44,17 @@ pub fn candidates() -> Vec<Candidate> {
     }
     let [ollama, lmstudio, llamacpp] = ports.map(|(_, port)| port);
     vec![
-        Candidate { label: "Ollama", kind: "ollama", base_url: format!("http://127.0.0.1:{ollama}") },
-        Candidate { label: "LM Studio", kind: "openai", base_url: format!("http://127.0.0.1:{lmstudio}/v1") },
-        Candidate { label: "llama.cpp", kind: "openai", base_url: format!("http://127.0.0.1:{llamacpp}/v1") },
+        Candidate { label: "Ollama", kind: ProviderKind::Ollama, base_url: format!("http://127.0.0.1:{ollama}") },
+        Candidate {
+            label: "LM Studio",
+            kind: ProviderKind::Openai,
+            base_url: format!("http://127.0.0.1:{lmstudio}/v1"),
+        },
+        Candidate {
+            label: "llama.cpp",
+            kind: ProviderKind::Openai,
+            base_url: format!("http://127.0.0.1:{llamacpp}/v1"),
+        },
     ]
 }
 
@@ -55,7 +63,7 @@ pub async fn probe(client: &reqwest::Client, candidates: Vec<Candidate>) -> Vec<
     let probes = candidates.into_iter().map(|candidate| async move {
         let endpoint = Endpoint {
             provider: candidate.label.to_owned(),
-            kind: candidate.kind.to_owned(),
+            kind: candidate.kind,
             privacy: super::privacy::Tier::Local,
             base_url: candidate.base_url.clone(),
             api_key: None,

@@ -21,6 +21,7 @@ use futures_util::Stream;
 use serde_json::Value;
 use zeroize::Zeroizing;
 
+use crate::store::providers::ProviderKind;
 use crate::store::roles::PrivacyTier;
 
 /// One message of a request's context, in the order the model reads them.
@@ -85,8 +86,8 @@ pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<Vec<Delta>, ProviderErro
 /// Where a request goes: a provider's address and, opened just for this request, its key.
 pub struct Endpoint {
     pub provider: String,
-    /// The wire protocol: `openai`, `anthropic` or `ollama`.
-    pub kind: String,
+    /// The wire protocol.
+    pub kind: ProviderKind,
     /// Whether words sent here stay on this machine or home network (§16).
     pub privacy: privacy::Tier,
     pub base_url: String,
@@ -96,15 +97,14 @@ pub struct Endpoint {
     pub local: Option<(local::LocalModels, crate::ids::UserId)>,
 }
 
-/// The body a request is sent with in a protocol, exactly; none for an unknown protocol.
-pub fn body(kind: &str, request: &ChatRequest) -> Option<Value> {
+/// The body a request is sent with in a protocol, exactly.
+pub fn body(kind: ProviderKind, request: &ChatRequest) -> Value {
     match kind {
-        "openai" => Some(openai::body(request)),
-        "anthropic" => Some(anthropic::body(request)),
+        ProviderKind::Openai => openai::body(request),
+        ProviderKind::Anthropic => anthropic::body(request),
+        ProviderKind::Ollama => ollama::body(request),
         // The built-in model is given the same messages and tools, rendered by its template.
-        "ollama" => Some(ollama::body(request)),
-        "local" => Some(openai::body(request)),
-        _ => None,
+        ProviderKind::Local => openai::body(request),
     }
 }
 
@@ -146,15 +146,14 @@ pub async fn start(
             endpoint.provider
         )));
     }
-    match endpoint.kind.as_str() {
-        "openai" => openai::start(client, endpoint, request).await,
-        "anthropic" => anthropic::start(client, endpoint, request).await,
-        "ollama" => ollama::start(client, endpoint, request).await,
-        "local" => match &endpoint.local {
+    match endpoint.kind {
+        ProviderKind::Openai => openai::start(client, endpoint, request).await,
+        ProviderKind::Anthropic => anthropic::start(client, endpoint, request).await,
+        ProviderKind::Ollama => ollama::start(client, endpoint, request).await,
+        ProviderKind::Local => match &endpoint.local {
             Some((local, person)) => local.start(request, person).await,
-            None => Err(unknown_kind("local")),
+            None => Err(unknown_kind(ProviderKind::Local)),
         },
-        other => Err(unknown_kind(other)),
     }
 }
 
@@ -163,20 +162,22 @@ pub async fn list_models(
     client: &reqwest::Client,
     endpoint: &Endpoint,
 ) -> Result<Vec<crate::store::providers::Model>, ProviderError> {
-    match endpoint.kind.as_str() {
-        "openai" => openai::list_models(client, endpoint).await,
-        "anthropic" => anthropic::list_models(client, endpoint).await,
-        "ollama" => ollama::list_models(client, endpoint).await,
-        "local" => Err(ProviderError::Local(
+    match endpoint.kind {
+        ProviderKind::Openai => openai::list_models(client, endpoint).await,
+        ProviderKind::Anthropic => anthropic::list_models(client, endpoint).await,
+        ProviderKind::Ollama => ollama::list_models(client, endpoint).await,
+        ProviderKind::Local => Err(ProviderError::Local(
             "the built-in provider's models are files an administrator imports, not a list to read".to_owned(),
         )),
-        other => Err(unknown_kind(other)),
     }
 }
 
 /// A provider of a kind this build cannot speak to.
-fn unknown_kind(kind: &str) -> ProviderError {
-    ProviderError::Rejected { status: 0, message: format!("Skald cannot talk to {kind:?} providers in this build") }
+fn unknown_kind(kind: ProviderKind) -> ProviderError {
+    ProviderError::Rejected {
+        status: 0,
+        message: format!("Skald cannot talk to {:?} providers in this build", kind.as_str()),
+    }
 }
 
 /// The request with the endpoint's key as a bearer, if it has one.
@@ -424,7 +425,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = Endpoint {
             provider: "cloud".into(),
-            kind: "openai".into(),
+            kind: ProviderKind::Openai,
             privacy: privacy::Tier::Remote,
             base_url: format!("http://{}/v1", listener.local_addr().unwrap()),
             api_key: None,

@@ -8,6 +8,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::Serialize;
 
+use crate::store::providers::ProviderKind;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
@@ -16,8 +18,8 @@ pub enum Tier {
 }
 
 /// The tier of a provider from its kind, its base URL and the administrator's mark.
-pub fn classify(kind: &str, base_url: &str, trusted_lan: bool) -> Tier {
-    if kind == "local" {
+pub fn classify(kind: ProviderKind, base_url: &str, trusted_lan: bool) -> Tier {
+    if kind == ProviderKind::Local {
         return Tier::Local;
     }
     let Ok(url) = reqwest::Url::parse(base_url) else { return Tier::Remote };
@@ -56,36 +58,37 @@ fn is_unicast_link_local(ip: Ipv6Addr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::providers::ProviderKind::Openai;
     use Tier::{Local, Remote};
 
     #[test]
     fn providers_are_classified_by_kind_address_and_trust() {
         let cases = [
             // (kind, base URL, marked trusted, tier)
-            ("local", "", false, Local),
-            ("openai", "http://127.0.0.1:11434/v1", false, Local),
-            ("openai", "http://127.8.9.10:1234/v1", false, Local),
-            ("openai", "http://localhost:8080/v1", false, Local),
-            ("openai", "http://LOCALHOST:8080/v1", false, Local),
-            ("openai", "http://[::1]:1234/v1", false, Local),
-            ("openai", "http://[::ffff:127.0.0.1]:1234/v1", false, Local),
-            ("openai", "http://192.168.1.20:11434/v1", false, Remote),
-            ("openai", "http://192.168.1.20:11434/v1", true, Local),
-            ("openai", "http://10.0.0.5/v1", true, Local),
-            ("openai", "http://172.16.0.5/v1", true, Local),
-            ("openai", "http://172.32.0.5/v1", true, Remote),
-            ("openai", "http://100.100.1.1/v1", true, Local),
-            ("openai", "http://169.254.3.4/v1", true, Local),
-            ("openai", "http://[fd12:3456::1]/v1", true, Local),
-            ("openai", "http://[fe80::1]/v1", true, Local),
-            ("openai", "http://[2001:db8::1]/v1", true, Remote),
-            ("openai", "https://api.openai.com/v1", false, Remote),
-            ("openai", "https://api.openai.com/v1", true, Remote),
-            ("openai", "http://8.8.8.8/v1", true, Remote),
-            ("openai", "http://nas.local:11434/v1", true, Remote),
-            ("openai", "http://localhost.evil.example/v1", false, Remote),
-            ("openai", "http://127.0.0.1.nip.io/v1", false, Remote),
-            ("openai", "not a url", true, Remote),
+            (ProviderKind::Local, "", false, Local),
+            (Openai, "http://127.0.0.1:11434/v1", false, Local),
+            (Openai, "http://127.8.9.10:1234/v1", false, Local),
+            (Openai, "http://localhost:8080/v1", false, Local),
+            (Openai, "http://LOCALHOST:8080/v1", false, Local),
+            (Openai, "http://[::1]:1234/v1", false, Local),
+            (Openai, "http://[::ffff:127.0.0.1]:1234/v1", false, Local),
+            (Openai, "http://192.168.1.20:11434/v1", false, Remote),
+            (Openai, "http://192.168.1.20:11434/v1", true, Local),
+            (Openai, "http://10.0.0.5/v1", true, Local),
+            (Openai, "http://172.16.0.5/v1", true, Local),
+            (Openai, "http://172.32.0.5/v1", true, Remote),
+            (Openai, "http://100.100.1.1/v1", true, Local),
+            (Openai, "http://169.254.3.4/v1", true, Local),
+            (Openai, "http://[fd12:3456::1]/v1", true, Local),
+            (Openai, "http://[fe80::1]/v1", true, Local),
+            (Openai, "http://[2001:db8::1]/v1", true, Remote),
+            (Openai, "https://api.openai.com/v1", false, Remote),
+            (Openai, "https://api.openai.com/v1", true, Remote),
+            (Openai, "http://8.8.8.8/v1", true, Remote),
+            (Openai, "http://nas.local:11434/v1", true, Remote),
+            (Openai, "http://localhost.evil.example/v1", false, Remote),
+            (Openai, "http://127.0.0.1.nip.io/v1", false, Remote),
+            (Openai, "not a url", true, Remote),
         ];
         for (kind, url, trusted, tier) in cases {
             assert_eq!(classify(kind, url, trusted), tier, "{kind} {url} trusted={trusted}");

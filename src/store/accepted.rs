@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::private::PrivateStore;
+use super::providers::ProviderKind;
 use super::roles::{PrivacyTier, Role};
 use super::snapshots::Touched;
 use super::{StoreError, timestamp};
@@ -55,7 +56,7 @@ impl From<&Role> for RoleTerms {
 pub struct ProviderTerms {
     /// Pinned conversations and agents' preferred models name a provider by its name.
     pub name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub trusted_lan: bool,
     /// A digest of the sealed key: another key can be another account.

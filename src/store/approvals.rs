@@ -24,11 +24,22 @@ pub enum CardState {
     Withdrawn,
 }
 
+/// What a card asks of the person: the `cards.kind` column, and the words the API shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum CardKind {
+    /// Whether a tool call may run: allowed or denied.
+    Approval,
+    /// A question the assistant asked (`clarify`): answered.
+    Question,
+}
+
 /// A card as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Card {
     pub id: String,
-    pub kind: String,
+    pub kind: CardKind,
     pub session_id: String,
     pub turn_id: String,
     pub call_id: String,
@@ -50,8 +61,7 @@ pub struct Card {
 #[derive(Debug, Clone)]
 pub struct NewCard {
     pub id: String,
-    /// `approval` or `question`.
-    pub kind: &'static str,
+    pub kind: CardKind,
     pub session_id: String,
     pub turn_id: String,
     pub call_id: String,

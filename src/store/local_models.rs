@@ -8,13 +8,13 @@ use serde_json::json;
 
 use super::audit::{self, Actor};
 use super::notices;
-use super::providers::{self, Model};
+use super::providers::{self, Model, ProviderKind};
 use super::{StoreError, SystemStore, timestamp};
 
 /// The provider every imported model belongs to; its name makes models `local/<id>`.
 pub const PROVIDER_ID: &str = "local";
 pub const PROVIDER_NAME: &str = "local";
-pub const PROVIDER_KIND: &str = "local";
+pub const PROVIDER_KIND: ProviderKind = ProviderKind::Local;
 
 /// One model file as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]

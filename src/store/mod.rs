@@ -15,6 +15,7 @@ pub mod approval_rules;
 pub mod approvals;
 pub mod audit;
 pub mod chat;
+mod conversation;
 pub mod data_dir;
 pub mod instance;
 pub mod local_models;

@@ -2,19 +2,63 @@
 //! holds a blob sealed under the instance key; this module never sees it opened. Every
 //! change names who made it, in the row (for the privacy page) and in the audit trail.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::audit::{self, Actor};
 use super::notices;
 use super::{StoreError, SystemStore, timestamp};
 
+/// The wire protocol a provider is spoken to in: the `providers.kind` column (also
+/// `model_requests.kind`), and the words the API shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible server.
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Ollama's native API.
+    Ollama,
+    /// The built-in model (§9.1).
+    Local,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Ollama => "ollama",
+            Self::Local => "local",
+        }
+    }
+
+    /// The kind these words name, as the API and the database spell it.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "openai" => Some(Self::Openai),
+            "anthropic" => Some(Self::Anthropic),
+            "ollama" => Some(Self::Ollama),
+            "local" => Some(Self::Local),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A provider as stored, without its key.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Provider {
     pub id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub trusted_lan: bool,
     /// Whether a key is stored; the key itself is never part of this type.
@@ -39,7 +83,7 @@ pub struct Model {
 pub struct CatalogueRow {
     pub provider_id: String,
     pub provider_name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub trusted_lan: bool,
     pub created_by: String,
@@ -54,7 +98,7 @@ pub struct CatalogueRow {
 pub struct NewProvider<'a> {
     pub id: &'a str,
     pub name: &'a str,
-    pub kind: &'a str,
+    pub kind: ProviderKind,
     pub base_url: &'a str,
     pub sealed_key: Option<&'a [u8]>,
     pub trusted_lan: bool,

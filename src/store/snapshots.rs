@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Weak};
 use std::sync::{Mutex, PoisonError};
 
-use super::chat::{ChatSession, Message, Summary};
+use super::conversation::{ChatSession, Message, Summary};
 
 /// How much history the snapshots of one person may hold, in bytes of text.
 const MAX_BYTES: usize = 8 << 20;
@@ -274,7 +274,7 @@ fn size_of(snapshot: &Snapshot) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::chat::MessageRole;
+    use crate::store::conversation::{MessageRole, MessageStatus};
 
     fn snapshot(title: &str, rows: usize, text: &str) -> Arc<Snapshot> {
         let conversation = ChatSession {
@@ -292,7 +292,7 @@ mod tests {
             turn_id: "turn_1".into(),
             role: MessageRole::User,
             text: text.into(),
-            status: "sent".into(),
+            status: MessageStatus::Sent,
             tool_calls: None,
             tool_call_id: None,
             tool_name: None,

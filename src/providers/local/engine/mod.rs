@@ -10,6 +10,13 @@
 //! person's request never reads them, so neither the figures nor the speed of a reply
 //! tell anyone what someone else last said — while two people taking turns each keep
 //! their own conversation cached.
+//!
+//! This file holds the session (loading, the KV cache's sequences, evaluating, the token
+//! loop); `sampling` picks each token under the grammars, `reading` turns the raw text
+//! into text and tool calls.
+
+mod reading;
+mod sampling;
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -21,17 +28,17 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{AddBos, ChatTemplateResult, GrammarTriggerType, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::openai::{ChatParseStateOaicompat, OpenAIChatTemplateParams};
+use llama_cpp_2::model::{AddBos, ChatTemplateResult, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::openai::OpenAIChatTemplateParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::token::data::LlamaTokenData;
-use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use super::protocol::{FromWorker, Generate as Job, ModelSpec, RequestId};
 use super::worker::{Cancelled, Output};
-use super::{Loaded, RequestStats, Settings, fit, tool_calls};
-use crate::providers::{Delta, ProviderError, ToolSpec, openai};
+use super::{Loaded, RequestStats, Settings, fit};
+use crate::providers::{Delta, ProviderError};
+use reading::{Parser, Shaper};
+use sampling::{Forced, Sampler, forced_outputs};
 
 /// llama.cpp's process-wide state, started on first use.
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -510,37 +517,6 @@ impl<'m> Session<'m> {
         Ok(ending)
     }
 
-    /// The sampler that keeps a tool call's JSON well-formed, as the template's grammar
-    /// asks: for tool-call syntax only once the model starts a call (lazy), or for the
-    /// whole reply. None when the template gives none or llama.cpp cannot use it.
-    fn grammar(&self, rendered: &ChatTemplateResult) -> Option<LlamaSampler> {
-        let grammar = rendered.grammar.as_deref()?;
-        let sampler = if rendered.grammar_lazy {
-            let mut patterns = Vec::new();
-            let mut tokens = Vec::new();
-            for trigger in &rendered.grammar_triggers {
-                match trigger.trigger_type {
-                    GrammarTriggerType::Token => tokens.extend(trigger.token),
-                    GrammarTriggerType::Word => patterns.push(regex_escape(&trigger.value)),
-                    GrammarTriggerType::Pattern => patterns.push(trigger.value.clone()),
-                    GrammarTriggerType::PatternFull => {
-                        let value = trigger.value.as_str();
-                        let start = if value.starts_with('^') { "" } else { "^" };
-                        let end = if value.ends_with('$') { "" } else { "$" };
-                        patterns.push(format!("{start}{value}{end}"));
-                    }
-                }
-            }
-            if patterns.is_empty() && tokens.is_empty() {
-                return None;
-            }
-            LlamaSampler::grammar_lazy_patterns(self.model, grammar, "root", &patterns, &tokens)
-        } else {
-            LlamaSampler::grammar(self.model, grammar, "root")
-        };
-        sampler.map_err(|err| tracing::warn!(model = %self.id, error = %err, "tool-call grammar not usable")).ok()
-    }
-
     /// The bytes a token stands for; control tokens stand for none (llama.cpp reports
     /// their empty piece as an "unknown token type").
     fn piece(&self, token: LlamaToken) -> Result<Vec<u8>, ProviderError> {
@@ -554,311 +530,6 @@ impl<'m> Session<'m> {
         }
     }
 }
-
-/// Picks a reply's tokens. The grammars (a forced reply's, the template's for tool calls)
-/// are first asked only about the token the other samplers chose, and filter the whole
-/// vocabulary only when they refuse it, as llama.cpp's own sampling does: checking every
-/// one of a vocabulary's 50,000–150,000 tokens at every step is what made generation
-/// under a grammar slow, and the model's own choice is almost always allowed.
-struct Sampler {
-    grammars: Vec<LlamaSampler>,
-    /// Shapes the distribution and draws from it.
-    draw: LlamaSampler,
-}
-
-impl Sampler {
-    fn new(grammars: Vec<LlamaSampler>) -> Self {
-        let draw = LlamaSampler::chain_simple([
-            LlamaSampler::top_k(40),
-            LlamaSampler::top_p(0.95, 1),
-            LlamaSampler::min_p(0.05, 1),
-            LlamaSampler::temp(0.7),
-            LlamaSampler::dist(seed()),
-        ]);
-        Self { grammars, draw }
-    }
-
-    /// The next token after the last one evaluated, taken by every sampler; or why there
-    /// is none. The logits read are the first output row of the last batch: every batch
-    /// decoded here asks for one output only (the prompt's last token, or the new one).
-    fn next(&mut self, context: &LlamaContext) -> Result<LlamaToken, String> {
-        if self.grammars.is_empty() {
-            // llama.cpp's own path, without copying the logits out.
-            return Ok(self.draw.sample(context, -1));
-        }
-        let mut candidates = context.token_data_array();
-        candidates.apply_sampler(&self.draw);
-        let mut token = candidates.selected_token().ok_or("no token was drawn")?;
-        if !self.allows(token) {
-            let mut candidates = context.token_data_array();
-            for grammar in &self.grammars {
-                candidates.apply_sampler(grammar);
-            }
-            candidates.apply_sampler(&self.draw);
-            token = candidates
-                .selected_token()
-                .filter(|token| self.allows(*token))
-                .ok_or("the tool-call grammar allows no token here")?;
-        }
-        for grammar in &mut self.grammars {
-            // A lazy grammar's trigger may bring in text it then refuses: it is spent, and
-            // asking it about another token would abort the process.
-            grammar
-                .try_accept(token)
-                .map_err(|err| format!("the tool-call grammar could not follow the reply: {err}"))?;
-        }
-        self.draw.accept(token);
-        Ok(token)
-    }
-
-    fn allows(&self, token: LlamaToken) -> bool {
-        self.grammars.iter().all(|grammar| {
-            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
-            one.apply_sampler(grammar);
-            one.data[0].logit().is_finite()
-        })
-    }
-}
-
-/// Turns the model's raw text into deltas with llama.cpp's parser for its chat format, so
-/// tool calls written in the model's own syntax arrive as tool calls. If the parser cannot
-/// follow, what it has not passed on yet goes out as text, and so does the rest.
-struct Parser {
-    state: Option<ChatParseStateOaicompat>,
-    model: String,
-    /// All the raw text fed in, and all the text the parser passed on as content.
-    fed: String,
-    content: String,
-    /// The calls the parser has read so far, passed on only once it has read the whole
-    /// reply: a parser that gives up part-way has read a call it cannot vouch for (its
-    /// arguments cut off where it stopped), and the reply's text, call included, goes to
-    /// our own reading instead.
-    calls: Vec<Delta>,
-}
-
-impl Parser {
-    fn new(rendered: &ChatTemplateResult, model: &str) -> Self {
-        let state = rendered.streaming_state_oaicompat().ok();
-        Self { state, model: model.to_owned(), fed: String::new(), content: String::new(), calls: Vec::new() }
-    }
-
-    fn feed(&mut self, text: &str) -> Vec<Delta> {
-        if text.is_empty() {
-            return Vec::new();
-        }
-        self.fed.push_str(text);
-        self.update(text, true)
-    }
-
-    /// The end of the reply; `cut` when the length limit ended it, which may be inside a
-    /// call: the parser would then hand on a call the model never finished.
-    fn finish(&mut self, cut: bool) -> Vec<Delta> {
-        if self.state.is_none() {
-            return Vec::new();
-        }
-        if cut {
-            // Never a call the model did not finish, whatever else is lost.
-            let mut held = self.give_up();
-            held.retain(|delta| matches!(delta, Delta::Text(_)));
-            return held;
-        }
-        let mut deltas = self.update("", false);
-        if self.state.is_some() {
-            deltas.append(&mut self.calls);
-        }
-        deltas
-    }
-
-    fn update(&mut self, text: &str, partial: bool) -> Vec<Delta> {
-        let Some(state) = self.state.as_mut() else { return vec![Delta::Text(text.to_owned())] };
-        match state.update(text, partial) {
-            Ok(diffs) => {
-                let mut deltas = Vec::new();
-                for diff in diffs {
-                    let chunk = format!(r#"{{"choices":[{{"delta":{diff}}}]}}"#);
-                    match openai::parse_chunk(&chunk) {
-                        Ok(parsed) => deltas.extend(parsed),
-                        Err(err) => tracing::warn!(model = %self.model, error = %err, "unreadable parser delta"),
-                    }
-                }
-                let (calls, deltas): (Vec<Delta>, Vec<Delta>) =
-                    deltas.into_iter().partition(|delta| matches!(delta, Delta::ToolCall { .. }));
-                self.calls.extend(calls);
-                for delta in &deltas {
-                    if let Delta::Text(text) = delta {
-                        self.content.push_str(text);
-                    }
-                }
-                deltas
-            }
-            Err(err) => {
-                tracing::debug!(model = %self.model, error = %err, "the chat parser gave up; the rest is plain text");
-                self.give_up()
-            }
-        }
-    }
-
-    /// Stops parsing: what the parser held back is handed on as text.
-    fn give_up(&mut self) -> Vec<Delta> {
-        self.state = None;
-        match self.fed.strip_prefix(self.content.as_str()) {
-            // What it did not pass on as content, its calls included, is read again
-            // by ours.
-            Some(unsent) => {
-                self.calls.clear();
-                if unsent.is_empty() { Vec::new() } else { vec![Delta::Text(unsent.to_owned())] }
-            }
-            // Its content is no prefix of the reply (it rewrote something): its calls
-            // cannot be read again, so they go on as it read them.
-            None => {
-                tracing::warn!(model = %self.model, "the chat parser gave up on a reply it had rewritten");
-                std::mem::take(&mut self.calls)
-            }
-        }
-    }
-}
-
-/// Holds back reply text that may be the start of a tool call written outside the
-/// template's syntax, and at the reply's end turns what it held into calls — or releases
-/// it as text. Calls the template's parser found pass straight through.
-struct Shaper {
-    offered: Vec<ToolSpec>,
-    text: String,
-    shown: usize,
-    /// Calls passed on so far; new ones are numbered after them.
-    calls: usize,
-}
-
-impl Shaper {
-    fn new(offered: &[ToolSpec]) -> Self {
-        Self { offered: offered.to_vec(), text: String::new(), shown: 0, calls: 0 }
-    }
-
-    fn push(&mut self, deltas: Vec<Delta>) -> Vec<Delta> {
-        let mut out = Vec::new();
-        let mut calls = Vec::new();
-        for delta in deltas {
-            match delta {
-                Delta::Text(text) => self.text.push_str(&text),
-                Delta::ToolCall { index, .. } => {
-                    self.calls = self.calls.max(index + 1);
-                    calls.push(delta);
-                }
-                other => calls.push(other),
-            }
-        }
-        let safe = if self.offered.is_empty() {
-            self.text.len()
-        } else {
-            self.shown + tool_calls::hold_from(&self.text[self.shown..])
-        };
-        if safe > self.shown {
-            out.push(Delta::Text(self.text[self.shown..safe].to_owned()));
-            self.shown = safe;
-        }
-        out.extend(calls);
-        out
-    }
-
-    /// What is held, handed over: nothing is held after.
-    fn take_held(&mut self) -> String {
-        let held = self.text[self.shown..].to_owned();
-        self.shown = self.text.len();
-        held
-    }
-
-    /// What is held, as text.
-    fn release(&mut self) -> Vec<Delta> {
-        let held = self.take_held();
-        if held.is_empty() { Vec::new() } else { vec![Delta::Text(held)] }
-    }
-
-    fn finish(&mut self) -> Vec<Delta> {
-        let held = self.take_held();
-        if held.is_empty() {
-            return Vec::new();
-        }
-        let parsed = tool_calls::parse(&held, &self.offered);
-        if parsed.calls.is_empty() {
-            return vec![Delta::Text(held)];
-        }
-        let mut out = Vec::new();
-        if !parsed.text.trim().is_empty() {
-            out.push(Delta::Text(parsed.text));
-        }
-        for call in parsed.calls {
-            out.push(Delta::ToolCall {
-                index: self.calls,
-                id: Some(format!("call_{}", crate::ids::random_id("local"))),
-                name: Some(call.name),
-                arguments: call.arguments,
-            });
-            self.calls += 1;
-        }
-        out
-    }
-}
-
-/// What a test makes the model write: a whole reply, or how it begins.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(untagged)]
-enum Forced {
-    Exactly(String),
-    StartsWith(StartsWith),
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StartsWith {
-    starts: String,
-}
-
-impl Forced {
-    fn grammar(&self) -> String {
-        match self {
-            Self::Exactly(text) => format!("root ::= {}", gbnf_literal(text)),
-            Self::StartsWith(StartsWith { starts }) => format!("root ::= {} .*", gbnf_literal(starts)),
-        }
-    }
-}
-
-/// Debug builds: what `SKALD_TEST_LOCAL_OUTPUTS` lists, one per request: a JSON list of
-/// replies (strings) and beginnings (`{"starts": "…"}`).
-fn forced_outputs() -> std::collections::VecDeque<Forced> {
-    if !cfg!(debug_assertions) {
-        return std::collections::VecDeque::new();
-    }
-    std::env::var("SKALD_TEST_LOCAL_OUTPUTS").ok().and_then(|list| serde_json::from_str(&list).ok()).unwrap_or_default()
-}
-
-/// `text` as a GBNF string literal.
-fn gbnf_literal(text: &str) -> String {
-    let mut literal = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '"' => literal.push_str("\\\""),
-            '\\' => literal.push_str("\\\\"),
-            '\n' => literal.push_str("\\n"),
-            '\r' => literal.push_str("\\r"),
-            '\t' => literal.push_str("\\t"),
-            other => literal.push(other),
-        }
-    }
-    format!("\"{literal}\"")
-}
-
-/// `text` as a regular expression matching it literally.
-fn regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\^$.|?*+()[]{}".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The longest whole UTF-8 prefix of `pending`, leaving an unfinished character for the
 /// next token; bytes that can never be UTF-8 become U+FFFD.
 fn take_utf8(pending: &mut Vec<u8>) -> String {
@@ -880,75 +551,9 @@ fn seed() -> u32 {
     let mut bytes = [0u8; 4];
     getrandom::fill(&mut bytes).map_or(0x5eed, |()| u32::from_le_bytes(bytes))
 }
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-
-    fn texts(deltas: &[Delta]) -> String {
-        deltas.iter().filter_map(|d| if let Delta::Text(t) = d { Some(t.as_str()) } else { None }).collect()
-    }
-
-    #[test]
-    fn what_is_held_can_be_released_as_text() {
-        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
-        let mut shaper = Shaper::new(&offered);
-        let cut = "Sure. <tool_call>\n{\"name\": \"current_time\", \"arguments\": {\"zone\": \"Eur";
-        let shown = texts(&shaper.push(vec![Delta::Text(cut.into())]));
-        assert_eq!(shown, "Sure. ");
-        let released = shaper.release();
-        assert_eq!(texts(&released), &cut["Sure. ".len()..]);
-        assert!(released.iter().all(|d| matches!(d, Delta::Text(_))), "{released:?}");
-        assert_eq!(shaper.calls, 0);
-    }
-
-    #[test]
-    fn a_call_written_in_tags_is_held_back_and_becomes_a_call() {
-        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
-        let mut shaper = Shaper::new(&offered);
-        let mut shown = String::new();
-        for piece in
-            ["Let me ", "check. <tool", "_call>\n{\"name\": \"current_time\", ", "\"arguments\": {}}\n</tool_call>"]
-        {
-            shown.push_str(&texts(&shaper.push(vec![Delta::Text(piece.into())])));
-        }
-        assert_eq!(shown, "Let me check. ", "nothing of the call was shown");
-        let end = shaper.finish();
-        assert!(
-            matches!(&end[..], [Delta::ToolCall { index: 0, name: Some(name), arguments, .. }]
-            if name == "current_time" && arguments == "{}"),
-            "{end:?}"
-        );
-        assert_eq!(shaper.calls, 1);
-    }
-
-    #[test]
-    fn held_text_that_is_no_call_is_released_at_the_end() {
-        let offered = [ToolSpec { name: "current_time".into(), description: String::new(), parameters: json!({}) }];
-        let mut shaper = Shaper::new(&offered);
-        let shown = texts(&shaper.push(vec![Delta::Text("A set: {\"a\": 1}".into())]));
-        assert_eq!(shown, "A set: ");
-        assert_eq!(texts(&shaper.finish()), "{\"a\": 1}");
-        // Without tools nothing is held.
-        let mut plain = Shaper::new(&[]);
-        assert_eq!(texts(&plain.push(vec![Delta::Text("<tool_call>{".into())])), "<tool_call>{");
-    }
-
-    #[test]
-    fn an_exact_grammar_quotes_what_gbnf_would_read() {
-        assert_eq!(Forced::Exactly("a\"b\\c\nd".into()).grammar(), r#"root ::= "a\"b\\c\nd""#);
-        let forced: Vec<Forced> = serde_json::from_str(r#"["hi", {"starts": "<tool_call>\n"}]"#).unwrap();
-        assert_eq!(forced[1].grammar(), r#"root ::= "<tool_call>\n" .*"#);
-    }
-
-    #[test]
-    fn trigger_words_are_matched_literally() {
-        assert_eq!(regex_escape("<tool_call>"), "<tool_call>");
-        assert_eq!(regex_escape("[TOOL_CALLS]"), "\\[TOOL_CALLS\\]");
-        assert_eq!(regex_escape("a.b*"), "a\\.b\\*");
-    }
 
     #[test]
     fn utf8_split_across_tokens_waits_for_its_end() {

@@ -1,0 +1,90 @@
+//! The append-only history of a conversation: rows written and read back in order.
+
+use serde_json::Value;
+
+use super::super::private::PrivateStore;
+use super::super::snapshots::Touched;
+use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
+
+/// A row about to be appended.
+#[derive(Debug, Default)]
+pub struct NewMessage<'a> {
+    pub session_id: &'a str,
+    pub turn_id: &'a str,
+    pub role: MessageRole,
+    pub text: &'a str,
+    pub status: MessageStatus,
+    pub tool_calls: Option<Value>,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub error_code: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+    pub frame_id: Option<&'a str>,
+}
+
+/// Appends rows to the history in one transaction; returns their ids.
+pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
+    let _writing = store.writing(Touched::conversations(messages.iter().map(|m| m.session_id)));
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut ids = Vec::with_capacity(messages.len());
+    for message in messages {
+        ids.push(insert_message(&mut tx, message, &now).await?);
+    }
+    tx.commit().await?;
+    Ok(ids)
+}
+
+/// A session's history, oldest first.
+pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    history_between(store, session_id, 0, i64::MAX).await
+}
+
+/// A conversation's rows after `after` up to and including `upto`, oldest first.
+pub async fn history_between(
+    store: &PrivateStore,
+    session_id: &str,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<Message>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
+                error_message, created_at, frame_id
+         FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id",
+    )
+    .bind(session_id)
+    .bind(after)
+    .bind(upto)
+    .fetch_all(store.pool())
+    .await?)
+}
+
+pub(super) async fn insert_message(
+    tx: &mut sqlx::SqliteConnection,
+    m: &NewMessage<'_>,
+    now: &str,
+) -> Result<i64, StoreError> {
+    let id = sqlx::query(
+        "INSERT INTO messages (session_id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model,
+                               error_code, error_message, created_at, frame_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(m.session_id)
+    .bind(m.turn_id)
+    .bind(m.role)
+    .bind(m.text)
+    .bind(m.status)
+    .bind(m.tool_calls.as_ref().map(Value::to_string))
+    .bind(m.tool_call_id)
+    .bind(m.tool_name)
+    .bind(m.model)
+    .bind(m.error_code)
+    .bind(m.error_message)
+    .bind(now)
+    .bind(m.frame_id)
+    .execute(tx)
+    .await?
+    .last_insert_rowid();
+    Ok(id)
+}

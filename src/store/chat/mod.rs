@@ -1,0 +1,268 @@
+//! Conversations in a person's encrypted file (§8.1): sessions, turns, the append-only
+//! history and the record of each model request. Callers pass the person's open
+//! [`PrivateStore`]; nothing here reaches the shared database.
+//!
+//! This file holds the conversations themselves (made, listed, renamed, pinned,
+//! deleted, read at a turn's start) with their summaries and scratchpads; `history`
+//! appends and reads rows, `turns` begins and ends turns, `frames` holds sub-agent
+//! frames, `requests` the record of model requests.
+
+mod frames;
+mod history;
+mod requests;
+mod turns;
+
+use std::sync::Arc;
+
+pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, Summary, TurnState};
+use super::private::PrivateStore;
+use super::snapshots::{Snapshot, Touched};
+use super::{StoreError, timestamp};
+pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
+pub use history::{NewMessage, append, history, history_between};
+pub use requests::{
+    RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
+    stored_request,
+};
+pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
+
+/// A conversation with its latest summary, in one query: a turn's start reads both.
+pub async fn session_with_summary(
+    store: &PrivateStore,
+    id: &str,
+) -> Result<Option<(ChatSession, Option<Summary>)>, StoreError> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        session: ChatSession,
+        summary_id: Option<i64>,
+        summary_upto: Option<i64>,
+        summary_text: Option<String>,
+    }
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT c.*, m.id AS summary_id, m.upto AS summary_upto, m.text AS summary_text
+         FROM ({SESSION_SELECT} WHERE s.id = ?1) c
+         LEFT JOIN (SELECT id, upto, text FROM summaries WHERE session_id = ?1 ORDER BY id DESC LIMIT 1) m"
+    ));
+    let row: Option<Row> = sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?;
+    Ok(row.map(|row| {
+        let summary = match (row.summary_id, row.summary_upto, row.summary_text) {
+            (Some(id), Some(upto), Some(text)) => Some(Summary { id, upto, text }),
+            _ => None,
+        };
+        (row.session, summary)
+    }))
+}
+
+/// Stores a summary of the rows up to `upto`.
+pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text: &str) -> Result<Summary, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
+    let id = sqlx::query("INSERT INTO summaries (session_id, upto, text, created_at) VALUES (?, ?, ?, ?)")
+        .bind(session_id)
+        .bind(upto)
+        .bind(text)
+        .bind(timestamp())
+        .execute(store.pool())
+        .await?
+        .last_insert_rowid();
+    Ok(Summary { id, upto, text: text.to_owned() })
+}
+
+const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at, s.outside_content,
+        (SELECT t.state FROM turns t WHERE t.session_id = s.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1)
+          AS turn_state
+     FROM chat_sessions s";
+
+pub async fn create_session(
+    store: &PrivateStore,
+    id: &str,
+    agent: &str,
+    model: Option<&str>,
+) -> Result<ChatSession, StoreError> {
+    let writing = store.writing(Touched::conversation(id));
+    let now = timestamp();
+    sqlx::query(
+        "INSERT INTO chat_sessions (id, agent, model, title, created_at, updated_at) VALUES (?, ?, ?, '', ?, ?)",
+    )
+    .bind(id)
+    .bind(agent)
+    .bind(model)
+    .bind(&now)
+    .bind(&now)
+    .execute(store.pool())
+    .await?;
+    drop(writing);
+    let session = ChatSession {
+        id: id.to_owned(),
+        agent: agent.to_owned(),
+        model: model.map(str::to_owned),
+        title: String::new(),
+        created_at: now.clone(),
+        updated_at: now,
+        turn_state: None,
+        outside_content: false,
+    };
+    // What its first turn starts from is known without reading it back.
+    let snapshot = Snapshot { conversation: session.clone(), summary: None, history: Vec::new() };
+    store.snapshots().put(id, store.snapshots().stamp(), Arc::new(snapshot));
+    Ok(session)
+}
+
+/// What a conversation's next turn starts from: the conversation, its latest summary and
+/// its whole history, from memory when nothing was written to it since it was last read
+/// (see `store::snapshots`); none when there is no such conversation.
+pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<Arc<Snapshot>>, StoreError> {
+    if let Some(kept) = store.snapshots().get(id) {
+        return Ok(Some(kept));
+    }
+    let stamp = store.snapshots().stamp();
+    // Both at once: each stands between a person's message and the first token.
+    let (found, history) = tokio::try_join!(session_with_summary(store, id), history(store, id))?;
+    let Some((conversation, summary)) = found else { return Ok(None) };
+    let snapshot = Arc::new(Snapshot { conversation, summary, history });
+    store.snapshots().put(id, stamp, Arc::clone(&snapshot));
+    Ok(Some(snapshot))
+}
+
+pub async fn session(store: &PrivateStore, id: &str) -> Result<Option<ChatSession>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} WHERE s.id = ?"));
+    Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
+}
+
+/// Sessions, most recently active first.
+pub async fn sessions(store: &PrivateStore) -> Result<Vec<ChatSession>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} ORDER BY s.updated_at DESC, s.id"));
+    Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
+pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    let updated = sqlx::query("UPDATE chat_sessions SET title = ? WHERE id = ?")
+        .bind(title)
+        .bind(id)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Deletes a session with its whole history (the file's secure_delete zeroes the pages).
+pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    let deleted =
+        sqlx::query("DELETE FROM chat_sessions WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
+    if deleted == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Pins a conversation to a model, or unpins it (none).
+pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&str>) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    let updated = sqlx::query("UPDATE chat_sessions SET model = ? WHERE id = ?")
+        .bind(model)
+        .bind(id)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
+/// cleared: what came in stays in the history.
+pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
+    sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
+        .bind(session_id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// A conversation's scratchpad; empty when nothing was written.
+pub async fn scratchpad(store: &PrivateStore, session_id: &str) -> Result<String, StoreError> {
+    Ok(sqlx::query_scalar("SELECT text FROM scratchpads WHERE session_id = ?")
+        .bind(session_id)
+        .fetch_optional(store.pool())
+        .await?
+        .unwrap_or_default())
+}
+
+/// Replaces a conversation's scratchpad.
+pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
+    sqlx::query(
+        "INSERT INTO scratchpads (session_id, text, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+    )
+    .bind(session_id)
+    .bind(text)
+    .bind(timestamp())
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
+        NewMessage {
+            session_id,
+            turn_id,
+            role: MessageRole::Assistant,
+            text,
+            status: MessageStatus::Done,
+            ..NewMessage::default()
+        }
+    }
+
+    async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {
+        begin_turn(store, session, turn, words).await.unwrap();
+        let end = TurnEnd { state: TurnState::Done, error_code: None, error_message: None };
+        assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, TurnState::Running).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_turn_starts_from_memory_until_its_conversation_is_written() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        create_session(&store, "chat_a", "main", None).await.unwrap();
+        create_session(&store, "chat_b", "main", None).await.unwrap();
+        // Both were kept when they were made; a turn in one leaves the other's good.
+        whole_turn(&store, "chat_b", "turn_b1", "elsewhere").await;
+        crate::store::notes::create(&store, "n", "b", false).await.unwrap();
+        let served = store.snapshots().served();
+        let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+        assert_eq!(store.snapshots().served(), served + 1, "served from memory");
+        assert!(a.history.is_empty());
+
+        // A write to the conversation itself is read back.
+        whole_turn(&store, "chat_a", "turn_a1", "hello there").await;
+        let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+        assert_eq!(store.snapshots().served(), served + 1, "read from the file");
+        let texts: Vec<&str> = a.history.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["hello there", "ok"]);
+        assert_eq!((a.conversation.title.as_str(), a.conversation.turn_state), ("hello there", Some(TurnState::Done)));
+        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().history.len(), 2);
+        assert_eq!(store.snapshots().served(), served + 2, "then kept");
+
+        // Each kind of write to it is seen at once.
+        rename_session(&store, "chat_a", "Renamed").await.unwrap();
+        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "Renamed");
+        add_summary(&store, "chat_a", 1, "they said hello").await.unwrap();
+        let summary = turn_start(&store, "chat_a").await.unwrap().unwrap().summary.clone();
+        assert_eq!(summary.unwrap().text, "they said hello");
+        set_session_model(&store, "chat_a", Some("local/x")).await.unwrap();
+        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.model.as_deref(), Some("local/x"));
+        mark_outside_content(&store, "chat_a").await.unwrap();
+        assert!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.outside_content);
+
+        // A write no store function accounted for: nothing kept is trusted after it.
+        sqlx::query("UPDATE chat_sessions SET title = 'behind its back' WHERE id = 'chat_a'")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "behind its back");
+        delete_session(&store, "chat_a").await.unwrap();
+        assert!(turn_start(&store, "chat_a").await.unwrap().is_none());
+    }
+}

@@ -1,0 +1,205 @@
+//! The record of each model request a conversation made, with the parts it was composed
+//! from, so that it can be composed again (§8.1).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::super::private::PrivateStore;
+use super::super::providers::ProviderKind;
+use super::super::snapshots::Touched;
+use super::{StoreError, Summary, timestamp};
+
+/// One model request, for the record (§8.1).
+#[derive(Debug)]
+pub struct RequestRecord {
+    pub turn_id: String,
+    pub provider: String,
+    pub model: String,
+    pub tokens_in: Option<i64>,
+    pub tokens_out: Option<i64>,
+    pub ttft_ms: Option<i64>,
+    pub latency_ms: i64,
+    pub attempts: i64,
+    pub outcome: RequestOutcome,
+    pub error_code: Option<&'static str>,
+    /// What the request was built from; see [`RequestSource`].
+    pub source: RequestSource,
+}
+
+/// How a model request came out: the `model_requests.outcome` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RequestOutcome {
+    /// The reply arrived whole.
+    Ok,
+    /// The person stopped the turn, or its end could not be saved.
+    Stopped,
+    /// The provider failed, or the reply was of no use.
+    Error,
+}
+
+/// What a model request was for: the `model_requests.purpose` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RequestPurpose {
+    /// A round of a turn (or of a sub-agent's frame).
+    Turn,
+    /// A summary of the older turns (§8.6).
+    Compaction,
+}
+
+/// What a request was composed from: enough to compose it again (§8.1).
+#[derive(Debug, Clone)]
+pub struct RequestSource {
+    pub session_id: String,
+    /// The wire protocol the body was written in.
+    pub kind: ProviderKind,
+    /// The version of the code that composes requests from these parts.
+    pub render_version: i64,
+    pub prompt: String,
+    pub tools: Value,
+    /// The last history row the context held.
+    pub history_upto: i64,
+    /// The summary that stood in for the rows before it, if any.
+    pub summary_id: Option<i64>,
+    /// A turn's round, or a summary.
+    pub purpose: RequestPurpose,
+    /// The sub-agent frame that made the request, if one did.
+    pub frame_id: Option<String>,
+}
+
+/// Records a model request and the parts it was composed from, in one transaction.
+pub async fn record_request(store: &PrivateStore, record: &RequestRecord) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::Nothing);
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_request(&mut tx, record).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn insert_request(
+    conn: &mut sqlx::SqliteConnection,
+    record: &RequestRecord,
+) -> Result<(), StoreError> {
+    let source = &record.source;
+    let prompt_version = content_version(source.prompt.as_bytes());
+    let tools = source.tools.to_string();
+    let toolset_version = content_version(tools.as_bytes());
+    sqlx::query("INSERT INTO request_prompts (version, prompt) VALUES (?, ?) ON CONFLICT DO NOTHING")
+        .bind(&prompt_version)
+        .bind(&source.prompt)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO request_toolsets (version, tools) VALUES (?, ?) ON CONFLICT DO NOTHING")
+        .bind(&toolset_version)
+        .bind(&tools)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
+                                     outcome, error_code, created_at, session_id, kind, render_version,
+                                     prompt_version, toolset_version, history_upto, summary_id, purpose, frame_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&record.turn_id)
+    .bind(&record.provider)
+    .bind(&record.model)
+    .bind(record.tokens_in)
+    .bind(record.tokens_out)
+    .bind(record.ttft_ms)
+    .bind(record.latency_ms)
+    .bind(record.attempts)
+    .bind(record.outcome)
+    .bind(record.error_code)
+    .bind(timestamp())
+    .bind(&source.session_id)
+    .bind(source.kind)
+    .bind(source.render_version)
+    .bind(&prompt_version)
+    .bind(&toolset_version)
+    .bind(source.history_upto)
+    .bind(source.summary_id)
+    .bind(source.purpose)
+    .bind(&source.frame_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// SHA-256 of stored content, naming its version.
+fn content_version(content: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(content))
+}
+
+/// A stored request's parts, read back to compose it again.
+#[derive(Debug)]
+pub struct StoredRequest {
+    pub model: String,
+    pub source: RequestSource,
+    pub summary: Option<Summary>,
+}
+
+/// The parts of request `id` of a conversation; none for another conversation's request
+/// or one recorded before its parts were kept.
+pub async fn stored_request(
+    store: &PrivateStore,
+    session_id: &str,
+    id: i64,
+) -> Result<Option<StoredRequest>, StoreError> {
+    type Row = (String, ProviderKind, i64, String, String, i64, Option<i64>, String);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id, r.purpose
+         FROM model_requests r
+         JOIN request_prompts p ON p.version = r.prompt_version
+         JOIN request_toolsets t ON t.version = r.toolset_version
+         WHERE r.id = ? AND r.session_id = ? AND r.purpose = 'turn' AND r.frame_id IS NULL",
+    )
+    .bind(id)
+    .bind(session_id)
+    .fetch_optional(store.pool())
+    .await?;
+    let Some((model, kind, render_version, prompt, tools, history_upto, summary_id, _)) = row else { return Ok(None) };
+    let summary = match summary_id {
+        Some(summary_id) => {
+            sqlx::query_as("SELECT id, upto, text FROM summaries WHERE id = ?")
+                .bind(summary_id)
+                .fetch_optional(store.pool())
+                .await?
+        }
+        None => None,
+    };
+    Ok(Some(StoredRequest {
+        model,
+        source: RequestSource {
+            session_id: session_id.to_owned(),
+            kind,
+            render_version,
+            prompt,
+            tools: serde_json::from_str(&tools).unwrap_or(Value::Null),
+            history_upto,
+            summary_id,
+            purpose: RequestPurpose::Turn,
+            frame_id: None,
+        },
+        summary,
+    }))
+}
+
+/// The model requests of a session's turns, oldest first.
+pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<Value>, StoreError> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT json_object('id', r.id, 'turn_id', r.turn_id, 'provider', r.provider, 'model', r.model,
+                'tokens_in', r.tokens_in, 'tokens_out', r.tokens_out, 'ttft_ms', r.ttft_ms,
+                'latency_ms', r.latency_ms, 'attempts', r.attempts, 'outcome', r.outcome,
+                'error_code', r.error_code, 'created_at', r.created_at, 'purpose', r.purpose,
+                'summary_id', r.summary_id, 'history_upto', r.history_upto)
+         FROM model_requests r JOIN turns t ON t.id = r.turn_id WHERE t.session_id = ? ORDER BY r.id",
+    )
+    .bind(session_id)
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows.into_iter().filter_map(|(json,)| serde_json::from_str(&json).ok()).collect())
+}

@@ -1,0 +1,242 @@
+//! A turn's life in the person's file: begun with their message (or as a retry), ended
+//! with its closing row and state, every call answered (§8.1).
+
+use serde_json::Value;
+
+use super::super::private::PrivateStore;
+use super::super::snapshots::Touched;
+use super::history::insert_message;
+use super::requests::insert_request;
+use super::{MessageRole, MessageStatus, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
+
+/// How a turn ended, for the turn row.
+#[derive(Debug)]
+pub struct TurnEnd<'a> {
+    pub state: TurnState,
+    pub error_code: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+}
+
+/// How long a title taken from the first message may be.
+const TITLE_CHARS: usize = 60;
+/// Starts a turn with the person's message, in one transaction: once this returns, what
+/// they sent survives a crash (§5.1). A session's first message becomes its title.
+pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, text: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
+    let id = insert_message(
+        &mut tx,
+        &NewMessage {
+            session_id,
+            turn_id,
+            role: MessageRole::User,
+            text,
+            status: MessageStatus::Sent,
+            ..NewMessage::default()
+        },
+        &now,
+    )
+    .await?;
+    sqlx::query(
+        "UPDATE chat_sessions SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+    )
+    .bind(&now)
+    .bind(title_from(text))
+    .bind(session_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+async fn insert_running_turn(
+    tx: &mut sqlx::SqliteConnection,
+    session_id: &str,
+    turn_id: &str,
+    now: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
+        .bind(turn_id)
+        .bind(session_id)
+        .bind(now)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+/// Starts a retry of a conversation's failed turn: a new turn with no new message. Returns
+/// the row of the person's last message, which the retry answers.
+pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) -> Result<i64, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
+    let asked: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM messages WHERE session_id = ? AND role = 'user' AND frame_id IS NULL")
+            .bind(session_id)
+            .fetch_one(&mut *tx)
+            .await?;
+    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
+        .bind(&now)
+        .bind(session_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(asked.unwrap_or(0))
+}
+
+/// Ends a turn in one transaction: every call of the turn still without a result gets
+/// one (`orphan_result`, as `cancelled` for a stopped turn, else `error`), then the
+/// closing assistant row, then the turn's state. However a turn ends, each of its calls
+/// has exactly one result (§8.1). The turn's last model request, if given, is recorded in
+/// the same transaction: one commit, one flush, at the end of every reply.
+///
+/// Only a turn in state `from` is ended: whoever finds it in another state lost a race
+/// (a parked turn that a decision resumed meanwhile) and writes nothing; false then.
+pub async fn end_turn(
+    store: &PrivateStore,
+    last: &NewMessage<'_>,
+    end: &TurnEnd<'_>,
+    orphan_result: &str,
+    request: Option<&RequestRecord>,
+    from: TurnState,
+) -> Result<bool, StoreError> {
+    let _writing = store.writing(Touched::conversation(last.session_id));
+    let now = timestamp();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let moved = sqlx::query(
+        "UPDATE turns SET state = ?, error_code = ?, error_message = ?, ended_at = ? WHERE id = ? AND state = ?",
+    )
+    .bind(end.state)
+    .bind(end.error_code)
+    .bind(end.error_message)
+    .bind(&now)
+    .bind(last.turn_id)
+    .bind(from)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if moved == 0 {
+        return Ok(false);
+    }
+    if let Some(record) = request {
+        insert_request(&mut tx, record).await?;
+    }
+    let status = if end.state == TurnState::Stopped { MessageStatus::Cancelled } else { MessageStatus::Error };
+    for (call_id, name, frame_id) in unanswered_calls(&mut tx, last.turn_id).await? {
+        let result = NewMessage {
+            session_id: last.session_id,
+            turn_id: last.turn_id,
+            role: MessageRole::Tool,
+            text: orphan_result,
+            status,
+            tool_call_id: Some(&call_id),
+            tool_name: Some(&name),
+            frame_id: frame_id.as_deref(),
+            ..NewMessage::default()
+        };
+        insert_message(&mut tx, &result, &now).await?;
+    }
+    // Frames the turn ends around end with it: stopped with a stopped turn, else failed.
+    let frame_state = if end.state == TurnState::Stopped { TurnState::Stopped } else { TurnState::Error };
+    sqlx::query("UPDATE frames SET state = ?, ended_at = ? WHERE turn_id = ? AND state IN ('running', 'parked')")
+        .bind(frame_state)
+        .bind(&now)
+        .bind(last.turn_id)
+        .execute(&mut *tx)
+        .await?;
+    insert_message(&mut tx, last, &now).await?;
+    sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
+        .bind(&now)
+        .bind(last.session_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Ends a turn that has nothing more to say (interrupted, withdrawn, unable to go on):
+/// an empty closing row with the state and the error, if any. See [`end_turn`].
+pub async fn close_turn(
+    store: &PrivateStore,
+    session_id: &str,
+    turn_id: &str,
+    end: &TurnEnd<'_>,
+    orphan_result: &str,
+    from: TurnState,
+) -> Result<bool, StoreError> {
+    let last = NewMessage {
+        session_id,
+        turn_id,
+        role: MessageRole::Assistant,
+        text: "",
+        status: end.state.into(),
+        error_code: end.error_code,
+        error_message: end.error_message,
+        ..NewMessage::default()
+    };
+    end_turn(store, &last, end, orphan_result, None, from).await
+}
+
+/// Turns recorded as running, with their session: after a restart these were cut off.
+pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, session_id FROM turns WHERE state = 'running'").fetch_all(store.pool()).await?)
+}
+
+/// Tool calls of a turn that have no recorded result: `(call id, tool name, frame)`, in
+/// order, inner frames included.
+async fn unanswered_calls(
+    tx: &mut sqlx::SqliteConnection,
+    turn_id: &str,
+) -> Result<Vec<(String, String, Option<String>)>, StoreError> {
+    let asked: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT tool_calls, frame_id FROM messages
+         WHERE turn_id = ? AND role = 'assistant' AND tool_calls IS NOT NULL ORDER BY id",
+    )
+    .bind(turn_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let answered: Vec<(String,)> =
+        sqlx::query_as("SELECT tool_call_id FROM messages WHERE turn_id = ? AND role = 'tool'")
+            .bind(turn_id)
+            .fetch_all(&mut *tx)
+            .await?;
+    let mut open = Vec::new();
+    for (calls, frame_id) in asked {
+        let calls: Vec<Value> = serde_json::from_str(&calls).unwrap_or_default();
+        for call in calls {
+            let id = call["id"].as_str().unwrap_or_default();
+            if !answered.iter().any(|(a,)| a == id) {
+                open.push((id.to_owned(), call["name"].as_str().unwrap_or_default().to_owned(), frame_id.clone()));
+            }
+        }
+    }
+    Ok(open)
+}
+
+/// The first line of a message, cut at a word boundary near [`TITLE_CHARS`].
+fn title_from(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if line.chars().count() <= TITLE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(TITLE_CHARS).collect();
+    let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", at_word.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_the_first_non_empty_line_cut_at_a_word() {
+        assert_eq!(title_from("\n  Plan the trip \nmore"), "Plan the trip");
+        let long = "word ".repeat(30);
+        let title = title_from(&long);
+        assert!(title.ends_with('…') && title.chars().count() <= TITLE_CHARS + 1, "{title}");
+        assert!(!title.contains("wor…"), "cut inside a word: {title}");
+    }
+}
