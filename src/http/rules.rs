@@ -8,11 +8,10 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
-use super::error::ApiError;
+use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::consent::Change;
 use crate::agent::gate::{ArgsPattern, Rule};
-use crate::store::StoreError;
 use crate::store::approval_rules::{self, StoredRule};
 
 /// `GET /api/approval-rules`: every rule, in the order the gate weighs them.
@@ -28,7 +27,7 @@ pub async fn add(
     Body(rule): Body<Rule>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let rule = valid(rule)?;
-    let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(refused)?;
+    let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
@@ -43,7 +42,7 @@ pub async fn replace(
     Body(rule): Body<Rule>,
 ) -> Result<StatusCode, ApiError> {
     let rule = valid(rule)?;
-    approval_rules::replace(&state.system, &actor, id, &rule).await.map_err(refused)?;
+    approval_rules::replace(&state.system, &actor, id, &rule).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
@@ -56,7 +55,7 @@ pub async fn delete(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<StatusCode, ApiError> {
-    approval_rules::delete(&state.system, &actor, id).await.map_err(refused)?;
+    approval_rules::delete(&state.system, &actor, id).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, None).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
@@ -108,12 +107,4 @@ fn valid(mut rule: Rule) -> Result<Rule, ApiError> {
         return Err(bad("priority is a number from 0 to 1000000; lower numbers are weighed first"));
     }
     Ok(rule)
-}
-
-fn refused(err: StoreError) -> ApiError {
-    match err {
-        StoreError::NotFound => ApiError::Missing { code: "no_rule", message: "there is no such rule".into() },
-        StoreError::WrongState(why) => ApiError::BadRequest { code: "unknown_role", message: why.into() },
-        other => other.into(),
-    }
 }

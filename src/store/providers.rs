@@ -10,7 +10,8 @@ use super::notices;
 use super::{StoreError, SystemStore, timestamp};
 
 /// A provider as stored, without its key.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "ProviderRow")]
 pub struct Provider {
     pub id: String,
     pub name: String,
@@ -26,7 +27,8 @@ pub struct Provider {
 }
 
 /// One model a provider offers.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "ProviderModel")]
 pub struct Model {
     pub model_id: String,
     pub context_window: i64,
