@@ -14,6 +14,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         ($($ty:ty),* $(,)?) => {{ $( <$ty as TS>::export_all(cfg)?; )* }};
     }
     export!(
+        super::error::ErrorBody,
         super::meta::Health,
         super::meta::Instance,
         super::people::UnlockedBody,
@@ -32,7 +33,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         crate::providers::admin::ProviderView,
         crate::providers::admin::Added,
         crate::providers::admin::NewProviderBody,
-        crate::providers::admin::ProviderPatch,
+        super::providers::ProviderPatch,
         super::providers::Refreshed,
         crate::providers::library::Installed,
         crate::providers::library::DownloadRequest,
@@ -51,6 +52,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::chat::TurnStarted,
         super::chat::Rebuilt,
         super::chat::Stopped,
+        super::rules::RuleAdded,
         super::inbox::Answer,
         super::inbox::Decided,
         super::notes::NoteList,

@@ -7,7 +7,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::agent::definition::DefinitionError;
 use crate::agent::inbox::DecisionError;
@@ -318,6 +318,21 @@ impl From<TurnError> for ApiError {
     }
 }
 
+/// The contract's error body: `{"error":{"code","message"}}`.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "ApiErrorBody")]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What failed: a stable code to branch on, and a sentence a person can act on.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "ApiErrorDetail")]
+pub struct ErrorDetail {
+    pub code: &'static str,
+    pub message: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if let Self::Internal(source) = &self {
@@ -330,8 +345,8 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let mut response =
-            (status, Json(json!({ "error": { "code": self.code(), "message": message } }))).into_response();
+        let body = ErrorBody { error: ErrorDetail { code: self.code(), message } };
+        let mut response = (status, Json(body)).into_response();
         if let Self::TooManyRequests { retry_after, .. } = &self {
             let seconds = retry_after.as_secs().max(1).to_string();
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_str(&seconds).expect("digits"));

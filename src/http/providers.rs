@@ -6,14 +6,14 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
-use crate::providers::admin::{Added, ProviderAdmin, ProviderView, refuse_built_in_refresh};
-pub use crate::providers::admin::{ModelInput, NewProviderBody, ProviderPatch};
+use crate::providers::admin::{self, Added, ProviderAdmin, ProviderView, refuse_built_in_refresh};
+pub use crate::providers::admin::{ModelInput, NewProviderBody};
 use crate::providers::catalogue::CatalogueModel;
 use crate::store::audit::Actor;
 use crate::store::providers::Model;
@@ -59,6 +59,31 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ProviderView
     Ok(Json(admin(&state).list().await?))
 }
 
+/// What `PATCH /api/providers/{id}` takes; absent fields stay.
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderPatch {
+    #[ts(optional)]
+    name: Option<String>,
+    #[ts(optional)]
+    base_url: Option<String>,
+    /// `null` removes the key; absent leaves it.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    #[ts(optional)]
+    api_key: Option<Option<String>>,
+    #[ts(optional)]
+    trusted_lan: Option<bool>,
+    #[ts(optional)]
+    models: Option<Vec<ModelInput>>,
+}
+
+impl From<ProviderPatch> for admin::ProviderPatch {
+    fn from(body: ProviderPatch) -> Self {
+        let ProviderPatch { name, base_url, api_key, trusted_lan, models } = body;
+        Self { name, base_url, api_key, trusted_lan, models }
+    }
+}
+
 /// `PATCH /api/providers/{id}` (administrators)
 pub async fn update(
     State(state): State<AppState>,
@@ -67,7 +92,7 @@ pub async fn update(
     Path(id): Path<String>,
     Body(req): Body<ProviderPatch>,
 ) -> Result<StatusCode, ApiError> {
-    admin(&state).update(&actor, &id, req).await?;
+    admin(&state).update(&actor, &id, req.into()).await?;
     providers_changed(&state, Some(&caller.session), &actor, &id).await;
     Ok(StatusCode::NO_CONTENT)
 }

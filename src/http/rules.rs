@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
@@ -19,18 +19,24 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<StoredRule>>
     Ok(Json(approval_rules::list(&state.system).await?))
 }
 
+/// A rule just added: its id.
+#[derive(Serialize, ts_rs::TS)]
+pub struct RuleAdded {
+    pub id: i64,
+}
+
 /// `POST /api/approval-rules` `{"tool","args"?,"role"?,"effect","priority"}`
 pub async fn add(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
     caller: Caller,
     Body(rule): Body<Rule>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<RuleAdded>), ApiError> {
     let rule = valid(rule)?;
     let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
-    Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
+    Ok((StatusCode::CREATED, Json(RuleAdded { id })))
 }
 
 /// `PUT /api/approval-rules/{id}`: replaces a rule.

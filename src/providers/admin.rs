@@ -97,21 +97,13 @@ pub struct NewProviderBody {
     pub trusted_lan: bool,
 }
 
-/// A change to a provider (`PATCH /api/providers/{id}`); what is absent stays.
-#[derive(Deserialize, ts_rs::TS)]
-#[serde(deny_unknown_fields)]
+/// A change to a provider; what is `None` stays.
 pub struct ProviderPatch {
-    #[ts(optional)]
     pub name: Option<String>,
-    #[ts(optional)]
     pub base_url: Option<String>,
-    /// `null` removes the key; absent leaves it.
-    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
-    #[ts(optional)]
+    /// `Some(None)` removes the key.
     pub api_key: Option<Option<String>>,
-    #[ts(optional)]
     pub trusted_lan: Option<bool>,
-    #[ts(optional)]
     pub models: Option<Vec<ModelInput>>,
 }
 

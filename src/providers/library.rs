@@ -341,7 +341,7 @@ impl Library {
                     d.model = Some(installed.model);
                 }));
             }
-            Err(err) => failed(err.to_string()),
+            Err(err) => failed(said(&err)),
         }
     }
 
@@ -393,6 +393,18 @@ impl Source {
         let file_name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("model").to_owned();
         let shown = name.clone().unwrap_or_else(|| file_name.trim_end_matches(".gguf").to_owned());
         Ok(Self { catalogue: None, url: url.to_string(), sha256, member: None, name, shown })
+    }
+}
+
+/// What a download's status tells the administrators of a model that could not be
+/// offered: a failure inside Skald goes to the log, as it would for a request.
+fn said(err: &LibraryError) -> String {
+    match err {
+        LibraryError::Io(_) | LibraryError::Store(_) | LibraryError::Import(ImportError::Io(_)) => {
+            tracing::error!(error = %err, "a downloaded model could not be offered");
+            "internal error".to_owned()
+        }
+        other => other.to_string(),
     }
 }
 

@@ -2,7 +2,7 @@
 import type { ModelInput } from "./ModelInput.js";
 
 /**
- * A change to a provider (`PATCH /api/providers/{id}`); what is absent stays.
+ * What `PATCH /api/providers/{id}` takes; absent fields stay.
  */
 export type ProviderPatch = { name?: string, base_url?: string, 
 /**
