@@ -416,3 +416,52 @@ fn trimmed_key(key: Option<String>) -> Option<Zeroizing<String>> {
 fn origin(url: &str) -> Option<String> {
     reqwest::Url::parse(url).ok().map(|u| u.origin().ascii_serialization())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_url_loses_its_trailing_slash_and_keeps_its_path() {
+        assert_eq!(valid_base_url(" https://api.example.org/v1/ ").unwrap(), "https://api.example.org/v1");
+    }
+
+    #[test]
+    fn a_base_url_with_credentials_a_query_or_another_scheme_is_refused() {
+        for raw in ["https://key@api.example.org/v1", "https://api.example.org/v1?k=1", "ftp://example.org", "nope"] {
+            assert!(matches!(valid_base_url(raw), Err(AdminError::InvalidBaseUrl(_))), "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_bare_model_id_gets_a_guessed_strength_and_the_default_context() {
+        let models = models_from(vec![ModelInput::Id(" llama3.1:8b ".into())]).unwrap();
+        assert_eq!(models[0].model_id, "llama3.1:8b");
+        assert_eq!(models[0].context_window, 8192);
+        assert_eq!(models[0].strength, guess_strength("llama3.1:8b"));
+        assert!(models[0].tools);
+    }
+
+    #[test]
+    fn a_model_listed_twice_or_with_an_unknown_strength_is_refused() {
+        let twice = vec![ModelInput::Id("a".into()), ModelInput::Id("a".into())];
+        assert!(matches!(models_from(twice), Err(AdminError::InvalidModel(_))));
+        let odd =
+            ModelInput::Detailed { id: "a".into(), context_window: None, strength: Some("huge".into()), tools: None };
+        assert!(matches!(models_from(vec![odd]), Err(AdminError::InvalidModel(_))));
+    }
+
+    #[test]
+    fn the_built_in_provider_keeps_what_a_change_leaves_out() {
+        let stored = [Model { model_id: "m".into(), context_window: 4096, strength: "fast".into(), tools: false }];
+        let kept = keep_stored(vec![ModelInput::Id("m".into())], &stored);
+        let models = models_from(kept).unwrap();
+        assert_eq!(models, stored.to_vec());
+    }
+
+    #[test]
+    fn a_pasted_key_is_trimmed_and_a_blank_one_is_none() {
+        assert_eq!(trimmed_key(Some(" sk-1\n".into())).as_deref().map(String::as_str), Some("sk-1"));
+        assert!(trimmed_key(Some("  ".into())).is_none());
+    }
+}

@@ -524,3 +524,46 @@ fn fail(status: &mut Status, why: String) {
     status.state = "failed";
     status.error = Some(why);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blank_name_is_none_and_a_long_one_is_refused() {
+        assert_eq!(given_name(Some("  ")).unwrap(), None);
+        assert_eq!(given_name(Some(" Tiny ")).unwrap().as_deref(), Some("Tiny"));
+        assert!(matches!(given_name(Some(&"x".repeat(201))), Err(LibraryError::NameTooLong)));
+    }
+
+    #[test]
+    fn an_address_without_a_name_is_shown_by_its_file_name() {
+        let req = DownloadRequest {
+            catalogue: None,
+            url: Some("https://example.org/models/tiny.gguf".into()),
+            sha256: None,
+            name: None,
+        };
+        let source = Source::from_address(req).unwrap();
+        assert_eq!(source.shown, "tiny");
+        assert_eq!(source.url, "https://example.org/models/tiny.gguf");
+    }
+
+    #[test]
+    fn a_checksum_that_is_not_64_hex_digits_is_refused() {
+        let req = DownloadRequest {
+            catalogue: None,
+            url: Some("https://example.org/m.gguf".into()),
+            sha256: Some("abc".into()),
+            name: None,
+        };
+        assert!(matches!(Source::from_address(req), Err(LibraryError::InvalidSha256)));
+    }
+
+    #[test]
+    fn an_internal_failure_is_not_shown_in_a_download_status() {
+        let io = LibraryError::Io(std::io::Error::other("disk on fire"));
+        assert_eq!(said(&io), "internal error");
+        assert_eq!(said(&LibraryError::IdTaken("m".into())), "too many models are called m");
+    }
+}
