@@ -34,6 +34,19 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 stage "cargo clippy (desktop, local model)"
 cargo clippy --locked --all-targets --features desktop,local-model -- -D warnings
 
+stage "web: API types current"
+# The page's API types are generated from the Rust types the routes answer with
+# (src/http/api_types.rs). Written afresh to a temporary folder, they must match the
+# committed ones, so a changed Rust type fails here until its TypeScript is regenerated.
+api_types=$(mktemp -d)
+SKALD_API_TYPES_DIR="$api_types/generated" \
+  cargo test --locked --features desktop,local-model --lib --quiet -- --exact http::api_types::export_bindings
+if ! diff -r "$api_types/generated" web/src/api/generated; then
+  echo "the API types are stale: run 'cargo test --features desktop,local-model --lib export_bindings' and commit web/src/api/generated/" >&2
+  exit 1
+fi
+rm -rf "$api_types"
+
 # One build with every feature serves every test: `skald serve` is the same code in each
 # build, the shell's own tests need the desktop, and the built-in model's tests llama.cpp.
 stage "cargo test"

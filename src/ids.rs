@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// A person: 128 random bits as 32 hex characters, also the name of their private file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(transparent)]
 #[sqlx(transparent)]
 pub struct UserId(String);
@@ -34,7 +34,7 @@ impl fmt::Display for UserId {
 }
 
 /// A role: a row of the `roles` table (§6.1), never a Rust enum.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(transparent)]
 #[sqlx(transparent)]
 pub struct RoleId(String);

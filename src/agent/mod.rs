@@ -1003,10 +1003,7 @@ fn usable(role: &Role, model: &CatalogueModel) -> bool {
     catalogue::allowed(&role.allowed_models, &model.name) && catalogue::tier_allows(role.privacy_tier, model.privacy)
 }
 
-/// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.
-pub fn key_purpose(provider_id: &str) -> String {
-    format!("provider:{provider_id}")
-}
+pub use crate::secrets::key_purpose;
 
 /// The conversation's history as a model reads it: its own rows, not those of the
 /// sub-agent frames inside it. Stored tool rows hold exactly what the model was given; an

@@ -6,12 +6,13 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
+use super::people::Enrolment;
 use crate::agent::consent::Change;
 use crate::ids::{RoleId, UserId};
 use crate::store::audit::{self, Entry};
@@ -107,10 +108,10 @@ pub async fn reissue_enrolment(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Enrolment>, ApiError> {
     let id = user_id(&id)?;
     let (user, code) = state.accounts.reissue_enrolment(&actor, &id).await?;
-    Ok(Json(json!({ "user": user, "enrolment_code": code.as_str() })))
+    Ok(Json(Enrolment::new(user, &code)))
 }
 
 /// `GET /api/roles`
@@ -132,8 +133,7 @@ pub async fn create_role(
     AdminActor(actor): AdminActor,
     Body(req): Body<NewRole>,
 ) -> Result<(StatusCode, Json<Role>), ApiError> {
-    let patch: RolePatch = serde_json::from_value(req.attributes)
-        .map_err(|err| ApiError::BadRequest { code: "invalid_role", message: err.to_string() })?;
+    let patch: RolePatch = serde_json::from_value(req.attributes).map_err(|err| ApiError::invalid_role(&err))?;
     let role = state.accounts.create_role(&actor, RoleId::new(req.id), req.label, patch).await?;
     Ok((StatusCode::CREATED, Json(role)))
 }

@@ -5,17 +5,19 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::AppState;
 use super::auth::Caller;
-use super::error::ApiError;
+use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
 use crate::ids::random_id;
+use crate::providers::privacy::Tier;
 use crate::store::chat::{self, ChatSession, Message};
+use crate::store::providers::ProviderKind;
 
 /// The longest message a person can send: far beyond any context window, short of abuse.
 const MAX_MESSAGE_BYTES: usize = 256 * 1024;
@@ -52,19 +54,33 @@ pub async fn list(caller: Caller) -> Result<Json<Vec<ChatSession>>, ApiError> {
     Ok(Json(chat::sessions(&caller.session.space).await?))
 }
 
+/// Where the next turn of a conversation would go.
+#[derive(Serialize, ts_rs::TS)]
+pub struct NextModel {
+    pub name: String,
+    pub provider: String,
+    pub privacy: Tier,
+}
+
+/// A conversation with the model its next turn would use, null when none is usable now.
+#[derive(Serialize)]
+pub struct SessionDetail {
+    #[serde(flatten)]
+    pub session: ChatSession,
+    pub next_model: Option<NextModel>,
+}
+
 /// `GET /api/sessions/{id}`, with `next_model`: the model the next turn would use as
 /// things are now (`name`, `provider`, `privacy`), or null when none is usable.
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionDetail>, ApiError> {
     let session = find(&caller, &id).await?;
     let next = state.agent.next_model(&caller.session, &session.agent, session.model.as_deref()).await;
-    let mut body = serde_json::to_value(&session).expect("a session serializes");
-    body["next_model"] =
-        next.map_or(Value::Null, |m| json!({ "name": m.name, "provider": m.provider, "privacy": m.privacy }));
-    Ok(Json(body))
+    let next_model = next.map(|m| NextModel { name: m.name, provider: m.provider, privacy: m.privacy });
+    Ok(Json(SessionDetail { session, next_model }))
 }
 
 #[derive(Deserialize)]
@@ -91,13 +107,17 @@ pub async fn rename(
             let message = format!("a title has at most {MAX_TITLE_CHARS} characters");
             return Err(ApiError::BadRequest { code: "invalid_title", message });
         }
-        chat::rename_session(&caller.session.space, &id, title).await.map_err(not_found)?;
+        chat::rename_session(&caller.session.space, &id, title)
+            .await
+            .map_err(ApiError::about(Subject::Conversation))?;
     }
     if let Some(model) = &req.model {
         if let Some(name) = model {
             state.agent.check_pin_of(&caller.session, name).await?;
         }
-        chat::set_session_model(&caller.session.space, &id, model.as_deref()).await.map_err(not_found)?;
+        chat::set_session_model(&caller.session.space, &id, model.as_deref())
+            .await
+            .map_err(ApiError::about(Subject::Conversation))?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -111,14 +131,27 @@ pub async fn delete(
     if state.agent.is_running(&caller.session.user_id, &id) {
         return Err(TurnError::Busy.into());
     }
-    chat::delete_session(&caller.session.space, &id).await.map_err(not_found)?;
+    chat::delete_session(&caller.session.space, &id).await.map_err(ApiError::about(Subject::Conversation))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     text: String,
+}
+
+/// A turn just started: its id and the person's message row (202 of send and retry).
+#[derive(Serialize, ts_rs::TS)]
+pub struct TurnStarted {
+    pub turn: String,
+    pub message: i64,
+}
+
+impl From<crate::agent::Started> for TurnStarted {
+    fn from(started: crate::agent::Started) -> Self {
+        Self { turn: started.turn_id, message: started.message_id }
+    }
 }
 
 /// `POST /api/sessions/{id}/messages`: sends a message and starts a turn. 202 once the
@@ -128,7 +161,7 @@ pub async fn send(
     caller: Caller,
     Path(id): Path<String>,
     Body(req): Body<NewMessage>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     if req.text.trim().is_empty() {
         return Err(ApiError::BadRequest { code: "empty_message", message: "the message is empty".into() });
     }
@@ -138,7 +171,7 @@ pub async fn send(
         return Err(ApiError::BadRequest { code: "message_too_long", message });
     }
     let started = state.agent.start_turn(caller.session.clone(), &id, req.text).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "turn": started.turn_id, "message": started.message_id }))))
+    Ok((StatusCode::ACCEPTED, Json(started.into())))
 }
 
 /// `POST /api/sessions/{id}/retry`: tries the failed last turn again from the person's last
@@ -147,9 +180,9 @@ pub async fn retry(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     let started = state.agent.retry_turn(caller.session.clone(), &id).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "turn": started.turn_id, "message": started.message_id }))))
+    Ok((StatusCode::ACCEPTED, Json(started.into())))
 }
 
 /// `GET /api/sessions/{id}/messages`: the history, oldest first.
@@ -164,22 +197,29 @@ pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec
     Ok(Json(chat::requests(&caller.session.space, &id).await?))
 }
 
+/// A stored model request composed again: the protocol, the body as JSON and as the bytes.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Rebuilt {
+    pub id: i64,
+    pub kind: ProviderKind,
+    pub body: Value,
+    pub raw: String,
+}
+
 /// `GET /api/sessions/{id}/requests/{request}/rebuild`: a stored model request composed
 /// again from what was stored — the body exactly as it was sent (§8.1), as JSON and as the
 /// bytes, whatever changed in the agent or the tools since.
-pub async fn rebuild(caller: Caller, Path((id, request)): Path<(String, i64)>) -> Result<Json<Value>, ApiError> {
+pub async fn rebuild(caller: Caller, Path((id, request)): Path<(String, i64)>) -> Result<Json<Rebuilt>, ApiError> {
     find(&caller, &id).await?;
-    let (kind, body) = crate::agent::rebuild(&caller.session.space, &id, request).await.map_err(|err| match err {
-        crate::agent::RebuildError::Store(store) => store.into(),
-        other @ crate::agent::RebuildError::NotFound => {
-            ApiError::Missing { code: "no_request", message: other.to_string() }
-        }
-        other @ crate::agent::RebuildError::OtherVersion(_) => {
-            ApiError::Conflict { code: "render_version", message: other.to_string() }
-        }
-    })?;
+    let (kind, body) = crate::agent::rebuild(&caller.session.space, &id, request).await?;
     let raw = body.to_string();
-    Ok(Json(json!({ "id": request, "kind": kind, "body": body, "raw": raw })))
+    Ok(Json(Rebuilt { id: request, kind, body, raw }))
+}
+
+/// Whether a turn was stopped (`POST /api/sessions/{id}/stop`).
+#[derive(Serialize, ts_rs::TS)]
+pub struct Stopped {
+    pub stopped: bool,
 }
 
 /// `POST /api/sessions/{id}/stop`: stops the running turn, or ends one waiting on cards;
@@ -188,19 +228,12 @@ pub async fn stop(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Stopped>, ApiError> {
     find(&caller, &id).await?;
     let stopped = state.agent.stop(&caller.session, &id).await?;
-    Ok(Json(json!({ "stopped": stopped })))
+    Ok(Json(Stopped { stopped }))
 }
 
 async fn find(caller: &Caller, id: &str) -> Result<ChatSession, ApiError> {
     chat::session(&caller.session.space, id).await?.ok_or_else(|| TurnError::NoSession.into())
-}
-
-fn not_found(err: crate::store::StoreError) -> ApiError {
-    match err {
-        crate::store::StoreError::NotFound => TurnError::NoSession.into(),
-        other => other.into(),
-    }
 }

@@ -1,13 +1,21 @@
 //! The HTTP error boundary: every failure a route can return, mapped to a status and the
-//! contract's body `{"error":{"code","message"}}` in one place. Internal details are
-//! logged, never sent.
+//! contract's body `{"error":{"code","message"}}` in one place. Each boundary below has one
+//! error enum — the store's, the accounts', the turn's, provider administration's, the
+//! model library's — and this file is the only place any of them becomes an [`ApiError`].
+//! Internal details are logged once, when the response is made, and never sent.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::Serialize;
 
-use crate::agent::TurnError;
+use crate::agent::definition::DefinitionError;
+use crate::agent::inbox::DecisionError;
+use crate::agent::{RebuildError, TurnError};
+use crate::export::ExportError;
+use crate::providers::admin::AdminError;
+use crate::providers::library::LibraryError;
+use crate::providers::local::ImportError;
 use crate::store::StoreError;
 use crate::users::AccountError;
 
@@ -94,6 +102,160 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// What a route asked the store about, so that the store's refusals name it: a missing
+/// row is 404 with the thing's own code, a refused value 400.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject {
+    Conversation,
+    Note,
+    Rule,
+}
+
+impl ApiError {
+    /// The store's failure for a route about `subject`.
+    pub fn about(subject: Subject) -> impl Fn(StoreError) -> Self {
+        move |err| match (subject, err) {
+            (Subject::Conversation, StoreError::NotFound) => TurnError::NoSession.into(),
+            (Subject::Note, StoreError::NotFound) => Self::no_note(),
+            (Subject::Note, StoreError::WrongState(why)) => {
+                Self::BadRequest { code: "invalid_note", message: why.to_owned() }
+            }
+            (Subject::Rule, StoreError::NotFound) => {
+                Self::Missing { code: "no_rule", message: "there is no such rule".into() }
+            }
+            (Subject::Rule, StoreError::WrongState(why)) => {
+                Self::BadRequest { code: "unknown_role", message: why.into() }
+            }
+            (_, other) => other.into(),
+        }
+    }
+
+    pub fn no_note() -> Self {
+        Self::Missing { code: "no_note", message: "there is no such note".into() }
+    }
+
+    /// An agent an administrator wrote that does not load is their request's fault (400),
+    /// not a stored agent gone bad (409).
+    pub fn saving_agent(err: TurnError) -> Self {
+        match err {
+            TurnError::Agent(invalid) => Self::BadRequest { code: "agent_invalid", message: invalid.to_string() },
+            other => other.into(),
+        }
+    }
+
+    /// Role attributes that do not parse.
+    pub fn invalid_role(err: &serde_json::Error) -> Self {
+        Self::BadRequest { code: "invalid_role", message: err.to_string() }
+    }
+}
+
+/// An agent asked for by id (`GET /api/agents/{id}`).
+impl From<DefinitionError> for ApiError {
+    fn from(err: DefinitionError) -> Self {
+        let message = err.to_string();
+        match err {
+            DefinitionError::Unknown(_) => Self::Missing { code: "unknown_agent", message },
+            DefinitionError::Malformed { .. } => Self::Conflict { code: "agent_invalid", message },
+        }
+    }
+}
+
+impl From<DecisionError> for ApiError {
+    fn from(err: DecisionError) -> Self {
+        let message = err.to_string();
+        match err {
+            DecisionError::NotFound => Self::Missing { code: "no_card", message },
+            DecisionError::AlreadyDecided => Self::Conflict { code: "already_decided", message },
+            DecisionError::Changed => Self::Conflict { code: "card_changed", message },
+            DecisionError::MayNotApprove => Self::Refused { code: "may_not_approve", message },
+            DecisionError::AlwaysNotPermitted(_) => Self::Refused { code: "always_not_permitted", message },
+            DecisionError::WrongKind(_) => Self::BadRequest { code: "wrong_card_kind", message },
+            DecisionError::BadAnswer => Self::BadRequest { code: "invalid_answer", message },
+            DecisionError::Turn(turn) => turn.into(),
+        }
+    }
+}
+
+impl From<RebuildError> for ApiError {
+    fn from(err: RebuildError) -> Self {
+        let message = err.to_string();
+        match err {
+            RebuildError::Store(store) => store.into(),
+            RebuildError::NotFound => Self::Missing { code: "no_request", message },
+            RebuildError::OtherVersion(_) => Self::Conflict { code: "render_version", message },
+        }
+    }
+}
+
+impl From<ExportError> for ApiError {
+    fn from(err: ExportError) -> Self {
+        match err {
+            ExportError::Store(store) => store.into(),
+            other => Self::Internal(Box::new(other)),
+        }
+    }
+}
+
+impl From<AdminError> for ApiError {
+    fn from(err: AdminError) -> Self {
+        let message = err.to_string();
+        match err {
+            AdminError::InvalidName => Self::BadRequest { code: "invalid_name", message },
+            AdminError::InvalidKind(_) => Self::BadRequest { code: "invalid_kind", message },
+            AdminError::InvalidBaseUrl(_) => Self::BadRequest { code: "invalid_base_url", message },
+            AdminError::InvalidModel(_) => Self::BadRequest { code: "invalid_model", message },
+            AdminError::NoProvider => Self::Missing { code: "no_provider", message },
+            AdminError::NameTaken => Self::Conflict { code: "name_taken", message },
+            AdminError::BuiltIn(_) => Self::Conflict { code: "built_in_provider", message },
+            AdminError::Unreachable { code, message } => Self::Upstream { code, message },
+            AdminError::NoModels(_) => Self::Upstream { code: "no_models", message },
+            AdminError::Sealing(_) => Self::Unavailable { code: "secrets_unavailable", message },
+            AdminError::Task(task) => Self::Internal(Box::new(task)),
+            AdminError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<LibraryError> for ApiError {
+    fn from(err: LibraryError) -> Self {
+        let message = err.to_string();
+        match err {
+            LibraryError::RelativePath => Self::BadRequest { code: "invalid_path", message },
+            LibraryError::NameTooLong => Self::BadRequest { code: "invalid_name", message },
+            LibraryError::Import(import) => import.into(),
+            LibraryError::AlreadyImported(_) => Self::Conflict { code: "already_imported", message },
+            LibraryError::ProviderNameTaken(_) => Self::Conflict { code: "provider_name_taken", message },
+            LibraryError::IdTaken(_) => Self::Conflict { code: "id_taken", message },
+            LibraryError::NoModel(_) => Self::Missing { code: "no_model", message },
+            LibraryError::UploadInterrupted { .. } => Self::BadRequest { code: "upload_interrupted", message },
+            LibraryError::EmptyUpload => Self::BadRequest { code: "empty_upload", message },
+            LibraryError::NotInCatalogue(_) => Self::Missing { code: "no_such_model", message },
+            LibraryError::InvalidUrl => Self::BadRequest { code: "invalid_url", message },
+            LibraryError::InvalidSha256 => Self::BadRequest { code: "invalid_sha256", message },
+            LibraryError::Downloading(_) => Self::Conflict { code: "downloading", message },
+            LibraryError::Io(io) => Self::Internal(Box::new(io)),
+            LibraryError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<ImportError> for ApiError {
+    fn from(err: ImportError) -> Self {
+        let message = err.to_string();
+        match err {
+            ImportError::NotBuilt => Self::Unavailable { code: "local_model_unavailable", message },
+            ImportError::Unreadable { .. } | ImportError::NotAFile(_) => {
+                Self::BadRequest { code: "unreadable", message }
+            }
+            ImportError::OutsideImportDirs(_) => Self::Refused { code: "outside_import_folders", message },
+            ImportError::Invalid(_) | ImportError::Unsupported(_) => {
+                Self::BadRequest { code: "invalid_model", message }
+            }
+            ImportError::Io(source) => Self::Internal(Box::new(source)),
+        }
+    }
+}
+
 impl From<AccountError> for ApiError {
     fn from(err: AccountError) -> Self {
         let message = err.to_string();
@@ -130,7 +292,6 @@ impl From<AccountError> for ApiError {
 
 impl From<TurnError> for ApiError {
     fn from(err: TurnError) -> Self {
-        use crate::agent::definition::DefinitionError;
         let message = err.to_string();
         match err {
             TurnError::NoSession => Self::Missing { code: "no_session", message },
@@ -157,6 +318,21 @@ impl From<TurnError> for ApiError {
     }
 }
 
+/// The contract's error body: `{"error":{"code","message"}}`.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "ApiErrorBody")]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What failed: a stable code to branch on, and a sentence a person can act on.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "ApiErrorDetail")]
+pub struct ErrorDetail {
+    pub code: &'static str,
+    pub message: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if let Self::Internal(source) = &self {
@@ -169,8 +345,8 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let mut response =
-            (status, Json(json!({ "error": { "code": self.code(), "message": message } }))).into_response();
+        let body = ErrorBody { error: ErrorDetail { code: self.code(), message } };
+        let mut response = (status, Json(body)).into_response();
         if let Self::TooManyRequests { retry_after, .. } = &self {
             let seconds = retry_after.as_secs().max(1).to_string();
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_str(&seconds).expect("digits"));

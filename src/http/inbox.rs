@@ -3,14 +3,14 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
-use crate::agent::inbox::{Decision, DecisionError};
+use crate::agent::inbox::Decision;
 
 /// `GET /api/inbox`: pending cards, oldest first, each saying for whom it is.
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
@@ -22,15 +22,27 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<
     Ok(Json(cards))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "CardAnswer")]
 pub struct Answer {
+    #[ts(optional)]
     decision: Option<String>,
     #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
     always: bool,
     /// The `arguments_hash` the person saw; when given, it must still be the card's.
+    #[ts(optional)]
     arguments_hash: Option<String>,
+    #[ts(optional)]
     answer: Option<String>,
+}
+
+/// A card as it was decided, and whether its turn went on.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Decided {
+    pub card: Value,
+    pub resumed: bool,
 }
 
 /// `POST /api/inbox/{id}`: allows or denies an approval card (`always` beside `allow`
@@ -40,14 +52,13 @@ pub async fn decide(
     caller: Caller,
     Path(id): Path<String>,
     Body(req): Body<Answer>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Decided>, ApiError> {
     let allow = match (req.decision.as_deref(), &req.answer) {
         (Some("allow"), None) => true,
         (Some("deny"), None) => false,
         (None, Some(answer)) if !req.always && req.arguments_hash.is_none() => {
-            let (card, resumed) =
-                state.agent.answer(caller.session.clone(), &id, answer).await.map_err(decision_error)?;
-            return Ok(Json(json!({ "card": card, "resumed": resumed })));
+            let (card, resumed) = state.agent.answer(caller.session.clone(), &id, answer).await?;
+            return Ok(Json(Decided { card, resumed }));
         }
         _ => {
             let message =
@@ -60,24 +71,7 @@ pub async fn decide(
         return Err(ApiError::BadRequest { code: "invalid_decision", message });
     }
     let decision = Decision { allow, always: req.always };
-    let (card, resumed) = state
-        .agent
-        .decide(caller.session.clone(), &id, decision, req.arguments_hash.as_deref())
-        .await
-        .map_err(decision_error)?;
-    Ok(Json(json!({ "card": card, "resumed": resumed })))
-}
-
-fn decision_error(err: DecisionError) -> ApiError {
-    let message = err.to_string();
-    match err {
-        DecisionError::NotFound => ApiError::Missing { code: "no_card", message },
-        DecisionError::AlreadyDecided => ApiError::Conflict { code: "already_decided", message },
-        DecisionError::Changed => ApiError::Conflict { code: "card_changed", message },
-        DecisionError::MayNotApprove => ApiError::Refused { code: "may_not_approve", message },
-        DecisionError::AlwaysNotPermitted(_) => ApiError::Refused { code: "always_not_permitted", message },
-        DecisionError::WrongKind(_) => ApiError::BadRequest { code: "wrong_card_kind", message },
-        DecisionError::BadAnswer => ApiError::BadRequest { code: "invalid_answer", message },
-        DecisionError::Turn(turn) => turn.into(),
-    }
+    let (card, resumed) =
+        state.agent.decide(caller.session.clone(), &id, decision, req.arguments_hash.as_deref()).await?;
+    Ok(Json(Decided { card, resumed }))
 }

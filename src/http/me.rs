@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use zeroize::Zeroizing;
 
 use super::AppState;
@@ -16,19 +16,31 @@ use super::json::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::providers::privacy::Tier;
 use crate::store::agents as agent_versions;
+use crate::store::providers::ProviderKind;
+use crate::store::roles::Role;
+use crate::store::usage::PersonUsage;
 use crate::store::{audit, notices, roles, users};
 use crate::users::PublicUser;
 
 const MAX_SETTING_KEY: usize = 64;
 const MAX_SETTING_VALUE: usize = 64 * 1024;
 
+/// Who I am and what my role allows.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "Me")]
+pub struct MeView {
+    pub user: PublicUser,
+    pub role: Option<Role>,
+}
+
 /// `GET /api/me`: who I am and what my role allows.
-pub async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
+pub async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<MeView>, ApiError> {
     let system = state.accounts.system();
     let row = users::find(system, &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
     let role = roles::get(system, &row.role_id).await?;
-    Ok(Json(json!({ "user": PublicUser::from(&row), "role": role })))
+    Ok(Json(MeView { user: PublicUser::from(&row), role }))
 }
 
 #[derive(Deserialize)]
@@ -104,15 +116,67 @@ fn check_key(key: &str) -> Result<(), ApiError> {
     }
 }
 
+/// Something that opens my space: `kind` is the key wrap's purpose, `what` says it in words.
+#[derive(Serialize, ts_rs::TS)]
+pub struct SpaceKey {
+    pub kind: String,
+    pub what: &'static str,
+}
+
+/// A provider my turns may go to, and who set it up.
+#[derive(Serialize, ts_rs::TS)]
+pub struct PrivacyProvider {
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub privacy: Tier,
+    pub configured_by: String,
+    pub changed_by: String,
+    pub models: Vec<String>,
+}
+
+/// An agent that shapes my turns, and who last changed it.
+#[derive(Serialize, ts_rs::TS)]
+pub struct PrivacyAgent {
+    pub id: String,
+    pub name: String,
+    pub hash: String,
+    /// `bundled`, `app` (an administrator edited it here) or `disk` (edited outside Skald).
+    pub source: Option<String>,
+    pub changed_by: Option<String>,
+    pub changed_at: Option<String>,
+}
+
+/// What the administrators can see about me: never my words.
+#[derive(Serialize)]
+pub struct AdministratorsSee {
+    pub name: String,
+    pub role: String,
+    pub usage: Option<PersonUsage>,
+    pub audit: Vec<audit::Entry>,
+}
+
+/// `GET /api/me/privacy`: who can see my words (§3).
+#[derive(Serialize)]
+pub struct PrivacyReport {
+    pub keys: Vec<SpaceKey>,
+    /// Supervision is not built yet (§6.2): always empty.
+    pub supervisors: Vec<Value>,
+    pub providers: Vec<PrivacyProvider>,
+    pub agents: Vec<PrivacyAgent>,
+    pub administrators_see: AdministratorsSee,
+    pub notices: Vec<Value>,
+}
+
 /// `GET /api/me/privacy`: who can see my words (§3) — what opens my space, where my turns
 /// go and who configured it, the agents that shape them and who changed those, what the
 /// administrators can see about me, and what changed while I was away.
-pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
+pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Json<PrivacyReport>, ApiError> {
     let system = state.accounts.system();
     let me = &caller.session.user_id;
     let row = users::find(system, me).await?.ok_or(ApiError::NotFound)?;
     let role = state.agent.role_of(me).await?;
-    let keys: Vec<Value> = users::wrap_purposes(system, me)
+    let keys = users::wrap_purposes(system, me)
         .await?
         .into_iter()
         .map(|purpose| {
@@ -121,27 +185,27 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
                 "recovery" => "your recovery code",
                 _ => "another key",
             };
-            json!({ "kind": purpose, "what": what })
+            SpaceKey { kind: purpose, what }
         })
         .collect();
-    let mut providers: Vec<Value> = Vec::new();
+    let mut providers: Vec<PrivacyProvider> = Vec::new();
     for model in state.agent.models_for(&role).await? {
-        match providers.iter_mut().find(|p| p["id"] == model.provider_id.as_str()) {
-            Some(provider) => provider["models"].as_array_mut().expect("a list").push(json!(model.model_id)),
-            None => providers.push(json!({
-                "id": model.provider_id,
-                "name": model.provider,
-                "kind": model.kind,
-                "privacy": model.privacy,
-                "configured_by": model.configured_by,
-                "changed_by": model.changed_by,
-                "models": [model.model_id],
-            })),
+        match providers.iter_mut().find(|p| p.id == model.provider_id) {
+            Some(provider) => provider.models.push(model.model_id),
+            None => providers.push(PrivacyProvider {
+                id: model.provider_id,
+                name: model.provider,
+                kind: model.kind,
+                privacy: model.privacy,
+                configured_by: model.configured_by,
+                changed_by: model.changed_by,
+                models: vec![model.model_id],
+            }),
         }
     }
     state.agent.observe_all().await; // the agents as their files are now, on record
     let versions = agent_versions::latest(system).await?;
-    let agents: Vec<Value> = state
+    let agents = state
         .agent
         .agents()
         .list()
@@ -149,14 +213,14 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
         .flatten()
         .map(|agent| {
             let version = versions.iter().find(|v| v.agent_id == agent.id);
-            json!({
-                "id": agent.id,
-                "name": agent.meta.name,
-                "hash": agent.version,
-                "source": version.map(|v| v.source.as_str()),
-                "changed_by": version.and_then(|v| v.changed_by_name.clone()),
-                "changed_at": version.map(|v| v.seen_at.as_str()),
-            })
+            PrivacyAgent {
+                name: agent.meta.name,
+                hash: agent.version,
+                source: version.map(|v| v.source.clone()),
+                changed_by: version.and_then(|v| v.changed_by_name.clone()),
+                changed_at: version.map(|v| v.seen_at.clone()),
+                id: agent.id,
+            }
         })
         .collect();
     let today = crate::agent::usage::today();
@@ -164,28 +228,25 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
         .await?
         .into_iter()
         .find(|u| u.user_id == me.as_str());
-    Ok(Json(json!({
-        "keys": keys,
-        "supervisors": [],
-        "providers": providers,
-        "agents": agents,
-        "administrators_see": {
-            "name": row.name,
-            "role": role.label,
-            "usage": usage,
-            "audit": audit::about(system, me).await?,
+    Ok(Json(PrivacyReport {
+        keys,
+        supervisors: Vec::new(),
+        providers,
+        agents,
+        administrators_see: AdministratorsSee {
+            name: row.name,
+            role: role.label,
+            usage,
+            audit: audit::about(system, me).await?,
         },
-        "notices": notices::unseen(system, me).await?,
-    })))
+        notices: notices::unseen(system, me).await?,
+    }))
 }
 
 /// `GET /api/me/export`: everything in my space as a zip archive I can read without Skald.
 pub async fn export(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
     let row = users::find(state.accounts.system(), &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
-    let bytes = crate::export::archive(&caller.session.space, &row.name).await.map_err(|err| match err {
-        crate::export::ExportError::Store(store) => ApiError::from(store),
-        other => ApiError::Internal(Box::new(other)),
-    })?;
+    let bytes = crate::export::archive(&caller.session.space, &row.name).await?;
     let day = crate::agent::usage::today();
     let disposition = format!("attachment; filename=\"skald-export-{day}.zip\"");
     let headers = [

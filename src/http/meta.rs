@@ -10,7 +10,7 @@ use super::error::ApiError;
 use super::json::Body;
 use crate::store::instance;
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct Health {
     status: &'static str,
     version: &'static str,
@@ -40,7 +40,7 @@ pub async fn client_event(Body(report): Body<ClientReport>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct Instance {
     setup_required: bool,
 }

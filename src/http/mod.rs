@@ -7,6 +7,8 @@
 
 pub mod admin;
 pub mod agents;
+#[cfg(test)]
+mod api_types;
 pub mod assets;
 pub mod auth;
 pub mod boundary;

@@ -7,7 +7,6 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use zeroize::Zeroizing;
 
 use super::AppState;
@@ -23,11 +22,14 @@ pub struct Credentials {
     password: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "Unlocked")]
 pub struct UnlockedBody {
     token: String,
     user: PublicUser,
+    /// At setup, enrolment and recovery only: shown once, to this person alone.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     recovery_code: Option<String>,
 }
 
@@ -38,6 +40,19 @@ impl From<Unlocked> for UnlockedBody {
             user: u.user,
             recovery_code: u.recovery_code.map(|c| c.as_str().to_owned()),
         }
+    }
+}
+
+/// A person as an administrator adds them: the one-time enrolment code comes back once.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Enrolment {
+    pub user: PublicUser,
+    pub enrolment_code: String,
+}
+
+impl Enrolment {
+    pub fn new(user: PublicUser, code: &str) -> Self {
+        Self { user, enrolment_code: code.to_owned() }
     }
 }
 
@@ -68,13 +83,13 @@ pub async fn add(
     State(state): State<AppState>,
     AdminActor(actor): AdminActor,
     Body(req): Body<NewPerson>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Enrolment>), ApiError> {
     let (user, code) = state.accounts.add_person(&actor, &req.name, &RoleId::new(req.role)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "user": user, "enrolment_code": code.as_str() }))))
+    Ok((StatusCode::CREATED, Json(Enrolment::new(user, &code))))
 }
 
 #[derive(Deserialize)]
-pub struct Enrolment {
+pub struct EnrolmentBody {
     name: String,
     enrolment_code: String,
     password: String,
@@ -83,7 +98,7 @@ pub struct Enrolment {
 /// `POST /api/enrol`: the person spends the code and chooses their password.
 pub async fn enrol(
     State(state): State<AppState>,
-    Body(req): Body<Enrolment>,
+    Body(req): Body<EnrolmentBody>,
 ) -> Result<(StatusCode, Json<UnlockedBody>), ApiError> {
     let (code, password) = (Zeroizing::new(req.enrolment_code), Zeroizing::new(req.password));
     let unlocked = state.accounts.enrol(&req.name, &code, &password).await?;
@@ -153,8 +168,14 @@ pub async fn lock(State(state): State<AppState>, caller: Caller) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// How many sessions a lock ended.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Locked {
+    pub locked: usize,
+}
+
 /// `POST /api/lock-all`: locks everyone (what the tray's Lock does).
-pub async fn lock_all(State(state): State<AppState>) -> Json<Value> {
+pub async fn lock_all(State(state): State<AppState>) -> Json<Locked> {
     let locked = state.accounts.sessions().end_all().await;
-    Json(json!({ "locked": locked }))
+    Json(Locked { locked })
 }

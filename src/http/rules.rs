@@ -4,20 +4,25 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
-use super::error::ApiError;
+use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::consent::Change;
 use crate::agent::gate::{ArgsPattern, Rule};
-use crate::store::StoreError;
 use crate::store::approval_rules::{self, StoredRule};
 
 /// `GET /api/approval-rules`: every rule, in the order the gate weighs them.
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<StoredRule>>, ApiError> {
     Ok(Json(approval_rules::list(&state.system).await?))
+}
+
+/// A rule just added: its id.
+#[derive(Serialize, ts_rs::TS)]
+pub struct RuleAdded {
+    pub id: i64,
 }
 
 /// `POST /api/approval-rules` `{"tool","args"?,"role"?,"effect","priority"}`
@@ -26,12 +31,12 @@ pub async fn add(
     AdminActor(actor): AdminActor,
     caller: Caller,
     Body(rule): Body<Rule>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<RuleAdded>), ApiError> {
     let rule = valid(rule)?;
-    let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(refused)?;
+    let id = approval_rules::add(&state.system, &actor, &rule).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
-    Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
+    Ok((StatusCode::CREATED, Json(RuleAdded { id })))
 }
 
 /// `PUT /api/approval-rules/{id}`: replaces a rule.
@@ -43,7 +48,7 @@ pub async fn replace(
     Body(rule): Body<Rule>,
 ) -> Result<StatusCode, ApiError> {
     let rule = valid(rule)?;
-    approval_rules::replace(&state.system, &actor, id, &rule).await.map_err(refused)?;
+    approval_rules::replace(&state.system, &actor, id, &rule).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, Some(&rule)).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
@@ -56,7 +61,7 @@ pub async fn delete(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<StatusCode, ApiError> {
-    approval_rules::delete(&state.system, &actor, id).await.map_err(refused)?;
+    approval_rules::delete(&state.system, &actor, id).await.map_err(ApiError::about(Subject::Rule))?;
     accept_own(&state, &caller, None).await;
     state.agent.announce_notices(Some(&actor.id)).await;
     Ok(StatusCode::NO_CONTENT)
@@ -108,12 +113,4 @@ fn valid(mut rule: Rule) -> Result<Rule, ApiError> {
         return Err(bad("priority is a number from 0 to 1000000; lower numbers are weighed first"));
     }
     Ok(rule)
-}
-
-fn refused(err: StoreError) -> ApiError {
-    match err {
-        StoreError::NotFound => ApiError::Missing { code: "no_rule", message: "there is no such rule".into() },
-        StoreError::WrongState(why) => ApiError::BadRequest { code: "unknown_role", message: why.into() },
-        other => other.into(),
-    }
 }

@@ -16,7 +16,8 @@ pub use crate::patterns::{allowed, glob};
 pub const STRENGTHS: [&str; 3] = ["fast", "balanced", "strong"];
 
 /// One model as a turn and the model picker see it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "Model")]
 pub struct CatalogueModel {
     /// `provider/model`
     pub name: String,

@@ -18,7 +18,8 @@ pub struct Candidate {
 }
 
 /// A server that answered.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(rename = "DetectedServer")]
 pub struct Found {
     pub label: &'static str,
     pub kind: ProviderKind,

@@ -1,13 +1,17 @@
 //! Model providers (§9): what a turn sends a model and what streams back, independent of
 //! the wire protocol. Each protocol lives in its own module and turns its stream into
 //! [`Delta`]s; [`retry`] decides what a failure deserves; [`catalogue`] picks a model.
+//! [`admin`] and [`library`] are the administrators' services: providers and their keys,
+//! and the built-in provider's model files.
 //!
 //! Never here: the history, tools or the person's store — the agent composes those.
 
+pub mod admin;
 pub mod anthropic;
 pub mod catalogue;
 pub mod detect;
 pub mod gguf;
+pub mod library;
 pub mod local;
 pub mod ollama;
 pub mod openai;

@@ -10,8 +10,9 @@ use serde::Serialize;
 
 use crate::store::providers::ProviderKind;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "Privacy")]
 pub enum Tier {
     Local,
     Remote,

@@ -20,8 +20,9 @@ pub use key_file::KeyFile;
 pub use os_keyring::OsKeyring;
 
 /// Where an instance key can live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "SecretsBackend")]
 pub enum Backend {
     Keyring,
     File,
@@ -53,7 +54,8 @@ pub trait KeyStore: Send + Sync {
 }
 
 /// What the administrator is told about instance secrets.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "SecretsStatus")]
 pub struct Status {
     pub backend: Option<Backend>,
     pub available: bool,
@@ -77,6 +79,11 @@ pub enum LoadError {
     Store(#[from] StoreError),
     #[error("cannot write the instance key file: {0}")]
     KeyFile(String),
+}
+
+/// What a provider's sealed key is bound to, so a key blob cannot be moved to another row.
+pub fn key_purpose(provider_id: &str) -> String {
+    format!("provider:{provider_id}")
 }
 
 /// The instance key, if it could be loaded; cheap to clone.

@@ -21,7 +21,8 @@ pub struct Actor {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "AuditEntry")]
 pub struct Entry {
     pub id: i64,
     pub at: String,

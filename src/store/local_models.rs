@@ -17,7 +17,7 @@ pub const PROVIDER_NAME: &str = "local";
 pub const PROVIDER_KIND: ProviderKind = ProviderKind::Local;
 
 /// One model file as stored.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct LocalModel {
     pub id: String,
     pub name: String,

@@ -13,7 +13,7 @@ pub const MAX_TITLE_CHARS: usize = 200;
 /// The longest text a note may have, in characters (64 KiB worth).
 pub const MAX_BODY_CHARS: usize = 64 * 1024;
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct Note {
     pub id: i64,
     pub title: String,
@@ -26,7 +26,7 @@ pub struct Note {
 }
 
 /// A line of the list of notes: enough to pick one without reading them all.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct NoteSummary {
     pub id: i64,
     pub title: String,
@@ -37,7 +37,8 @@ pub struct NoteSummary {
 }
 
 /// A note that matched a search.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "NoteHit")]
 pub struct Hit {
     pub id: i64,
     pub title: String,

@@ -11,7 +11,7 @@ use super::{StoreError, SystemStore, timestamp};
 
 /// The wire protocol a provider is spoken to in: the `providers.kind` column (also
 /// `model_requests.kind`), and the words the API shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum ProviderKind {
@@ -54,7 +54,8 @@ impl std::fmt::Display for ProviderKind {
 }
 
 /// A provider as stored, without its key.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "ProviderRow")]
 pub struct Provider {
     pub id: String,
     pub name: String,
@@ -70,7 +71,8 @@ pub struct Provider {
 }
 
 /// One model a provider offers.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "ProviderModel")]
 pub struct Model {
     pub model_id: String,
     pub context_window: i64,

@@ -13,7 +13,7 @@ use crate::ids::{RoleId, UserId};
 const PRESETS: &str = include_str!("../../database/presets/roles.json");
 
 /// A role as stored. List-valued attributes are JSON arrays in the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow, ts_rs::TS)]
 pub struct Role {
     pub id: RoleId,
     pub label: String,
@@ -44,7 +44,7 @@ pub struct Role {
 
 /// Where a role lets a person's words go (§16): the `roles.privacy_tier` column, and the
 /// words the API shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum PrivacyTier {

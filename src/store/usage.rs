@@ -41,7 +41,7 @@ pub async fn tokens_on(store: &SystemStore, user: &UserId, day: &str) -> Result<
 }
 
 /// One person's totals, for the administrator.
-#[derive(Debug, Serialize, sqlx::FromRow)]
+#[derive(Debug, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct PersonUsage {
     pub user_id: String,
     pub name: String,

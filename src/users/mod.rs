@@ -59,7 +59,8 @@ impl KdfPolicy {
 }
 
 /// What any caller may know about a person.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "Person")]
 pub struct PublicUser {
     pub id: UserId,
     pub name: String,

@@ -1,16 +1,17 @@
-//! Imports run one way (docs/architecture.md §0.2): base modules → `rules` → `store` → `providers`,
-//! `users`, `secrets` and the other readers of the store → `agent` → `http` → `app` → the
-//! shell in `src-tauri/`. A module may name `crate::X` only for an `X` in a lower layer or
+//! Imports run one way (docs/architecture.md §0.2): base modules → `rules` → `store` →
+//! `secrets` → `providers`, `users` and the other readers of the store → `agent` → `http` →
+//! `app` → the shell in `src-tauri/`. A module may name `crate::X` only for an `X` in a lower layer or
 //! in its own module; so there is no circle between the top-level modules either.
 
 use std::path::Path;
 
 /// Each top-level module of `src/` by layer, lowest first.
-const LAYERS: [&[&str]; 7] = [
+const LAYERS: [&[&str]; 8] = [
     &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify"],
     &["rules"],
     &["store"],
-    &["secrets", "providers", "users", "export", "verify"],
+    &["secrets"],
+    &["providers", "users", "export", "verify"],
     &["agent"],
     &["http"],
     &["app"],

@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 const SHIPPED: &str = include_str!("../../../database/presets/local_models.json");
 
 /// One recommended model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "CatalogueModelEntry")]
 pub struct Entry {
     pub id: String,
     pub name: String,
@@ -36,7 +37,7 @@ pub struct Entry {
     pub archive_member: Option<ArchiveMember>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct ArchiveMember {
     pub path: String,

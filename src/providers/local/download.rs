@@ -262,7 +262,8 @@ fn describe(err: &reqwest::Error) -> String {
 }
 
 /// A download as administrators see it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(rename = "DownloadStatus")]
 pub struct Status {
     pub id: String,
     /// The catalogue's id for the model, when it is one of the catalogue's.
@@ -272,6 +273,7 @@ pub struct Status {
     pub received: u64,
     pub total: Option<u64>,
     /// `running`, `checking`, `done`, `interrupted` or `failed`.
+    #[ts(type = "'running' | 'checking' | 'done' | 'interrupted' | 'failed'")]
     pub state: &'static str,
     pub error: Option<String>,
     /// The model it became, once done.

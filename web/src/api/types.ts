@@ -2,66 +2,44 @@
  * The shapes of Skald's API answers and live events, as the page reads them
  * (see shared/contract.md and README.md "The API beyond the contract").
  *
- * Only the fields the page uses are typed; the server may send more. Each
+ * Each
  * `is…` guard checks what the page relies on, so an unexpected answer fails
  * in one place with a clear error instead of deep inside a component.
  */
 
-/** A person as anyone may know them: the picker, `user` of every unlock. */
-export interface Person {
-  readonly id: string;
-  readonly name: string;
-  /** The role id: `admin`, `member`, `restricted`, or one an administrator made. */
-  readonly role: string;
-  /** `active`, or `pending` until they enrol. */
-  readonly status: string;
-}
+import type {
+  AuditEntry,
+  DownloadStatus,
+  LocalModel,
+  NextModel,
+  Person,
+  PersonUsage,
+  PrivacyAgent,
+  PrivacyProvider,
+  Role,
+  Unlocked,
+} from './generated/index.js';
 
-/** The answer of setup, login, enrolment and recovery. */
-export interface Unlocked {
-  readonly token: string;
-  readonly user: Person;
-  /** At setup, enrolment and recovery only: shown once, to this person alone. */
-  readonly recovery_code?: string;
-}
+/*
+ * The answers and bodies of the routes, generated from their Rust types
+ * (src/http/api_types.rs; regenerate with `cargo test --lib export_bindings`).
+ * What follows here is what the page alone knows: live events, guards, and the
+ * answers whose Rust types are not generated yet.
+ */
+export type * from './generated/index.js';
 
-/** What a role allows; the fields the page reads. */
-export interface Role {
-  readonly id: string;
-  readonly label: string;
-  readonly manage_instance: boolean;
-  readonly may_approve: boolean;
-  readonly privacy_tier: string;
-}
+/** A role with every attribute (`GET /api/roles`, administrators). */
+export type RoleDetail = Role;
 
-export interface Me {
-  readonly user: Person;
-  readonly role: Role;
-}
+/** How far a model download is. */
+export type DownloadState = DownloadStatus['state'];
 
-/** Where a provider's words go (§16). */
-export type Privacy = 'local' | 'remote';
 
-/** One model of `GET /api/models`. */
-export interface Model {
-  /** `provider/model` */
-  readonly name: string;
-  /** The provider's name (the first part of `name`). */
-  readonly provider: string;
-  readonly provider_id: string;
-  readonly model_id: string;
-  readonly strength: string;
-  readonly privacy: Privacy;
-  readonly configured_by: string;
-}
 
-/** A model server found on this computer (`GET /api/providers/detect`). */
-export interface DetectedServer {
-  readonly label: string;
-  readonly kind: string;
-  readonly base_url: string;
-  readonly models: readonly unknown[];
-}
+
+
+
+
 
 /** One conversation (`GET /api/sessions`). */
 export interface ChatSession {
@@ -225,12 +203,6 @@ export function isTurnEvent(event: LiveEvent): event is TurnEvent {
 
 // ---- part 2: notes, privacy, administration ---------------------------------
 
-/** Where the next turn of a conversation would go (`next_model` of `GET /api/sessions/{id}`). */
-export interface NextModel {
-  readonly name: string;
-  readonly provider: string;
-  readonly privacy: Privacy;
-}
 
 /** `GET /api/sessions/{id}`: the conversation and the model its next turn would use. */
 export interface SessionDetail extends ChatSession {
@@ -238,34 +210,8 @@ export interface SessionDetail extends ChatSession {
   readonly next_model: NextModel | null;
 }
 
-/** A line of `GET /api/notes`. */
-export interface NoteSummary {
-  readonly id: number;
-  readonly title: string;
-  readonly updated_at: string;
-  /** The body's length in characters. */
-  readonly chars: number;
-  /** Written while content from the web was in the conversation. */
-  readonly outside: boolean;
-}
 
-/** A hit of `GET /api/notes?q=`: the snippet wraps each match in `**`. */
-export interface NoteHit {
-  readonly id: number;
-  readonly title: string;
-  readonly snippet: string;
-  readonly outside: boolean;
-}
 
-/** One note, whole (`GET /api/notes/{id}`). */
-export interface Note {
-  readonly id: number;
-  readonly title: string;
-  readonly body: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly outside: boolean;
-}
 
 /** Someone else changed what shapes where my words go (`GET /api/notices`). */
 export interface Notice {
@@ -281,52 +227,9 @@ export interface Notice {
   readonly holds?: boolean;
 }
 
-/** An entry of the audit trail. */
-export interface AuditEntry {
-  readonly id: number;
-  readonly at: string;
-  readonly actor_id: string | null;
-  readonly actor_name: string;
-  readonly subject_id: string | null;
-  readonly subject_name: string | null;
-  /** `person.added`, `person.role_changed`, `provider.changed`, … */
-  readonly action: string;
-  readonly detail: unknown;
-}
 
-/** A person's model use; never content. */
-export interface PersonUsage {
-  readonly user_id: string;
-  readonly name: string;
-  readonly today_requests: number;
-  readonly today_tokens: number;
-  readonly month_requests: number;
-  readonly month_tokens: number;
-  readonly total_requests: number;
-  readonly total_tokens: number;
-}
 
-/** A provider as the privacy page lists it: where my turns may go, and who set it up. */
-export interface PrivacyProvider {
-  readonly id: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly privacy: Privacy;
-  readonly configured_by: string;
-  readonly changed_by: string;
-  readonly models: readonly string[];
-}
 
-/** An agent as the privacy page lists it. */
-export interface PrivacyAgent {
-  readonly id: string;
-  readonly name: string;
-  readonly hash: string;
-  /** `bundled`, `app` (an administrator edited it here) or `disk` (edited outside Skald). */
-  readonly source: string | null;
-  readonly changed_by: string | null;
-  readonly changed_at: string | null;
-}
 
 /** `GET /api/me/privacy`: who can see my words (§3). */
 export interface PrivacyReport {
@@ -343,79 +246,15 @@ export interface PrivacyReport {
   readonly notices: readonly Notice[];
 }
 
-/** An agent of `GET /api/agents`. */
-export interface Agent {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly preferred_model: string | null;
-  readonly preferred_strength: string | null;
-  readonly tools: readonly string[] | null;
-  readonly hash: string;
-  readonly source: string | null;
-  readonly changed_by: { readonly id: string; readonly name: string | null } | null;
-  readonly changed_at: string | null;
-}
 
-/** One agent with its prompt as written (`GET /api/agents/{id}`). */
-export interface AgentDetail extends Agent {
-  readonly prompt: string;
-}
 
-/** `GET /api/agents`: the usable agents, and the folders that hold none, with why. */
-export interface AgentList {
-  readonly agents: readonly Agent[];
-  readonly problems: readonly { readonly id: string; readonly error: string }[];
-}
 
-/** A role with every attribute (`GET /api/roles`, administrators). */
-export interface RoleDetail extends Role {
-  readonly description: string;
-  readonly tools: readonly string[];
-  readonly may_schedule: boolean;
-  readonly may_use_subagents: boolean;
-  readonly max_turns: number;
-  readonly idle_timeout_minutes: number;
-  readonly lock_on_close: boolean;
-  readonly allowed_models: readonly string[];
-  readonly preferred_strength: string;
-  readonly usage_cap_tokens: number | null;
-  readonly memory_retention_days: number;
-}
 
 /** What an administrator may change in a role; absent fields stay. */
 export type RolePatch = Partial<Omit<RoleDetail, 'id'>>;
 
-/** A provider model as stored. */
-export interface ProviderModel {
-  readonly model_id: string;
-  readonly context_window: number;
-  readonly strength: string;
-  readonly tools: boolean;
-}
 
-/** A provider (`GET /api/providers`, administrators): never its key, only whether one is set. */
-export interface Provider {
-  readonly id: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly base_url: string;
-  readonly trusted_lan: boolean;
-  readonly has_key: boolean;
-  readonly created_by: string;
-  readonly created_at: string;
-  readonly updated_by: string;
-  readonly updated_at: string;
-  readonly models: readonly ProviderModel[];
-}
 
-/** What `PATCH /api/providers/{id}` takes; `api_key: null` removes the key. */
-export interface ProviderPatch {
-  readonly name?: string;
-  readonly base_url?: string;
-  readonly api_key?: string | null;
-  readonly trusted_lan?: boolean;
-}
 
 export type RuleEffect = 'allow' | 'deny' | 'require';
 
@@ -440,74 +279,13 @@ export interface ApprovalRule extends RuleInput {
   readonly created_at: string;
 }
 
-/** A person as an administrator adds them: the one-time enrolment code comes back once. */
-export interface Enrolment {
-  readonly user: Person;
-  readonly enrolment_code: string;
-}
 
 // ---- the built-in model (§9) -------------------------------------------------
 
-/** A recommended model of `GET /api/local-models/catalogue`. */
-export interface CatalogueEntry {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  /** `tiny`, `default`, or none. */
-  readonly recommended: string | null;
-  /** Approximate. */
-  readonly parameters: number;
-  /** The model file's approximate size. */
-  readonly size_bytes: number;
-  readonly licence: string;
-  readonly tools: boolean;
-  readonly source_url: string;
-  readonly download_bytes?: number | null;
-  readonly sha256: string;
-  /** `local/<id>` when a model with this file is already here. */
-  readonly installed: string | null;
-}
 
-/**
- * `GET /api/local-models/catalogue`: `available` is false in a build without the engine
- * or on a processor it cannot run on; `unavailable` then says why.
- */
-export interface Catalogue {
-  readonly available: boolean;
-  readonly unavailable?: string | null;
-  readonly models: readonly CatalogueEntry[];
-}
 
-export type DownloadState = 'running' | 'checking' | 'done' | 'interrupted' | 'failed';
 
-/** A model download (`GET /api/local-models/downloads`, the `local_model_download` event). */
-export interface DownloadStatus {
-  readonly id: string;
-  readonly name: string;
-  readonly url: string;
-  readonly received: number;
-  readonly total: number | null;
-  readonly state: DownloadState;
-  readonly error: string | null;
-  /** `local/<id>` once done. */
-  readonly model: string | null;
-}
 
-/** A model file of the built-in provider (`GET /api/local-models`). */
-export interface LocalModel {
-  readonly id: string;
-  readonly name: string;
-  readonly file_size: number;
-  readonly sha256: string;
-  readonly architecture: string;
-  readonly parameters: number | null;
-  readonly quantization: string | null;
-  readonly context_length: number;
-  /** `upload`, `url:<address>` or `file:<path>`. */
-  readonly source: string;
-  readonly imported_by: string;
-  readonly imported_at: string;
-}
 
 /** A model that crashed the built-in model's worker process recently. */
 export interface EngineCrash {
@@ -549,11 +327,6 @@ export interface LocalModelsReport {
   readonly engine: EngineStatus;
 }
 
-/** `POST /api/local-models/upload` and the like: the new model's id and `local/<id>`. */
-export interface InstalledModel {
-  readonly id: string;
-  readonly model: string;
-}
 
 export function isDownloadStatus(value: unknown): value is DownloadStatus {
   return isRecord(value) && typeof value['id'] === 'string' && typeof value['state'] === 'string' && typeof value['received'] === 'number';

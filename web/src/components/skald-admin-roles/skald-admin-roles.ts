@@ -10,7 +10,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
-import type { RoleDetail, RolePatch } from '../../api/types.js';
+import type { PrivacyTier, RoleDetail, RolePatch } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -225,7 +225,8 @@ export class SkaldAdminRoles extends LitElement {
       label: text('label'),
       description: text('description'),
       preferred_strength: text('preferred_strength'),
-      privacy_tier: text('privacy_tier'),
+      // The select offers only the tiers there are.
+      privacy_tier: text('privacy_tier') as PrivacyTier,
       max_turns: Number(text('max_turns')),
       idle_timeout_minutes: Number(text('idle_timeout_minutes')),
       memory_retention_days: Number(text('memory_retention_days')),

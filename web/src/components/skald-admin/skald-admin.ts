@@ -51,7 +51,7 @@ export class SkaldAdmin extends LitElement {
   override render(): TemplateResult {
     const login = this.login;
     if (login === null) return html``;
-    if (!login.me.role.manage_instance) return this.#renderRefusal();
+    if (!login.me.role?.manage_instance) return this.#renderRefusal();
     return html`
       <header class="bar">
         <h2 id="admin-title">${strings.adminTitle}</h2>
@@ -97,7 +97,7 @@ export class SkaldAdmin extends LitElement {
   }
 
   #renderRefusal(): TemplateResult {
-    const role = this.login?.me.role.label ?? '';
+    const role = this.login?.me.role?.label ?? '';
     return html`
       <header class="bar"><h2>${strings.adminTitle}</h2></header>
       <div class="scroll">

@@ -398,7 +398,7 @@ export class SkaldChat extends LitElement {
     if (noModels) {
       return html`<div class="empty">
         <h3>${strings.noModelTitle}</h3>
-        <p>${this.login?.me.role.manage_instance ? strings.noModelAdmin : strings.noModel}</p>
+        <p>${this.login?.me.role?.manage_instance ? strings.noModelAdmin : strings.noModel}</p>
       </div>`;
     }
     return html`<div class="empty">
@@ -478,7 +478,7 @@ export class SkaldChat extends LitElement {
     return card.kind === 'approval'
       ? html`<skald-approval-card
           .card=${card}
-          ?mayApprove=${this.login?.me.role.may_approve ?? false}
+          ?mayApprove=${this.login?.me.role?.may_approve ?? false}
           ?busy=${busy}
           .error=${error}
         ></skald-approval-card>`

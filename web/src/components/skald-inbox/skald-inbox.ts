@@ -83,7 +83,7 @@ export class SkaldInbox extends LitElement {
         ? html`<skald-approval-card
             .card=${card}
             .context=${context}
-            ?mayApprove=${this.login?.me.role.may_approve ?? false}
+            ?mayApprove=${this.login?.me.role?.may_approve ?? false}
             ?busy=${busy}
             .error=${error}
           ></skald-approval-card>`

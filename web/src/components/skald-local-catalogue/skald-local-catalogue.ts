@@ -257,6 +257,7 @@ export class SkaldLocalCatalogue extends LitElement {
       this.#downloads.started(
         {
           id,
+          catalogue: entry.id,
           name: entry.name,
           url: entry.source_url,
           // "Starting…" until the server says how far it is (a resumed one starts part-way).

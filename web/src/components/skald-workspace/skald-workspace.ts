@@ -254,7 +254,7 @@ export class SkaldWorkspace extends LitElement {
     if (login === null) return html``;
     const count = login.inbox.cards.length + login.notices.notices.length;
     const route = this.route;
-    const admin = login.me.role.manage_instance;
+    const admin = login.me.role?.manage_instance ?? false;
     return html`
       <div
         class="layout"
@@ -310,7 +310,7 @@ export class SkaldWorkspace extends LitElement {
               <skald-avatar size="small" .name=${login.me.user.name}></skald-avatar>
               <span class="me-text">
                 <span class="me-name">${login.me.user.name}</span>
-                <span class="me-role">${login.me.role.label}</span>
+                <span class="me-role">${login.me.role?.label ?? ''}</span>
               </span>
               <button type="button" class="lock" data-testid="lock" @click=${() => this.dispatchEvent(new LockEvent())}>
                 ${lockIcon}${strings.lock}
