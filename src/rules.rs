@@ -10,8 +10,9 @@ use serde_json::Value;
 // Argument patterns compare case too (`glob`): arguments are data, not names.
 use crate::patterns::glob;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "RuleEffect")]
 pub enum Effect {
     Allow,
     Deny,
@@ -19,23 +20,26 @@ pub enum Effect {
 }
 
 /// One rule, shared (from the shared database) or a person's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "RuleInput")]
 pub struct Rule {
     /// A tool name pattern (`*` for any run of characters).
     pub tool: String,
     /// What the call's arguments must hold for the rule to apply, if it looks at them.
     #[serde(default)]
+    #[ts(optional = nullable)]
     pub args: Option<ArgsPattern>,
     /// The role it applies to; none for every role.
     #[serde(default)]
+    #[ts(optional = nullable)]
     pub role: Option<String>,
     pub effect: Effect,
     pub priority: i64,
 }
 
 /// A rule's condition on a call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(untagged)]
 pub enum ArgsPattern {
     /// `{"/url": "https://example.org/*"}`: the value each JSON pointer names matches its

@@ -53,6 +53,8 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::chat::Rebuilt,
         super::chat::Stopped,
         super::rules::RuleAdded,
+        crate::store::approval_rules::StoredRule,
+        crate::rules::Rule,
         super::inbox::Answer,
         super::inbox::Decided,
         super::notes::NoteList,

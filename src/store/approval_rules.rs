@@ -12,7 +12,8 @@ use crate::rules::{ArgsPattern, Effect, Rule};
 const PRESETS: &str = include_str!("../../database/presets/approval_rules.json");
 
 /// A stored rule with its id and who made it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "ApprovalRule")]
 pub struct StoredRule {
     pub id: i64,
     #[serde(flatten)]

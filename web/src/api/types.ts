@@ -34,13 +34,6 @@ export type RoleDetail = Role;
 /** How far a model download is. */
 export type DownloadState = DownloadStatus['state'];
 
-
-
-
-
-
-
-
 /** One conversation (`GET /api/sessions`). */
 export interface ChatSession {
   readonly id: string;
@@ -203,15 +196,11 @@ export function isTurnEvent(event: LiveEvent): event is TurnEvent {
 
 // ---- part 2: notes, privacy, administration ---------------------------------
 
-
 /** `GET /api/sessions/{id}`: the conversation and the model its next turn would use. */
 export interface SessionDetail extends ChatSession {
   /** `null` when no model the role allows is usable now. */
   readonly next_model: NextModel | null;
 }
-
-
-
 
 /** Someone else changed what shapes where my words go (`GET /api/notices`). */
 export interface Notice {
@@ -226,10 +215,6 @@ export interface Notice {
    */
   readonly holds?: boolean;
 }
-
-
-
-
 
 /** `GET /api/me/privacy`: who can see my words (§3). */
 export interface PrivacyReport {
@@ -246,46 +231,10 @@ export interface PrivacyReport {
   readonly notices: readonly Notice[];
 }
 
-
-
-
-
 /** What an administrator may change in a role; absent fields stay. */
 export type RolePatch = Partial<Omit<RoleDetail, 'id'>>;
 
-
-
-
-export type RuleEffect = 'allow' | 'deny' | 'require';
-
-/** An approval rule as the administrator writes it. */
-export interface RuleInput {
-  readonly tool: string;
-  /**
-   * What the call's arguments must hold: each JSON pointer (`/url`) with the
-   * pattern its value must match. A rule from before pointers may list a
-   * text pattern; new ones cannot.
-   */
-  readonly args?: Readonly<Record<string, string>> | string | null;
-  readonly role?: string | null;
-  readonly effect: RuleEffect;
-  readonly priority: number;
-}
-
-/** A stored approval rule. */
-export interface ApprovalRule extends RuleInput {
-  readonly id: number;
-  readonly created_by: string;
-  readonly created_at: string;
-}
-
-
 // ---- the built-in model (§9) -------------------------------------------------
-
-
-
-
-
 
 /** A model that crashed the built-in model's worker process recently. */
 export interface EngineCrash {
@@ -326,7 +275,6 @@ export interface LocalModelsReport {
   readonly disk_bytes: number;
   readonly engine: EngineStatus;
 }
-
 
 export function isDownloadStatus(value: unknown): value is DownloadStatus {
   return isRecord(value) && typeof value['id'] === 'string' && typeof value['state'] === 'string' && typeof value['received'] === 'number';
