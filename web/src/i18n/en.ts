@@ -119,6 +119,7 @@ export const en = {
 
   // the built-in model
   localTitle: 'Built into Skald',
+  localLeadAlternative: 'Or let Skald run a model itself, with no other program: download one here instead.',
   localLead: 'Skald can run a model itself, on this computer: nothing you write leaves it, and no other program is needed. Download one to begin.',
   localUnavailable: 'This build of Skald has no built-in model. Connect a model server or a provider below instead.',
   localRecommended: 'Recommended',
@@ -297,6 +298,7 @@ export const en = {
   announceSent: 'Message sent.',
   announceReplying: 'Skald is replying…',
   announceParked: 'Skald is waiting for your answer.',
+  announceCard: 'Skald asks you something before it goes on.',
   announceDone: 'Reply finished.',
   announceStopped: 'Reply stopped.',
   announceError: 'The reply failed.',

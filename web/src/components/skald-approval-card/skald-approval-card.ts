@@ -35,13 +35,22 @@ export class SkaldApprovalCard extends LitElement {
   /** Show which conversation it belongs to (in the inbox). */
   @property() context = '';
 
+  /**
+   * Takes the focus on the card itself, not on a button: a key pressed as the card
+   * appears (an Enter meant for the message field) must never decide it. Tab goes on to
+   * what it shows, then to its buttons.
+   */
+  override focus(options?: FocusOptions): void {
+    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('section.card')?.focus(options));
+  }
+
   override render(): TemplateResult | typeof nothing {
     const card = this.card;
     if (card === null) return nothing;
     const details = card.details;
     const label = toolLabel(details.tool);
     return html`
-      <section class="card" aria-labelledby="title" aria-describedby="what">
+      <section class="card" aria-labelledby="title" aria-describedby="what" tabindex="-1">
         <header>
           <span class="kind">${strings.approvalKind}</span>
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}

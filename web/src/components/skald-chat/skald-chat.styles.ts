@@ -39,7 +39,10 @@ export const styles = css`
     gap: var(--skald-space-2);
   }
 
+  /* Positioned, so the visually hidden labels inside are placed (and clipped) within
+     the scrolling log rather than against the page. */
   .log {
+    position: relative;
     flex: 1;
     min-height: 0;
     overflow-y: auto;

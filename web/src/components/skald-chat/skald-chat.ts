@@ -116,6 +116,8 @@ export class SkaldChat extends LitElement {
   #turnCounter = 0;
   #alive = new AbortController();
   readonly #resizes = new ResizeObserver(() => this.#follow());
+  /** The cards already on screen, so only a new one takes the focus. */
+  readonly #cardsSeen = new Set<string>();
 
   /** Puts the cursor in the message field. */
   override focus(): void {
@@ -131,13 +133,41 @@ export class SkaldChat extends LitElement {
   }
 
   protected override firstUpdated(): void {
-    // Cards and Markdown render after this view does: follow their growth too.
-    const column = this.log?.querySelector('.column');
-    if (column) this.#resizes.observe(column);
+    this.#observeSizes();
   }
 
   protected override updated(): void {
     this.#follow();
+    this.#showNewCards();
+  }
+
+  /**
+   * Cards and Markdown render after this view does, and the hint and held changes below
+   * the log take room from it: follow the growth of the one and the shrinking of the other.
+   */
+  #observeSizes(): void {
+    const column = this.log?.querySelector('.column');
+    if (column) this.#resizes.observe(column);
+    if (this.log) this.#resizes.observe(this.log);
+  }
+
+  /**
+   * A card that appeared since the last render is brought whole into view and, unless the
+   * person is typing, takes the focus (on the card, not its Allow) and is announced.
+   */
+  #showNewCards(): void {
+    const log = this.log;
+    if (!log) return;
+    const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    const fresh = shown.filter((el) => el.card !== null && !this.#cardsSeen.has(el.card.id));
+    for (const el of shown) if (el.card) this.#cardsSeen.add(el.card.id);
+    const card = fresh.at(-1);
+    if (!card) return;
+    this.announcement = strings.announceCard;
+    void card.updateComplete.then(() => {
+      if (!isTyping()) card.focus({ preventScroll: true });
+      card.scrollIntoView({ block: 'nearest' });
+    });
   }
 
   #follow(): void {
@@ -147,8 +177,7 @@ export class SkaldChat extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#alive = new AbortController();
-    const column = this.log?.querySelector('.column');
-    if (column) this.#resizes.observe(column);
+    this.#observeSizes();
   }
 
   override disconnectedCallback(): void {
@@ -207,7 +236,6 @@ export class SkaldChat extends LitElement {
 
   #onLive(event: LiveEvent): void {
     if (!isTurnEvent(event) || event.session !== this.transcript.sessionId || this.transcript.sessionId === '') return;
-    this.#noteFollowing();
     const applied = applyEvent(this.transcript, event);
     this.transcript = applied.transcript;
     if (event.type === 'turn_started') this.announcement = strings.announceReplying;
@@ -484,6 +512,13 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
+}
+
+/** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */
+function isTyping(): boolean {
+  let active = document.activeElement;
+  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return (active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement) && active.value !== '';
 }
 
 /** The first line of a message, as the server will title the conversation with it. */

@@ -7,11 +7,16 @@ export const styles = css`
     height: 100vh;
   }
 
+  /* The window never scrolls: the navigation and the open view scroll inside
+     themselves, and nothing that escapes them (an absolutely placed label, a long
+     admin page) can grow the document and slide the app off-screen. \`clip\`, not
+     \`hidden\`: a hidden box still scrolls when something inside it takes focus. */
   .layout {
     position: relative;
     display: grid;
     grid-template-columns: 17rem 1fr;
     height: 100%;
+    overflow: clip;
   }
 
   .skip {
@@ -34,6 +39,7 @@ export const styles = css`
   }
 
   .nav {
+    position: relative;
     display: flex;
     flex-direction: column;
     gap: var(--skald-space-2);
@@ -146,9 +152,11 @@ export const styles = css`
   }
 
   .main {
+    position: relative;
     min-width: 0;
     min-height: 0;
     height: 100vh;
+    overflow-y: auto;
     background: var(--skald-bg);
   }
 
