@@ -89,7 +89,6 @@ export class SkaldAdminModels extends LitElement {
     return html`
       <p class="lead">${strings.modelsLead}</p>
       ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.#action.error}</p>` : nothing}
-      ${this.#renderLocal()}
       ${this.#providers.status()}
       ${providers?.length === 0 ? html`<p class="block">${strings.modelsNone}</p>` : nothing}
       ${providers ? html`<ul class="provider-list">${providers.map((provider) => this.#renderProvider(provider))}</ul>` : nothing}
@@ -98,6 +97,7 @@ export class SkaldAdminModels extends LitElement {
         <p class="muted small">${strings.modelsAddLead}</p>
         <skald-connect-model embedded .client=${this.login?.client ?? null} @skald-provider-added=${() => void this.#changed(strings.modelsAdded)}></skald-connect-model>
       </section>
+      ${this.#renderLocal()}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
       <skald-confirm></skald-confirm>
     `;

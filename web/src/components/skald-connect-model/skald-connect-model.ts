@@ -87,17 +87,24 @@ export class SkaldConnectModel extends LitElement {
   }
 
   override render(): TemplateResult {
+    // What was found on this computer comes first; the built-in model is the fallback
+    // when nothing was (and a choice further down when something was).
+    const found = this.detected !== null && this.detected.length > 0;
+    const builtIn = this.embedded
+      ? nothing
+      : html`<skald-local-catalogue
+          .client=${this.client}
+          ?alternative=${found}
+          @skald-local-model-added=${this.#localAdded}
+        ></skald-local-catalogue>`;
     return html`
-      ${this.embedded
-        ? nothing
-        : html`<skald-local-catalogue .client=${this.client} @skald-local-model-added=${this.#localAdded}></skald-local-catalogue>`}
       <section aria-labelledby="local-title" class="block">
         <h2 id="local-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectLocalTitle}</h2>
         ${this.detected === null
           ? html`<p class="hint" role="status">${strings.connectDetecting}</p>`
           : this.detected.length === 0
             ? html`<p class="hint">${strings.connectNoneFound}</p>`
-            : html`<ul class="found">
+            : html`<ul class="found" data-testid="detected">
                 ${this.detected.map(
                   (server) => html`<li>
                     <div>
@@ -106,6 +113,7 @@ export class SkaldConnectModel extends LitElement {
                     </div>
                     <button
                       type="button"
+                      class=${this.connected.length === 0 ? 'primary' : ''}
                       ?disabled=${this.busy || this.connected.includes(providerName(server.label))}
                       @click=${() => void this.#connect({ name: providerName(server.label), kind: server.kind, base_url: server.base_url })}
                     >
@@ -115,6 +123,7 @@ export class SkaldConnectModel extends LitElement {
                 )}
               </ul>`}
       </section>
+      ${this.detected !== null && !found ? builtIn : nothing}
       <section aria-labelledby="remote-title" class="block">
         <h2 id="remote-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectRemoteTitle}</h2>
         <form data-testid="provider-form" @submit=${this.#submit} novalidate>
@@ -147,6 +156,7 @@ export class SkaldConnectModel extends LitElement {
           </div>
         </form>
       </section>
+      ${found ? builtIn : nothing}
       <div aria-live="polite">
         ${this.verdict === null
           ? nothing

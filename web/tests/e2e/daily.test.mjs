@@ -1,0 +1,77 @@
+// What a person meets first, done the way they expect: setup offers what it found on this
+// computer before anything it would download.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { launchBrowser, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
+
+const ADA = { name: 'Ada', password: 'otter lantern quietly' };
+const TIMEOUT = 20_000;
+
+describe('setup on a computer that already runs a model server', () => {
+  let root;
+  let model;
+  let server;
+  let browser;
+
+  before(async () => {
+    root = await makeRoot();
+    // The scripted model server stands in for llama.cpp's server on its usual port.
+    model = await startScriptedModel();
+    const port = new URL(model.url).port;
+    server = await startServer(requireBin(), root, { env: { SKALD_TEST_DETECT_PORTS: `llamacpp=${port}` } });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(server?.proc);
+    await stopProcess(model?.proc);
+    await removeRoot(root);
+  });
+
+  test('offers the server it found first, and the built-in model only as the plain alternative', async () => {
+    const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
+    try {
+      await page.locator('[data-screen=setup]').waitFor({ timeout: TIMEOUT });
+      await page.locator('#name').fill(ADA.name);
+      await page.locator('#password').fill(ADA.password);
+      await page.locator('#confirm').fill(ADA.password);
+      await page.getByRole('button', { name: 'Create my account' }).click();
+      await page.getByLabel('I have kept my recovery code somewhere safe.').check({ timeout: TIMEOUT });
+      await page.getByRole('button', { name: 'Continue' }).click();
+
+      const found = page.locator('[data-testid=detected] li');
+      await found.first().waitFor({ timeout: TIMEOUT });
+      assert.match(await found.first().innerText(), /llama\.cpp/);
+      const order = await page.locator('skald-connect-model').evaluate((el) =>
+        [...el.shadowRoot.querySelectorAll('[data-testid=detected], [data-testid=provider-form], skald-local-catalogue')].map((e) => e.dataset.testid ?? e.localName),
+      );
+      assert.deepEqual(order, ['detected', 'provider-form', 'skald-local-catalogue'], 'what was found comes first, the built-in model last');
+      // The found server's button is the one that stands out; downloading is offered plainly.
+      const connect = found.first().getByRole('button');
+      assert.match((await connect.getAttribute('class')) ?? '', /primary/);
+      const download = page.locator('[data-testid=local-download]').first();
+      await download.waitFor({ timeout: TIMEOUT });
+      assert.doesNotMatch((await download.getAttribute('class')) ?? '', /primary/);
+      await screenshot(page, 'setup-detected-first');
+
+      await connect.click();
+      await page.locator('[data-testid=verdict][data-ok=true]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=model-step-done]').click();
+      await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+
+      // The Models page in the same order: the providers in use, adding one, then the built-in model.
+      await page.locator('[data-testid=nav-admin]').click();
+      await page.locator('[data-testid=admin-tab][data-section=models]').click();
+      await page.locator('[data-testid=provider-item]').first().waitFor({ timeout: TIMEOUT });
+      const sections = await page.locator('skald-admin-models').evaluate((el) =>
+        [...el.shadowRoot.querySelectorAll('.provider-list, skald-connect-model, [data-testid=local-models]')].map((e) => (e.localName === 'ul' ? 'providers' : e.localName === 'skald-connect-model' ? 'connect' : e.dataset.testid)),
+      );
+      assert.deepEqual(sections, ['providers', 'connect', 'local-models'], 'the built-in model comes after the providers in use');
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});
