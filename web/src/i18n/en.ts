@@ -69,6 +69,7 @@ export const en = {
   /** `{n}` is how many characters are missing. */
   passwordShort: '{n} more characters to go.',
   passwordRepetitive: 'Use more different characters; repeating a few is easy to guess.',
+  passwordCommon: 'That password is among the first ones guessed; choose another.',
   passwordHasName: 'Leave your name out of your password.',
   passwordGood: 'Long enough. Keep it somewhere only you can find.',
   passwordWhy:

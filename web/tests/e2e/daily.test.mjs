@@ -1,5 +1,6 @@
-// What a person meets first, done the way they expect: setup offers what it found on this
-// computer before anything it would download.
+// What a person meets first, done the way they expect: the password meter says what the
+// server will say, and setup offers what it found on this computer before anything it
+// would download.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -35,6 +36,11 @@ describe('setup on a computer that already runs a model server', () => {
     try {
       await page.locator('[data-screen=setup]').waitFor({ timeout: TIMEOUT });
       await page.locator('#name').fill(ADA.name);
+      // The meter and the server agree: a common password is weak on the page too.
+      await page.locator('#password').fill('password1234');
+      const hint = page.locator('skald-password-hint .text');
+      assert.equal(await hint.getAttribute('data-state'), 'weak');
+      assert.match(await hint.innerText(), /among the first ones guessed/);
       await page.locator('#password').fill(ADA.password);
       await page.locator('#confirm').fill(ADA.password);
       await page.getByRole('button', { name: 'Create my account' }).click();

@@ -30,6 +30,7 @@ export class SkaldPasswordHint extends LitElement {
     else if (verdict.ok) text = strings.passwordGood;
     else if (verdict.why === 'short') text = strings.passwordShort.replace('{n}', String(verdict.missing));
     else if (verdict.why === 'repetitive') text = strings.passwordRepetitive;
+    else if (verdict.why === 'common') text = strings.passwordCommon;
     else text = strings.passwordHasName;
     const state = this.password === '' ? 'empty' : verdict.ok ? 'ok' : 'weak';
     return html`
