@@ -207,8 +207,7 @@ export const en = {
   recoveryWarningTitle: 'Keep it safe.',
   recoveryWarning:
     'Without your password or this code, nobody — not even the administrator — can open your conversations again: they are lost for good. Print it or write it down and keep it away from this computer.',
-  recoveryOldBackups:
-    'Your old code no longer works, and Skald is locked wherever else you were logged in. Backups made before today still open with your old password.',
+  recoveryReplaced: 'Your old code no longer works, and Skald is locked wherever else you were logged in.',
   recoveryKept: 'I have kept my recovery code somewhere safe.',
 
   // picker and login
@@ -276,7 +275,7 @@ export const en = {
   emptyLead: 'Ask anything. Skald asks you before it does anything that matters.',
   noModelTitle: 'No model is connected yet',
   noModel: 'Skald has no model to answer with. Ask your administrator to connect one.',
-  noModelAdmin: 'Skald has no model to answer with. Connect one in Settings → Models.',
+  noModelAdmin: 'Skald has no model to answer with. Connect one in Administration → Models.',
   composerLabel: 'Message',
   composerPlaceholder: 'Write a message…',
   composerKeys: 'Enter sends; Shift and Enter starts a new line.',
@@ -486,15 +485,14 @@ export const en = {
   privacyUsageNone: 'No requests yet.',
   privacyAuditTitle: 'What administrators did that affects you',
   privacyAuditNone: 'Nothing yet.',
-  privacyAdminNever: 'Never your conversations, notes or what Skald remembers about you: those are in your encrypted file.',
+  privacyAdminNever: 'Never your conversations or notes: those are in your encrypted file.',
   passwordChangeTitle: 'Your password',
-  passwordChangeLead: 'A new password takes effect at once. Backups made before still open with the old one.',
+  passwordChangeLead: 'A new password takes effect at once.',
   currentPassword: 'Current password',
   currentPasswordWrong: 'That is not your current password.',
   newPasswordLabel: 'New password',
   passwordChangeSubmit: 'Change password',
-  passwordChanged:
-    'Your password is changed, and Skald is locked in your other open windows. Backups made before today still open with your old password.',
+  passwordChanged: 'Your password is changed, and Skald is locked in your other open windows.',
   passwordTooWeak: 'The new password is too easy to guess; see the hint below.',
   lockNowTitle: 'Lock now',
   lockNowLead: 'Locking forgets your key on this computer until you type your password again.',
@@ -514,7 +512,7 @@ export const en = {
   /** `{file}` name and `{size}` */
   exportDone: 'Your archive is ready: {file} ({size}).',
   deleteAccountTitle: 'Delete my account',
-  deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation, note and memory in it.',
+  deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation and note in it.',
   deleteAccountWarning: 'It cannot be undone — not by you, not by the administrator. Export first if you want to keep anything.',
   deleteAccountButton: 'Delete my account for good',
 
@@ -590,13 +588,11 @@ export const en = {
   strengthStrong: 'Strong',
   roleMaxTurns: 'Steps per reply (at most)',
   roleIdle: 'Lock after idle (minutes)',
-  roleRetention: 'Keep memories (days)',
   roleCap: 'Daily token cap',
   roleCapHint: 'Empty: no cap.',
   roleAllows: 'People with this role may',
   roleManageInstance: 'manage Skald (these administration pages)',
   roleMayApprove: 'approve what the assistant asks to do',
-  roleMaySchedule: 'schedule reminders and recurring tasks',
   roleMaySubagents: 'let the assistant ask other agents',
   roleLockOnClose: 'be locked when the window closes',
   roleModels: 'Models they may use',
@@ -655,7 +651,6 @@ export const en = {
   rulesLead: 'Each time the assistant wants to use a tool, these rules decide whether it may, may not, or must ask the person first.',
   rulesHowDeny: 'A matching “Never” rule always wins.',
   rulesHowOrder: 'Otherwise the matching rule highest in this list (lowest number) decides; a tie, or no match, asks.',
-  rulesHowConfirmed: 'Remembering and scheduling always ask, whatever the rules say.',
   /** `{n}` rules */
   rulesListTitle: 'Rules, in the order they are weighed ({n})',
   rulesPriority: 'Priority',

@@ -22,10 +22,11 @@ import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import { styles } from './skald-admin-roles.styles.js';
 
+// Only what a role changes today: scheduling and memory retention join when reminders
+// and memory exist (a patch leaves the attributes it omits as they are).
 const FLAGS = [
   ['manage_instance', 'roleManageInstance'],
   ['may_approve', 'roleMayApprove'],
-  ['may_schedule', 'roleMaySchedule'],
   ['may_use_subagents', 'roleMaySubagents'],
   ['lock_on_close', 'roleLockOnClose'],
 ] as const;
@@ -33,7 +34,6 @@ const FLAGS = [
 const NUMBERS = [
   ['max_turns', 'roleMaxTurns', 1, 1000],
   ['idle_timeout_minutes', 'roleIdle', 1, 1440],
-  ['memory_retention_days', 'roleRetention', 1, 36500],
 ] as const;
 
 /**
@@ -228,13 +228,11 @@ export class SkaldAdminRoles extends LitElement {
       privacy_tier: text('privacy_tier'),
       max_turns: Number(text('max_turns')),
       idle_timeout_minutes: Number(text('idle_timeout_minutes')),
-      memory_retention_days: Number(text('memory_retention_days')),
       usage_cap_tokens: cap === '' ? null : Number(cap),
       allowed_models: lines('allowed_models'),
       tools: lines('tools'),
       manage_instance: form.has('manage_instance'),
       may_approve: form.has('may_approve'),
-      may_schedule: form.has('may_schedule'),
       may_use_subagents: form.has('may_use_subagents'),
       lock_on_close: form.has('lock_on_close'),
     };

@@ -55,7 +55,7 @@ export class SkaldRecoveryCode extends LitElement {
           <div class="notice warn warning" role="note">
             <p><strong>${strings.recoveryWarningTitle}</strong> ${strings.recoveryWarning}</p>
           </div>
-          ${this.reason === 'recover' ? html`<p class="hint">${strings.recoveryOldBackups}</p>` : ''}
+          ${this.reason === 'recover' ? html`<p class="hint">${strings.recoveryReplaced}</p>` : ''}
           <div class="confirm no-print">
             <input
               id="kept"
