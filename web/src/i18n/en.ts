@@ -19,8 +19,13 @@ export const en = {
   connected: 'Connected',
   versionLabel: 'Version',
   /** `{command}` is replaced by the `skald serve` command, set as code. */
-  noToken:
-    'Open Skald from the app or from the link {command} printed — this page needs its launch token.',
+  noToken: 'This page needs its launch token, which a reload forgets: Skald never stores it.',
+  noTokenDesktop: 'In the desktop app: choose Open in Skald’s menu in the system tray.',
+  noTokenServe: 'With {command}: open the address it printed again. It works until Skald restarts.',
+  noTokenPasteLabel: 'Or paste the address {command} printed',
+  noTokenOpen: 'Open',
+  noTokenNotAddress: 'That is not a Skald address: it ends in #token= and a long code.',
+  noTokenStale: 'That address is from an earlier start of Skald. Use the one it printed last.',
   noTokenCommand: 'skald serve',
   unreachable: 'Skald is not answering. Is it still running?',
   /** `{message}` is the server's own explanation. */

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { launchBrowser, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
+import { api, launchBrowser, seedInstance, startStack, stopStack, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -78,6 +78,57 @@ describe('setup on a computer that already runs a model server', () => {
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();
+    }
+  });
+});
+
+describe('a reload in a browser', () => {
+  let stack;
+
+  before(async () => {
+    stack = await startStack();
+    await seedInstance(stack.server, stack.model, ADA);
+  });
+
+  after(() => stopStack(stack));
+
+  const picker = (page) => page.locator('[data-testid=person]').first().waitFor({ timeout: TIMEOUT });
+
+  test('says how to get back in, and the printed address opens the page again until Skald restarts', async () => {
+    const address = `${stack.server.origin}/#token=${stack.server.token}`;
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, address);
+    try {
+      await picker(page);
+      await page.reload();
+      const message = page.locator('[data-testid=message]');
+      await message.waitFor({ timeout: TIMEOUT });
+      assert.match(await message.innerText(), /needs its launch token/);
+      assert.match(await page.locator('.ways').innerText(), /Open in Skald’s menu in the system tray[\s\S]*skald serve/);
+
+      // Not an address; then an address of an earlier start; then the one printed now.
+      const field = page.getByLabel('Or paste the address skald serve printed');
+      await field.fill('hello');
+      await page.keyboard.press('Enter');
+      assert.match(await page.locator('[data-testid=launch-error]').innerText(), /not a Skald address/);
+      await field.fill(`${stack.server.origin}/#token=from-an-earlier-start`);
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=launch-error]').filter({ hasText: /earlier start of Skald/ }).waitFor({ timeout: TIMEOUT });
+      await page.getByLabel('Or paste the address skald serve printed').fill(address);
+      await page.keyboard.press('Enter');
+      await picker(page);
+      assert.equal(await page.evaluate(() => window.location.hash), '', 'the token stays out of the address bar');
+      assert.deepEqual(failedResponses, ['GET /api/health 401']);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+    // The printed address opens another window too: it is good until the server restarts.
+    const again = await openPage(stack.browser, address);
+    try {
+      await picker(again.page);
+      assert.equal((await api(stack.server.origin, stack.server.token, 'GET', '/api/health')).status, 'ok');
+    } finally {
+      await again.close();
     }
   });
 });
