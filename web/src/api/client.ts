@@ -69,9 +69,17 @@ export class ApiError extends Error {
     message: string,
     /** The HTTP status, or 0 when no response arrived. */
     readonly status: number,
+    /** How many seconds the server asked to wait before trying again (`Retry-After`), if it said. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
   }
+}
+
+/** A `Retry-After` header in seconds (the server sends whole seconds, never a date). */
+function retryAfterOf(response: Response): number | null {
+  const seconds = Number(response.headers.get('Retry-After') ?? '');
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : null;
 }
 
 /** What the constructor may be given besides the token; for tests and embedding. */
@@ -608,12 +616,13 @@ export class ApiClient {
   async #fail(response: Response): Promise<never> {
     const body = await readJson(response);
     if (isErrorBody(body)) {
-      throw new ApiError(body.error.code, body.error.message, response.status);
+      throw new ApiError(body.error.code, body.error.message, response.status, retryAfterOf(response));
     }
     throw new ApiError(
       `http_${response.status}`,
       `The server answered ${response.status} ${response.statusText}`.trim(),
       response.status,
+      retryAfterOf(response),
     );
   }
 }

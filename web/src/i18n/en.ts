@@ -224,6 +224,9 @@ export const en = {
   loginTitle: 'Welcome back, {name}',
   unlock: 'Unlock',
   unlocking: 'Unlocking…',
+  loginTooMany: 'Too many wrong passwords in a row. Skald waits a little before it checks another.',
+  /** `{n}`: whole seconds left. */
+  loginWait: 'You can try again in {n} seconds; what you typed is kept.',
   wrongPassword: 'That password is not right. Check Caps Lock and try again.',
   forgotPassword: 'Forgot your password?',
   notYou: 'Not you? Pick someone else',

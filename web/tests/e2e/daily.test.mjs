@@ -82,7 +82,7 @@ describe('setup on a computer that already runs a model server', () => {
   });
 });
 
-describe('a reload in a browser', () => {
+describe('the way in', () => {
   let stack;
 
   before(async () => {
@@ -129,6 +129,42 @@ describe('a reload in a browser', () => {
       assert.equal((await api(stack.server.origin, stack.server.token, 'GET', '/api/health')).status, 'ok');
     } finally {
       await again.close();
+    }
+  });
+
+  test('after too many wrong passwords it counts down, keeps what was typed, and lets the right one in after', async () => {
+    const { page, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await page.locator(`[data-testid=person][data-name=${ADA.name}]`).click();
+      const field = page.locator('#password');
+      const error = page.locator('[data-testid=login-error]');
+      // Five free attempts, then the server asks for a wait.
+      for (let i = 0; i < 6; i++) {
+        await field.fill(`wrong guess number ${i}`);
+        await page.keyboard.press('Enter');
+        // Each answer either clears the field (a wrong password) or starts the wait.
+        await page.locator('[data-testid=login-wait]').or(error.filter({ hasText: /not right/ })).first().waitFor({ timeout: TIMEOUT });
+        await page.waitForFunction(() => {
+          const login = document.querySelector('skald-app')?.shadowRoot?.querySelector('skald-login')?.shadowRoot;
+          return login?.querySelector('[data-testid=login-wait]') || login?.querySelector('#password')?.value === '';
+        });
+        if ((await page.locator('[data-testid=login-wait]').count()) > 0) break;
+      }
+      const wait = page.locator('[data-testid=login-wait]');
+      await wait.waitFor({ timeout: TIMEOUT });
+      assert.match(await error.innerText(), /Too many wrong passwords/);
+      assert.match(await wait.innerText(), /try again in \d+ second/);
+      // The right password typed during the wait is kept and not sent; Enter does nothing yet.
+      await field.fill(ADA.password);
+      assert.equal(await page.locator('button[type=submit]').isDisabled(), true);
+      await page.keyboard.press('Enter');
+      // When the wait is over the countdown goes, and the same password lets Ada in.
+      await wait.waitFor({ state: 'detached', timeout: TIMEOUT });
+      assert.equal(await field.inputValue(), ADA.password, 'what was typed is kept');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+    } finally {
+      await close();
     }
   });
 });
