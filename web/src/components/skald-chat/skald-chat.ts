@@ -102,6 +102,11 @@ export class SkaldChat extends LitElement {
     // Cards shown inline follow the inbox; the transcript follows the live events.
     new StoreController(this, () => this.login?.inbox);
     new StoreController(this, () => this.login?.notices);
+    const remember = (event: Event): void => {
+      this.#decided = (event as Event & { card: Card }).card.id;
+    };
+    this.addEventListener('skald-decide', remember);
+    this.addEventListener('skald-answer', remember);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#reload(),
@@ -118,6 +123,8 @@ export class SkaldChat extends LitElement {
   readonly #resizes = new ResizeObserver(() => this.#follow());
   /** The cards already on screen, so only a new one takes the focus. */
   readonly #cardsSeen = new Set<string>();
+  /** A card decided or answered from here, whose removal must not drop the focus to the page. */
+  #decided: string | null = null;
 
   /** Puts the cursor in the message field. */
   override focus(): void {
@@ -139,6 +146,23 @@ export class SkaldChat extends LitElement {
   protected override updated(): void {
     this.#follow();
     this.#showNewCards();
+    this.#refocusAfterDecision();
+  }
+
+  /**
+   * The card just decided is gone: the focus goes to the next card waiting here, or back
+   * to the message field — not to the page, where the next Tab would start from the top.
+   */
+  #refocusAfterDecision(): void {
+    const decided = this.#decided;
+    const log = this.log;
+    if (decided === null || !log) return;
+    const cards = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    if (cards.some((el) => el.card?.id === decided)) return;
+    this.#decided = null;
+    const next = cards[0];
+    if (next) next.focus();
+    else this.composer?.focus();
   }
 
   /**

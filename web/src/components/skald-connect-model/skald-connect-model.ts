@@ -160,7 +160,7 @@ export class SkaldConnectModel extends LitElement {
       <div aria-live="polite">
         ${this.verdict === null
           ? nothing
-          : html`<p class="notice ${this.verdict.ok ? 'ok' : 'error'}" data-testid="verdict" data-ok=${String(this.verdict.ok)}>
+          : html`<p class="notice ${this.verdict.ok ? 'ok' : 'error'}" data-testid="verdict" data-ok=${String(this.verdict.ok)} tabindex="-1">
               ${this.verdict.text}
             </p>`}
       </div>
@@ -183,6 +183,18 @@ export class SkaldConnectModel extends LitElement {
   #localAdded(event: LocalModelAddedEvent): void {
     if (!this.connected.includes('local')) this.connected = [...this.connected, 'local'];
     this.verdict = { ok: true, text: strings.localConnected.replace('{name}', event.label).replace('{model}', event.model) };
+    this.#focusNext();
+  }
+
+  /**
+   * A model is connected and the button pressed is now disabled: the focus goes on to
+   * Continue (in setup) or to the verdict (on the Models page) instead of to the page.
+   */
+  #focusNext(): void {
+    void this.updateComplete.then(() => {
+      const next = this.renderRoot.querySelector<HTMLElement>(this.embedded ? '[data-testid=verdict]' : '[data-testid=model-step-done]');
+      next?.focus();
+    });
   }
 
   #kindChanged(event: Event): void {
@@ -226,6 +238,7 @@ export class SkaldConnectModel extends LitElement {
         ok: true,
         text: strings.connectOk.replace('{name}', provider.name).replace('{n}', String(names.length)).replace('{models}', shown),
       };
+      this.#focusNext();
       return true;
     } catch (error) {
       this.verdict = { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) };

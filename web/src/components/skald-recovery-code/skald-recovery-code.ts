@@ -38,13 +38,18 @@ export class SkaldRecoveryCode extends LitElement {
 
   readonly #clipboard = new ClipboardController(this);
 
+  /** The screen replaced another: the focus starts at its title, read out first. */
+  protected override firstUpdated(): void {
+    this.renderRoot.querySelector<HTMLElement>('#title')?.focus();
+  }
+
   override render(): TemplateResult {
     const copied = this.#clipboard.copied !== null;
     return html`
       <div class="screen">
         <section class="panel wide" aria-labelledby="title">
           <p class="brand">${strings.productName}</p>
-          <h1 id="title">${this.reason === 'recover' ? strings.recoveryNewTitle : strings.recoveryTitle}</h1>
+          <h1 id="title" tabindex="-1">${this.reason === 'recover' ? strings.recoveryNewTitle : strings.recoveryTitle}</h1>
           <p class="lead">${strings.recoveryLead.replace('{name}', this.name)}</p>
           <p class="code" data-testid="recovery-code" aria-label=${strings.recoveryCodeLabel}>${this.code}</p>
           <div class="actions no-print">
@@ -62,6 +67,7 @@ export class SkaldRecoveryCode extends LitElement {
               type="checkbox"
               .checked=${this.kept}
               @change=${(e: Event) => (this.kept = (e.target as HTMLInputElement).checked)}
+              @keydown=${this.#enterTicks}
             />
             <label for="kept">${strings.recoveryKept}</label>
           </div>
@@ -73,6 +79,13 @@ export class SkaldRecoveryCode extends LitElement {
         </section>
       </div>
     `;
+  }
+
+  /** Enter ticks the box as Space does: people expect it of the one box on the screen. */
+  #enterTicks(event: KeyboardEvent): void {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    this.kept = !this.kept;
   }
 
   #copy(): void {
