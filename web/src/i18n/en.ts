@@ -215,6 +215,23 @@ export const en = {
   recoveryReplaced: 'Your old code no longer works, and Skald is locked wherever else you were logged in.',
   recoveryKept: 'I have kept my recovery code somewhere safe.',
 
+  // a built-in tool's call in words (src/i18n/tool-sentences.ts); quotes are the person's
+  callNoteWrite: 'Save a note titled “{title}”: {text}',
+  callNoteReplace: 'Replace note {id} with one titled “{title}”: {text}',
+  callNoteRead: 'Read note {id}',
+  callNoteDelete: 'Delete note {id}',
+  callNoteList: 'List your notes',
+  callNoteSearch: 'Search your notes for “{query}”',
+  callWebFetch: 'Read the web page {url}',
+  callNotify: 'Send you a notification: “{title}”',
+  callNotifyBody: 'Send you a notification: “{title}” — {body}',
+  callClarify: 'Ask you: “{question}”',
+  callAgent: 'Ask the agent {agent}: {task}',
+  callListAgents: 'List the agents it can ask',
+  callTime: 'Check the time',
+  callTimeIn: 'Check the time in {zone}',
+  callScratchpad: 'Use its scratchpad for this reply',
+
   // picker and login
   pickerTitle: 'Who is using Skald?',
   pickerLabel: 'People',
@@ -344,6 +361,8 @@ export const en = {
   toolDenied: 'Refused',
   toolCancelled: 'Cancelled',
   toolArguments: 'Arguments',
+  /** On hover over a reply's privacy line. */
+  turnModel: 'Answered by {model}',
   toolResult: 'Result',
 
   // approval cards and questions
@@ -354,6 +373,7 @@ export const en = {
   approvalFor: 'for {name}',
   approvalWhy: 'Skald’s reason: ',
   approvalArguments: 'Exactly this:',
+  approvalExact: 'Exactly what it will send',
   /** `{hash}` is the start of the arguments' fingerprint */
   approvalFingerprint: 'Fingerprint {hash}',
   approvalMayNotApprove: 'Your role cannot approve this; you can refuse it, or ask someone who can.',

@@ -82,6 +82,9 @@ describe('a long conversation', () => {
       await wheelOver(page, log, 10, -400);
       assert.ok((await log.evaluate((el) => el.scrollTop)) < before, 'the conversation itself scrolls back');
       assert.deepEqual(await documentScroll(page), [0, 0], 'the wheel over the conversation moved the whole app');
+      // The model is named where it changed — here only on the first reply — and on hover.
+      assert.equal(await page.locator('[data-testid=turn-model]').count(), 1);
+      assert.match((await page.locator('.turn-meta').last().getAttribute('title')) ?? '', /Answered by scripted\//);
       // The window's own height is all the document is.
       assert.equal(await page.evaluate(() => document.documentElement.scrollHeight), await page.evaluate(() => window.innerHeight));
       await screenshot(page, 'layout-long-conversation');
@@ -116,6 +119,9 @@ describe('a long conversation', () => {
       const card = page.locator('skald-approval-card');
       await card.waitFor({ timeout: TIMEOUT });
       const allow = card.locator('[data-testid=allow]');
+      // The card says what it asks in words; the exact arguments are one click away.
+      assert.equal(await card.locator('[data-testid=card-sentence]').innerText(), 'Save a note titled “Shopping”: flour, yeast · for Ada');
+      assert.equal(await card.locator('[data-testid=card-arguments]').isVisible(), false);
       // The page settles (the card's details, the waiting hint) before it is judged.
       await page.waitForTimeout(500);
       const log = await page.locator('[role=log]').boundingBox();
@@ -130,8 +136,18 @@ describe('a long conversation', () => {
       await page.keyboard.press('Enter');
       await page.waitForTimeout(300);
       assert.equal(await card.count(), 1, 'Enter on the card itself decided nothing');
+      await card.getByText('Exactly what it will send').click();
+      assert.deepEqual(JSON.parse(await card.locator('[data-testid=card-arguments]').innerText()), { title: 'Shopping', text: 'flour, yeast' });
       await allow.click();
       await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      // The call's row reads the same way, and its result as text.
+      const call = page.locator('skald-tool-call').last();
+      // The turn's end reads the history again, which may draw the row anew: open it once it is settled.
+      await page.waitForTimeout(500);
+      await call.locator('summary').click();
+      await call.locator('[data-testid=tool-sentence]').waitFor({ timeout: TIMEOUT });
+      assert.equal(await call.locator('[data-testid=tool-sentence]').innerText(), 'Save a note titled “Shopping”: flour, yeast');
+      assert.doesNotMatch(await call.locator('.result').innerText(), /\\n/);
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();

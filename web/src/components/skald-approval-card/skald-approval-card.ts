@@ -10,6 +10,7 @@ import { customElement, property } from 'lit/decorators.js';
 
 import type { ApprovalCard } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
+import { describeCall } from '../../i18n/tool-sentences.js';
 import { controls } from '../../styles/controls.js';
 import { DecideEvent } from '../events.js';
 import { styles } from './skald-approval-card.styles.js';
@@ -49,6 +50,14 @@ export class SkaldApprovalCard extends LitElement {
     if (card === null) return nothing;
     const details = card.details;
     const label = toolLabel(details.tool);
+    // A tool the page knows reads as a sentence, with the exact arguments one click away;
+    // any other shows them as they are.
+    const sentence = describeCall(details.tool, details.arguments);
+    const exact = html`<pre class="args" data-testid="card-arguments" aria-labelledby="args-label" tabindex="0">${prettyArguments(details.arguments)}</pre>
+      <p class="meta">
+        ${details.reason ? html`<span>${details.reason}</span>` : nothing}
+        <span title=${details.arguments_hash}>${strings.approvalFingerprint.replace('{hash}', details.arguments_hash.slice(0, 12))}</span>
+      </p>`;
     return html`
       <section class="card" aria-labelledby="title" aria-describedby="what" tabindex="-1">
         <header>
@@ -56,17 +65,18 @@ export class SkaldApprovalCard extends LitElement {
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}
         </header>
         <h3 id="title">${strings.approvalTitle.replace('{tool}', label)}</h3>
-        <p id="what" class="summary">
-          ${card.summary}
+        <p id="what" class="summary" data-testid="card-sentence">
+          ${sentence ?? card.summary}
           ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
         </p>
         ${details.why ? html`<blockquote class="why"><span class="visually-hidden">${strings.approvalWhy}</span>${details.why}</blockquote>` : nothing}
-        <p class="heading" id="args-label">${strings.approvalArguments}</p>
-        <pre class="args" data-testid="card-arguments" aria-labelledby="args-label" tabindex="0">${prettyArguments(details.arguments)}</pre>
-        <p class="meta">
-          ${details.reason ? html`<span>${details.reason}</span>` : nothing}
-          <span title=${details.arguments_hash}>${strings.approvalFingerprint.replace('{hash}', details.arguments_hash.slice(0, 12))}</span>
-        </p>
+        ${sentence === null
+          ? html`<p class="heading" id="args-label">${strings.approvalArguments}</p>
+              ${exact}`
+          : html`<details class="exact">
+              <summary id="args-label">${strings.approvalExact}</summary>
+              ${exact}
+            </details>`}
         ${this.error ? html`<p class="notice error" role="alert">${this.error}</p>` : nothing}
         ${this.mayApprove ? nothing : html`<p class="hint">${strings.approvalMayNotApprove}</p>`}
         <div class="actions">

@@ -419,7 +419,7 @@ export class SkaldChat extends LitElement {
             this.transcript.turns,
             (turn) => turn.key,
             (turn, index) =>
-              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1]?.status === 'error'),
+              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1] ?? null),
           )}
           ${this.#renderLooseCards()}
         </div>
@@ -459,7 +459,10 @@ export class SkaldChat extends LitElement {
     </div>`;
   }
 
-  #renderTurn(turn: Turn, last: boolean, afterError: boolean): TemplateResult {
+  #renderTurn(turn: Turn, last: boolean, previous: Turn | null): TemplateResult {
+    const afterError = previous?.status === 'error';
+    // The model is named where it changed (and on hover everywhere), not under every reply.
+    const modelChanged = turn.model !== null && turn.model !== (previous?.model ?? null);
     const ended = turn.status === 'done' || turn.status === 'stopped' || turn.status === 'error';
     const hasText = turn.items.some((item) => item.kind === 'text' && item.text !== '');
     return html`<article class="turn" data-testid="turn" data-status=${turn.status} aria-label=${strings.turnLabel}>
@@ -484,9 +487,9 @@ export class SkaldChat extends LitElement {
             </div>`
           : nothing}
         ${turn.model !== null
-          ? html`<p class="turn-meta">
+          ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
               <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
-              <span>${turn.model}</span>
+              ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
             </p>`
           : nothing}
       </div>
