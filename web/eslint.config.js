@@ -3,8 +3,9 @@
 // The TypeScript is linted with type information (typescript-eslint's
 // recommendedTypeChecked), so a promise nobody awaits or a Promise handed to
 // something that expects a plain callback is an error, not a silent bug. Lit's
-// templates get eslint-plugin-lit's recommended checks. The browser tests are
-// plain Node ES modules and get ESLint's own recommended rules.
+// templates get eslint-plugin-lit's recommended checks. The browser tests (those
+// beside the components too) are plain Node ES modules and get ESLint's own
+// recommended rules.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import lit from 'eslint-plugin-lit';
@@ -32,7 +33,7 @@ export default defineConfig(
   },
   {
     // The functions these tests hand to page.evaluate() and waitForFunction() run in the page.
-    files: ['tests/e2e/**/*.mjs'],
+    files: ['tests/e2e/**/*.mjs', 'tests/mount.mjs', 'src/**/*.test.mjs'],
     languageOptions: {
       globals: { ...globals.browser },
     },
