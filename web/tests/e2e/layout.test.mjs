@@ -25,6 +25,13 @@ describe('a long conversation', () => {
       await api(stack.server.origin, token, 'POST', `/api/sessions/${long}/messages`, { text: `Question ${i}` });
       await turnsDone(long, i + 1);
     }
+    // A few more conversations, for the list in a short window.
+    for (let i = 0; i < 5; i++) {
+      const { id } = await api(stack.server.origin, token, 'POST', '/api/sessions', {});
+      await stack.model.push({ text: `Short reply ${i}` });
+      await api(stack.server.origin, token, 'POST', `/api/sessions/${id}/messages`, { text: `Another question ${i}` });
+      await turnsDone(id, 1);
+    }
   });
 
   after(() => stopStack(stack));
@@ -44,6 +51,8 @@ describe('a long conversation', () => {
     const opened = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
     if (viewport) await opened.page.setViewportSize(viewport);
     await logIn(opened.page, ADA, TIMEOUT);
+    // A narrow window keeps the list in a drawer.
+    if (await opened.page.locator('.menu').isVisible()) await opened.page.locator('.menu').click();
     await opened.page.locator(`[data-testid=session][data-id="${long}"]`).click();
     await opened.page.locator('[data-testid=turn]').nth(TURNS - 1).waitFor({ timeout: TIMEOUT });
     return opened;
@@ -149,6 +158,27 @@ describe('a long conversation', () => {
       assert.equal(await call.locator('[data-testid=tool-sentence]').innerText(), 'Save a note titled “Shopping”: flour, yeast');
       assert.doesNotMatch(await call.locator('.result').innerText(), /\\n/);
       assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('at 200% zoom the conversation keeps most of the window, and the drawer lists several conversations', async () => {
+    // 1280×800 at 200% is a 640×400 window in CSS pixels.
+    const { page, close } = await openLong({ width: 640, height: 400 });
+    try {
+      const log = await page.locator('[role=log]').boundingBox();
+      assert.ok(log.height >= 0.6 * 400, `the conversation is ${log.height}px of 400`);
+      await page.locator('.menu').click();
+      await page.waitForTimeout(400);
+      const rows = await page.locator('[data-testid=session]').evaluateAll((all) =>
+        all.filter((el) => {
+          const box = el.getBoundingClientRect();
+          return box.top >= 0 && box.bottom <= window.innerHeight;
+        }).length,
+      );
+      assert.ok(rows >= 4, `the drawer shows ${rows} conversations whole`);
+      await screenshot(page, 'layout-zoom-drawer');
     } finally {
       await close();
     }

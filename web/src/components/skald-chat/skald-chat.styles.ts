@@ -29,7 +29,7 @@ export const styles = css`
     overflow: hidden;
     text-overflow: ellipsis;
     white-space: nowrap;
-    flex: 1 1 12rem;
+    flex: 1 1 8rem;
   }
 
   .bar-tools {
@@ -176,5 +176,22 @@ export const styles = css`
     font-size: 0.75rem;
     color: var(--skald-text-muted);
     text-align: center;
+  }
+
+  /* A short window (200% zoom): the conversation keeps most of the height. */
+  @media (max-height: 36rem) {
+    .bar {
+      padding-top: var(--skald-space-1);
+      padding-bottom: var(--skald-space-1);
+    }
+
+    .bottom {
+      padding-top: var(--skald-space-1);
+      padding-bottom: var(--skald-space-1);
+    }
+
+    .fineprint {
+      display: none;
+    }
   }
 `;

@@ -25,6 +25,15 @@ export const styles = css`
     padding: 0 var(--skald-space-1);
   }
 
+  /* A short window (200% zoom): the whole navigation scrolls as one, so the list shows
+     as many conversations as fit rather than one row above the fixed links. */
+  @media (max-height: 36rem) {
+    nav {
+      flex: none;
+      overflow: visible;
+    }
+  }
+
   ul {
     list-style: none;
     margin: 0;

@@ -63,6 +63,13 @@ export const styles = css`
     min-height: 9rem;
   }
 
+  @media (max-height: 36rem) {
+    skald-session-list {
+      flex: none;
+      min-height: auto;
+    }
+  }
+
   .nav-foot {
     display: flex;
     flex-direction: column;
