@@ -232,6 +232,17 @@ export const en = {
   callTimeIn: 'Check the time in {zone}',
   callScratchpad: 'Use its scratchpad for this reply',
 
+  // a conversation saved as Markdown, and a reply copied
+  exportConversation: 'Save as Markdown',
+  exportConversationDone: 'Saved {file}.',
+  exportedOn: 'Saved from Skald on {date}',
+  exportYou: 'You',
+  exportAssistant: 'Skald',
+  /** `{call}`: what a tool did, in words. */
+  exportUsed: 'Used: {call}',
+  copyReply: 'Copy reply',
+  copiedReply: 'Reply copied',
+
   // picker and login
   pickerTitle: 'Who is using Skald?',
   pickerLabel: 'People',

@@ -4,7 +4,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { api, launchBrowser, seedInstance, startStack, stopStack, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
+import { readFile } from 'node:fs/promises';
+
+import { api, logIn, launchBrowser, seedInstance, startStack, stopStack, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -163,6 +165,42 @@ describe('the way in', () => {
       assert.equal(await field.inputValue(), ADA.password, 'what was typed is kept');
       await page.keyboard.press('Enter');
       await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('what a chat app does with a reply', () => {
+  let stack;
+
+  before(async () => {
+    stack = await startStack();
+    await seedInstance(stack.server, stack.model, ADA);
+  });
+
+  after(() => stopStack(stack));
+
+  test('a reply is copied whole, and the conversation is saved as Markdown', async () => {
+    const { page, context, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.server.origin });
+      await logIn(page, ADA, TIMEOUT);
+      await stack.model.push({ text: 'First line of the plan.\n\n- flour\n- water' });
+      await page.locator('[data-testid=composer]').fill('Plan bread');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
+
+      await page.locator('[data-testid=copy-reply]').click();
+      await page.locator('[data-testid=copy-reply] .copied').waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'First line of the plan.\n\n- flour\n- water');
+
+      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid=export-conversation]').click()]);
+      assert.equal(download.suggestedFilename(), 'Plan-bread.md');
+      const text = await readFile(await download.path(), 'utf8');
+      assert.match(text, /^# Plan bread\n/);
+      assert.match(text, /## You\n\nPlan bread\n\n## Skald \(scripted\/[a-z-]+\)\n\nFirst line of the plan\.\n\n- flour\n- water\n$/);
+      assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();
     }

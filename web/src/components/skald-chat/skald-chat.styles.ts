@@ -115,6 +115,18 @@ export const styles = css`
     color: var(--skald-text-muted);
   }
 
+  .icon-button {
+    min-height: 2rem;
+    min-width: 2rem;
+    padding: 0 0.4rem;
+    gap: 0.3rem;
+    font-size: 0.9rem;
+  }
+
+  .copy-reply {
+    color: var(--skald-text-muted);
+  }
+
   .turn-meta skald-privacy-badge {
     font-size: 0.85em;
   }

@@ -16,10 +16,12 @@ import { ApiError } from '../../api/client.js';
 import type { Card, ChatSession, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
+import { ClipboardController } from '../../controllers/clipboard-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
 import {
@@ -38,6 +40,7 @@ import {
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { SessionChangedEvent } from '../events.js';
+import { copyIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
@@ -91,6 +94,7 @@ export class SkaldChat extends LitElement {
   @query('.log') private log?: HTMLElement;
   @query('skald-composer') private composer?: SkaldComposer;
 
+  readonly #clipboard = new ClipboardController(this);
   readonly #cards = new CardActionsController(
     this,
     () => this.login?.client ?? null,
@@ -403,6 +407,18 @@ export class SkaldChat extends LitElement {
             @skald-model-change=${(e: { model: string | null }) => void this.#pick(e.model)}
           ></skald-model-picker>
           <skald-privacy-badge .badge=${next}></skald-privacy-badge>
+          ${this.transcript.turns.length > 0
+            ? html`<button
+                type="button"
+                class="quiet icon-button"
+                data-testid="export-conversation"
+                title=${strings.exportConversation}
+                aria-label=${strings.exportConversation}
+                @click=${() => this.#saveMarkdown()}
+              >
+                ${saveIcon}
+              </button>`
+            : nothing}
         </div>
       </header>
       <div class="log" role="log" aria-labelledby="chat-title" aria-busy=${busy ? 'true' : 'false'} tabindex="-1" @scroll=${this.#noteFollowing}>
@@ -490,10 +506,43 @@ export class SkaldChat extends LitElement {
           ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
               <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
               ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
+              ${ended && hasText ? this.#renderCopy(turn) : nothing}
             </p>`
           : nothing}
       </div>
     </article>`;
+  }
+
+  #renderCopy(turn: Turn): TemplateResult {
+    const copied = this.#clipboard.copied === turn.key;
+    return html`<button
+      type="button"
+      class="quiet icon-button copy-reply"
+      data-testid="copy-reply"
+      title=${strings.copyReply}
+      aria-label=${copied ? strings.copiedReply : strings.copyReply}
+      @click=${() => void this.#clipboard.copy(replyText(turn), turn.key)}
+    >
+      ${copyIcon}${copied ? html`<span class="copied">${strings.copied}</span>` : nothing}
+    </button>`;
+  }
+
+  /** Saves the conversation on screen as a Markdown file, made here in memory. */
+  #saveMarkdown(): void {
+    const title = this.session?.title ?? '';
+    const blob = new Blob([conversationMarkdown(title, this.transcript, new Date())], { type: 'text/markdown' });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = markdownFileName(title);
+    link.rel = 'noopener';
+    link.hidden = true;
+    this.renderRoot.append(link);
+    link.click();
+    link.remove();
+    // The download has its copy once the click is handled; the page keeps none.
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    this.announcement = strings.exportConversationDone.replace('{file}', link.download);
   }
 
   #renderItem(item: TurnItem, ended: boolean): TemplateResult {
