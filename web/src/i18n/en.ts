@@ -243,6 +243,15 @@ export const en = {
   copyReply: 'Copy reply',
   copiedReply: 'Reply copied',
 
+  // keyboard shortcuts (state/shortcuts.ts)
+  shortcutsTitle: 'Keyboard shortcuts',
+  shortcutNewChat: 'Start a new conversation',
+  shortcutSearch: 'Search the conversations',
+  shortcutFocusComposer: 'Go to the message field',
+  shortcutStop: 'Stop the reply being written',
+  shortcutHelp: 'Show these shortcuts',
+  shortcutsMac: 'On a Mac, ⌘ works where Ctrl is written.',
+
   // picker and login
   pickerTitle: 'Who is using Skald?',
   pickerLabel: 'People',
@@ -290,6 +299,11 @@ export const en = {
   sessionsLabel: 'Conversations',
   searchLabel: 'Search conversations by title',
   searchPlaceholder: 'Search',
+  periodToday: 'Today',
+  periodYesterday: 'Yesterday',
+  periodWeek: 'Previous 7 days',
+  periodMonth: 'Previous 30 days',
+  periodOlder: 'Earlier',
   noSessions: 'No conversations yet.',
   noMatches: 'No conversation has that in its title.',
   sessionWaiting: 'Waiting for you',

@@ -114,4 +114,35 @@ describe('the keyboard alone', () => {
       await close();
     }
   });
+
+  test('the shortcuts do what their help dialog says', async () => {
+    const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
+    const focused = () => page.evaluate(FOCUSED);
+    try {
+      await page.locator(`[data-testid=person][data-name=${ADA.name}]`).click();
+      await page.locator('#password').fill(ADA.password);
+      await page.keyboard.press('Enter');
+      await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=session]').first().click();
+
+      await page.keyboard.press('Control+/');
+      const help = page.locator('[data-testid=shortcuts]');
+      await help.waitFor({ timeout: TIMEOUT });
+      assert.match(await help.innerText(), /Ctrl\s*\+\s*K\s*Search the conversations/);
+      await screenshot(page, 'keyboard-shortcuts');
+      await page.keyboard.press('Escape');
+      await help.waitFor({ state: 'hidden', timeout: TIMEOUT });
+
+      await page.keyboard.press('Control+k');
+      assert.equal((await focused()).testid, 'search');
+      await page.keyboard.press('Shift+Escape');
+      assert.equal((await focused()).testid, 'composer');
+      await page.keyboard.press('Control+Shift+O');
+      await page.locator('[data-testid=chat-title]').filter({ hasText: 'New chat' }).waitFor({ timeout: TIMEOUT });
+      assert.equal((await focused()).testid, 'composer');
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
 });

@@ -130,6 +130,13 @@ export class SkaldChat extends LitElement {
   /** A card decided or answered from here, whose removal must not drop the focus to the page. */
   #decided: string | null = null;
 
+  /** Stops the reply being written, if one is; whether there was one. */
+  stopReply(): boolean {
+    if (activeTurn(this.transcript) === undefined) return false;
+    void this.#stop();
+    return true;
+  }
+
   /** Puts the cursor in the message field. */
   override focus(): void {
     void this.updateComplete.then(() => this.composer?.focus());

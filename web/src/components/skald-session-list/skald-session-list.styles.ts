@@ -40,6 +40,19 @@ export const styles = css`
     padding: 0;
   }
 
+  .period {
+    margin: var(--skald-space-2) var(--skald-space-2) var(--skald-space-1);
+    font-size: 0.75rem;
+    font-weight: 600;
+    letter-spacing: 0.03em;
+    text-transform: uppercase;
+    color: var(--skald-text-muted);
+  }
+
+  .period:first-child {
+    margin-top: 0;
+  }
+
   .pad {
     padding: var(--skald-space-2);
   }

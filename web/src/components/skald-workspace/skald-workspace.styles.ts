@@ -153,6 +153,53 @@ export const styles = css`
     color: var(--skald-text-muted);
   }
 
+  .shortcuts-link {
+    align-self: flex-start;
+    margin: 0 var(--skald-space-3);
+    font-size: 0.85rem;
+  }
+
+  dialog.shortcuts {
+    max-width: min(28rem, 92vw);
+    border: 1px solid var(--skald-border);
+    border-radius: calc(var(--skald-radius) * 2);
+    background: var(--skald-surface);
+    color: var(--skald-text);
+  }
+
+  dialog.shortcuts h2 {
+    margin-top: 0;
+    font-size: 1.1rem;
+  }
+
+  .shortcut {
+    display: flex;
+    justify-content: space-between;
+    gap: var(--skald-space-3);
+    padding: var(--skald-space-1) 0;
+  }
+
+  .shortcut dt {
+    white-space: nowrap;
+  }
+
+  .shortcut dd {
+    margin: 0;
+    text-align: right;
+  }
+
+  kbd {
+    display: inline-block;
+    min-width: 1.6em;
+    padding: 0.05rem 0.35rem;
+    border: 1px solid var(--skald-border);
+    border-radius: 0.3rem;
+    background: var(--skald-bg);
+    font-family: var(--skald-font-mono);
+    font-size: 0.85em;
+    text-align: center;
+  }
+
   .lock {
     min-height: 2.25rem;
     padding: 0 0.75rem;
