@@ -54,9 +54,16 @@ describe('the languages of the page', () => {
   let errors;
   let format;
   let en;
+  let client;
 
   before(async () => {
-    ({ locale, errors, format, en } = await loadModules({ locale: 'i18n/locale.ts', errors: 'i18n/errors.ts', format: 'i18n/format.ts', en: 'i18n/en.ts' }));
+    ({ locale, errors, format, en, client } = await loadModules({
+      locale: 'i18n/locale.ts',
+      errors: 'i18n/errors.ts',
+      format: 'i18n/format.ts',
+      en: 'i18n/en.ts',
+      client: 'api/client.ts',
+    }));
   });
 
   test('are English, French and Italian', () => {
@@ -122,6 +129,27 @@ describe('the languages of the page', () => {
     } finally {
       locale.useLocale(locale.resolveLocale('en', []));
     }
+  });
+
+  test('a refused login says how long to wait in the person’s language, from Retry-After', async () => {
+    const refuse = async () =>
+      new Response(JSON.stringify({ error: { code: 'rate_limited', message: 'too many failed attempts; try again in 1 seconds' } }), {
+        status: 429,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '1' },
+      });
+    const api = new client.ApiClient('launch', { baseUrl: 'http://127.0.0.1:9', fetch: refuse });
+    const error = await api.login('Ada', 'wrong').then(
+      () => assert.fail('the login was refused'),
+      (e) => e,
+    );
+    assert.equal(error.retryAfter, 1);
+    try {
+      locale.useLocale(locale.resolveLocale('it', []));
+      assert.equal(errors.describeError(error), 'Troppi tentativi non riusciti. Riprova tra 1 secondo.');
+    } finally {
+      locale.useLocale(locale.resolveLocale('en', []));
+    }
+    assert.equal(errors.describeError(error), 'Too many failed attempts. Try again in 1 second.');
   });
 
   test('plural rules follow the language: French says 0 in the singular, Italian and English do not', () => {
