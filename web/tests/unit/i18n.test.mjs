@@ -131,6 +131,23 @@ describe('the languages of the page', () => {
     }
   });
 
+  test('the login’s countdown reads right for 1 and for 2 seconds in every language', () => {
+    const expected = {
+      en: ['You can try again in 1 second; what you typed is kept.', 'You can try again in 2 seconds; what you typed is kept.'],
+      fr: ['Tu pourras réessayer dans 1 seconde\u202f; ce que tu as tapé est gardé.', 'Tu pourras réessayer dans 2 secondes\u202f; ce que tu as tapé est gardé.'],
+      it: ['Puoi riprovare tra 1 secondo; ciò che hai scritto resta.', 'Puoi riprovare tra 2 secondi; ciò che hai scritto resta.'],
+    };
+    const wait = (n) => locale.plural(n, en.strings.loginWait).replace('{n}', format.formatNumber(n));
+    try {
+      for (const [id, [one, two]] of Object.entries(expected)) {
+        locale.useLocale(locale.resolveLocale(id, []));
+        assert.deepEqual([wait(1), wait(2)], [one, two], id);
+      }
+    } finally {
+      locale.useLocale(locale.resolveLocale('en', []));
+    }
+  });
+
   test('a refused login says how long to wait in the person’s language, from Retry-After', async () => {
     const refuse = async () =>
       new Response(JSON.stringify({ error: { code: 'rate_limited', message: 'too many failed attempts; try again in 1 seconds' } }), {
