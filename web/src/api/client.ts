@@ -180,6 +180,17 @@ export class ApiClient {
     return body as unknown as Me;
   }
 
+  /** `GET /api/me/settings`: the person's own settings, from their private file. */
+  async settings(signal?: AbortSignal): Promise<Readonly<Record<string, string>>> {
+    const body = record(await this.#request('GET', '/api/me/settings', signal), 'settings');
+    return Object.fromEntries(Object.entries(body).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  }
+
+  /** `PUT /api/me/settings/{key}` */
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.#request('PUT', `/api/me/settings/${encodeURIComponent(key)}`, undefined, { value });
+  }
+
   /** `POST /api/lock`: locks every window of mine. */
   async lock(): Promise<void> {
     await this.#request('POST', '/api/lock');

@@ -1,9 +1,13 @@
 /**
- * Every string the UI shows, in English.
+ * Every string the UI shows, in English, and the tables the components read
+ * them from.
  *
- * Components read text from here and never hard-code it, so a translation is
- * one more file of the same shape. Placeholders are written `{name}` and
- * filled by the component, so a translation may move them.
+ * Components read text from `strings` (and `toolLabel`, `auditLabel`) and
+ * never hard-code it; a translation is one more file of the same shape (fr.ts,
+ * it.ts), and `locale.ts` fills these tables with the active one. Placeholders
+ * are written `{name}` and filled by the component, so a translation may move
+ * them. A sentence that depends on a count is a set of plural forms, chosen
+ * with `plural` (locale.ts).
  *
  * Not here: the machine-readable state codes (`ok`, `error`, `no-token`, …)
  * that tests and scripts read through `data-testid` hooks; they never change
@@ -61,7 +65,7 @@ export const en = {
   /** `{name}` to type */
   confirmType: 'Type {name} to confirm',
   /** `{n}` bytes */
-  sizeBytes: '{n} bytes',
+  sizeBytes: { one: '{n} byte', other: '{n} bytes' },
   sizeKib: '{n} KB',
   sizeMib: '{n} MB',
 
@@ -72,7 +76,7 @@ export const en = {
   passwordsDiffer: 'The two passwords differ.',
   passwordRule: 'At least 12 characters. A phrase of three or four unrelated words is easy to remember and hard to guess.',
   /** `{n}` is how many characters are missing. */
-  passwordShort: '{n} more characters to go.',
+  passwordShort: { one: '{n} more character to go.', other: '{n} more characters to go.' },
   passwordRepetitive: 'Use more different characters; repeating a few is easy to guess.',
   passwordCommon: 'That password is among the first ones guessed; choose another.',
   passwordHasName: 'Leave your name out of your password.',
@@ -101,7 +105,7 @@ export const en = {
   connectDetecting: 'Looking for model servers on this computer…',
   connectNoneFound: 'No model server (Ollama, LM Studio, llama.cpp) is running on this computer right now.',
   /** `{n}` models */
-  connectModelCount: '{n} models',
+  connectModelCount: { one: '{n} model', other: '{n} models' },
   connectThis: 'Connect',
   connectDone: 'Connected',
   connectRemoteTitle: 'A model provider',
@@ -117,7 +121,7 @@ export const en = {
   connectTest: 'Test and connect',
   connectTesting: 'Testing…',
   /** `{name}` provider, `{n}` how many models, `{models}` some of their names */
-  connectOk: 'Connected to {name}: {n} models found ({models}).',
+  connectOk: { one: 'Connected to {name}: {n} model found ({models}).', other: 'Connected to {name}: {n} models found ({models}).' },
   /** `{reason}` is the provider's or Skald's explanation */
   connectFailed: 'Could not connect. {reason}',
   connectFinish: 'Start using Skald',
@@ -172,9 +176,14 @@ export const en = {
   localLoadedNow: 'In memory now: {name}',
   localLoadedNone: 'No model is in memory now; the first request loads one.',
   localLoaded: 'In memory',
-  localCrashGivenUp:
-    'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} times in ten minutes, last {when} ({how}).',
-  localCrashRecent: '{name} made the built-in model stop unexpectedly {count} times in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+  localCrashGivenUp: {
+    one: 'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} time in ten minutes, last {when} ({how}).',
+    other: 'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} times in ten minutes, last {when} ({how}).',
+  },
+  localCrashRecent: {
+    one: '{name} made the built-in model stop unexpectedly {count} time in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+    other: '{name} made the built-in model stop unexpectedly {count} times in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+  },
   localCrashAdvice: 'It may not suit this computer, or its file may be damaged. Try again, import it again, or choose another model meanwhile.',
   localCrashTail: 'What the engine last wrote',
   localCrashRetry: 'Try again',
@@ -196,7 +205,7 @@ export const en = {
   localDeleted: '{name} was deleted.',
   localAdded: 'A built-in model was added.',
   /** a size: `{n}` is a number */
-  bytesB: '{n} bytes',
+  bytesB: { one: '{n} byte', other: '{n} bytes' },
   bytesKB: '{n} KB',
   bytesMB: '{n} MB',
   bytesGB: '{n} GB',
@@ -263,8 +272,13 @@ export const en = {
   unlocking: 'Unlocking…',
   loginTooMany: 'Too many wrong passwords in a row. Skald waits a little before it checks another.',
   /** `{n}`: whole seconds left. */
-  loginWait: 'You can try again in {n} seconds; what you typed is kept.',
+  loginWait: {
+    one: 'You can try again in {n} second; what you typed is kept.',
+    other: 'You can try again in {n} seconds; what you typed is kept.',
+  },
   wrongPassword: 'That password is not right. Check Caps Lock and try again.',
+  /** `{n}` seconds to wait after too many failed attempts */
+  rateLimited: { one: 'Too many failed attempts. Try again in {n} second.', other: 'Too many failed attempts. Try again in {n} seconds.' },
   forgotPassword: 'Forgot your password?',
   notYou: 'Not you? Pick someone else',
   lockedNotice: 'Skald is locked. Pick yourself to continue.',
@@ -465,7 +479,7 @@ export const en = {
   notesSearchLabel: 'Search your notes',
   notesSearchPlaceholder: 'Search notes',
   /** `{n}` notes found */
-  notesFound: '{n} notes found.',
+  notesFound: { one: '{n} note found.', other: '{n} notes found.' },
   notesNoMatch: 'No note has those words.',
   notesEmptyTitle: 'No notes yet',
   notesEmpty: 'Write one here, or ask Skald to note something down for you.',
@@ -473,7 +487,7 @@ export const en = {
   noteNoneTitle: 'Your notes',
   noteNone: 'Pick a note to read it, or write a new one. Notes live in your own encrypted space; Skald reads them when you ask it to.',
   /** `{n}` characters */
-  noteChars: '{n} characters',
+  noteChars: { one: '{n} character', other: '{n} characters' },
   noteOutsideTag: 'from the web',
   noteOutside: 'Written while a web page was part of the conversation: some of its words may come from that page.',
   /** `{time}` */
@@ -533,8 +547,8 @@ export const en = {
   privacyAdminName: 'Your name',
   privacyAdminRole: 'Your role',
   privacyAdminUsage: 'How much you use Skald',
-  /** counts */
-  privacyUsage: '{today} requests today, {month} over 30 days, {total} in all ({tokens} tokens)',
+  /** counts, set after labels so that no count needs a plural */
+  privacyUsage: 'Requests: {today} today, {month} over 30 days, {total} in all. Tokens: {tokens}.',
   privacyUsageNone: 'No requests yet.',
   privacyAuditTitle: 'What administrators did that affects you',
   privacyAuditNone: 'Nothing yet.',
@@ -568,6 +582,12 @@ export const en = {
   deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation and note in it.',
   deleteAccountWarning: 'It cannot be undone — not by you, not by the administrator. Export first if you want to keep anything.',
   deleteAccountButton: 'Delete my account for good',
+  languageTitle: 'Language',
+  languageLead: 'The language Skald shows its pages in, for you alone: everyone chooses their own.',
+  languageLabel: 'Language',
+  /** `{language}` the browser's language, by its own name */
+  languageSystem: 'As this browser is set ({language})',
+  languageSaved: 'Skald now shows its pages in English.',
 
   // administration
   adminTitle: 'Administration',
@@ -660,7 +680,7 @@ export const en = {
   roleSumNoApprove: 'cannot approve actions',
   roleSumIdle: 'locks after {n} min idle',
   roleSumNoCap: 'no daily cap',
-  roleSumCap: 'at most {n} tokens a day',
+  roleSumCap: { one: 'at most {n} token a day', other: 'at most {n} tokens a day' },
   roleSumModels: 'models: {models}',
 
   modelsLead:
@@ -677,7 +697,7 @@ export const en = {
   modelsNoModels: 'none listed',
   modelsTest: 'Test now',
   /** `{name}` of the provider, `{n}` models */
-  modelsTestOk: '{name} answered: {n} models.',
+  modelsTestOk: { one: '{name} answered: {n} model.', other: '{name} answered: {n} models.' },
   modelsTrusted: 'This server is on our home network: treat it like this computer',
   modelsTrustedHint: 'Then people whose role keeps their words on this computer may use it. Only for a machine you control.',
   modelsTrustTitle: 'Treat {name} like this computer?',
@@ -776,14 +796,28 @@ export const en = {
   auditBy: 'by {name}',
 } as const;
 
-/** The shape every translation must have. */
-export type Strings = { readonly [K in keyof typeof en]: string };
+/**
+ * A sentence about a count, one form per CLDR plural category the language
+ * uses (`Intl.PluralRules`): English needs `one` and `other`, French and
+ * Italian also `many` (a million and more).
+ */
+export type PluralForms = { readonly other: string } & { readonly [C in Exclude<Intl.LDMLPluralRule, 'other'>]?: string };
 
-/** The strings in use. One language for now. */
-export const strings: Strings = en;
+/** The shape every translation must have: the same keys, a count's sentence as plural forms. */
+export type Strings = { readonly [K in keyof typeof en]: (typeof en)[K] extends string ? string : PluralForms };
+
+/** The keys of plain strings (not plural forms), for tables that map a code to its words. */
+export type TextKey = { [K in keyof Strings]: Strings[K] extends string ? K : never }[keyof Strings];
+
+/**
+ * The strings in use: English until `useLocale` (locale.ts) fills this table
+ * with the active language's. Components read `strings.x` as they render, so a
+ * render after the switch shows the new language.
+ */
+export const strings: Strings = { ...en };
 
 /** What the built-in tools do, in words; other tools show their name. */
-const toolLabels: Readonly<Record<string, string>> = {
+export const enTools = {
   current_time: 'Check the time',
   scratchpad: 'Use its scratchpad',
   notify: 'Send you a notification',
@@ -799,17 +833,16 @@ const toolLabels: Readonly<Record<string, string>> = {
   remember: 'Remember something',
   recall: 'Recall what it knows',
   forget: 'Forget something',
-};
+} as const;
 
-export function toolLabel(tool: string): string {
-  return toolLabels[tool] ?? tool;
-}
+/** The tools every translation names. */
+export type ToolLabels = { readonly [K in keyof typeof enTools]: string };
 
 /**
  * An audit entry in words. Placeholders: `{subject}` (whom it is about),
  * `{from}` and `{to}` (a change), `{role}`, `{tool}`, `{name}`.
  */
-const auditLabels: Readonly<Record<string, string>> = {
+export const enAudit = {
   'person.added': 'Added {subject} as {role}',
   'person.renamed': 'Renamed {from} to {to}',
   'person.role_changed': 'Changed the role of {subject} from {from} to {to}',
@@ -826,10 +859,37 @@ const auditLabels: Readonly<Record<string, string>> = {
   'approval_rule.added': 'Added an approval rule for {tool}',
   'approval_rule.changed': 'Changed an approval rule for {tool}',
   'approval_rule.deleted': 'Deleted an approval rule',
-};
+} as const;
+
+/** The audit actions every translation words. */
+export type AuditLabels = { readonly [K in keyof typeof enAudit]: string };
+
+/** One language: its strings and its words for tools and audit entries. */
+export interface Words {
+  readonly strings: Strings;
+  readonly tools: ToolLabels;
+  readonly audit: AuditLabels;
+}
+
+export const english: Words = { strings: en, tools: enTools, audit: enAudit };
+
+// The tool and audit words in use, refilled with `strings` by `useWords`.
+const tools: Record<string, string> = { ...enTools };
+const audit: Record<string, string> = { ...enAudit };
+
+/** Fills the tables the components read with one language's words (see locale.ts). */
+export function useWords(words: Words): void {
+  Object.assign(strings, words.strings);
+  Object.assign(tools, words.tools);
+  Object.assign(audit, words.audit);
+}
+
+export function toolLabel(tool: string): string {
+  return tools[tool] ?? tool;
+}
 
 export function auditLabel(entry: { readonly action: string; readonly subject_name: string | null; readonly detail: unknown }): string {
-  const template = auditLabels[entry.action] ?? entry.action;
+  const template = audit[entry.action] ?? entry.action;
   const detail = typeof entry.detail === 'object' && entry.detail !== null ? (entry.detail as Record<string, unknown>) : {};
   const field = (key: string): string => {
     const value = detail[key];

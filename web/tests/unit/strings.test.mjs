@@ -24,9 +24,12 @@ describe('the strings of the page', () => {
 
   test('promise nothing that does not exist', () => {
     const found = [];
-    for (const [key, text] of Object.entries(strings)) {
-      for (const [pattern, why] of NOT_YET) {
-        if (typeof text === 'string' && pattern.test(text)) found.push(`${key}: "${text}" — ${why}`);
+    for (const [key, value] of Object.entries(strings)) {
+      // A count's sentence is a set of plural forms: each of them is read.
+      for (const text of typeof value === 'string' ? [value] : Object.values(value)) {
+        for (const [pattern, why] of NOT_YET) {
+          if (pattern.test(text)) found.push(`${key}: "${text}" — ${why}`);
+        }
       }
     }
     assert.deepEqual(found, []);

@@ -14,6 +14,8 @@ import type { RoleDetail, RolePatch } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
 import { controls, page } from '../../styles/controls.js';
 import { formText } from '../form.js';
@@ -278,8 +280,10 @@ function strengthKey(strength: 'fast' | 'balanced' | 'strong'): 'strengthFast' |
 function summary(role: RoleDetail): string {
   const parts = [
     role.may_approve ? strings.roleSumApproves : strings.roleSumNoApprove,
-    strings.roleSumIdle.replace('{n}', String(role.idle_timeout_minutes)),
-    role.usage_cap_tokens === null ? strings.roleSumNoCap : strings.roleSumCap.replace('{n}', role.usage_cap_tokens.toLocaleString()),
+    strings.roleSumIdle.replace('{n}', formatNumber(role.idle_timeout_minutes)),
+    role.usage_cap_tokens === null
+      ? strings.roleSumNoCap
+      : plural(role.usage_cap_tokens, strings.roleSumCap).replace('{n}', formatNumber(role.usage_cap_tokens)),
     strings.roleSumModels.replace('{models}', role.allowed_models.join(', ')),
   ];
   return parts.join(' · ');

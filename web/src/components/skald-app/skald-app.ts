@@ -14,6 +14,7 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property, state } from 'lit/decorators.js';
 
 import { ApiClient, ApiError } from '../../api/client.js';
+import { LocaleController } from '../../controllers/locale-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { endLogin, startLogin, type Login } from '../../state/login.js';
@@ -70,6 +71,12 @@ export class SkaldApp extends LitElement {
   #pasted = false;
   /** "New chat" asked for before anyone logged in: honoured after login. */
   #newChatPending = false;
+
+  constructor() {
+    super();
+    // Every element under the root renders again when the language changes.
+    new LocaleController(this);
+  }
 
   readonly #onTrayNewChat = (): void => {
     if (this.screen.kind === 'signed-in') this.newChatRequests += 1;

@@ -16,6 +16,8 @@ import type { ApiClient, NewProvider } from '../../api/client.js';
 import type { DetectedServer } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import { controls } from '../../styles/controls.js';
 import { stepBlocks } from '../../styles/step-blocks.js';
 import { formText } from '../form.js';
@@ -109,7 +111,7 @@ export class SkaldConnectModel extends LitElement {
                   (server) => html`<li>
                     <div>
                       <strong>${server.label}</strong>
-                      <span class="hint">${server.base_url} · ${strings.connectModelCount.replace('{n}', String(server.models.length))}</span>
+                      <span class="hint">${server.base_url} · ${plural(server.models.length, strings.connectModelCount).replace('{n}', formatNumber(server.models.length))}</span>
                     </div>
                     <button
                       type="button"
@@ -236,7 +238,10 @@ export class SkaldConnectModel extends LitElement {
       this.dispatchEvent(new ProviderAddedEvent(added.id));
       this.verdict = {
         ok: true,
-        text: strings.connectOk.replace('{name}', provider.name).replace('{n}', String(names.length)).replace('{models}', shown),
+        text: plural(names.length, strings.connectOk)
+          .replace('{name}', provider.name)
+          .replace('{n}', formatNumber(names.length))
+          .replace('{models}', shown),
       };
       this.#focusNext();
       return true;

@@ -16,6 +16,8 @@ import { ApiError, type ApiClient } from '../../api/client.js';
 import type { Person, Unlocked } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import { controls, screen } from '../../styles/controls.js';
 import { SignedInEvent } from '../events.js';
 import { formText } from '../form.js';
@@ -175,7 +177,7 @@ export class SkaldLogin extends LitElement {
             ${this.error ? html`<p class="notice error" role="alert" data-testid="login-error">${this.error}</p>` : nothing}
             ${this.#waiting()
               ? html`<p class="hint" role="timer" data-testid="login-wait">
-                  ${strings.loginWait.replace('{n}', String(Math.ceil((this.waitUntil - this.now) / 1000)))}
+                  ${this.#waitText()}
                 </p>`
               : nothing}
             <div class="field">
@@ -223,6 +225,12 @@ export class SkaldLogin extends LitElement {
         ${this.showPassword ? strings.hide : strings.show}
       </button>
     </div>`;
+  }
+
+  /** The seconds left, in the plural form the language uses for them. */
+  #waitText(): string {
+    const seconds = Math.ceil((this.waitUntil - this.now) / 1000);
+    return plural(seconds, strings.loginWait).replace('{n}', formatNumber(seconds));
   }
 
   #waiting(): boolean {
