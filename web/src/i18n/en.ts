@@ -588,6 +588,17 @@ export const en = {
   /** `{language}` the browser's language, by its own name */
   languageSystem: 'As this browser is set ({language})',
   languageSaved: 'Skald now shows its pages in English.',
+  lookTitle: 'How Skald looks',
+  themeLabel: 'Colours',
+  themeSystem: 'As this computer is set',
+  themeLight: 'Light',
+  themeDark: 'Dark',
+  textSizeLabel: 'Text size',
+  textSmall: 'Small',
+  textNormal: 'Normal',
+  textLarge: 'Large',
+  textLarger: 'Larger',
+  lookSaved: 'Saved: Skald looks like this wherever you log in here.',
 
   // administration
   adminTitle: 'Administration',

@@ -546,6 +546,17 @@ export const french: Words = {
     languageLabel: 'Langue',
     languageSystem: 'Comme ce navigateur ({language})',
     languageSaved: 'Skald affiche désormais ses pages en français.',
+    lookTitle: 'L’apparence de Skald',
+    themeLabel: 'Couleurs',
+    themeSystem: 'Comme cet ordinateur est réglé',
+    themeLight: 'Claires',
+    themeDark: 'Sombres',
+    textSizeLabel: 'Taille du texte',
+    textSmall: 'Petite',
+    textNormal: 'Normale',
+    textLarge: 'Grande',
+    textLarger: 'Plus grande',
+    lookSaved: 'Enregistré : Skald aura cet aspect chaque fois que tu te connectes ici.',
 
     // administration
     adminTitle: 'Administration',

@@ -546,6 +546,17 @@ export const italian: Words = {
     languageLabel: 'Lingua',
     languageSystem: 'Come questo browser ({language})',
     languageSaved: 'Skald ora mostra le sue pagine in italiano.',
+    lookTitle: 'Come appare Skald',
+    themeLabel: 'Colori',
+    themeSystem: 'Come è impostato questo computer',
+    themeLight: 'Chiari',
+    themeDark: 'Scuri',
+    textSizeLabel: 'Dimensione del testo',
+    textSmall: 'Piccola',
+    textNormal: 'Normale',
+    textLarge: 'Grande',
+    textLarger: 'Più grande',
+    lookSaved: 'Salvato: Skald apparirà così ogni volta che accedi qui.',
 
     // administration
     adminTitle: 'Amministrazione',

@@ -11,6 +11,7 @@ import { LANGUAGE_SETTING, parseChoice, resolveLocale, useLocale, type LanguageC
 import { InboxStore } from './inbox.js';
 import { LiveConnection, type LiveEventMessage } from './live.js';
 import { NoticesStore } from './notices.js';
+import { parseAppearance, SYSTEM_LOOK, useAppearance } from './appearance.js';
 
 export interface Login {
   /** The client that carries this person's session token. */
@@ -37,6 +38,7 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   const [me, settings] = await Promise.all([client.me(), client.settings().catch(() => none)]);
   const language = parseChoice(settings[LANGUAGE_SETTING]);
   useLocale(resolveLocale(language, navigator.languages));
+  useAppearance(parseAppearance(settings));
   const inbox = new InboxStore(client);
   const notices = new NoticesStore(client);
   const live = new LiveConnection(client);
@@ -60,4 +62,5 @@ export function endLogin(login: Login): void {
   login.live.close();
   login.notices.stop();
   useLocale(resolveLocale('system', navigator.languages));
+  useAppearance(SYSTEM_LOOK);
 }

@@ -205,4 +205,35 @@ describe('what a chat app does with a reply', () => {
       await close();
     }
   });
+
+  test("the look is the person's: dark and larger text at once, kept across logins, gone when locked", async () => {
+    const { page, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    const look = () => page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).fontSize]);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      assert.deepEqual(await look(), ['light', '16px'], 'as the system is set, at first');
+      await page.locator('[data-testid=nav-data]').click();
+      await page.locator('[data-testid=theme]').selectOption('dark');
+      await page.locator('[data-testid=look-saved]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=text-size]').selectOption('larger');
+      await page.waitForFunction(() => getComputedStyle(document.documentElement).fontSize === '20px', null, { timeout: TIMEOUT }).catch(() => undefined);
+      assert.deepEqual(await look(), ['dark', '20px']);
+      await screenshot(page, 'my-data-dark-larger');
+
+      await page.locator('[data-testid=lock]').click();
+      await page.locator('[data-screen=picker]').waitFor({ timeout: TIMEOUT });
+      assert.deepEqual(await look(), ['light', '16px'], 'the next person meets the system look');
+      await logIn(page, ADA, TIMEOUT);
+      assert.deepEqual(await look(), ['dark', '20px'], "kept in Ada's settings");
+      // "As this computer is set" follows the system as it changes.
+      await page.locator('[data-testid=nav-data]').click();
+      await page.locator('[data-testid=theme]').selectOption('system');
+      await page.locator('[data-testid=look-saved]').waitFor({ timeout: TIMEOUT });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      assert.equal((await look())[0], 'dark');
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
 });

@@ -509,14 +509,14 @@ export class SkaldChat extends LitElement {
               ${last ? html`<button type="button" data-testid="retry" @click=${() => void this.#retry()}>${strings.retry}</button>` : nothing}
             </div>`
           : nothing}
-        ${turn.model !== null
-          ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
-              <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
-              ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
-              ${ended && hasText ? this.#renderCopy(turn) : nothing}
-            </p>`
-          : nothing}
       </div>
+      ${turn.model !== null
+        ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
+            <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
+            ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
+            ${ended && hasText ? this.#renderCopy(turn) : nothing}
+          </p>`
+        : nothing}
     </article>`;
   }
 

@@ -11,7 +11,7 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
-import { ApiError } from '../../api/client.js';
+import { ApiError, type ApiClient } from '../../api/client.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { formatNumber } from '../../i18n/format.js';
@@ -25,6 +25,17 @@ import {
   useLocale,
   type LanguageChoice,
 } from '../../i18n/locale.js';
+import {
+  activeAppearance,
+  TEXT_SIZE_SETTING,
+  TEXT_SIZES,
+  THEME_SETTING,
+  THEMES,
+  useAppearance,
+  type Appearance,
+  type TextSize,
+  type Theme,
+} from '../../state/appearance.js';
 import type { Login } from '../../state/login.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { AccountDeletedEvent } from '../events.js';
@@ -50,9 +61,10 @@ export class SkaldMyData extends LitElement {
 
   @property({ attribute: false }) login: Login | null = null;
 
-  @state() private languageSaved = false;
-  @state() private languageError = '';
-  @state() private savingLanguage = false;
+  /** Which of the person's choices (language, look) was saved last, is being saved, or failed. */
+  @state() private saved: 'language' | 'look' | null = null;
+  @state() private saving: 'language' | 'look' | null = null;
+  @state() private choiceError: { readonly of: 'language' | 'look'; readonly text: string } | null = null;
   @state() private exporting = false;
   @state() private exported = '';
   @state() private exportError = '';
@@ -69,7 +81,7 @@ export class SkaldMyData extends LitElement {
       <div class="scroll">
         <div class="column">
           <p class="lead">${strings.dataLead}</p>
-          ${this.#renderLanguage()}
+          ${this.#renderLanguage()} ${this.#renderLook()}
           <section class="block" aria-labelledby="export-title">
             <h3 id="export-title">${strings.exportTitle}</h3>
             <p>${strings.exportLead}</p>
@@ -122,40 +134,91 @@ export class SkaldMyData extends LitElement {
     return html`<section class="block" aria-labelledby="language-title">
       <h3 id="language-title">${strings.languageTitle}</h3>
       <p>${strings.languageLead}</p>
-      ${this.languageError
-        ? html`<p class="notice error" role="alert" data-testid="language-error">${this.languageError}</p>`
+      ${this.choiceError?.of === 'language'
+        ? html`<p class="notice error" role="alert" data-testid="language-error">${this.choiceError.text}</p>`
         : nothing}
       <div class="field">
         <label for="language">${strings.languageLabel}</label>
-        <select id="language" data-testid="language" ?disabled=${this.savingLanguage}
+        <select id="language" data-testid="language" ?disabled=${this.saving !== null}
           @change=${(e: Event) => void this.#chooseLanguage(parseChoice((e.target as HTMLSelectElement).value))}>
           <option value="system" ?selected=${choice === 'system'}>${strings.languageSystem.replace('{language}', browser)}</option>
           ${LOCALES.map((id) => html`<option value=${id} lang=${id} ?selected=${choice === id}>${LOCALE_NAMES[id]}</option>`)}
         </select>
       </div>
       <div aria-live="polite">
-        ${this.languageSaved ? html`<p class="notice ok" data-testid="language-saved">${strings.languageSaved}</p>` : nothing}
+        ${this.saved === 'language' ? html`<p class="notice ok" data-testid="language-saved">${strings.languageSaved}</p>` : nothing}
       </div>
     </section>`;
+  }
+
+  #renderLook(): TemplateResult {
+    const look = activeAppearance();
+    const themes: Readonly<Record<Theme, string>> = { system: strings.themeSystem, light: strings.themeLight, dark: strings.themeDark };
+    const sizes: Readonly<Record<TextSize, string>> = {
+      small: strings.textSmall,
+      normal: strings.textNormal,
+      large: strings.textLarge,
+      larger: strings.textLarger,
+    };
+    const pick = (change: Partial<Appearance>): void => void this.#chooseLook({ ...activeAppearance(), ...change });
+    return html`<section class="block" aria-labelledby="look-title">
+      <h3 id="look-title">${strings.lookTitle}</h3>
+      ${this.choiceError?.of === 'look' ? html`<p class="notice error" role="alert" data-testid="look-error">${this.choiceError.text}</p>` : nothing}
+      <div class="field">
+        <label for="theme">${strings.themeLabel}</label>
+        <select id="theme" data-testid="theme" ?disabled=${this.saving !== null}
+          @change=${(e: Event) => pick({ theme: (e.target as HTMLSelectElement).value as Theme })}>
+          ${THEMES.map((theme) => html`<option value=${theme} ?selected=${look.theme === theme}>${themes[theme]}</option>`)}
+        </select>
+      </div>
+      <div class="field">
+        <label for="text-size">${strings.textSizeLabel}</label>
+        <select id="text-size" data-testid="text-size" ?disabled=${this.saving !== null}
+          @change=${(e: Event) => pick({ textSize: (e.target as HTMLSelectElement).value as TextSize })}>
+          ${TEXT_SIZES.map((size) => html`<option value=${size} ?selected=${look.textSize === size}>${sizes[size]}</option>`)}
+        </select>
+      </div>
+      <div aria-live="polite">
+        ${this.saved === 'look' ? html`<p class="notice ok" data-testid="look-saved">${strings.lookSaved}</p>` : nothing}
+      </div>
+    </section>`;
+  }
+
+  /** Saves the look in the person's settings, then shows it at once. */
+  async #chooseLook(look: Appearance): Promise<void> {
+    await this.#keep('look', async (client) => {
+      await client.putSetting(THEME_SETTING, look.theme);
+      await client.putSetting(TEXT_SIZE_SETTING, look.textSize);
+      useAppearance(look);
+    });
+  }
+
+  /** Runs one save of a choice, saying when it is done or why it failed. */
+  async #keep(of: 'language' | 'look', save: (client: ApiClient) => Promise<void>): Promise<void> {
+    const client = this.login?.client;
+    if (!client || this.saving !== null) return;
+    this.saving = of;
+    this.saved = null;
+    this.choiceError = null;
+    try {
+      await save(client);
+      this.saved = of;
+    } catch (error) {
+      this.choiceError = { of, text: describeError(error) };
+    } finally {
+      this.saving = null;
+    }
   }
 
   /** Saves the choice in the person's settings, then speaks it at once. */
   async #chooseLanguage(choice: LanguageChoice): Promise<void> {
     const login = this.login;
-    if (!login || this.savingLanguage) return;
-    this.savingLanguage = true;
-    this.languageSaved = false;
-    this.languageError = '';
-    try {
-      await login.client.putSetting(LANGUAGE_SETTING, choice);
+    if (!login) return;
+    await this.#keep('language', async (client) => {
+      await client.putSetting(LANGUAGE_SETTING, choice);
       login.language = choice;
       useLocale(resolveLocale(choice, navigator.languages));
-      this.languageSaved = true;
-    } catch (error) {
-      this.languageError = describeError(error);
-    } finally {
-      this.savingLanguage = false;
-    }
+    });
   }
 
   #url: string | null = null;
