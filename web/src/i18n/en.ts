@@ -421,6 +421,9 @@ export const en = {
   alwaysAllow: 'Always allow',
   /** `{tool}` name */
   alwaysAllowTitle: 'Allow now, and let Skald use {tool} without asking you again',
+  alwaysAllowConfirmTitle: 'Always allow “{tool}”?',
+  alwaysAllowConfirmBody:
+    'From now on Skald does “{tool}” for you without asking, in every conversation. You can take this back on My data, under Always allowed.',
   questionKind: 'Skald asks',
   questionSuggestions: 'Suggested answers',
   questionAnswerLabel: 'Your answer',

@@ -392,6 +392,9 @@ export const french: Words = {
     deny: 'Refuser',
     alwaysAllow: 'Toujours autoriser',
     alwaysAllowTitle: 'Autoriser maintenant, et laisser Skald utiliser {tool} sans te redemander',
+    alwaysAllowConfirmTitle: 'Toujours autoriser « {tool} » ?',
+    alwaysAllowConfirmBody:
+      'Désormais, Skald fera « {tool} » pour toi sans demander, dans toutes les conversations. Tu peux revenir dessus dans Mes données, sous Toujours autorisé.',
     questionKind: 'Skald demande',
     questionSuggestions: 'Réponses suggérées',
     questionAnswerLabel: 'Ta réponse',

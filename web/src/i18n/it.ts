@@ -392,6 +392,9 @@ export const italian: Words = {
     deny: 'Rifiuta',
     alwaysAllow: 'Consenti sempre',
     alwaysAllowTitle: 'Consenti ora, e lascia che Skald usi {tool} senza chiedertelo di nuovo',
+    alwaysAllowConfirmTitle: 'Consentire sempre «{tool}»?',
+    alwaysAllowConfirmBody:
+      'Da ora Skald farà «{tool}» per te senza chiedere, in tutte le conversazioni. Puoi tornare indietro in I miei dati, sotto Sempre consentito.',
     questionKind: 'Skald chiede',
     questionSuggestions: 'Risposte suggerite',
     questionAnswerLabel: 'La tua risposta',

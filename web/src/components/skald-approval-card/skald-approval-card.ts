@@ -6,13 +6,15 @@
  * "Always allow" is offered only where the person's role may approve.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { customElement, property, query } from 'lit/decorators.js';
 
 import type { ApprovalCard } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
 import { controls } from '../../styles/controls.js';
 import { DecideEvent } from '../events.js';
+import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
+import '../skald-confirm/skald-confirm.js';
 import { styles } from './skald-approval-card.styles.js';
 
 /**
@@ -35,6 +37,8 @@ export class SkaldApprovalCard extends LitElement {
   @property() error = '';
   /** Show which conversation it belongs to (in the inbox). */
   @property() context = '';
+
+  @query('skald-confirm') private confirm?: SkaldConfirm;
 
   /**
    * Takes the focus on the card itself, not on a button: a key pressed as the card
@@ -93,14 +97,28 @@ export class SkaldApprovalCard extends LitElement {
                 data-testid="always"
                 ?disabled=${this.busy}
                 title=${strings.alwaysAllowTitle.replace('{tool}', details.tool)}
-                @click=${() => this.#decide('allow', true)}
+                @click=${() => void this.#alwaysAllow(label)}
               >
                 ${strings.alwaysAllow}
               </button>`
             : nothing}
         </div>
       </section>
+      <skald-confirm></skald-confirm>
     `;
+  }
+
+  /**
+   * "Always allow" is asked again first: it lets the tool run unasked from now on, for this
+   * person, until they take it back on My data.
+   */
+  async #alwaysAllow(label: string): Promise<void> {
+    const confirmed = await this.confirm?.ask({
+      title: strings.alwaysAllowConfirmTitle.replace('{tool}', label),
+      body: strings.alwaysAllowConfirmBody.replace('{tool}', label),
+      action: strings.alwaysAllow,
+    });
+    if (confirmed) this.#decide('allow', true);
   }
 
   #decide(decision: 'allow' | 'deny', always: boolean): void {
