@@ -69,9 +69,17 @@ export class ApiError extends Error {
     message: string,
     /** The HTTP status, or 0 when no response arrived. */
     readonly status: number,
+    /** How many seconds the server asked to wait before trying again (`Retry-After`), if it said. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
   }
+}
+
+/** A `Retry-After` header in seconds (the server sends whole seconds, never a date). */
+function retryAfterOf(response: Response): number | null {
+  const seconds = Number(response.headers.get('Retry-After') ?? '');
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : null;
 }
 
 /** What the constructor may be given besides the token; for tests and embedding. */
@@ -170,6 +178,17 @@ export class ApiClient {
     const body = await this.#request('GET', '/api/me', signal);
     if (!isRecord(body) || !isRecord(body['user']) || !isRecord(body['role'])) throw unexpected('me');
     return body as unknown as Me;
+  }
+
+  /** `GET /api/me/settings`: the person's own settings, from their private file. */
+  async settings(signal?: AbortSignal): Promise<Readonly<Record<string, string>>> {
+    const body = record(await this.#request('GET', '/api/me/settings', signal), 'settings');
+    return Object.fromEntries(Object.entries(body).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  }
+
+  /** `PUT /api/me/settings/{key}` */
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.#request('PUT', `/api/me/settings/${encodeURIComponent(key)}`, undefined, { value });
   }
 
   /** `POST /api/lock`: locks every window of mine. */
@@ -608,12 +627,13 @@ export class ApiClient {
   async #fail(response: Response): Promise<never> {
     const body = await readJson(response);
     if (isErrorBody(body)) {
-      throw new ApiError(body.error.code, body.error.message, response.status);
+      throw new ApiError(body.error.code, body.error.message, response.status, retryAfterOf(response));
     }
     throw new ApiError(
       `http_${response.status}`,
       `The server answered ${response.status} ${response.statusText}`.trim(),
       response.status,
+      retryAfterOf(response),
     );
   }
 }

@@ -1,9 +1,13 @@
 /**
- * Every string the UI shows, in English.
+ * Every string the UI shows, in English, and the tables the components read
+ * them from.
  *
- * Components read text from here and never hard-code it, so a translation is
- * one more file of the same shape. Placeholders are written `{name}` and
- * filled by the component, so a translation may move them.
+ * Components read text from `strings` (and `toolLabel`, `auditLabel`) and
+ * never hard-code it; a translation is one more file of the same shape (fr.ts,
+ * it.ts), and `locale.ts` fills these tables with the active one. Placeholders
+ * are written `{name}` and filled by the component, so a translation may move
+ * them. A sentence that depends on a count is a set of plural forms, chosen
+ * with `plural` (locale.ts).
  *
  * Not here: the machine-readable state codes (`ok`, `error`, `no-token`, …)
  * that tests and scripts read through `data-testid` hooks; they never change
@@ -19,8 +23,13 @@ export const en = {
   connected: 'Connected',
   versionLabel: 'Version',
   /** `{command}` is replaced by the `skald serve` command, set as code. */
-  noToken:
-    'Open Skald from the app or from the link {command} printed — this page needs its launch token.',
+  noToken: 'This page needs its launch token, which a reload forgets: Skald never stores it.',
+  noTokenDesktop: 'In the desktop app: choose Open in Skald’s menu in the system tray.',
+  noTokenServe: 'With {command}: open the address it printed again. It works until Skald restarts.',
+  noTokenPasteLabel: 'Or paste the address {command} printed',
+  noTokenOpen: 'Open',
+  noTokenNotAddress: 'That is not a Skald address: it ends in #token= and a long code.',
+  noTokenStale: 'That address is from an earlier start of Skald. Use the one it printed last.',
   noTokenCommand: 'skald serve',
   unreachable: 'Skald is not answering. Is it still running?',
   /** `{message}` is the server's own explanation. */
@@ -56,7 +65,7 @@ export const en = {
   /** `{name}` to type */
   confirmType: 'Type {name} to confirm',
   /** `{n}` bytes */
-  sizeBytes: '{n} bytes',
+  sizeBytes: { one: '{n} byte', other: '{n} bytes' },
   sizeKib: '{n} KB',
   sizeMib: '{n} MB',
 
@@ -67,8 +76,9 @@ export const en = {
   passwordsDiffer: 'The two passwords differ.',
   passwordRule: 'At least 12 characters. A phrase of three or four unrelated words is easy to remember and hard to guess.',
   /** `{n}` is how many characters are missing. */
-  passwordShort: '{n} more characters to go.',
+  passwordShort: { one: '{n} more character to go.', other: '{n} more characters to go.' },
   passwordRepetitive: 'Use more different characters; repeating a few is easy to guess.',
+  passwordCommon: 'That password is among the first ones guessed; choose another.',
   passwordHasName: 'Leave your name out of your password.',
   passwordGood: 'Long enough. Keep it somewhere only you can find.',
   passwordWhy:
@@ -95,7 +105,7 @@ export const en = {
   connectDetecting: 'Looking for model servers on this computer…',
   connectNoneFound: 'No model server (Ollama, LM Studio, llama.cpp) is running on this computer right now.',
   /** `{n}` models */
-  connectModelCount: '{n} models',
+  connectModelCount: { one: '{n} model', other: '{n} models' },
   connectThis: 'Connect',
   connectDone: 'Connected',
   connectRemoteTitle: 'A model provider',
@@ -111,7 +121,7 @@ export const en = {
   connectTest: 'Test and connect',
   connectTesting: 'Testing…',
   /** `{name}` provider, `{n}` how many models, `{models}` some of their names */
-  connectOk: 'Connected to {name}: {n} models found ({models}).',
+  connectOk: { one: 'Connected to {name}: {n} model found ({models}).', other: 'Connected to {name}: {n} models found ({models}).' },
   /** `{reason}` is the provider's or Skald's explanation */
   connectFailed: 'Could not connect. {reason}',
   connectFinish: 'Start using Skald',
@@ -119,6 +129,7 @@ export const en = {
 
   // the built-in model
   localTitle: 'Built into Skald',
+  localLeadAlternative: 'Or let Skald run a model itself, with no other program: download one here instead.',
   localLead: 'Skald can run a model itself, on this computer: nothing you write leaves it, and no other program is needed. Download one to begin.',
   localUnavailable: 'This build of Skald has no built-in model. Connect a model server or a provider below instead.',
   localRecommended: 'Recommended',
@@ -165,9 +176,14 @@ export const en = {
   localLoadedNow: 'In memory now: {name}',
   localLoadedNone: 'No model is in memory now; the first request loads one.',
   localLoaded: 'In memory',
-  localCrashGivenUp:
-    'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} times in ten minutes, last {when} ({how}).',
-  localCrashRecent: '{name} made the built-in model stop unexpectedly {count} times in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+  localCrashGivenUp: {
+    one: 'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} time in ten minutes, last {when} ({how}).',
+    other: 'Skald has stopped starting {name}: it made the built-in model stop unexpectedly {count} times in ten minutes, last {when} ({how}).',
+  },
+  localCrashRecent: {
+    one: '{name} made the built-in model stop unexpectedly {count} time in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+    other: '{name} made the built-in model stop unexpectedly {count} times in the last ten minutes, last {when} ({how}). Skald starts it again when it is next needed.',
+  },
   localCrashAdvice: 'It may not suit this computer, or its file may be damaged. Try again, import it again, or choose another model meanwhile.',
   localCrashTail: 'What the engine last wrote',
   localCrashRetry: 'Try again',
@@ -189,7 +205,7 @@ export const en = {
   localDeleted: '{name} was deleted.',
   localAdded: 'A built-in model was added.',
   /** a size: `{n}` is a number */
-  bytesB: '{n} bytes',
+  bytesB: { one: '{n} byte', other: '{n} bytes' },
   bytesKB: '{n} KB',
   bytesMB: '{n} MB',
   bytesGB: '{n} GB',
@@ -205,9 +221,45 @@ export const en = {
   recoveryWarningTitle: 'Keep it safe.',
   recoveryWarning:
     'Without your password or this code, nobody — not even the administrator — can open your conversations again: they are lost for good. Print it or write it down and keep it away from this computer.',
-  recoveryOldBackups:
-    'Your old code no longer works, and Skald is locked wherever else you were logged in. Backups made before today still open with your old password.',
+  recoveryReplaced: 'Your old code no longer works, and Skald is locked wherever else you were logged in.',
   recoveryKept: 'I have kept my recovery code somewhere safe.',
+
+  // a built-in tool's call in words (src/i18n/tool-sentences.ts); quotes are the person's
+  callNoteWrite: 'Save a note titled “{title}”: {text}',
+  callNoteReplace: 'Replace note {id} with one titled “{title}”: {text}',
+  callNoteRead: 'Read note {id}',
+  callNoteDelete: 'Delete note {id}',
+  callNoteList: 'List your notes',
+  callNoteSearch: 'Search your notes for “{query}”',
+  callWebFetch: 'Read the web page {url}',
+  callNotify: 'Send you a notification: “{title}”',
+  callNotifyBody: 'Send you a notification: “{title}” — {body}',
+  callClarify: 'Ask you: “{question}”',
+  callAgent: 'Ask the agent {agent}: {task}',
+  callListAgents: 'List the agents it can ask',
+  callTime: 'Check the time',
+  callTimeIn: 'Check the time in {zone}',
+  callScratchpad: 'Use its scratchpad for this reply',
+
+  // a conversation saved as Markdown, and a reply copied
+  exportConversation: 'Save as Markdown',
+  exportConversationDone: 'Saved {file}.',
+  exportedOn: 'Saved from Skald on {date}',
+  exportYou: 'You',
+  exportAssistant: 'Skald',
+  /** `{call}`: what a tool did, in words. */
+  exportUsed: 'Used: {call}',
+  copyReply: 'Copy reply',
+  copiedReply: 'Reply copied',
+
+  // keyboard shortcuts (state/shortcuts.ts)
+  shortcutsTitle: 'Keyboard shortcuts',
+  shortcutNewChat: 'Start a new conversation',
+  shortcutSearch: 'Search the conversations',
+  shortcutFocusComposer: 'Go to the message field',
+  shortcutStop: 'Stop the reply being written',
+  shortcutHelp: 'Show these shortcuts',
+  shortcutsMac: 'On a Mac, ⌘ works where Ctrl is written.',
 
   // picker and login
   pickerTitle: 'Who is using Skald?',
@@ -218,7 +270,15 @@ export const en = {
   loginTitle: 'Welcome back, {name}',
   unlock: 'Unlock',
   unlocking: 'Unlocking…',
+  loginTooMany: 'Too many wrong passwords in a row. Skald waits a little before it checks another.',
+  /** `{n}`: whole seconds left. */
+  loginWait: {
+    one: 'You can try again in {n} second; what you typed is kept.',
+    other: 'You can try again in {n} seconds; what you typed is kept.',
+  },
   wrongPassword: 'That password is not right. Check Caps Lock and try again.',
+  /** `{n}` seconds to wait after too many failed attempts */
+  rateLimited: { one: 'Too many failed attempts. Try again in {n} second.', other: 'Too many failed attempts. Try again in {n} seconds.' },
   forgotPassword: 'Forgot your password?',
   notYou: 'Not you? Pick someone else',
   lockedNotice: 'Skald is locked. Pick yourself to continue.',
@@ -253,6 +313,11 @@ export const en = {
   sessionsLabel: 'Conversations',
   searchLabel: 'Search conversations by title',
   searchPlaceholder: 'Search',
+  periodToday: 'Today',
+  periodYesterday: 'Yesterday',
+  periodWeek: 'Previous 7 days',
+  periodMonth: 'Previous 30 days',
+  periodOlder: 'Earlier',
   noSessions: 'No conversations yet.',
   noMatches: 'No conversation has that in its title.',
   sessionWaiting: 'Waiting for you',
@@ -274,7 +339,7 @@ export const en = {
   emptyLead: 'Ask anything. Skald asks you before it does anything that matters.',
   noModelTitle: 'No model is connected yet',
   noModel: 'Skald has no model to answer with. Ask your administrator to connect one.',
-  noModelAdmin: 'Skald has no model to answer with. Connect one in Settings → Models.',
+  noModelAdmin: 'Skald has no model to answer with. Connect one in Administration → Models.',
   composerLabel: 'Message',
   composerPlaceholder: 'Write a message…',
   composerKeys: 'Enter sends; Shift and Enter starts a new line.',
@@ -297,6 +362,7 @@ export const en = {
   announceSent: 'Message sent.',
   announceReplying: 'Skald is replying…',
   announceParked: 'Skald is waiting for your answer.',
+  announceCard: 'Skald asks you something before it goes on.',
   announceDone: 'Reply finished.',
   announceStopped: 'Reply stopped.',
   announceError: 'The reply failed.',
@@ -334,6 +400,8 @@ export const en = {
   toolDenied: 'Refused',
   toolCancelled: 'Cancelled',
   toolArguments: 'Arguments',
+  /** On hover over a reply's privacy line. */
+  turnModel: 'Answered by {model}',
   toolResult: 'Result',
 
   // approval cards and questions
@@ -344,6 +412,7 @@ export const en = {
   approvalFor: 'for {name}',
   approvalWhy: 'Skald’s reason: ',
   approvalArguments: 'Exactly this:',
+  approvalExact: 'Exactly what it will send',
   /** `{hash}` is the start of the arguments' fingerprint */
   approvalFingerprint: 'Fingerprint {hash}',
   approvalMayNotApprove: 'Your role cannot approve this; you can refuse it, or ask someone who can.',
@@ -352,6 +421,9 @@ export const en = {
   alwaysAllow: 'Always allow',
   /** `{tool}` name */
   alwaysAllowTitle: 'Allow now, and let Skald use {tool} without asking you again',
+  alwaysAllowConfirmTitle: 'Always allow “{tool}”?',
+  alwaysAllowConfirmBody:
+    'From now on Skald does “{tool}” for you without asking, in every conversation. You can take this back on My data, under Always allowed.',
   questionKind: 'Skald asks',
   questionSuggestions: 'Suggested answers',
   questionAnswerLabel: 'Your answer',
@@ -410,7 +482,7 @@ export const en = {
   notesSearchLabel: 'Search your notes',
   notesSearchPlaceholder: 'Search notes',
   /** `{n}` notes found */
-  notesFound: '{n} notes found.',
+  notesFound: { one: '{n} note found.', other: '{n} notes found.' },
   notesNoMatch: 'No note has those words.',
   notesEmptyTitle: 'No notes yet',
   notesEmpty: 'Write one here, or ask Skald to note something down for you.',
@@ -418,7 +490,7 @@ export const en = {
   noteNoneTitle: 'Your notes',
   noteNone: 'Pick a note to read it, or write a new one. Notes live in your own encrypted space; Skald reads them when you ask it to.',
   /** `{n}` characters */
-  noteChars: '{n} characters',
+  noteChars: { one: '{n} character', other: '{n} characters' },
   noteOutsideTag: 'from the web',
   noteOutside: 'Written while a web page was part of the conversation: some of its words may come from that page.',
   /** `{time}` */
@@ -478,20 +550,19 @@ export const en = {
   privacyAdminName: 'Your name',
   privacyAdminRole: 'Your role',
   privacyAdminUsage: 'How much you use Skald',
-  /** counts */
-  privacyUsage: '{today} requests today, {month} over 30 days, {total} in all ({tokens} tokens)',
+  /** counts, set after labels so that no count needs a plural */
+  privacyUsage: 'Requests: {today} today, {month} over 30 days, {total} in all. Tokens: {tokens}.',
   privacyUsageNone: 'No requests yet.',
   privacyAuditTitle: 'What administrators did that affects you',
   privacyAuditNone: 'Nothing yet.',
-  privacyAdminNever: 'Never your conversations, notes or what Skald remembers about you: those are in your encrypted file.',
+  privacyAdminNever: 'Never your conversations or notes: those are in your encrypted file.',
   passwordChangeTitle: 'Your password',
-  passwordChangeLead: 'A new password takes effect at once. Backups made before still open with the old one.',
+  passwordChangeLead: 'A new password takes effect at once.',
   currentPassword: 'Current password',
   currentPasswordWrong: 'That is not your current password.',
   newPasswordLabel: 'New password',
   passwordChangeSubmit: 'Change password',
-  passwordChanged:
-    'Your password is changed, and Skald is locked in your other open windows. Backups made before today still open with your old password.',
+  passwordChanged: 'Your password is changed, and Skald is locked in your other open windows.',
   passwordTooWeak: 'The new password is too easy to guess; see the hint below.',
   lockNowTitle: 'Lock now',
   lockNowLead: 'Locking forgets your key on this computer until you type your password again.',
@@ -511,9 +582,26 @@ export const en = {
   /** `{file}` name and `{size}` */
   exportDone: 'Your archive is ready: {file} ({size}).',
   deleteAccountTitle: 'Delete my account',
-  deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation, note and memory in it.',
+  deleteAccountLead: 'This deletes your account and destroys your encrypted file: every conversation and note in it.',
   deleteAccountWarning: 'It cannot be undone — not by you, not by the administrator. Export first if you want to keep anything.',
   deleteAccountButton: 'Delete my account for good',
+  languageTitle: 'Language',
+  languageLead: 'The language Skald shows its pages in, for you alone: everyone chooses their own.',
+  languageLabel: 'Language',
+  /** `{language}` the browser's language, by its own name */
+  languageSystem: 'As this browser is set ({language})',
+  languageSaved: 'Skald now shows its pages in English.',
+  lookTitle: 'How Skald looks',
+  themeLabel: 'Colours',
+  themeSystem: 'As this computer is set',
+  themeLight: 'Light',
+  themeDark: 'Dark',
+  textSizeLabel: 'Text size',
+  textSmall: 'Small',
+  textNormal: 'Normal',
+  textLarge: 'Large',
+  textLarger: 'Larger',
+  lookSaved: 'Saved: Skald looks like this wherever you log in here.',
 
   // administration
   adminTitle: 'Administration',
@@ -587,13 +675,11 @@ export const en = {
   strengthStrong: 'Strong',
   roleMaxTurns: 'Steps per reply (at most)',
   roleIdle: 'Lock after idle (minutes)',
-  roleRetention: 'Keep memories (days)',
   roleCap: 'Daily token cap',
   roleCapHint: 'Empty: no cap.',
   roleAllows: 'People with this role may',
   roleManageInstance: 'manage Skald (these administration pages)',
   roleMayApprove: 'approve what the assistant asks to do',
-  roleMaySchedule: 'schedule reminders and recurring tasks',
   roleMaySubagents: 'let the assistant ask other agents',
   roleLockOnClose: 'be locked when the window closes',
   roleModels: 'Models they may use',
@@ -608,7 +694,7 @@ export const en = {
   roleSumNoApprove: 'cannot approve actions',
   roleSumIdle: 'locks after {n} min idle',
   roleSumNoCap: 'no daily cap',
-  roleSumCap: 'at most {n} tokens a day',
+  roleSumCap: { one: 'at most {n} token a day', other: 'at most {n} tokens a day' },
   roleSumModels: 'models: {models}',
 
   modelsLead:
@@ -625,7 +711,7 @@ export const en = {
   modelsNoModels: 'none listed',
   modelsTest: 'Test now',
   /** `{name}` of the provider, `{n}` models */
-  modelsTestOk: '{name} answered: {n} models.',
+  modelsTestOk: { one: '{name} answered: {n} model.', other: '{name} answered: {n} models.' },
   modelsTrusted: 'This server is on our home network: treat it like this computer',
   modelsTrustedHint: 'Then people whose role keeps their words on this computer may use it. Only for a machine you control.',
   modelsTrustTitle: 'Treat {name} like this computer?',
@@ -652,7 +738,6 @@ export const en = {
   rulesLead: 'Each time the assistant wants to use a tool, these rules decide whether it may, may not, or must ask the person first.',
   rulesHowDeny: 'A matching “Never” rule always wins.',
   rulesHowOrder: 'Otherwise the matching rule highest in this list (lowest number) decides; a tie, or no match, asks.',
-  rulesHowConfirmed: 'Remembering and scheduling always ask, whatever the rules say.',
   /** `{n}` rules */
   rulesListTitle: 'Rules, in the order they are weighed ({n})',
   rulesPriority: 'Priority',
@@ -725,14 +810,28 @@ export const en = {
   auditBy: 'by {name}',
 } as const;
 
-/** The shape every translation must have. */
-export type Strings = { readonly [K in keyof typeof en]: string };
+/**
+ * A sentence about a count, one form per CLDR plural category the language
+ * uses (`Intl.PluralRules`): English needs `one` and `other`, French and
+ * Italian also `many` (a million and more).
+ */
+export type PluralForms = { readonly other: string } & { readonly [C in Exclude<Intl.LDMLPluralRule, 'other'>]?: string };
 
-/** The strings in use. One language for now. */
-export const strings: Strings = en;
+/** The shape every translation must have: the same keys, a count's sentence as plural forms. */
+export type Strings = { readonly [K in keyof typeof en]: (typeof en)[K] extends string ? string : PluralForms };
+
+/** The keys of plain strings (not plural forms), for tables that map a code to its words. */
+export type TextKey = { [K in keyof Strings]: Strings[K] extends string ? K : never }[keyof Strings];
+
+/**
+ * The strings in use: English until `useLocale` (locale.ts) fills this table
+ * with the active language's. Components read `strings.x` as they render, so a
+ * render after the switch shows the new language.
+ */
+export const strings: Strings = { ...en };
 
 /** What the built-in tools do, in words; other tools show their name. */
-const toolLabels: Readonly<Record<string, string>> = {
+export const enTools = {
   current_time: 'Check the time',
   scratchpad: 'Use its scratchpad',
   notify: 'Send you a notification',
@@ -748,17 +847,16 @@ const toolLabels: Readonly<Record<string, string>> = {
   remember: 'Remember something',
   recall: 'Recall what it knows',
   forget: 'Forget something',
-};
+} as const;
 
-export function toolLabel(tool: string): string {
-  return toolLabels[tool] ?? tool;
-}
+/** The tools every translation names. */
+export type ToolLabels = { readonly [K in keyof typeof enTools]: string };
 
 /**
  * An audit entry in words. Placeholders: `{subject}` (whom it is about),
  * `{from}` and `{to}` (a change), `{role}`, `{tool}`, `{name}`.
  */
-const auditLabels: Readonly<Record<string, string>> = {
+export const enAudit = {
   'person.added': 'Added {subject} as {role}',
   'person.renamed': 'Renamed {from} to {to}',
   'person.role_changed': 'Changed the role of {subject} from {from} to {to}',
@@ -775,10 +873,37 @@ const auditLabels: Readonly<Record<string, string>> = {
   'approval_rule.added': 'Added an approval rule for {tool}',
   'approval_rule.changed': 'Changed an approval rule for {tool}',
   'approval_rule.deleted': 'Deleted an approval rule',
-};
+} as const;
+
+/** The audit actions every translation words. */
+export type AuditLabels = { readonly [K in keyof typeof enAudit]: string };
+
+/** One language: its strings and its words for tools and audit entries. */
+export interface Words {
+  readonly strings: Strings;
+  readonly tools: ToolLabels;
+  readonly audit: AuditLabels;
+}
+
+export const english: Words = { strings: en, tools: enTools, audit: enAudit };
+
+// The tool and audit words in use, refilled with `strings` by `useWords`.
+const tools: Record<string, string> = { ...enTools };
+const audit: Record<string, string> = { ...enAudit };
+
+/** Fills the tables the components read with one language's words (see locale.ts). */
+export function useWords(words: Words): void {
+  Object.assign(strings, words.strings);
+  Object.assign(tools, words.tools);
+  Object.assign(audit, words.audit);
+}
+
+export function toolLabel(tool: string): string {
+  return tools[tool] ?? tool;
+}
 
 export function auditLabel(entry: { readonly action: string; readonly subject_name: string | null; readonly detail: unknown }): string {
-  const template = auditLabels[entry.action] ?? entry.action;
+  const template = audit[entry.action] ?? entry.action;
   const detail = typeof entry.detail === 'object' && entry.detail !== null ? (entry.detail as Record<string, unknown>) : {};
   const field = (key: string): string => {
     const value = detail[key];

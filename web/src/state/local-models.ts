@@ -5,15 +5,20 @@
  */
 import type { CatalogueEntry, DownloadStatus } from '../api/types.js';
 import { strings } from '../i18n/en.js';
+import { activeLocale, plural } from '../i18n/locale.js';
 
-const UNITS = [strings.bytesKB, strings.bytesMB, strings.bytesGB, strings.bytesTB] as const;
+/** The units above bytes, read when used: the active language names them. */
+const UNITS = ['bytesKB', 'bytesMB', 'bytesGB', 'bytesTB'] as const;
 
 /**
  * A size in decimal units, as file managers and download pages show them:
  * `412 MB`, `1.1 GB`, `9.5 MB`, `800 bytes`. One decimal below 10, none above.
  */
 export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 1000) return strings.bytesB.replace('{n}', String(Math.max(0, Math.round(bytes || 0))));
+  if (!Number.isFinite(bytes) || bytes < 1000) {
+    const n = Math.max(0, Math.round(bytes || 0));
+    return plural(n, strings.bytesB).replace('{n}', String(n));
+  }
   let value = bytes;
   let unit = -1;
   while (value >= 1000 && unit < UNITS.length - 1) {
@@ -31,8 +36,8 @@ export function formatBytes(bytes: number): string {
     digits = 0;
     rounded = round(value, 0);
   }
-  const shown = rounded.toLocaleString('en', { minimumFractionDigits: 0, maximumFractionDigits: digits });
-  return (UNITS[unit] ?? strings.bytesTB).replace('{n}', shown);
+  const shown = rounded.toLocaleString(activeLocale().tag, { minimumFractionDigits: 0, maximumFractionDigits: digits });
+  return strings[UNITS[unit] ?? 'bytesTB'].replace('{n}', shown);
 }
 
 function round(value: number, digits: number): number {

@@ -1,14 +1,17 @@
 /**
  * One person's login, for as long as it lasts: their session client, who they
- * are, their inbox, their notices and their live events. Made when a space
- * unlocks, dropped when it locks; nothing of it outlives the page (a reload
- * starts at the picker again).
+ * are, their language, their inbox, their notices and their live events. Made
+ * when a space unlocks, dropped when it locks; nothing of it outlives the page
+ * (a reload starts at the picker again). The page speaks the person's language
+ * from the login on and the browser's again once it ends.
  */
 import type { ApiClient } from '../api/client.js';
 import type { Me, Unlocked } from '../api/types.js';
+import { LANGUAGE_SETTING, parseChoice, resolveLocale, useLocale, type LanguageChoice } from '../i18n/locale.js';
 import { InboxStore } from './inbox.js';
 import { LiveConnection, type LiveEventMessage } from './live.js';
 import { NoticesStore } from './notices.js';
+import { parseAppearance, SYSTEM_LOOK, useAppearance } from './appearance.js';
 
 export interface Login {
   /** The client that carries this person's session token. */
@@ -17,6 +20,8 @@ export interface Login {
   readonly inbox: InboxStore;
   readonly notices: NoticesStore;
   readonly live: LiveConnection;
+  /** The language the person chose (their `language` setting); changed on My data. */
+  language: LanguageChoice;
   /**
    * What the picker says when the server ends this login, if not "locked":
    * set just before a call that ends it on purpose (deleting the account),
@@ -28,7 +33,12 @@ export interface Login {
 /** Builds the login from an unlock: reads who the person is and opens the live socket. */
 export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise<Login> {
   const client = launch.withToken(unlocked.token);
-  const me = await client.me();
+  // Settings that cannot be read leave the browser's language: nothing is lost by it.
+  const none: Readonly<Record<string, string>> = {};
+  const [me, settings] = await Promise.all([client.me(), client.settings().catch(() => none)]);
+  const language = parseChoice(settings[LANGUAGE_SETTING]);
+  useLocale(resolveLocale(language, navigator.languages));
+  useAppearance(parseAppearance(settings));
   const inbox = new InboxStore(client);
   const notices = new NoticesStore(client);
   const live = new LiveConnection(client);
@@ -44,11 +54,13 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   live.open();
   void inbox.refresh().catch(() => undefined);
   notices.start();
-  return { client, me, inbox, notices, live, farewell: null };
+  return { client, me, inbox, notices, live, language, farewell: null };
 }
 
 /** Forgets the login's live socket and timers; the server has already forgotten the key. */
 export function endLogin(login: Login): void {
   login.live.close();
   login.notices.stop();
+  useLocale(resolveLocale('system', navigator.languages));
+  useAppearance(SYSTEM_LOOK);
 }

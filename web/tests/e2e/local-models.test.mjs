@@ -150,7 +150,7 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
     await removeRoot(scratch);
   });
 
-  test('setup offers it first, shows the download moving, and finishes when the model is ready', async () => {
+  test('setup offers it when no model server is found, shows the download moving, and finishes when the model is ready', async () => {
     const p = session.page;
     await p.locator('[data-screen=setup]').waitFor({ timeout: TIMEOUT });
     await p.locator('#name').fill(ADA.name);
@@ -160,14 +160,15 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
     await p.getByLabel('I have kept my recovery code somewhere safe.').check({ timeout: TIMEOUT });
     await p.getByRole('button', { name: 'Continue' }).click();
 
-    // The built-in model comes before the model servers and the providers; the default before the tiny one.
+    // Nothing runs a model on this computer, so the built-in model comes right after saying
+    // so, before the remote providers; the default before the tiny one.
     const entries = p.locator('[data-testid=local-entry]');
     await entries.first().waitFor({ timeout: TIMEOUT });
     assert.deepEqual(await entries.evaluateAll((all) => all.map((e) => e.dataset.id)), ['test-default', 'test-tiny']);
     const order = await p.locator('skald-connect-model').evaluate((el) =>
       [...el.shadowRoot.querySelectorAll('skald-local-catalogue, #local-title, [data-testid=provider-form]')].map((e) => e.localName + (e.id ? `#${e.id}` : '')),
     );
-    assert.deepEqual(order, ['skald-local-catalogue', 'h2#local-title', 'form'], 'the built-in model is offered first');
+    assert.deepEqual(order, ['h2#local-title', 'skald-local-catalogue', 'form'], 'with no server found, the built-in model is offered next');
     assert.match(await p.locator('[data-testid=local-entry][data-id=test-default]').innerText(), /Test Default[\s\S]*Recommended[\s\S]*about 98 MB[\s\S]*Apache-2\.0[\s\S]*can use tools/);
     assert.match(await p.locator('[data-testid=local-entry][data-id=test-tiny]').innerText(), /cannot use tools/);
 

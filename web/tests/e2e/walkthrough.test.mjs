@@ -169,6 +169,8 @@ describe('the first people of a new instance walk through Skald', () => {
 
     const card = p.locator('skald-approval-card').last();
     await card.waitFor({ timeout: STEP_TIMEOUT });
+    assert.match(await card.locator('[data-testid=card-sentence]').innerText(), /Save a note titled “Shopping”: flour, yeast/);
+    await card.getByText('Exactly what it will send').click();
     const args = JSON.parse(await card.locator('[data-testid=card-arguments]').innerText());
     assert.deepEqual(args, { title: 'Shopping', text: 'flour, yeast' }, 'the exact arguments are shown');
     await p.locator('[data-testid=inbox-count] > [aria-hidden=true]').filter({ hasText: /^1$/ }).waitFor({ timeout: STEP_TIMEOUT });

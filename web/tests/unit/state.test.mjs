@@ -133,6 +133,9 @@ describe('the password hint', () => {
     assert.deepEqual(password.judgePassword('short', 'Ada'), { ok: false, why: 'short', missing: 7 });
     assert.equal(password.judgePassword('aaaaabbbbbbbb', 'Ada').why, 'repetitive');
     assert.equal(password.judgePassword('my name is ada ok', 'Ada').why, 'contains-name');
+    // The server's common list, however it is written.
+    assert.equal(password.judgePassword('password1234', 'Ada').why, 'common');
+    assert.equal(password.judgePassword('Password-1234', 'Ada').why, 'common');
     assert.deepEqual(password.judgePassword('otter lantern quietly', 'Ada'), { ok: true });
   });
 });

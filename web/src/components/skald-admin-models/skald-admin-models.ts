@@ -24,7 +24,8 @@ import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
-import { formatTime } from '../../i18n/format.js';
+import { formatNumber, formatTime } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
 import { describeSource, formatBytes, formatParameters } from '../../state/local-models.js';
 import { mayBeTrusted, providerPrivacy } from '../../state/providers.js';
@@ -89,7 +90,6 @@ export class SkaldAdminModels extends LitElement {
     return html`
       <p class="lead">${strings.modelsLead}</p>
       ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="models-error">${this.#action.error}</p>` : nothing}
-      ${this.#renderLocal()}
       ${this.#providers.status()}
       ${providers?.length === 0 ? html`<p class="block">${strings.modelsNone}</p>` : nothing}
       ${providers ? html`<ul class="provider-list">${providers.map((provider) => this.#renderProvider(provider))}</ul>` : nothing}
@@ -98,6 +98,7 @@ export class SkaldAdminModels extends LitElement {
         <p class="muted small">${strings.modelsAddLead}</p>
         <skald-connect-model embedded .client=${this.login?.client ?? null} @skald-provider-added=${() => void this.#changed(strings.modelsAdded)}></skald-connect-model>
       </section>
+      ${this.#renderLocal()}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
       <skald-confirm></skald-confirm>
     `;
@@ -135,12 +136,12 @@ export class SkaldAdminModels extends LitElement {
     const fill = (text: string): string =>
       text
         .replace('{name}', model.name)
-        .replace('{count}', String(crash.count))
+        .replace('{count}', formatNumber(crash.count))
         .replace('{when}', formatTime(crash.last_at))
         .replace('{how}', crash.how);
     return html`<div class="notice ${crash.given_up ? 'error' : 'warn'}" role=${crash.given_up ? 'alert' : 'status'}
         data-testid="local-crash" data-given-up=${String(crash.given_up)}>
-      <p>${fill(crash.given_up ? strings.localCrashGivenUp : strings.localCrashRecent)}</p>
+      <p>${fill(plural(crash.count, crash.given_up ? strings.localCrashGivenUp : strings.localCrashRecent))}</p>
       <p class="small">${strings.localCrashAdvice}</p>
       ${crash.stderr_tail.length > 0
         ? html`<details>
@@ -289,8 +290,9 @@ export class SkaldAdminModels extends LitElement {
       this.verdicts = verdicts;
       try {
         const n = await client.refreshProvider(provider.id);
-        this.verdicts = new Map(this.verdicts).set(provider.id, { ok: true, text: strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)) });
-        await this.#changed(strings.modelsTestOk.replace('{name}', provider.name).replace('{n}', String(n)));
+        const text = plural(n, strings.modelsTestOk).replace('{name}', provider.name).replace('{n}', formatNumber(n));
+        this.verdicts = new Map(this.verdicts).set(provider.id, { ok: true, text });
+        await this.#changed(text);
       } catch (error) {
         this.verdicts = new Map(this.verdicts).set(provider.id, { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) });
       }

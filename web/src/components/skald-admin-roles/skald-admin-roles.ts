@@ -14,6 +14,8 @@ import type { PrivacyTier, RoleDetail, RolePatch } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
 import { controls, page } from '../../styles/controls.js';
 import { formText } from '../form.js';
@@ -22,10 +24,11 @@ import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import { styles } from './skald-admin-roles.styles.js';
 
+// Only what a role changes today: scheduling and memory retention join when reminders
+// and memory exist (a patch leaves the attributes it omits as they are).
 const FLAGS = [
   ['manage_instance', 'roleManageInstance'],
   ['may_approve', 'roleMayApprove'],
-  ['may_schedule', 'roleMaySchedule'],
   ['may_use_subagents', 'roleMaySubagents'],
   ['lock_on_close', 'roleLockOnClose'],
 ] as const;
@@ -33,7 +36,6 @@ const FLAGS = [
 const NUMBERS = [
   ['max_turns', 'roleMaxTurns', 1, 1000],
   ['idle_timeout_minutes', 'roleIdle', 1, 1440],
-  ['memory_retention_days', 'roleRetention', 1, 36500],
 ] as const;
 
 /**
@@ -229,13 +231,11 @@ export class SkaldAdminRoles extends LitElement {
       privacy_tier: text('privacy_tier') as PrivacyTier,
       max_turns: Number(text('max_turns')),
       idle_timeout_minutes: Number(text('idle_timeout_minutes')),
-      memory_retention_days: Number(text('memory_retention_days')),
       usage_cap_tokens: cap === '' ? null : Number(cap),
       allowed_models: lines('allowed_models'),
       tools: lines('tools'),
       manage_instance: form.has('manage_instance'),
       may_approve: form.has('may_approve'),
-      may_schedule: form.has('may_schedule'),
       may_use_subagents: form.has('may_use_subagents'),
       lock_on_close: form.has('lock_on_close'),
     };
@@ -281,8 +281,10 @@ function strengthKey(strength: 'fast' | 'balanced' | 'strong'): 'strengthFast' |
 function summary(role: RoleDetail): string {
   const parts = [
     role.may_approve ? strings.roleSumApproves : strings.roleSumNoApprove,
-    strings.roleSumIdle.replace('{n}', String(role.idle_timeout_minutes)),
-    role.usage_cap_tokens === null ? strings.roleSumNoCap : strings.roleSumCap.replace('{n}', role.usage_cap_tokens.toLocaleString()),
+    strings.roleSumIdle.replace('{n}', formatNumber(role.idle_timeout_minutes)),
+    role.usage_cap_tokens === null
+      ? strings.roleSumNoCap
+      : plural(role.usage_cap_tokens, strings.roleSumCap).replace('{n}', formatNumber(role.usage_cap_tokens)),
     strings.roleSumModels.replace('{models}', role.allowed_models.join(', ')),
   ];
   return parts.join(' · ');

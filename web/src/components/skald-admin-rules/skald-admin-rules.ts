@@ -63,7 +63,6 @@ export class SkaldAdminRules extends LitElement {
       <ul class="how small">
         <li>${strings.rulesHowDeny}</li>
         <li>${strings.rulesHowOrder}</li>
-        <li>${strings.rulesHowConfirmed}</li>
       </ul>
       ${this.#action.error ? html`<p class="notice error" role="alert" data-testid="rules-error">${this.#action.error}</p>` : nothing}
       ${this.#data.status()}

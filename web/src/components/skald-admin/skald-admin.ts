@@ -10,7 +10,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
 import type { Model } from '../../api/types.js';
-import { strings } from '../../i18n/en.js';
+import { strings, type TextKey } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
 import { ADMIN_SECTIONS, type AdminSection } from '../../state/route.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
@@ -23,7 +23,7 @@ import '../skald-admin-rules/skald-admin-rules.js';
 import '../skald-admin-usage/skald-admin-usage.js';
 import { styles } from './skald-admin.styles.js';
 
-const LABELS: Readonly<Record<AdminSection, keyof typeof strings>> = {
+const LABELS: Readonly<Record<AdminSection, TextKey>> = {
   people: 'adminPeople',
   roles: 'adminRoles',
   models: 'adminModels',

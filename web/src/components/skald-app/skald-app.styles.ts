@@ -47,4 +47,27 @@ export const styles = css`
   code {
     font-size: 0.95em;
   }
+
+  .ways {
+    margin: 0 0 var(--skald-space-3);
+    padding-left: 1.25rem;
+    line-height: 1.5;
+  }
+
+  .paste label {
+    display: block;
+    margin-bottom: var(--skald-space-1);
+    font-weight: 600;
+  }
+
+  .paste-row {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--skald-space-2);
+  }
+
+  .paste-row input {
+    flex: 1 1 16rem;
+    min-width: 0;
+  }
 `;

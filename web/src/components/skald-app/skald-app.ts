@@ -5,17 +5,20 @@
  * is needed; the move from the picker (or setup) to the logged-in workspace
  * and back when the session locks — Lock here, the tray's Lock (the socket
  * closes with 4001), the idle timeout. Forwards the tray's "New chat"
- * (`skald-new-chat` on window). Never: reads the token or the URL itself
- * (the launch client comes down from main.ts), or keeps the session token
- * anywhere but the login object in memory.
+ * (`skald-new-chat` on window). Without a launch token (a reload forgets it),
+ * says how to get back in and takes a pasted launch address. Never: reads the
+ * URL itself (the launch client comes down from main.ts), or keeps a token
+ * anywhere but in memory.
  */
-import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
-import { ApiError, type ApiClient } from '../../api/client.js';
+import { ApiClient, ApiError } from '../../api/client.js';
+import { LocaleController } from '../../controllers/locale-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { endLogin, startLogin, type Login } from '../../state/login.js';
+import { splitLaunchFragment } from '../../state/token.js';
 import { controls, screen } from '../../styles/controls.js';
 import type { SignedInEvent } from '../events.js';
 import '../skald-login/skald-login.js';
@@ -27,7 +30,7 @@ import { styles } from './skald-app.styles.js';
 type Screen =
   | { readonly kind: 'starting' }
   | { readonly kind: 'checking' }
-  | { readonly kind: 'no-token' }
+  | { readonly kind: 'no-token'; readonly error?: string }
   | { readonly kind: 'error'; readonly message: string }
   | { readonly kind: 'setup'; readonly version: string }
   | { readonly kind: 'picker'; readonly version: string; readonly notice: string }
@@ -64,8 +67,16 @@ export class SkaldApp extends LitElement {
   // leaves the page, so a late answer never overwrites a newer one.
   #inFlight: AbortController | null = null;
   #reported = false;
+  /** The client came from an address pasted on the no-token screen (a refusal goes back there). */
+  #pasted = false;
   /** "New chat" asked for before anyone logged in: honoured after login. */
   #newChatPending = false;
+
+  constructor() {
+    super();
+    // Every element under the root renders again when the language changes.
+    new LocaleController(this);
+  }
 
   readonly #onTrayNewChat = (): void => {
     if (this.screen.kind === 'signed-in') this.newChatRequests += 1;
@@ -132,6 +143,10 @@ export class SkaldApp extends LitElement {
       },
       (error: unknown) => {
         if (controller.signal.aborted) return;
+        if (this.#pasted && error instanceof ApiError && error.status === 401) {
+          this.screen = { kind: 'no-token', error: strings.noTokenStale };
+          return;
+        }
         this.screen = { kind: 'error', message: connectionError(error) };
       },
     );
@@ -190,7 +205,7 @@ export class SkaldApp extends LitElement {
       case 'checking':
         return this.#renderStatus(html`<p class="lead" role="status">${strings.checking}</p>`);
       case 'no-token':
-        return this.#renderStatus(html`<p class="lead" data-testid="message">${fillCommand(strings.noToken)}</p>`);
+        return this.#renderStatus(this.#renderNoToken(screen.error));
       case 'error':
         return this.#renderStatus(html`
           <p class="notice error" role="alert" data-testid="message">${screen.message}</p>
@@ -224,6 +239,41 @@ export class SkaldApp extends LitElement {
     }
   }
 
+  /**
+   * The way back in when the page has no launch token (a reload forgets it: it is kept in
+   * memory only): the tray's Open, or the address `skald serve` printed, which works until
+   * Skald restarts and can be pasted here.
+   */
+  #renderNoToken(error: string | undefined): TemplateResult {
+    return html`
+      <p class="lead" data-testid="message">${strings.noToken}</p>
+      <ul class="ways">
+        <li>${strings.noTokenDesktop}</li>
+        <li>${fillCommand(strings.noTokenServe)}</li>
+      </ul>
+      <form class="paste" data-testid="launch-form" @submit=${this.#openPasted} novalidate>
+        <label for="launch-address">${fillCommand(strings.noTokenPasteLabel)}</label>
+        <div class="paste-row">
+          <input id="launch-address" name="address" type="text" autocomplete="off" spellcheck="false" aria-describedby=${error ? 'launch-error' : nothing} />
+          <button type="submit" class="primary">${strings.noTokenOpen}</button>
+        </div>
+        ${error ? html`<p class="notice error" role="alert" id="launch-error" data-testid="launch-error">${error}</p>` : nothing}
+      </form>
+    `;
+  }
+
+  #openPasted(event: Event): void {
+    event.preventDefault();
+    const address = new FormData(event.target as HTMLFormElement).get('address');
+    const token = launchTokenIn(typeof address === 'string' ? address : '');
+    if (token === null) {
+      this.screen = { kind: 'no-token', error: strings.noTokenNotAddress };
+      return;
+    }
+    this.#pasted = true;
+    this.client = new ApiClient(token);
+  }
+
   #renderStatus(body: TemplateResult): TemplateResult {
     const state = this.screen.kind;
     return html`<div class="screen">
@@ -251,6 +301,12 @@ function connectionError(error: unknown): string {
     return strings.serverError.replace('{message}', describeError(error));
   }
   return strings.unreachable;
+}
+
+/** The token in a pasted launch address (`http://127.0.0.1:PORT/#token=T`), or `null`. */
+function launchTokenIn(address: string): string | null {
+  const hash = address.trim().split('#')[1];
+  return hash === undefined ? null : splitLaunchFragment(`#${hash}`).token;
 }
 
 /** Puts the `skald serve` command, set as code, where `{command}` stands. */

@@ -61,6 +61,20 @@ export const styles = css`
     font-size: 0.85rem;
   }
 
+  .exact {
+    margin: var(--skald-space-2) 0;
+  }
+
+  .exact summary {
+    cursor: pointer;
+    font-size: 0.9rem;
+    color: var(--skald-text-muted);
+  }
+
+  .exact[open] summary {
+    margin-bottom: var(--skald-space-2);
+  }
+
   .args {
     margin: 0 0 var(--skald-space-2);
     padding: var(--skald-space-2);

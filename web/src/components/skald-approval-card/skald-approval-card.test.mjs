@@ -68,12 +68,24 @@ describe('the approval card', () => {
     await button('allow').click();
     await button('deny').click();
     await button('always').click();
+    await button('confirm-ok').click();
     assert.deepEqual(await decisions(), [
       { card: 'card_7', hash: HASH, decision: 'allow', always: false },
       { card: 'card_7', hash: HASH, decision: 'deny', always: false },
       { card: 'card_7', hash: HASH, decision: 'allow', always: true },
     ]);
     assert.equal(await button('always').getAttribute('title'), 'Allow now, and let Skald use note_write without asking you again');
+  });
+
+  test('Always allow asks again first, says how to take it back, and a No decides nothing', async () => {
+    await show({ card: card(), mayApprove: true });
+    await button('always').click();
+    const dialog = page.locator('skald-approval-card skald-confirm dialog');
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /Always allow “Write a note”\?[\s\S]*without asking[\s\S]*My data, under Always allowed/);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.deepEqual(await decisions(), [], 'nothing was decided');
   });
 
   test('the keyboard reaches every choice: Tab to Deny, Enter decides', async () => {
@@ -83,6 +95,8 @@ describe('the approval card', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Space');
+    await button('confirm-ok').focus();
+    await page.keyboard.press('Enter');
     assert.deepEqual((await decisions()).map((d) => [d.decision, d.always]), [['deny', false], ['allow', true]]);
   });
 

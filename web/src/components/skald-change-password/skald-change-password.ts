@@ -1,8 +1,7 @@
 /**
  * Changing one's password (§4): the current one, then the new one twice,
- * with the strength hint. Only the key's wrapping changes; the server says
- * so, and so does this form: backups made before still open with the old
- * password.
+ * with the strength hint. Only the key's wrapping changes: the
+ * conversations stay as they are, under the new password.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';

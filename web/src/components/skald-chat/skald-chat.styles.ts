@@ -29,7 +29,7 @@ export const styles = css`
     overflow: hidden;
     text-overflow: ellipsis;
     white-space: nowrap;
-    flex: 1 1 12rem;
+    flex: 1 1 8rem;
   }
 
   .bar-tools {
@@ -39,7 +39,10 @@ export const styles = css`
     gap: var(--skald-space-2);
   }
 
+  /* Positioned, so the visually hidden labels inside are placed (and clipped) within
+     the scrolling log rather than against the page. */
   .log {
+    position: relative;
     flex: 1;
     min-height: 0;
     overflow-y: auto;
@@ -112,6 +115,18 @@ export const styles = css`
     color: var(--skald-text-muted);
   }
 
+  .icon-button {
+    min-height: 2rem;
+    min-width: 2rem;
+    padding: 0 0.4rem;
+    gap: 0.3rem;
+    font-size: 0.9rem;
+  }
+
+  .copy-reply {
+    color: var(--skald-text-muted);
+  }
+
   .turn-meta skald-privacy-badge {
     font-size: 0.85em;
   }
@@ -173,5 +188,22 @@ export const styles = css`
     font-size: 0.75rem;
     color: var(--skald-text-muted);
     text-align: center;
+  }
+
+  /* A short window (200% zoom): the conversation keeps most of the height. */
+  @media (max-height: 36rem) {
+    .bar {
+      padding-top: var(--skald-space-1);
+      padding-bottom: var(--skald-space-1);
+    }
+
+    .bottom {
+      padding-top: var(--skald-space-1);
+      padding-bottom: var(--skald-space-1);
+    }
+
+    .fineprint {
+      display: none;
+    }
   }
 `;

@@ -16,10 +16,12 @@ import { ApiError } from '../../api/client.js';
 import type { Card, ChatSession, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
+import { ClipboardController } from '../../controllers/clipboard-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
 import {
@@ -38,6 +40,7 @@ import {
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { SessionChangedEvent } from '../events.js';
+import { copyIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
@@ -91,6 +94,7 @@ export class SkaldChat extends LitElement {
   @query('.log') private log?: HTMLElement;
   @query('skald-composer') private composer?: SkaldComposer;
 
+  readonly #clipboard = new ClipboardController(this);
   readonly #cards = new CardActionsController(
     this,
     () => this.login?.client ?? null,
@@ -102,6 +106,11 @@ export class SkaldChat extends LitElement {
     // Cards shown inline follow the inbox; the transcript follows the live events.
     new StoreController(this, () => this.login?.inbox);
     new StoreController(this, () => this.login?.notices);
+    const remember = (event: Event): void => {
+      this.#decided = (event as Event & { card: Card }).card.id;
+    };
+    this.addEventListener('skald-decide', remember);
+    this.addEventListener('skald-answer', remember);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#reload(),
@@ -116,6 +125,17 @@ export class SkaldChat extends LitElement {
   #turnCounter = 0;
   #alive = new AbortController();
   readonly #resizes = new ResizeObserver(() => this.#follow());
+  /** The cards already on screen, so only a new one takes the focus. */
+  readonly #cardsSeen = new Set<string>();
+  /** A card decided or answered from here, whose removal must not drop the focus to the page. */
+  #decided: string | null = null;
+
+  /** Stops the reply being written, if one is; whether there was one. */
+  stopReply(): boolean {
+    if (activeTurn(this.transcript) === undefined) return false;
+    void this.#stop();
+    return true;
+  }
 
   /** Puts the cursor in the message field. */
   override focus(): void {
@@ -131,13 +151,58 @@ export class SkaldChat extends LitElement {
   }
 
   protected override firstUpdated(): void {
-    // Cards and Markdown render after this view does: follow their growth too.
-    const column = this.log?.querySelector('.column');
-    if (column) this.#resizes.observe(column);
+    this.#observeSizes();
   }
 
   protected override updated(): void {
     this.#follow();
+    this.#showNewCards();
+    this.#refocusAfterDecision();
+  }
+
+  /**
+   * The card just decided is gone: the focus goes to the next card waiting here, or back
+   * to the message field — not to the page, where the next Tab would start from the top.
+   */
+  #refocusAfterDecision(): void {
+    const decided = this.#decided;
+    const log = this.log;
+    if (decided === null || !log) return;
+    const cards = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    if (cards.some((el) => el.card?.id === decided)) return;
+    this.#decided = null;
+    const next = cards[0];
+    if (next) next.focus();
+    else this.composer?.focus();
+  }
+
+  /**
+   * Cards and Markdown render after this view does, and the hint and held changes below
+   * the log take room from it: follow the growth of the one and the shrinking of the other.
+   */
+  #observeSizes(): void {
+    const column = this.log?.querySelector('.column');
+    if (column) this.#resizes.observe(column);
+    if (this.log) this.#resizes.observe(this.log);
+  }
+
+  /**
+   * A card that appeared since the last render is brought whole into view and, unless the
+   * person is typing, takes the focus (on the card, not its Allow) and is announced.
+   */
+  #showNewCards(): void {
+    const log = this.log;
+    if (!log) return;
+    const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    const fresh = shown.filter((el) => el.card !== null && !this.#cardsSeen.has(el.card.id));
+    for (const el of shown) if (el.card) this.#cardsSeen.add(el.card.id);
+    const card = fresh.at(-1);
+    if (!card) return;
+    this.announcement = strings.announceCard;
+    void card.updateComplete.then(() => {
+      if (!isTyping()) card.focus({ preventScroll: true });
+      card.scrollIntoView({ block: 'nearest' });
+    });
   }
 
   #follow(): void {
@@ -147,8 +212,7 @@ export class SkaldChat extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#alive = new AbortController();
-    const column = this.log?.querySelector('.column');
-    if (column) this.#resizes.observe(column);
+    this.#observeSizes();
   }
 
   override disconnectedCallback(): void {
@@ -207,7 +271,6 @@ export class SkaldChat extends LitElement {
 
   #onLive(event: LiveEvent): void {
     if (!isTurnEvent(event) || event.session !== this.transcript.sessionId || this.transcript.sessionId === '') return;
-    this.#noteFollowing();
     const applied = applyEvent(this.transcript, event);
     this.transcript = applied.transcript;
     if (event.type === 'turn_started') this.announcement = strings.announceReplying;
@@ -351,6 +414,18 @@ export class SkaldChat extends LitElement {
             @skald-model-change=${(e: { model: string | null }) => void this.#pick(e.model)}
           ></skald-model-picker>
           <skald-privacy-badge .badge=${next}></skald-privacy-badge>
+          ${this.transcript.turns.length > 0
+            ? html`<button
+                type="button"
+                class="quiet icon-button"
+                data-testid="export-conversation"
+                title=${strings.exportConversation}
+                aria-label=${strings.exportConversation}
+                @click=${() => this.#saveMarkdown()}
+              >
+                ${saveIcon}
+              </button>`
+            : nothing}
         </div>
       </header>
       <div class="log" role="log" aria-labelledby="chat-title" aria-busy=${busy ? 'true' : 'false'} tabindex="-1" @scroll=${this.#noteFollowing}>
@@ -367,7 +442,7 @@ export class SkaldChat extends LitElement {
             this.transcript.turns,
             (turn) => turn.key,
             (turn, index) =>
-              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1]?.status === 'error'),
+              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1] ?? null),
           )}
           ${this.#renderLooseCards()}
         </div>
@@ -407,7 +482,10 @@ export class SkaldChat extends LitElement {
     </div>`;
   }
 
-  #renderTurn(turn: Turn, last: boolean, afterError: boolean): TemplateResult {
+  #renderTurn(turn: Turn, last: boolean, previous: Turn | null): TemplateResult {
+    const afterError = previous?.status === 'error';
+    // The model is named where it changed (and on hover everywhere), not under every reply.
+    const modelChanged = turn.model !== null && turn.model !== (previous?.model ?? null);
     const ended = turn.status === 'done' || turn.status === 'stopped' || turn.status === 'error';
     const hasText = turn.items.some((item) => item.kind === 'text' && item.text !== '');
     return html`<article class="turn" data-testid="turn" data-status=${turn.status} aria-label=${strings.turnLabel}>
@@ -431,14 +509,47 @@ export class SkaldChat extends LitElement {
               ${last ? html`<button type="button" data-testid="retry" @click=${() => void this.#retry()}>${strings.retry}</button>` : nothing}
             </div>`
           : nothing}
-        ${turn.model !== null
-          ? html`<p class="turn-meta">
-              <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
-              <span>${turn.model}</span>
-            </p>`
-          : nothing}
       </div>
+      ${turn.model !== null
+        ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
+            <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
+            ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
+            ${ended && hasText ? this.#renderCopy(turn) : nothing}
+          </p>`
+        : nothing}
     </article>`;
+  }
+
+  #renderCopy(turn: Turn): TemplateResult {
+    const copied = this.#clipboard.copied === turn.key;
+    return html`<button
+      type="button"
+      class="quiet icon-button copy-reply"
+      data-testid="copy-reply"
+      title=${strings.copyReply}
+      aria-label=${copied ? strings.copiedReply : strings.copyReply}
+      @click=${() => void this.#clipboard.copy(replyText(turn), turn.key)}
+    >
+      ${copyIcon}${copied ? html`<span class="copied">${strings.copied}</span>` : nothing}
+    </button>`;
+  }
+
+  /** Saves the conversation on screen as a Markdown file, made here in memory. */
+  #saveMarkdown(): void {
+    const title = this.session?.title ?? '';
+    const blob = new Blob([conversationMarkdown(title, this.transcript, new Date())], { type: 'text/markdown' });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = markdownFileName(title);
+    link.rel = 'noopener';
+    link.hidden = true;
+    this.renderRoot.append(link);
+    link.click();
+    link.remove();
+    // The download has its copy once the click is handled; the page keeps none.
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    this.announcement = strings.exportConversationDone.replace('{file}', link.download);
   }
 
   #renderItem(item: TurnItem, ended: boolean): TemplateResult {
@@ -484,6 +595,13 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
+}
+
+/** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */
+function isTyping(): boolean {
+  let active = document.activeElement;
+  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return (active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement) && active.value !== '';
 }
 
 /** The first line of a message, as the server will title the conversation with it. */

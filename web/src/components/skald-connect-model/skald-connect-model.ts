@@ -16,6 +16,8 @@ import type { ApiClient, NewProvider } from '../../api/client.js';
 import type { DetectedServer } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import { controls } from '../../styles/controls.js';
 import { stepBlocks } from '../../styles/step-blocks.js';
 import { formText } from '../form.js';
@@ -87,25 +89,33 @@ export class SkaldConnectModel extends LitElement {
   }
 
   override render(): TemplateResult {
+    // What was found on this computer comes first; the built-in model is the fallback
+    // when nothing was (and a choice further down when something was).
+    const found = this.detected !== null && this.detected.length > 0;
+    const builtIn = this.embedded
+      ? nothing
+      : html`<skald-local-catalogue
+          .client=${this.client}
+          ?alternative=${found}
+          @skald-local-model-added=${this.#localAdded}
+        ></skald-local-catalogue>`;
     return html`
-      ${this.embedded
-        ? nothing
-        : html`<skald-local-catalogue .client=${this.client} @skald-local-model-added=${this.#localAdded}></skald-local-catalogue>`}
       <section aria-labelledby="local-title" class="block">
         <h2 id="local-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectLocalTitle}</h2>
         ${this.detected === null
           ? html`<p class="hint" role="status">${strings.connectDetecting}</p>`
           : this.detected.length === 0
             ? html`<p class="hint">${strings.connectNoneFound}</p>`
-            : html`<ul class="found">
+            : html`<ul class="found" data-testid="detected">
                 ${this.detected.map(
                   (server) => html`<li>
                     <div>
                       <strong>${server.label}</strong>
-                      <span class="hint">${server.base_url} · ${strings.connectModelCount.replace('{n}', String(server.models.length))}</span>
+                      <span class="hint">${server.base_url} · ${plural(server.models.length, strings.connectModelCount).replace('{n}', formatNumber(server.models.length))}</span>
                     </div>
                     <button
                       type="button"
+                      class=${this.connected.length === 0 ? 'primary' : ''}
                       ?disabled=${this.busy || this.connected.includes(providerName(server.label))}
                       @click=${() => void this.#connect({ name: providerName(server.label), kind: server.kind, base_url: server.base_url })}
                     >
@@ -115,6 +125,7 @@ export class SkaldConnectModel extends LitElement {
                 )}
               </ul>`}
       </section>
+      ${this.detected !== null && !found ? builtIn : nothing}
       <section aria-labelledby="remote-title" class="block">
         <h2 id="remote-title" aria-level=${this.embedded ? '4' : '2'}>${strings.connectRemoteTitle}</h2>
         <form data-testid="provider-form" @submit=${this.#submit} novalidate>
@@ -147,10 +158,11 @@ export class SkaldConnectModel extends LitElement {
           </div>
         </form>
       </section>
+      ${found ? builtIn : nothing}
       <div aria-live="polite">
         ${this.verdict === null
           ? nothing
-          : html`<p class="notice ${this.verdict.ok ? 'ok' : 'error'}" data-testid="verdict" data-ok=${String(this.verdict.ok)}>
+          : html`<p class="notice ${this.verdict.ok ? 'ok' : 'error'}" data-testid="verdict" data-ok=${String(this.verdict.ok)} tabindex="-1">
               ${this.verdict.text}
             </p>`}
       </div>
@@ -173,6 +185,18 @@ export class SkaldConnectModel extends LitElement {
   #localAdded(event: LocalModelAddedEvent): void {
     if (!this.connected.includes('local')) this.connected = [...this.connected, 'local'];
     this.verdict = { ok: true, text: strings.localConnected.replace('{name}', event.label).replace('{model}', event.model) };
+    this.#focusNext();
+  }
+
+  /**
+   * A model is connected and the button pressed is now disabled: the focus goes on to
+   * Continue (in setup) or to the verdict (on the Models page) instead of to the page.
+   */
+  #focusNext(): void {
+    void this.updateComplete.then(() => {
+      const next = this.renderRoot.querySelector<HTMLElement>(this.embedded ? '[data-testid=verdict]' : '[data-testid=model-step-done]');
+      next?.focus();
+    });
   }
 
   #kindChanged(event: Event): void {
@@ -214,8 +238,12 @@ export class SkaldConnectModel extends LitElement {
       this.dispatchEvent(new ProviderAddedEvent(added.id));
       this.verdict = {
         ok: true,
-        text: strings.connectOk.replace('{name}', provider.name).replace('{n}', String(names.length)).replace('{models}', shown),
+        text: plural(names.length, strings.connectOk)
+          .replace('{name}', provider.name)
+          .replace('{n}', formatNumber(names.length))
+          .replace('{models}', shown),
       };
+      this.#focusNext();
       return true;
     } catch (error) {
       this.verdict = { ok: false, text: strings.connectFailed.replace('{reason}', describeError(error)) };

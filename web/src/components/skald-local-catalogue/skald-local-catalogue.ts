@@ -75,6 +75,8 @@ export class SkaldLocalCatalogue extends LitElement {
    * import always offered, headings one level lower.
    */
   @property({ type: Boolean }) embedded = false;
+  /** A model server was found already: downloading is the second choice, offered plainly. */
+  @property({ type: Boolean }) alternative = false;
 
   /** Catalogue entry id → the id of the download started for it here. */
   @state() private started: ReadonlyMap<string, string> = new Map();
@@ -126,7 +128,7 @@ export class SkaldLocalCatalogue extends LitElement {
     return html`
       <section class="block" aria-labelledby="builtin-title">
         <h2 id="builtin-title" aria-level=${level}>${this.embedded ? strings.localCatalogueTitle : strings.localTitle}</h2>
-        ${this.embedded ? nothing : html`<p class="hint lead">${strings.localLead}</p>`}
+        ${this.embedded ? nothing : html`<p class="hint lead">${this.alternative ? strings.localLeadAlternative : strings.localLead}</p>`}
         ${this.#catalogue.status()}
         ${entries.length > 0 ? html`<ul class="entries">${entries.map((entry) => this.#renderEntry(entry))}</ul>` : nothing}
       </section>
@@ -158,7 +160,7 @@ export class SkaldLocalCatalogue extends LitElement {
           ${installed ? html`<span class="tag ok">${strings.localInstalled}</span>` : nothing}
         </div>
         ${download === undefined && !installed
-          ? html`<button type="button" class="primary" data-testid="local-download" @click=${() => void this.#start(entry)}>
+          ? html`<button type="button" class=${this.alternative ? '' : 'primary'} data-testid="local-download" @click=${() => void this.#start(entry)}>
               ${strings.localDownload}<span class="visually-hidden"> ${entry.name}</span>
             </button>`
           : nothing}

@@ -16,6 +16,8 @@ import { ApiError, type ApiClient } from '../../api/client.js';
 import type { Person, Unlocked } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import { controls, screen } from '../../styles/controls.js';
 import { SignedInEvent } from '../events.js';
 import { formText } from '../form.js';
@@ -56,6 +58,11 @@ export class SkaldLogin extends LitElement {
   @state() private password = '';
   @state() private confirm = '';
   @state() private showPassword = false;
+  /** Until when (ms since the epoch) the server asked the person to wait after failed attempts; 0: no wait. */
+  @state() private waitUntil = 0;
+  /** The clock the countdown reads, moved once a second while there is a wait. */
+  @state() private now = Date.now();
+  #ticker: ReturnType<typeof setInterval> | undefined;
 
   @query('[data-autofocus]') private autofocusTarget?: HTMLElement;
 
@@ -168,12 +175,17 @@ export class SkaldLogin extends LitElement {
               <h1 id="title">${strings.loginTitle.replace('{name}', person.name)}</h1>
             </div>
             ${this.error ? html`<p class="notice error" role="alert" data-testid="login-error">${this.error}</p>` : nothing}
+            ${this.#waiting()
+              ? html`<p class="hint" role="timer" data-testid="login-wait">
+                  ${this.#waitText()}
+                </p>`
+              : nothing}
             <div class="field">
               <label for="password">${strings.password}</label>
               ${this.#passwordInput('password', 'current-password', true)}
             </div>
             <div class="actions spread">
-              <button type="submit" class="primary" ?disabled=${this.busy || this.password === ''}>
+              <button type="submit" class="primary" ?disabled=${this.busy || this.password === '' || this.#waiting()}>
                 ${this.busy ? strings.unlocking : strings.unlock}
               </button>
               <button type="button" class="link" @click=${() => this.#go({ kind: 'recover', name: person.name })}>
@@ -215,9 +227,43 @@ export class SkaldLogin extends LitElement {
     </div>`;
   }
 
+  /** The seconds left, in the plural form the language uses for them. */
+  #waitText(): string {
+    const seconds = Math.ceil((this.waitUntil - this.now) / 1000);
+    return plural(seconds, strings.loginWait).replace('{n}', formatNumber(seconds));
+  }
+
+  #waiting(): boolean {
+    return this.waitUntil > this.now;
+  }
+
+  /**
+   * Counts down the wait the server asked for. The password typed meanwhile is kept and
+   * not sent (the server would refuse even the right one); when the wait is over, Enter
+   * sends it.
+   */
+  #waitFor(seconds: number): void {
+    clearInterval(this.#ticker);
+    this.now = Date.now();
+    this.waitUntil = this.now + seconds * 1000;
+    this.#ticker = setInterval(() => {
+      this.now = Date.now();
+      if (this.#waiting()) return;
+      clearInterval(this.#ticker);
+      this.waitUntil = 0;
+      this.error = '';
+      this.autofocusTarget?.focus();
+    }, 1000);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearInterval(this.#ticker);
+  }
+
   async #login(event: Event, person: Person): Promise<void> {
     event.preventDefault();
-    if (this.client === null || this.busy || this.password === '') return;
+    if (this.client === null || this.busy || this.password === '' || this.#waiting()) return;
     this.busy = true;
     this.error = '';
     try {
@@ -225,6 +271,12 @@ export class SkaldLogin extends LitElement {
       this.password = '';
       this.dispatchEvent(new SignedInEvent(unlocked));
     } catch (error) {
+      if (error instanceof ApiError && error.status === 429 && error.retryAfter !== null) {
+        // This attempt was not checked: keep what was typed for when the wait is over.
+        this.error = strings.loginTooMany;
+        this.#waitFor(error.retryAfter);
+        return;
+      }
       this.error = error instanceof ApiError && error.code === 'invalid_credentials' ? strings.wrongPassword : describeError(error);
       this.password = '';
       this.autofocusTarget?.focus();

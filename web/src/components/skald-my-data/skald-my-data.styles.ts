@@ -15,6 +15,11 @@ export const styles = css`
     color: var(--skald-error);
   }
 
+  /* A language name is short: the menu need not span the column. */
+  #language {
+    max-width: 20rem;
+  }
+
   .small {
     margin: 0 0 var(--skald-space-2);
   }

@@ -1,18 +1,41 @@
 /**
- * My data: everything in the person's space as a readable archive, and
- * deleting the account — which destroys the encrypted file — after the
- * password and the person's own name, typed.
+ * My data: the language the page speaks to the person, everything in their
+ * space as a readable archive, and deleting the account — which destroys the
+ * encrypted file — after the password and the person's own name, typed.
  *
- * Owns: the export download (fetched with the bearer in a header, handed
- * to the browser as an in-memory object URL that is revoked soon after)
- * and the account deletion call. Never: keeps the archive or the password.
+ * Owns: saving the language in the person's settings and switching to it at
+ * once; the export download (fetched with the bearer in a header, handed to
+ * the browser as an in-memory object URL that is revoked soon after) and the
+ * account deletion call. Never: keeps the archive or the password.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
-import { ApiError } from '../../api/client.js';
+import { ApiError, type ApiClient } from '../../api/client.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { formatNumber } from '../../i18n/format.js';
+import {
+  LANGUAGE_SETTING,
+  LOCALE_NAMES,
+  LOCALES,
+  parseChoice,
+  plural,
+  resolveLocale,
+  useLocale,
+  type LanguageChoice,
+} from '../../i18n/locale.js';
+import {
+  activeAppearance,
+  TEXT_SIZE_SETTING,
+  TEXT_SIZES,
+  THEME_SETTING,
+  THEMES,
+  useAppearance,
+  type Appearance,
+  type TextSize,
+  type Theme,
+} from '../../state/appearance.js';
 import type { Login } from '../../state/login.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { AccountDeletedEvent } from '../events.js';
@@ -23,11 +46,13 @@ import { styles } from './skald-my-data.styles.js';
 const REVOKE_MS = 1_000;
 
 /**
- * Test hooks: `[data-testid=export]`, `[data-testid=export-done]`,
+ * Test hooks: `[data-testid=language]` (the language menu; its values are
+ * `system`, `en`, `fr`, `it`), `[data-testid=language-saved]`,
+ * `[data-testid=language-error]`, `[data-testid=export]`, `[data-testid=export-done]`,
  * `#delete-password`, `#delete-confirm`, `[data-testid=delete-account]`,
  * `[data-testid=delete-error]`.
  *
- * @summary Export my space; delete my account.
+ * @summary Choose my language; export my space; delete my account.
  * @fires skald-account-deleted - the account and its file are gone
  */
 @customElement('skald-my-data')
@@ -36,6 +61,10 @@ export class SkaldMyData extends LitElement {
 
   @property({ attribute: false }) login: Login | null = null;
 
+  /** Which of the person's choices (language, look) was saved last, is being saved, or failed. */
+  @state() private saved: 'language' | 'look' | null = null;
+  @state() private saving: 'language' | 'look' | null = null;
+  @state() private choiceError: { readonly of: 'language' | 'look'; readonly text: string } | null = null;
   @state() private exporting = false;
   @state() private exported = '';
   @state() private exportError = '';
@@ -52,6 +81,7 @@ export class SkaldMyData extends LitElement {
       <div class="scroll">
         <div class="column">
           <p class="lead">${strings.dataLead}</p>
+          ${this.#renderLanguage()} ${this.#renderLook()}
           <section class="block" aria-labelledby="export-title">
             <h3 id="export-title">${strings.exportTitle}</h3>
             <p>${strings.exportLead}</p>
@@ -96,6 +126,99 @@ export class SkaldMyData extends LitElement {
         </div>
       </div>
     `;
+  }
+
+  #renderLanguage(): TemplateResult {
+    const choice = this.login?.language ?? 'system';
+    const browser = LOCALE_NAMES[resolveLocale('system', navigator.languages).id];
+    return html`<section class="block" aria-labelledby="language-title">
+      <h3 id="language-title">${strings.languageTitle}</h3>
+      <p>${strings.languageLead}</p>
+      ${this.choiceError?.of === 'language'
+        ? html`<p class="notice error" role="alert" data-testid="language-error">${this.choiceError.text}</p>`
+        : nothing}
+      <div class="field">
+        <label for="language">${strings.languageLabel}</label>
+        <select id="language" data-testid="language" ?disabled=${this.saving !== null}
+          @change=${(e: Event) => void this.#chooseLanguage(parseChoice((e.target as HTMLSelectElement).value))}>
+          <option value="system" ?selected=${choice === 'system'}>${strings.languageSystem.replace('{language}', browser)}</option>
+          ${LOCALES.map((id) => html`<option value=${id} lang=${id} ?selected=${choice === id}>${LOCALE_NAMES[id]}</option>`)}
+        </select>
+      </div>
+      <div aria-live="polite">
+        ${this.saved === 'language' ? html`<p class="notice ok" data-testid="language-saved">${strings.languageSaved}</p>` : nothing}
+      </div>
+    </section>`;
+  }
+
+  #renderLook(): TemplateResult {
+    const look = activeAppearance();
+    const themes: Readonly<Record<Theme, string>> = { system: strings.themeSystem, light: strings.themeLight, dark: strings.themeDark };
+    const sizes: Readonly<Record<TextSize, string>> = {
+      small: strings.textSmall,
+      normal: strings.textNormal,
+      large: strings.textLarge,
+      larger: strings.textLarger,
+    };
+    const pick = (change: Partial<Appearance>): void => void this.#chooseLook({ ...activeAppearance(), ...change });
+    return html`<section class="block" aria-labelledby="look-title">
+      <h3 id="look-title">${strings.lookTitle}</h3>
+      ${this.choiceError?.of === 'look' ? html`<p class="notice error" role="alert" data-testid="look-error">${this.choiceError.text}</p>` : nothing}
+      <div class="field">
+        <label for="theme">${strings.themeLabel}</label>
+        <select id="theme" data-testid="theme" ?disabled=${this.saving !== null}
+          @change=${(e: Event) => pick({ theme: (e.target as HTMLSelectElement).value as Theme })}>
+          ${THEMES.map((theme) => html`<option value=${theme} ?selected=${look.theme === theme}>${themes[theme]}</option>`)}
+        </select>
+      </div>
+      <div class="field">
+        <label for="text-size">${strings.textSizeLabel}</label>
+        <select id="text-size" data-testid="text-size" ?disabled=${this.saving !== null}
+          @change=${(e: Event) => pick({ textSize: (e.target as HTMLSelectElement).value as TextSize })}>
+          ${TEXT_SIZES.map((size) => html`<option value=${size} ?selected=${look.textSize === size}>${sizes[size]}</option>`)}
+        </select>
+      </div>
+      <div aria-live="polite">
+        ${this.saved === 'look' ? html`<p class="notice ok" data-testid="look-saved">${strings.lookSaved}</p>` : nothing}
+      </div>
+    </section>`;
+  }
+
+  /** Saves the look in the person's settings, then shows it at once. */
+  async #chooseLook(look: Appearance): Promise<void> {
+    await this.#keep('look', async (client) => {
+      await client.putSetting(THEME_SETTING, look.theme);
+      await client.putSetting(TEXT_SIZE_SETTING, look.textSize);
+      useAppearance(look);
+    });
+  }
+
+  /** Runs one save of a choice, saying when it is done or why it failed. */
+  async #keep(of: 'language' | 'look', save: (client: ApiClient) => Promise<void>): Promise<void> {
+    const client = this.login?.client;
+    if (!client || this.saving !== null) return;
+    this.saving = of;
+    this.saved = null;
+    this.choiceError = null;
+    try {
+      await save(client);
+      this.saved = of;
+    } catch (error) {
+      this.choiceError = { of, text: describeError(error) };
+    } finally {
+      this.saving = null;
+    }
+  }
+
+  /** Saves the choice in the person's settings, then speaks it at once. */
+  async #chooseLanguage(choice: LanguageChoice): Promise<void> {
+    const login = this.login;
+    if (!login) return;
+    await this.#keep('language', async (client) => {
+      await client.putSetting(LANGUAGE_SETTING, choice);
+      login.language = choice;
+      useLocale(resolveLocale(choice, navigator.languages));
+    });
   }
 
   #url: string | null = null;
@@ -165,9 +288,9 @@ export class SkaldMyData extends LitElement {
 }
 
 function formatSize(bytes: number): string {
-  if (bytes < 1024) return strings.sizeBytes.replace('{n}', String(bytes));
-  if (bytes < 1024 * 1024) return strings.sizeKib.replace('{n}', (bytes / 1024).toFixed(1));
-  return strings.sizeMib.replace('{n}', (bytes / 1024 / 1024).toFixed(1));
+  if (bytes < 1024) return plural(bytes, strings.sizeBytes).replace('{n}', formatNumber(bytes));
+  if (bytes < 1024 * 1024) return strings.sizeKib.replace('{n}', formatNumber(bytes / 1024, 1));
+  return strings.sizeMib.replace('{n}', formatNumber(bytes / 1024 / 1024, 1));
 }
 
 declare global {

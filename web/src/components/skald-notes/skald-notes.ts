@@ -16,7 +16,8 @@ import type { Note, NoteHit, NoteSummary } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
-import { formatTime } from '../../i18n/format.js';
+import { formatNumber, formatTime } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
 import { snippetParts } from '../../state/notes.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
@@ -90,7 +91,7 @@ export class SkaldNotes extends LitElement {
       const hits = await this.#client().searchNotes(text);
       if (read !== this.#searchRead) return;
       this.hits = hits;
-      this.announcement = strings.notesFound.replace('{n}', String(hits.length));
+      this.announcement = plural(hits.length, strings.notesFound).replace('{n}', formatNumber(hits.length));
     } catch (error) {
       if (read === this.#searchRead) this.error = describeError(error);
     }
@@ -237,7 +238,7 @@ export class SkaldNotes extends LitElement {
           >
             <span class="item-title">${note.title}</span>
             <span class="item-meta">
-              ${formatTime(note.updated_at)} · ${strings.noteChars.replace('{n}', note.chars.toLocaleString())}
+              ${formatTime(note.updated_at)} · ${plural(note.chars, strings.noteChars).replace('{n}', formatNumber(note.chars))}
               ${note.outside ? html`<span class="tag remote">${strings.noteOutsideTag}</span>` : nothing}
             </span>
           </button>

@@ -8,7 +8,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 
 import type { Model } from '../../api/types.js';
 import { StoreController } from '../../controllers/store-controller.js';
-import { strings } from '../../i18n/en.js';
+import { strings, type TextKey } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { viewNotice, type NoticeChange, type NoticeNames, type NoticeView } from '../../state/notices.js';
@@ -16,7 +16,7 @@ import { controls, page } from '../../styles/controls.js';
 import { formatTime } from '../../i18n/format.js';
 import { styles } from './skald-notice-list.styles.js';
 
-const CHANGE_WORDS: Readonly<Record<NoticeChange, keyof typeof strings>> = {
+const CHANGE_WORDS: Readonly<Record<NoticeChange, TextKey>> = {
   name: 'noticeChangeName',
   address: 'noticeChangeAddress',
   key: 'noticeChangeKey',

@@ -8,6 +8,8 @@ import { LitElement, html, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
 import { strings } from '../../i18n/en.js';
+import { formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
 import { judgePassword, MIN_PASSWORD_CHARS } from '../../state/password.js';
 import { styles } from './skald-password-hint.styles.js';
 
@@ -28,8 +30,9 @@ export class SkaldPasswordHint extends LitElement {
     let text: string;
     if (this.password === '') text = strings.passwordRule;
     else if (verdict.ok) text = strings.passwordGood;
-    else if (verdict.why === 'short') text = strings.passwordShort.replace('{n}', String(verdict.missing));
+    else if (verdict.why === 'short') text = plural(verdict.missing, strings.passwordShort).replace('{n}', formatNumber(verdict.missing));
     else if (verdict.why === 'repetitive') text = strings.passwordRepetitive;
+    else if (verdict.why === 'common') text = strings.passwordCommon;
     else text = strings.passwordHasName;
     const state = this.password === '' ? 'empty' : verdict.ok ? 'ok' : 'weak';
     return html`

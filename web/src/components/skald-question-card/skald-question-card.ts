@@ -29,12 +29,21 @@ export class SkaldQuestionCard extends LitElement {
 
   @state() private draft = '';
 
+  /**
+   * Takes the focus on the card itself, not on a button: a key pressed as the card
+   * appears (an Enter meant for the message field) must never decide it. Tab goes on to
+   * what it shows, then to its buttons.
+   */
+  override focus(options?: FocusOptions): void {
+    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('section.card')?.focus(options));
+  }
+
   override render(): TemplateResult | typeof nothing {
     const card = this.card;
     if (card === null) return nothing;
     const suggestions = card.details.suggestions ?? [];
     return html`
-      <section class="card question-card" aria-labelledby="question">
+      <section class="card question-card" aria-labelledby="question" tabindex="-1">
         <header>
           <span class="kind">${strings.questionKind}</span>
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}

@@ -48,4 +48,9 @@ export const styles = css`
       border: none;
     }
   }
+
+  /* Focused by the screen itself, to be read out first: no ring on a heading. */
+  h1[tabindex='-1']:focus {
+    outline: none;
+  }
 `;

@@ -38,13 +38,18 @@ export class SkaldRecoveryCode extends LitElement {
 
   readonly #clipboard = new ClipboardController(this);
 
+  /** The screen replaced another: the focus starts at its title, read out first. */
+  protected override firstUpdated(): void {
+    this.renderRoot.querySelector<HTMLElement>('#title')?.focus();
+  }
+
   override render(): TemplateResult {
     const copied = this.#clipboard.copied !== null;
     return html`
       <div class="screen">
         <section class="panel wide" aria-labelledby="title">
           <p class="brand">${strings.productName}</p>
-          <h1 id="title">${this.reason === 'recover' ? strings.recoveryNewTitle : strings.recoveryTitle}</h1>
+          <h1 id="title" tabindex="-1">${this.reason === 'recover' ? strings.recoveryNewTitle : strings.recoveryTitle}</h1>
           <p class="lead">${strings.recoveryLead.replace('{name}', this.name)}</p>
           <p class="code" data-testid="recovery-code" aria-label=${strings.recoveryCodeLabel}>${this.code}</p>
           <div class="actions no-print">
@@ -55,13 +60,14 @@ export class SkaldRecoveryCode extends LitElement {
           <div class="notice warn warning" role="note">
             <p><strong>${strings.recoveryWarningTitle}</strong> ${strings.recoveryWarning}</p>
           </div>
-          ${this.reason === 'recover' ? html`<p class="hint">${strings.recoveryOldBackups}</p>` : ''}
+          ${this.reason === 'recover' ? html`<p class="hint">${strings.recoveryReplaced}</p>` : ''}
           <div class="confirm no-print">
             <input
               id="kept"
               type="checkbox"
               .checked=${this.kept}
               @change=${(e: Event) => (this.kept = (e.target as HTMLInputElement).checked)}
+              @keydown=${this.#enterTicks}
             />
             <label for="kept">${strings.recoveryKept}</label>
           </div>
@@ -73,6 +79,13 @@ export class SkaldRecoveryCode extends LitElement {
         </section>
       </div>
     `;
+  }
+
+  /** Enter ticks the box as Space does: people expect it of the one box on the screen. */
+  #enterTicks(event: KeyboardEvent): void {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    this.kept = !this.kept;
   }
 
   #copy(): void {

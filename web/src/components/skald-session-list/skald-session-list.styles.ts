@@ -25,10 +25,32 @@ export const styles = css`
     padding: 0 var(--skald-space-1);
   }
 
+  /* A short window (200% zoom): the whole navigation scrolls as one, so the list shows
+     as many conversations as fit rather than one row above the fixed links. */
+  @media (max-height: 36rem) {
+    nav {
+      flex: none;
+      overflow: visible;
+    }
+  }
+
   ul {
     list-style: none;
     margin: 0;
     padding: 0;
+  }
+
+  .period {
+    margin: var(--skald-space-2) var(--skald-space-2) var(--skald-space-1);
+    font-size: 0.75rem;
+    font-weight: 600;
+    letter-spacing: 0.03em;
+    text-transform: uppercase;
+    color: var(--skald-text-muted);
+  }
+
+  .period:first-child {
+    margin-top: 0;
   }
 
   .pad {

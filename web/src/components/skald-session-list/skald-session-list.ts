@@ -9,6 +9,7 @@ import { repeat } from 'lit/directives/repeat.js';
 
 import type { ChatSession } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
+import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
 import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
@@ -60,6 +61,11 @@ export class SkaldSessionList extends LitElement {
   @query('dialog') private dialog?: HTMLDialogElement;
   @query('.rename-field') private renameField?: HTMLInputElement;
 
+  /** Puts the cursor in the search field. */
+  focusSearch(): void {
+    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>('#search')?.focus());
+  }
+
   protected override updated(changed: PropertyValues): void {
     if (changed.has('renaming') && this.renaming !== null) {
       this.renameField?.focus();
@@ -91,9 +97,12 @@ export class SkaldSessionList extends LitElement {
         ${!this.loading && shown.length === 0
           ? html`<p class="hint pad">${needle === '' ? strings.noSessions : strings.noMatches}</p>`
           : nothing}
-        <ul>
-          ${repeat(shown, (s) => s.id, (s) => this.#renderRow(s))}
-        </ul>
+        ${groupByPeriod(shown, new Date()).map(
+          (group) => html`<h3 class="period" id="period-${group.period}">${periodLabel(group.period)}</h3>
+            <ul aria-labelledby="period-${group.period}" data-testid="session-group" data-period=${group.period}>
+              ${repeat(group.sessions, (s) => s.id, (s) => this.#renderRow(s))}
+            </ul>`,
+        )}
       </nav>
       <dialog aria-labelledby="delete-title" @close=${() => (this.deleting = null)}>
         ${this.deleting
@@ -178,6 +187,17 @@ export class SkaldSessionList extends LitElement {
     this.deleting = null;
     if (session) this.dispatchEvent(new DeleteSessionEvent(session.id));
   }
+}
+
+function periodLabel(period: Period): string {
+  const labels: Readonly<Record<Period, string>> = {
+    today: strings.periodToday,
+    yesterday: strings.periodYesterday,
+    week: strings.periodWeek,
+    month: strings.periodMonth,
+    older: strings.periodOlder,
+  };
+  return labels[period];
 }
 
 function titleOf(session: ChatSession): string {

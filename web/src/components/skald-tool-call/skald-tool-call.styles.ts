@@ -42,9 +42,8 @@ export const styles = css`
     font-weight: 600;
   }
 
-  .name {
-    color: var(--skald-text-muted);
-    font-size: 0.85em;
+  .sentence {
+    margin: 0 0 var(--skald-space-2);
   }
 
   .status {

@@ -29,10 +29,11 @@ describe('a tool call', () => {
     assert.deepEqual([await host().getAttribute('data-status'), await status()], ['ok', 'Done']);
   });
 
-  test('closed it names the tool; opened from the keyboard it shows the exact arguments and the result', async () => {
+  test('closed it names the tool in words (its code name on hover); opened from the keyboard it shows the exact arguments and the result', async () => {
     await mount(page, '<skald-tool-call></skald-tool-call>', { item: item({ status: 'ok', result: 'saved <b>note</b> 4' }) });
     assert.equal(await page.locator('skald-tool-call .label').textContent(), 'Write a note');
-    assert.equal(await page.locator('skald-tool-call code.name').textContent(), 'note_write');
+    assert.equal(await page.locator('skald-tool-call .label').getAttribute('title'), 'note_write');
+    assert.equal(await page.locator('skald-tool-call summary code').count(), 0, 'no code in the closed row');
     assert.equal(await page.locator('skald-tool-call pre.args').isVisible(), false);
     await page.locator('skald-tool-call summary').focus();
     await page.keyboard.press('Enter');

@@ -7,6 +7,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
 import { strings, toolLabel } from '../../i18n/en.js';
+import { describeCall } from '../../i18n/tool-sentences.js';
 import type { ToolItem } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { prettyArguments } from '../skald-approval-card/skald-approval-card.js';
@@ -52,24 +53,38 @@ export class SkaldToolCall extends LitElement {
       denied: strings.toolDenied,
       cancelled: strings.toolCancelled,
     }[status];
+    const sentence = describeCall(item.name, item.arguments);
     return html`
       <details>
         <summary>
           <span class="icon" data-status=${status} aria-hidden="true"></span>
-          <span class="label">${toolLabel(item.name)}</span>
-          <code class="name">${item.name}</code>
+          <span class="label" title=${item.name}>${toolLabel(item.name)}</span>
           <span class="status" data-status=${status}>${statusText}</span>
         </summary>
         <div class="body">
+          ${sentence !== null ? html`<p class="sentence" data-testid="tool-sentence">${sentence}</p>` : nothing}
           <p class="heading">${strings.toolArguments}</p>
           <pre class="args">${prettyArguments(item.arguments)}</pre>
           ${item.result !== null
             ? html`<p class="heading">${strings.toolResult}</p>
-                <pre class="result">${item.result}</pre>`
+                <pre class="result">${readableResult(item.result)}</pre>`
             : nothing}
         </div>
       </details>
     `;
+  }
+}
+
+/**
+ * A result as a person reads it: a JSON string is shown as its text (real line breaks, not
+ * `\n`), other JSON indented, anything else as it came.
+ */
+export function readableResult(result: string): string {
+  try {
+    const value = JSON.parse(result) as unknown;
+    return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  } catch {
+    return result;
   }
 }
 

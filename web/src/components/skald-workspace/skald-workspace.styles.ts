@@ -7,11 +7,16 @@ export const styles = css`
     height: 100vh;
   }
 
+  /* The window never scrolls: the navigation and the open view scroll inside
+     themselves, and nothing that escapes them (an absolutely placed label, a long
+     admin page) can grow the document and slide the app off-screen. \`clip\`, not
+     \`hidden\`: a hidden box still scrolls when something inside it takes focus. */
   .layout {
     position: relative;
     display: grid;
     grid-template-columns: 17rem 1fr;
     height: 100%;
+    overflow: clip;
   }
 
   .skip {
@@ -34,6 +39,7 @@ export const styles = css`
   }
 
   .nav {
+    position: relative;
     display: flex;
     flex-direction: column;
     gap: var(--skald-space-2);
@@ -55,6 +61,13 @@ export const styles = css`
   skald-session-list {
     flex: 1;
     min-height: 9rem;
+  }
+
+  @media (max-height: 36rem) {
+    skald-session-list {
+      flex: none;
+      min-height: auto;
+    }
   }
 
   .nav-foot {
@@ -140,15 +153,64 @@ export const styles = css`
     color: var(--skald-text-muted);
   }
 
+  .shortcuts-link {
+    align-self: flex-start;
+    margin: 0 var(--skald-space-3);
+    font-size: 0.85rem;
+  }
+
+  dialog.shortcuts {
+    max-width: min(28rem, 92vw);
+    border: 1px solid var(--skald-border);
+    border-radius: calc(var(--skald-radius) * 2);
+    background: var(--skald-surface);
+    color: var(--skald-text);
+  }
+
+  dialog.shortcuts h2 {
+    margin-top: 0;
+    font-size: 1.1rem;
+  }
+
+  .shortcut {
+    display: flex;
+    justify-content: space-between;
+    gap: var(--skald-space-3);
+    padding: var(--skald-space-1) 0;
+  }
+
+  .shortcut dt {
+    white-space: nowrap;
+  }
+
+  .shortcut dd {
+    margin: 0;
+    text-align: right;
+  }
+
+  kbd {
+    display: inline-block;
+    min-width: 1.6em;
+    padding: 0.05rem 0.35rem;
+    border: 1px solid var(--skald-border);
+    border-radius: 0.3rem;
+    background: var(--skald-bg);
+    font-family: var(--skald-font-mono);
+    font-size: 0.85em;
+    text-align: center;
+  }
+
   .lock {
     min-height: 2.25rem;
     padding: 0 0.75rem;
   }
 
   .main {
+    position: relative;
     min-width: 0;
     min-height: 0;
     height: 100vh;
+    overflow-y: auto;
     background: var(--skald-bg);
   }
 

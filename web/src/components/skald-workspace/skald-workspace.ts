@@ -22,6 +22,7 @@ import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
 import { parseRoute, routeHash, sameRoute, type Route } from '../../state/route.js';
+import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
 import { boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
@@ -101,6 +102,7 @@ export class SkaldWorkspace extends LitElement {
     this.route = parseRoute(window.location.hash);
     window.addEventListener('hashchange', this.#onAddressChanged);
     window.addEventListener('popstate', this.#onAddressChanged);
+    window.addEventListener('keydown', this.#onKey);
   }
 
   override disconnectedCallback(): void {
@@ -109,6 +111,42 @@ export class SkaldWorkspace extends LitElement {
     this.#alive.abort();
     window.removeEventListener('hashchange', this.#onAddressChanged);
     window.removeEventListener('popstate', this.#onAddressChanged);
+    window.removeEventListener('keydown', this.#onKey);
+  }
+
+  /** The keyboard shortcuts (state/shortcuts.ts), from anywhere in the workspace. */
+  readonly #onKey = (event: KeyboardEvent): void => {
+    const action = shortcutOf(event);
+    if (action === null || event.defaultPrevented) return;
+    // An open dialog keeps Escape to itself.
+    if (event.key === 'Escape' && this.#dialogOpen()) return;
+    switch (action) {
+      case 'new-chat':
+        this.#newChat();
+        break;
+      case 'search':
+        this.navOpen = true;
+        this.renderRoot.querySelector('skald-session-list')?.focusSearch();
+        break;
+      case 'focus-composer':
+        if (this.route.page !== 'chat') this.#go({ page: 'chat' });
+        void this.updateComplete.then(() => this.chat?.focus());
+        break;
+      case 'stop':
+        if (this.route.page !== 'chat' || !this.chat?.stopReply()) return;
+        break;
+      case 'help':
+        this.renderRoot.querySelector<HTMLDialogElement>('dialog.shortcuts')?.showModal();
+        break;
+    }
+    event.preventDefault();
+  };
+
+  /** Whether a modal dialog is open anywhere in the page (through shadow roots). */
+  #dialogOpen(): boolean {
+    const open = (root: Document | ShadowRoot): boolean =>
+      root.querySelector('dialog[open]') !== null || [...root.querySelectorAll('*')].some((el) => el.shadowRoot !== null && open(el.shadowRoot));
+    return open(document);
   }
 
   /** A link was followed, Back or Forward pressed, or the address typed: open that page. */
@@ -306,6 +344,14 @@ export class SkaldWorkspace extends LitElement {
                 ${admin ? this.#pageLink('admin', '#/admin/people', gearIcon, strings.adminNav) : nothing}
               </ul>
             </nav>
+            <button
+              type="button"
+              class="link shortcuts-link"
+              data-testid="open-shortcuts"
+              @click=${() => this.renderRoot.querySelector<HTMLDialogElement>('dialog.shortcuts')?.showModal()}
+            >
+              ${strings.shortcutsTitle}
+            </button>
             <div class="me" data-testid="me">
               <skald-avatar size="small" .name=${login.me.user.name}></skald-avatar>
               <span class="me-text">
@@ -319,9 +365,35 @@ export class SkaldWorkspace extends LitElement {
           </div>
         </aside>
         <main id="main" class="main" tabindex="-1" data-page=${route.page}>${this.#renderPage(login)}</main>
+        ${this.#renderShortcuts()}
         <skald-toasts .toasts=${this.toasts}></skald-toasts>
       </div>
     `;
+  }
+
+  #renderShortcuts(): TemplateResult {
+    const what: Readonly<Record<ShortcutAction, string>> = {
+      'new-chat': strings.shortcutNewChat,
+      search: strings.shortcutSearch,
+      'focus-composer': strings.shortcutFocusComposer,
+      stop: strings.shortcutStop,
+      help: strings.shortcutHelp,
+    };
+    return html`<dialog class="shortcuts" aria-labelledby="shortcuts-title" data-testid="shortcuts">
+      <form method="dialog">
+        <h2 id="shortcuts-title">${strings.shortcutsTitle}</h2>
+        <dl>
+          ${SHORTCUTS.map(
+            (shortcut) => html`<div class="shortcut">
+              <dt>${shortcut.keys.map((key, i) => html`${i > 0 ? '+' : ''}<kbd>${key}</kbd>`)}</dt>
+              <dd>${what[shortcut.action]}</dd>
+            </div>`,
+          )}
+        </dl>
+        <p class="hint">${strings.shortcutsMac}</p>
+        <div class="actions end"><button value="close" autofocus>${strings.close}</button></div>
+      </form>
+    </dialog>`;
   }
 
   #pageLink(page: Route['page'], href: string, icon: TemplateResult | SVGTemplateResult, label: string): TemplateResult {

@@ -1,0 +1,94 @@
+/**
+ * A built-in tool's call in one sentence a person reads, from its exact arguments: what
+ * the card asks and what a tool row did. Every argument that changes what happens is in
+ * the sentence in full (a web address is never shortened), so the sentence can stand
+ * beside the exact JSON rather than hide it. `null` for a tool this page does not know
+ * (an agent's own, later a server's): those show their arguments as they are. Pure.
+ */
+import { strings } from './en.js';
+
+type Args = Readonly<Record<string, unknown>>;
+
+/** Longest stretch of free text (a note's body) the sentence quotes before "…". */
+const QUOTE_CHARS = 160;
+
+export function describeCall(tool: string, raw: unknown): string | null {
+  const args = asArgs(raw);
+  if (args === null) return null;
+  const text = (key: string): string | null => (typeof args[key] === 'string' ? args[key] : null);
+  const id = (): string | null => (typeof args['id'] === 'number' ? String(args['id']) : null);
+  const fill = (template: string, values: Readonly<Record<string, string>>): string =>
+    template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole);
+  switch (tool) {
+    case 'note_write': {
+      const title = text('title');
+      const body = text('text');
+      if (title === null || body === null) return null;
+      const note = id();
+      return fill(note === null ? strings.callNoteWrite : strings.callNoteReplace, { title, text: quote(body), id: note ?? '' });
+    }
+    case 'note_read':
+    case 'note_delete': {
+      const note = id();
+      if (note === null) return null;
+      return fill(tool === 'note_read' ? strings.callNoteRead : strings.callNoteDelete, { id: note });
+    }
+    case 'note_list':
+      return strings.callNoteList;
+    case 'note_search': {
+      const query = text('query');
+      return query === null ? null : fill(strings.callNoteSearch, { query });
+    }
+    case 'web_fetch': {
+      const url = text('url');
+      return url === null ? null : fill(strings.callWebFetch, { url });
+    }
+    case 'notify': {
+      const title = text('title');
+      if (title === null) return null;
+      const body = text('body');
+      return body === null || body === '' ? fill(strings.callNotify, { title }) : fill(strings.callNotifyBody, { title, body: quote(body) });
+    }
+    case 'clarify': {
+      const question = text('question');
+      return question === null ? null : fill(strings.callClarify, { question });
+    }
+    case 'call_agent': {
+      const agent = text('agent');
+      const task = text('task');
+      return agent === null || task === null ? null : fill(strings.callAgent, { agent, task: quote(task) });
+    }
+    case 'list_agents':
+      return strings.callListAgents;
+    case 'current_time': {
+      const zone = text('timezone');
+      return zone === null ? strings.callTime : fill(strings.callTimeIn, { zone });
+    }
+    case 'scratchpad':
+      return strings.callScratchpad;
+    default:
+      return null;
+  }
+}
+
+/** The arguments as an object, parsed when they came as JSON text; `null` otherwise. */
+function asArgs(raw: unknown): Args | null {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw) as unknown;
+    } catch {
+      return null;
+    }
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Args) : null;
+}
+
+/** Free text cut to a readable length on a word boundary. */
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if ([...flat].length <= QUOTE_CHARS) return flat;
+  const cut = [...flat].slice(0, QUOTE_CHARS).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space > QUOTE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}

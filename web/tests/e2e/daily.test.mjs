@@ -1,0 +1,239 @@
+// What a person meets first, done the way they expect: the password meter says what the
+// server will say, and setup offers what it found on this computer before anything it
+// would download.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { readFile } from 'node:fs/promises';
+
+import { api, logIn, launchBrowser, seedInstance, startStack, stopStack, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
+
+const ADA = { name: 'Ada', password: 'otter lantern quietly' };
+const TIMEOUT = 20_000;
+
+describe('setup on a computer that already runs a model server', () => {
+  let root;
+  let model;
+  let server;
+  let browser;
+
+  before(async () => {
+    root = await makeRoot();
+    // The scripted model server stands in for llama.cpp's server on its usual port.
+    model = await startScriptedModel();
+    const port = new URL(model.url).port;
+    server = await startServer(requireBin(), root, { env: { SKALD_TEST_DETECT_PORTS: `llamacpp=${port}` } });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(server?.proc);
+    await stopProcess(model?.proc);
+    await removeRoot(root);
+  });
+
+  test('offers the server it found first, and the built-in model only as the plain alternative', async () => {
+    const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
+    try {
+      await page.locator('[data-screen=setup]').waitFor({ timeout: TIMEOUT });
+      await page.locator('#name').fill(ADA.name);
+      // The meter and the server agree: a common password is weak on the page too.
+      await page.locator('#password').fill('password1234');
+      const hint = page.locator('skald-password-hint .text');
+      assert.equal(await hint.getAttribute('data-state'), 'weak');
+      assert.match(await hint.innerText(), /among the first ones guessed/);
+      await page.locator('#password').fill(ADA.password);
+      await page.locator('#confirm').fill(ADA.password);
+      await page.getByRole('button', { name: 'Create my account' }).click();
+      await page.getByLabel('I have kept my recovery code somewhere safe.').check({ timeout: TIMEOUT });
+      await page.getByRole('button', { name: 'Continue' }).click();
+
+      const found = page.locator('[data-testid=detected] li');
+      await found.first().waitFor({ timeout: TIMEOUT });
+      assert.match(await found.first().innerText(), /llama\.cpp/);
+      const order = await page.locator('skald-connect-model').evaluate((el) =>
+        [...el.shadowRoot.querySelectorAll('[data-testid=detected], [data-testid=provider-form], skald-local-catalogue')].map((e) => e.dataset.testid ?? e.localName),
+      );
+      assert.deepEqual(order, ['detected', 'provider-form', 'skald-local-catalogue'], 'what was found comes first, the built-in model last');
+      // The found server's button is the one that stands out; downloading is offered plainly.
+      const connect = found.first().getByRole('button');
+      assert.match((await connect.getAttribute('class')) ?? '', /primary/);
+      const download = page.locator('[data-testid=local-download]').first();
+      await download.waitFor({ timeout: TIMEOUT });
+      assert.doesNotMatch((await download.getAttribute('class')) ?? '', /primary/);
+      await screenshot(page, 'setup-detected-first');
+
+      await connect.click();
+      await page.locator('[data-testid=verdict][data-ok=true]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=model-step-done]').click();
+      await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+
+      // The Models page in the same order: the providers in use, adding one, then the built-in model.
+      await page.locator('[data-testid=nav-admin]').click();
+      await page.locator('[data-testid=admin-tab][data-section=models]').click();
+      await page.locator('[data-testid=provider-item]').first().waitFor({ timeout: TIMEOUT });
+      const sections = await page.locator('skald-admin-models').evaluate((el) =>
+        [...el.shadowRoot.querySelectorAll('.provider-list, skald-connect-model, [data-testid=local-models]')].map((e) => (e.localName === 'ul' ? 'providers' : e.localName === 'skald-connect-model' ? 'connect' : e.dataset.testid)),
+      );
+      assert.deepEqual(sections, ['providers', 'connect', 'local-models'], 'the built-in model comes after the providers in use');
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('the way in', () => {
+  let stack;
+
+  before(async () => {
+    stack = await startStack();
+    await seedInstance(stack.server, stack.model, ADA);
+  });
+
+  after(() => stopStack(stack));
+
+  const picker = (page) => page.locator('[data-testid=person]').first().waitFor({ timeout: TIMEOUT });
+
+  test('says how to get back in, and the printed address opens the page again until Skald restarts', async () => {
+    const address = `${stack.server.origin}/#token=${stack.server.token}`;
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, address);
+    try {
+      await picker(page);
+      await page.reload();
+      const message = page.locator('[data-testid=message]');
+      await message.waitFor({ timeout: TIMEOUT });
+      assert.match(await message.innerText(), /needs its launch token/);
+      assert.match(await page.locator('.ways').innerText(), /Open in Skald’s menu in the system tray[\s\S]*skald serve/);
+
+      // Not an address; then an address of an earlier start; then the one printed now.
+      const field = page.getByLabel('Or paste the address skald serve printed');
+      await field.fill('hello');
+      await page.keyboard.press('Enter');
+      assert.match(await page.locator('[data-testid=launch-error]').innerText(), /not a Skald address/);
+      await field.fill(`${stack.server.origin}/#token=from-an-earlier-start`);
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=launch-error]').filter({ hasText: /earlier start of Skald/ }).waitFor({ timeout: TIMEOUT });
+      await page.getByLabel('Or paste the address skald serve printed').fill(address);
+      await page.keyboard.press('Enter');
+      await picker(page);
+      assert.equal(await page.evaluate(() => window.location.hash), '', 'the token stays out of the address bar');
+      assert.deepEqual(failedResponses, ['GET /api/health 401']);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+    // The printed address opens another window too: it is good until the server restarts.
+    const again = await openPage(stack.browser, address);
+    try {
+      await picker(again.page);
+      assert.equal((await api(stack.server.origin, stack.server.token, 'GET', '/api/health')).status, 'ok');
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('after too many wrong passwords it counts down, keeps what was typed, and lets the right one in after', async () => {
+    const { page, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await page.locator(`[data-testid=person][data-name=${ADA.name}]`).click();
+      const field = page.locator('#password');
+      const error = page.locator('[data-testid=login-error]');
+      // Five free attempts, then the server asks for a wait.
+      for (let i = 0; i < 6; i++) {
+        await field.fill(`wrong guess number ${i}`);
+        await page.keyboard.press('Enter');
+        // Each answer either clears the field (a wrong password) or starts the wait.
+        await page.locator('[data-testid=login-wait]').or(error.filter({ hasText: /not right/ })).first().waitFor({ timeout: TIMEOUT });
+        await page.waitForFunction(() => {
+          const login = document.querySelector('skald-app')?.shadowRoot?.querySelector('skald-login')?.shadowRoot;
+          return login?.querySelector('[data-testid=login-wait]') || login?.querySelector('#password')?.value === '';
+        });
+        if ((await page.locator('[data-testid=login-wait]').count()) > 0) break;
+      }
+      const wait = page.locator('[data-testid=login-wait]');
+      await wait.waitFor({ timeout: TIMEOUT });
+      assert.match(await error.innerText(), /Too many wrong passwords/);
+      assert.match(await wait.innerText(), /try again in \d+ second/);
+      // The right password typed during the wait is kept and not sent; Enter does nothing yet.
+      await field.fill(ADA.password);
+      assert.equal(await page.locator('button[type=submit]').isDisabled(), true);
+      await page.keyboard.press('Enter');
+      // When the wait is over the countdown goes, and the same password lets Ada in.
+      await wait.waitFor({ state: 'detached', timeout: TIMEOUT });
+      assert.equal(await field.inputValue(), ADA.password, 'what was typed is kept');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('what a chat app does with a reply', () => {
+  let stack;
+
+  before(async () => {
+    stack = await startStack();
+    await seedInstance(stack.server, stack.model, ADA);
+  });
+
+  after(() => stopStack(stack));
+
+  test('a reply is copied whole, and the conversation is saved as Markdown', async () => {
+    const { page, context, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.server.origin });
+      await logIn(page, ADA, TIMEOUT);
+      await stack.model.push({ text: 'First line of the plan.\n\n- flour\n- water' });
+      await page.locator('[data-testid=composer]').fill('Plan bread');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
+
+      await page.locator('[data-testid=copy-reply]').click();
+      await page.locator('[data-testid=copy-reply] .copied').waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'First line of the plan.\n\n- flour\n- water');
+
+      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid=export-conversation]').click()]);
+      assert.equal(download.suggestedFilename(), 'Plan-bread.md');
+      const text = await readFile(await download.path(), 'utf8');
+      assert.match(text, /^# Plan bread\n/);
+      assert.match(text, /## You\n\nPlan bread\n\n## Skald \(scripted\/[a-z-]+\)\n\nFirst line of the plan\.\n\n- flour\n- water\n$/);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test("the look is the person's: dark and larger text at once, kept across logins, gone when locked", async () => {
+    const { page, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    const look = () => page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).fontSize]);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      assert.deepEqual(await look(), ['light', '16px'], 'as the system is set, at first');
+      await page.locator('[data-testid=nav-data]').click();
+      await page.locator('[data-testid=theme]').selectOption('dark');
+      await page.locator('[data-testid=look-saved]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=text-size]').selectOption('larger');
+      await page.waitForFunction(() => getComputedStyle(document.documentElement).fontSize === '20px', null, { timeout: TIMEOUT }).catch(() => undefined);
+      assert.deepEqual(await look(), ['dark', '20px']);
+      await screenshot(page, 'my-data-dark-larger');
+
+      await page.locator('[data-testid=lock]').click();
+      await page.locator('[data-screen=picker]').waitFor({ timeout: TIMEOUT });
+      assert.deepEqual(await look(), ['light', '16px'], 'the next person meets the system look');
+      await logIn(page, ADA, TIMEOUT);
+      assert.deepEqual(await look(), ['dark', '20px'], "kept in Ada's settings");
+      // "As this computer is set" follows the system as it changes.
+      await page.locator('[data-testid=nav-data]').click();
+      await page.locator('[data-testid=theme]').selectOption('system');
+      await page.locator('[data-testid=look-saved]').waitFor({ timeout: TIMEOUT });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      assert.equal((await look())[0], 'dark');
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});

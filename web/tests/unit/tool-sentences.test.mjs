@@ -1,0 +1,45 @@
+// A built-in tool's call in words: every argument that changes what happens is in the
+// sentence, in full where it matters (an address), and unknown tools get none.
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { loadModule } from './load.mjs';
+
+describe('a call in words', () => {
+  let describeCall;
+  before(async () => {
+    ({ describeCall } = await loadModule('i18n/tool-sentences.ts'));
+  });
+
+  test('a note to write names its title and its text', () => {
+    assert.equal(describeCall('note_write', { title: 'Shopping', text: 'flour, yeast' }), 'Save a note titled “Shopping”: flour, yeast');
+    assert.equal(describeCall('note_write', { id: 7, title: 'Shopping', text: 'milk' }), 'Replace note 7 with one titled “Shopping”: milk');
+  });
+
+  test('a web address is never shortened, however long', () => {
+    const url = `https://example.org/${'a'.repeat(400)}?next=https://elsewhere.example/`;
+    assert.equal(describeCall('web_fetch', { url }), `Read the web page ${url}`);
+  });
+
+  test('long free text is cut on a word with an ellipsis, and its line breaks read as spaces', () => {
+    const text = `${'word '.repeat(60)}end`;
+    const sentence = describeCall('note_write', { title: 'T', text: `line one\nline two ${text}` });
+    assert.match(sentence, /^Save a note titled “T”: line one line two word/);
+    assert.ok(sentence.endsWith('…') && !sentence.includes('\n'), sentence);
+    assert.ok(sentence.length < 220, `${sentence.length} characters`);
+  });
+
+  test('arguments sent as JSON text read the same as an object', () => {
+    assert.equal(describeCall('note_delete', '{"id": 3}'), 'Delete note 3');
+    assert.equal(describeCall('note_search', { query: 'bread' }), 'Search your notes for “bread”');
+    assert.equal(describeCall('call_agent', { agent: 'researcher', task: 'Find the bus times' }), 'Ask the agent researcher: Find the bus times');
+    assert.equal(describeCall('notify', { title: 'Oven', body: 'Take the bread out' }), 'Send you a notification: “Oven” — Take the bread out');
+  });
+
+  test('an unknown tool, or arguments that do not fit, get no sentence: the card shows them as they are', () => {
+    assert.equal(describeCall('mcp__files__write', { path: '/etc/passwd' }), null);
+    assert.equal(describeCall('web_fetch', { address: 'https://example.org' }), null);
+    assert.equal(describeCall('note_delete', 'not json'), null);
+    assert.equal(describeCall('note_delete', { id: 'three' }), null);
+  });
+});
