@@ -21,7 +21,8 @@ struct Rules {
 
 fn rules() -> &'static Rules {
     static RULES: std::sync::LazyLock<Rules> = std::sync::LazyLock::new(|| {
-        serde_json::from_str(include_str!("../../web/src/state/password-rules.json")).expect("the password rules are valid JSON")
+        serde_json::from_str(include_str!("../../web/src/state/password-rules.json"))
+            .expect("the password rules are valid JSON")
     });
     &RULES
 }
