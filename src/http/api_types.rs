@@ -27,6 +27,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         crate::store::roles::Role,
         crate::store::audit::Entry,
         crate::store::usage::PersonUsage,
+        crate::store::approvals::PersonalRule,
         crate::secrets::Status,
         crate::providers::catalogue::CatalogueModel,
         crate::providers::detect::Found,

@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::providers::privacy::Tier;
 use crate::store::agents as agent_versions;
+use crate::store::approvals::{self, PersonalRule};
 use crate::store::providers::ProviderKind;
 use crate::store::roles::Role;
 use crate::store::usage::PersonUsage;
@@ -33,6 +34,11 @@ const MAX_SETTING_VALUE: usize = 64 * 1024;
 pub struct MeView {
     pub user: PublicUser,
     pub role: Option<Role>,
+    /// Who manages this Skald, by name: whom to ask about a model that does not answer.
+    pub administrators: Vec<String>,
+    /// Who may approve what the assistant asks, by name: whom to ask when one's own role
+    /// may not.
+    pub approvers: Vec<String>,
 }
 
 /// `GET /api/me`: who I am and what my role allows.
@@ -40,7 +46,9 @@ pub async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<Me
     let system = state.accounts.system();
     let row = users::find(system, &caller.session.user_id).await?.ok_or(ApiError::NotFound)?;
     let role = roles::get(system, &row.role_id).await?;
-    Ok(Json(MeView { user: PublicUser::from(&row), role }))
+    let administrators = roles::names_who_may(system, roles::Ability::Manage).await?;
+    let approvers = roles::names_who_may(system, roles::Ability::Approve).await?;
+    Ok(Json(MeView { user: PublicUser::from(&row), role, administrators, approvers }))
 }
 
 #[derive(Deserialize)]
@@ -99,6 +107,20 @@ pub async fn delete_setting(caller: Caller, Path(key): Path<String>) -> Result<S
     match caller.session.space.delete_setting(&key).await? {
         true => Ok(StatusCode::NO_CONTENT),
         false => Err(ApiError::NotFound),
+    }
+}
+
+/// `GET /api/me/rules`: my own "always allow" rules, from my private file.
+pub async fn rules(caller: Caller) -> Result<Json<Vec<PersonalRule>>, ApiError> {
+    Ok(Json(approvals::list_personal_rules(&caller.session.space).await?))
+}
+
+/// `DELETE /api/me/rules/{id}`: takes one of my "always allow" rules back; the tool asks
+/// me again from the next call on.
+pub async fn delete_rule(caller: Caller, Path(id): Path<i64>) -> Result<StatusCode, ApiError> {
+    match approvals::delete_personal_rule(&caller.session.space, id).await? {
+        true => Ok(StatusCode::NO_CONTENT),
+        false => Err(ApiError::Missing { code: "no_rule", message: "there is no such rule of yours".into() }),
     }
 }
 

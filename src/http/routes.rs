@@ -68,6 +68,8 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/me/settings", Session, Header, me::settings),
         route(M::PUT, "/api/me/settings/{key}", Session, Header, me::put_setting),
         route(M::DELETE, "/api/me/settings/{key}", Session, Header, me::delete_setting),
+        route(M::GET, "/api/me/rules", Session, Header, me::rules),
+        route(M::DELETE, "/api/me/rules/{id}", Session, Header, me::delete_rule),
         // models
         route(M::POST, "/api/providers", Admin, Header, providers::add),
         route(M::GET, "/api/providers", Admin, Header, providers::list),

@@ -305,7 +305,9 @@ impl ProviderError {
     pub fn advice(&self, provider: &str) -> String {
         match self {
             Self::Auth { .. } => {
-                format!("{provider} refused the API key. An administrator can enter a valid key in Settings → Models.")
+                format!(
+                    "{provider} refused the API key. An administrator can enter a valid key in Administration → Models."
+                )
             }
             Self::RateLimited { retry_after, .. } => match retry_after {
                 Some(wait) => {

@@ -256,6 +256,28 @@ pub async fn personal_rules(store: &PrivateStore) -> Result<Vec<Rule>, StoreErro
         .collect())
 }
 
+/// One of a person's own "always allow" rules, as their My data page lists it.
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow, ts_rs::TS)]
+pub struct PersonalRule {
+    pub id: i64,
+    pub tool: String,
+    pub effect: String,
+    pub created_at: String,
+}
+
+/// The person's own rules, oldest first.
+pub async fn list_personal_rules(store: &PrivateStore) -> Result<Vec<PersonalRule>, StoreError> {
+    Ok(sqlx::query_as("SELECT id, tool, effect, created_at FROM personal_rules ORDER BY id")
+        .fetch_all(store.pool())
+        .await?)
+}
+
+/// Takes one of the person's own rules back; whether there was one with that id.
+pub async fn delete_personal_rule(store: &PrivateStore, id: i64) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM personal_rules WHERE id = ?").bind(id).execute(store.pool()).await?;
+    Ok(done.rows_affected() == 1)
+}
+
 async fn insert_rule(tx: &mut sqlx::SqliteConnection, rule: &Rule, now: &str) -> Result<(), StoreError> {
     let effect = match rule.effect {
         Effect::Allow => "allow",

@@ -142,6 +142,31 @@ pub async fn managers(store: &SystemStore) -> Result<Vec<UserId>, StoreError> {
     .await?)
 }
 
+/// Something a role may let its people do, that others may need to ask them for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ability {
+    /// Manage the instance (`manage_instance`).
+    Manage,
+    /// Approve what the assistant asks to do (`may_approve`).
+    Approve,
+}
+
+/// The names of the active people whose role has `ability`, by name: whom a person can
+/// ask when their own role does not let them.
+pub async fn names_who_may(store: &SystemStore, ability: Ability) -> Result<Vec<String>, StoreError> {
+    let sql = match ability {
+        Ability::Manage => {
+            "SELECT u.name FROM users u JOIN roles r ON r.id = u.role_id
+             WHERE u.status = 'active' AND r.manage_instance = 1 ORDER BY u.name"
+        }
+        Ability::Approve => {
+            "SELECT u.name FROM users u JOIN roles r ON r.id = u.role_id
+             WHERE u.status = 'active' AND r.may_approve = 1 ORDER BY u.name"
+        }
+    };
+    Ok(sqlx::query_scalar(sql).fetch_all(store.pool()).await?)
+}
+
 /// Replaces a role's attributes (already validated). Refused when it would leave no
 /// active person able to manage the instance.
 pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(), StoreError> {

@@ -116,7 +116,7 @@ pub enum AccountError {
     BadEnrolment,
     #[error("the name or recovery code is wrong")]
     BadRecovery,
-    #[error("too many failed attempts; try again in {} seconds", .0.as_secs().max(1))]
+    #[error("too many failed attempts; try again in {}", rate_limit::in_seconds(*.0))]
     RateLimited(Duration),
     #[error("this account's key record cannot be used: {0}. Restore the data directory from a backup.")]
     KeyRecord(CryptoError),

@@ -36,6 +36,14 @@ pub fn wait_after(failures: u32) -> Duration {
     Duration::from_secs(1u64 << doublings).min(MAX_WAIT)
 }
 
+/// A wait in whole seconds as a sentence says it: "1 second", "2 seconds" (never "0"). Pure.
+pub fn in_seconds(wait: Duration) -> String {
+    match wait.as_secs().max(1) {
+        1 => "1 second".to_owned(),
+        n => format!("{n} seconds"),
+    }
+}
+
 impl RateLimiter {
     /// Begins an attempt for `key`, counted as a failure until [`Self::succeeded`] says
     /// otherwise; `Err(retry_after)` while `key` must wait. The check and the count are
@@ -67,6 +75,8 @@ mod tests {
     fn the_first_failures_are_free_then_the_wait_doubles_up_to_a_cap() {
         assert_eq!(wait_after(4), Duration::ZERO);
         assert_eq!(wait_after(5), Duration::from_secs(1));
+        assert_eq!(in_seconds(Duration::from_millis(300)), "1 second", "a wait under a second reads as one");
+        assert_eq!(in_seconds(Duration::from_secs(2)), "2 seconds");
         assert_eq!(wait_after(6), Duration::from_secs(2));
         assert_eq!(wait_after(60), MAX_WAIT);
     }

@@ -204,3 +204,17 @@ async fn a_pending_person_can_get_a_new_enrolment_code_and_the_old_one_dies() {
     assert_eq!(it.server.post("/api/enrol", None, enrol(new)).await.0, 201);
     let _: Value = fresh;
 }
+
+#[tokio::test]
+async fn a_person_is_told_who_manages_skald_and_who_may_approve() {
+    let it = instance().await;
+    let (status, me) = it.server.call(Method::GET, "/api/me", Some(&it.member), None).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["administrators"], json!(["Ada"]), "whom to ask about the model");
+    assert_eq!(me["approvers"], json!(["Ada", "Bo"]), "the seeded roles let both approve");
+    // Someone who stops being active is no longer named.
+    let path = format!("/api/users/{}/deactivate", it.member_id);
+    assert_eq!(it.server.call(Method::POST, &path, Some(&it.admin), None).await.0, 200);
+    let (_, me) = it.server.call(Method::GET, "/api/me", Some(&it.admin), None).await;
+    assert_eq!(me["approvers"], json!(["Ada"]));
+}

@@ -137,7 +137,7 @@ pub fn check_cpu(compiled: &[&str], has: impl Fn(&str) -> bool) -> Result<(), St
     }
     Err(format!(
         "the built-in model needs a processor with {}, which this computer's processor lacks (most made \
-         since 2013 have them). Connect a model server instead in Settings → Models.",
+         since 2013 have them). Connect a model server instead in Administration → Models.",
         missing.join(", ")
     ))
 }
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn a_cpu_without_the_built_for_instructions_is_refused_naming_them() {
         let refused = check_cpu(&["avx", "avx2", "fma"], |feature| feature == "avx").unwrap_err();
-        assert!(refused.contains("avx2, fma") && refused.contains("Settings → Models"), "{refused}");
+        assert!(refused.contains("avx2, fma") && refused.contains("Administration → Models"), "{refused}");
         assert!(check_cpu(&["avx", "avx2"], |_| true).is_ok());
         assert!(check_cpu(&[], |_| false).is_ok());
     }

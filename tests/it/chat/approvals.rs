@@ -542,3 +542,36 @@ async fn argument_rules_match_the_field_they_name_in_every_spelling_of_an_addres
     assert_eq!(row["status"], "error", "{row}");
     assert!(row["text"].as_str().unwrap().contains("/x"), "{row}");
 }
+
+#[tokio::test]
+async fn a_person_sees_their_always_allow_rules_and_taking_one_back_makes_the_tool_ask_again() {
+    let chat = Chat::start().await;
+    always_allow_note_write(&chat).await;
+    let (status, rules) = chat.server.call(Method::GET, "/api/me/rules", Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{rules}");
+    let rules = rules.as_array().unwrap().clone();
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!((rules[0]["tool"].as_str(), rules[0]["effect"].as_str()), (Some("note_write"), Some("allow")));
+
+    // Standing, it lets the next write run unasked.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("note_write", json!({ "title": "two", "text": "2" }))]));
+    chat.model.push(Reply::text("Saved."));
+    let second = chat.new_session(json!({})).await;
+    chat.send(&second, "note two").await;
+    chat.finished(&second).await;
+    assert!(chat.inbox().await.is_empty(), "the rule allowed it");
+
+    // Taken back, the same tool asks again.
+    let path = format!("/api/me/rules/{}", rules[0]["id"]);
+    let (status, _) = chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await;
+    assert_eq!(status, 204);
+    let (status, body) = chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("no_rule")), "gone once: {body}");
+    let (_, rules) = chat.server.call(Method::GET, "/api/me/rules", Some(&chat.token), None).await;
+    assert_eq!(rules, json!([]));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("note_write", json!({ "title": "three", "text": "3" }))]));
+    let third = chat.new_session(json!({})).await;
+    chat.send(&third, "note three").await;
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(card["details"]["tool"], "note_write");
+}

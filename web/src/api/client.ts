@@ -34,6 +34,7 @@ import {
   type NoteSummary,
   type Notice,
   type Person,
+  type PersonalRule,
   type PersonUsage,
   type PrivacyReport,
   type Provider,
@@ -189,6 +190,16 @@ export class ApiClient {
   /** `PUT /api/me/settings/{key}` */
   async putSetting(key: string, value: string): Promise<void> {
     await this.#request('PUT', `/api/me/settings/${encodeURIComponent(key)}`, undefined, { value });
+  }
+
+  /** `GET /api/me/rules`: my own "always allow" rules. */
+  async myRules(signal?: AbortSignal): Promise<PersonalRule[]> {
+    return list(await this.#request('GET', '/api/me/rules', signal), 'rules') as PersonalRule[];
+  }
+
+  /** `DELETE /api/me/rules/{id}`: takes one of my "always allow" rules back. */
+  async deleteMyRule(id: number): Promise<void> {
+    await this.#request('DELETE', `/api/me/rules/${id}`);
   }
 
   /** `POST /api/lock`: locks every window of mine. */

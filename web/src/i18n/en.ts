@@ -353,6 +353,21 @@ export const en = {
   assistantSaid: 'Skald replied',
   turnStopped: 'Stopped.',
   turnFailed: 'The reply failed.',
+  failUnreachable: 'The model did not answer: Skald could not reach it.',
+  failStalled: 'The model stopped answering partway through.',
+  failUnreadable: 'The model sent a reply Skald could not read.',
+  failKey: 'The model’s service refused the key Skald has for it.',
+  failRejected: 'The model’s service refused this request.',
+  failLocal: 'The model built into Skald could not answer.',
+  failLocalCrashed: 'The model built into Skald stopped while it answered.',
+  failNextAdmin: 'Check it on Administration → Models, then try again.',
+  /** `{names}`: who manages Skald, e.g. "Ada" or "Ada or Bo". */
+  failNextAsk: 'Ask {names}, who manages Skald, to check the model; then try again.',
+  failNextLater: 'Try again later.',
+  failDetail: 'What Skald was told',
+  or: 'or',
+  /** `{names}`: who may approve, e.g. "Ada or Bo". */
+  askApprover: 'Your role does not let Skald do this for you on its own. {names} may allow it: ask them in person, and they can do it with you.',
   parkedHint: 'Skald is waiting for your answer above before it goes on.',
   /** `{attempt}` is the attempt number */
   noteRetrying: 'The model did not answer; trying again (attempt {attempt})…',
@@ -602,6 +617,13 @@ export const en = {
   textLarge: 'Large',
   textLarger: 'Larger',
   lookSaved: 'Saved: Skald looks like this wherever you log in here.',
+  myRulesTitle: 'Always allowed',
+  myRulesLead: 'What you told Skald to do without asking you first. Take one back and Skald asks you again next time.',
+  myRulesNone: 'Nothing: Skald asks you before anything that needs your say.',
+  /** `{date}`: the day the rule was made. */
+  myRuleSince: 'since {date}',
+  myRuleRevoke: 'Ask me again',
+  myRuleRevoked: 'Skald asks you again before it does “{tool}”.',
 
   // administration
   adminTitle: 'Administration',

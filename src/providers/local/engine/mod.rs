@@ -106,7 +106,7 @@ pub(super) fn load(spec: &ModelSpec) -> Result<LlamaModel, String> {
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default().with_use_mmap(true)).map_err(|err| {
         format!(
             "the built-in model {id} could not be loaded ({err}): the file may be damaged. An administrator can \
-             import it again in Settings → Models."
+             import it again in Administration → Models."
         )
     })
 }

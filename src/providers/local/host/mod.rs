@@ -275,7 +275,7 @@ impl Host {
         let count = lock(&self.report).crashes.get(id).map_or(self.policy.limit, |record| record.count());
         ProviderError::LocalCrashed(format!(
             "the built-in model {id} stopped unexpectedly {count} times in the last few minutes, so Skald will not \
-             start it again until an administrator asks it to in Settings → Models. Choose another model meanwhile."
+             start it again until an administrator asks it to in Administration → Models. Choose another model meanwhile."
         ))
     }
 
@@ -297,10 +297,10 @@ impl Host {
 fn preflight(id: &str, path: &Path, context_cap: u32, freed: u64) -> Result<Held, ProviderError> {
     let info = gguf::read_info(path).map_err(|err| match err {
         gguf::GgufError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ProviderError::Local(format!(
-            "the file of the built-in model {id} is missing. An administrator can import it again in Settings → Models."
+            "the file of the built-in model {id} is missing. An administrator can import it again in Administration → Models."
         )),
         other => ProviderError::Local(format!(
-            "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Settings → Models."
+            "the built-in model {id} cannot be loaded: {other}. An administrator can import it again in Administration → Models."
         )),
     })?;
     fit::check_this_cpu().map_err(ProviderError::Local)?;

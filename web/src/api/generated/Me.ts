@@ -5,4 +5,13 @@ import type { Role } from "./Role.js";
 /**
  * Who I am and what my role allows.
  */
-export type Me = { user: Person, role: Role | null, };
+export type Me = { user: Person, role: Role | null, 
+/**
+ * Who manages this Skald, by name: whom to ask about a model that does not answer.
+ */
+administrators: Array<string>, 
+/**
+ * Who may approve what the assistant asks, by name: whom to ask when one's own role
+ * may not.
+ */
+approvers: Array<string>, };

@@ -41,6 +41,7 @@ export type { NoteList } from './NoteList.js';
 export type { NoteSummary } from './NoteSummary.js';
 export type { Person } from './Person.js';
 export type { PersonUsage } from './PersonUsage.js';
+export type { PersonalRule } from './PersonalRule.js';
 export type { Privacy } from './Privacy.js';
 export type { PrivacyAgent } from './PrivacyAgent.js';
 export type { PrivacyProvider } from './PrivacyProvider.js';

@@ -21,6 +21,7 @@ import { LiveEventsController } from '../../controllers/live-events-controller.j
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
+import { explainTurnError, joinNames } from '../../i18n/turn-errors.js';
 import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
@@ -505,7 +506,7 @@ export class SkaldChat extends LitElement {
         ${turn.status === 'stopped' ? html`<p class="stopped" data-testid="turn-stopped">${strings.turnStopped}</p>` : nothing}
         ${turn.status === 'error'
           ? html`<div class="notice error" role="alert" data-testid="turn-error">
-              <p>${turn.error?.message || strings.turnFailed}</p>
+              ${this.#renderFailure(turn)}
               ${last ? html`<button type="button" data-testid="retry" @click=${() => void this.#retry()}>${strings.retry}</button>` : nothing}
             </div>`
           : nothing}
@@ -518,6 +519,31 @@ export class SkaldChat extends LitElement {
           </p>`
         : nothing}
     </article>`;
+  }
+
+  #renderFailure(turn: Turn): TemplateResult {
+    const me = this.login?.me;
+    const said = explainTurnError(turn.error, { manages: me?.role?.manage_instance ?? false, administrators: me?.administrators ?? [] });
+    return html`<p data-testid="turn-error-what">${said.what}</p>
+      ${said.next ? html`<p data-testid="turn-error-next">${said.next}</p>` : nothing}
+      ${said.detail
+        ? html`<details class="failure-detail">
+            <summary>${strings.failDetail}</summary>
+            <p data-testid="turn-error-detail">${said.detail}</p>
+          </details>`
+        : nothing}`;
+  }
+
+  /**
+   * A call refused because the person's role may not approve it: who could allow it, by
+   * name, and how to ask them (in person, today).
+   */
+  #renderWhoMayAllow(): TemplateResult | typeof nothing {
+    const me = this.login?.me;
+    if (!me || me.role?.may_approve !== false) return nothing;
+    const names = me.approvers.filter((name) => name !== me.user.name);
+    if (names.length === 0) return nothing;
+    return html`<p class="note" data-testid="ask-approver">${strings.askApprover.replace('{names}', joinNames(names))}</p>`;
   }
 
   #renderCopy(turn: Turn): TemplateResult {
@@ -567,7 +593,7 @@ export class SkaldChat extends LitElement {
       case 'tool': {
         const card = this.login?.inbox.forCall(item.id);
         return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
-          ${card ? this.#renderCard(card) : nothing}`;
+          ${card ? this.#renderCard(card) : nothing} ${item.status === 'denied' ? this.#renderWhoMayAllow() : nothing}`;
       }
     }
   }

@@ -12,9 +12,12 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
 import { ApiError, type ApiClient } from '../../api/client.js';
-import { strings } from '../../i18n/en.js';
+import type { PersonalRule } from '../../api/types.js';
+import { ActionController } from '../../controllers/action-controller.js';
+import { ResourceController } from '../../controllers/resource-controller.js';
+import { strings, toolLabel } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
-import { formatNumber } from '../../i18n/format.js';
+import { formatDay, formatNumber } from '../../i18n/format.js';
 import {
   LANGUAGE_SETTING,
   LOCALE_NAMES,
@@ -63,6 +66,12 @@ export class SkaldMyData extends LitElement {
 
   /** Which of the person's choices (language, look) was saved last, is being saved, or failed. */
   @state() private saved: 'language' | 'look' | null = null;
+  @state() private announcement = '';
+  readonly #rules = new ResourceController<PersonalRule[]>(this, (signal) => {
+    const client = this.login?.client;
+    return client ? client.myRules(signal) : Promise.resolve([]);
+  });
+  readonly #takingBack = new ActionController(this);
   @state() private saving: 'language' | 'look' | null = null;
   @state() private choiceError: { readonly of: 'language' | 'look'; readonly text: string } | null = null;
   @state() private exporting = false;
@@ -81,7 +90,8 @@ export class SkaldMyData extends LitElement {
       <div class="scroll">
         <div class="column">
           <p class="lead">${strings.dataLead}</p>
-          ${this.#renderLanguage()} ${this.#renderLook()}
+          ${this.#renderLanguage()} ${this.#renderLook()} ${this.#renderRules()}
+          <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
           <section class="block" aria-labelledby="export-title">
             <h3 id="export-title">${strings.exportTitle}</h3>
             <p>${strings.exportLead}</p>
@@ -149,6 +159,41 @@ export class SkaldMyData extends LitElement {
         ${this.saved === 'language' ? html`<p class="notice ok" data-testid="language-saved">${strings.languageSaved}</p>` : nothing}
       </div>
     </section>`;
+  }
+
+  /** My "always allow" rules, each with a way to be asked again. */
+  #renderRules(): TemplateResult {
+    const rules = this.#rules.value;
+    return html`<section class="block" aria-labelledby="rules-title" data-testid="my-rules">
+      <h3 id="rules-title">${strings.myRulesTitle}</h3>
+      <p>${strings.myRulesLead}</p>
+      ${this.#rules.status()}
+      ${this.#takingBack.error ? html`<p class="notice error" role="alert">${this.#takingBack.error}</p>` : nothing}
+      ${rules?.length === 0 ? html`<p class="hint" data-testid="my-rules-none">${strings.myRulesNone}</p>` : nothing}
+      ${rules && rules.length > 0
+        ? html`<ul class="rows">
+            ${rules.map(
+              (rule) => html`<li class="row" data-testid="my-rule" data-tool=${rule.tool}>
+                <span>${toolLabel(rule.tool)} <span class="hint">· ${strings.myRuleSince.replace('{date}', formatDay(rule.created_at))}</span></span>
+                <button type="button" data-testid="my-rule-revoke" ?disabled=${this.#takingBack.busy} @click=${() => void this.#takeBack(rule)}>
+                  ${strings.myRuleRevoke}
+                </button>
+              </li>`,
+            )}
+          </ul>`
+        : nothing}
+    </section>`;
+  }
+
+  async #takeBack(rule: PersonalRule): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    await this.#takingBack.run(() => client.deleteMyRule(rule.id), {
+      done: async () => {
+        await this.#rules.reload();
+        this.announcement = strings.myRuleRevoked.replace('{tool}', toolLabel(rule.tool));
+      },
+    });
   }
 
   #renderLook(): TemplateResult {
