@@ -38,7 +38,7 @@ use crate::store::roles::{self, Role};
 use crate::store::{StoreError, SystemStore, approvals, providers};
 use crate::users::sessions::Session;
 use definition::{Agent, AgentDir, DefinitionError};
-use events::{Events, TurnEvents};
+use events::{Events, LiveEvent, TurnEvents};
 use tools::Registry;
 
 /// Why a turn could not start.
@@ -150,6 +150,9 @@ struct Inner {
     records: standing::RecordLocks,
     /// Whether the whole audit chain was intact at this head, once checked.
     chain_checked: Mutex<Option<((i64, String), bool)>>,
+    /// How many events each parked turn had sent, by turn id: its `turn_ended`, when it is
+    /// withdrawn, is numbered after them so the page sees no gap.
+    parked_events: Mutex<HashMap<String, u64>>,
 }
 
 struct ProviderCache {
@@ -264,6 +267,7 @@ impl Runtime {
             roles: Mutex::default(),
             records: standing::RecordLocks::default(),
             chain_checked: Mutex::default(),
+            parked_events: Mutex::default(),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -317,7 +321,7 @@ impl Runtime {
         match crate::store::users::list(self.system()).await {
             Ok(people) => {
                 for person in people.iter().filter(|p| p.status == "active" && Some(&p.id) != except) {
-                    self.inner.events.to_person(&person.id, serde_json::json!({ "type": "notice" }));
+                    self.inner.events.to_person(&person.id, &LiveEvent::Notice);
                 }
             }
             Err(err) => tracing::warn!(%err, "could not announce new notices"),
@@ -453,7 +457,8 @@ impl Runtime {
         if let Some(text) = &text {
             turn.context.push(ContextMessage::User(text.clone()));
         }
-        turn.events.emit("turn_started", serde_json::json!({ "model": turn.model.name, "agent": turn.agent }));
+        let (model, agent) = (turn.model.name.clone(), turn.agent.clone());
+        turn.events.emit(|of| LiveEvent::TurnStarted { of, model, agent, resumed: false });
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
         spawn_turn(&session, claim, turn, committed_rx)?;
         // Its own task, so a client that hangs up mid-commit cannot leave the turn unsure
@@ -610,15 +615,14 @@ impl Runtime {
         if !approvals::unpark(&session.space, turn_id).await? {
             return Ok(false);
         }
+        self.parked_events(turn_id);
         // From here the turn is `running` on disk: whatever fails ends it, with the reason.
         let started = async {
             let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume).await?;
             let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
             let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
-            turn.events.emit(
-                "turn_started",
-                serde_json::json!({ "model": turn.model.name, "agent": turn.agent, "resumed": true }),
-            );
+            let (model, agent) = (turn.model.name.clone(), turn.agent.clone());
+            turn.events.emit(|of| LiveEvent::TurnStarted { of, model, agent, resumed: true });
             spawn_turn(&session, claim, turn, committed_rx)
         };
         if let Err(err) = started.await {
@@ -666,13 +670,23 @@ impl Runtime {
                 continue;
             }
             approvals::withdraw(space, &turn_id).await?;
-            self.inner.events.to_person(
-                &session.user_id,
-                serde_json::json!({ "type": "turn_ended", "session": chat_id, "turn": turn_id, "status": "stopped" }),
-            );
+            // A turn parked before a restart sent nothing the page still counts.
+            let sent = self.parked_events(&turn_id).unwrap_or(0);
+            let (events, user) = (self.inner.events.clone(), session.user_id.clone());
+            TurnEvents::continuing(events, user, chat_id.to_owned(), turn_id, sent).ended(TurnState::Stopped, None);
             ended += 1;
         }
         Ok(ended)
+    }
+
+    /// Notes how many events a turn had sent when it parked.
+    fn parked(&self, turn_id: &str, sent: u64) {
+        self.inner.parked_events.lock().expect("parked turns").insert(turn_id.to_owned(), sent);
+    }
+
+    /// Takes how many events a parked turn had sent, if it parked in this process.
+    fn parked_events(&self, turn_id: &str) -> Option<u64> {
+        self.inner.parked_events.lock().expect("parked turns").remove(turn_id)
     }
 
     /// The token that fires when the conversation's current turn task is done, if one runs.

@@ -211,7 +211,7 @@ impl Runtime {
         }
         let (holds, added) = notices::hold(self.system(), user, &held, compared).await?;
         if !applied.is_empty() || added {
-            self.inner.events.to_person(user, json!({ "type": "notice" }));
+            self.inner.events.to_person(user, &super::events::LiveEvent::Notice);
         }
         Ok(Standing {
             withheld: Withheld::from_changes(&record.terms, &withheld),

@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::consent::Withheld;
 use super::definition::Agent;
-use super::events::TurnEvents;
+use super::events::{CallView, Failure, LiveEvent, TurnEvents};
 use super::tools::{self, ToolContext};
 use super::usage;
 use super::{Runtime, calls_to_json, compaction, gate};
@@ -307,7 +306,8 @@ impl Turn {
                 // The cards hold the turn now; it goes on when the person decides. A stop
                 // that came while the cards were being written ends it here instead.
                 self.write_pending().await;
-                self.events.emit("turn_parked", json!({ "status": "parked" }));
+                self.events.emit(|of| LiveEvent::TurnParked { of, status: TurnState::Parked });
+                self.runtime.parked(&self.turn_id, self.events.sent());
                 if self.stop.is_cancelled()
                     && let Err(err) =
                         self.runtime.withdraw_parked(&self.session, &self.chat_id, super::STOPPED_UNDECIDED).await
@@ -330,11 +330,11 @@ impl Turn {
         if let Err(err) = self.close(&closing).await {
             tracing::error!(user = %self.session.user_id, %err, "a turn could not record its end");
         }
-        let error = closing.error.as_ref().map(|(code, message)| json!({ "code": code, "message": message }));
+        let error = closing.error.as_ref().map(|(code, message)| Failure::new(code, message.clone()));
         if let Some(error) = &error {
-            self.events.emit("error", json!({ "error": error }));
+            self.events.emit(|of| LiveEvent::Error { of, error: error.clone() });
         }
-        self.events.emit("turn_ended", json!({ "status": closing.state, "error": error }));
+        self.events.ended(closing.state, error);
     }
 
     /// Runs model rounds until the turn ends; `None` when the person's message was never
@@ -431,8 +431,8 @@ impl Turn {
 
     /// Tells the windows the turn ended because the person's message could not be saved.
     fn not_saved(&mut self) {
-        let error = json!({ "code": "not_saved", "message": "Your message could not be saved; nothing was sent on." });
-        self.events.emit("turn_ended", json!({ "status": "error", "error": error }));
+        let error = Failure::new("not_saved", "Your message could not be saved; nothing was sent on.");
+        self.events.ended(TurnState::Error, Some(error));
     }
 
     fn next_request(&self) -> ChatRequest {
@@ -517,7 +517,7 @@ impl Turn {
             return Ok(false);
         }
         let summary = chat::add_summary(&space, &self.chat_id, upto, text.trim()).await?;
-        self.events.emit("compacted", json!({ "upto": upto }));
+        self.events.emit(|of| LiveEvent::Compacted { of, upto });
         let mut context = vec![ContextMessage::System(self.prompt.clone()), compaction::summary_message(&summary.text)];
         context.extend(super::context_from(&newer));
         self.context = context;
@@ -624,8 +624,8 @@ impl Turn {
                 return false;
             }
         };
-        let switched = json!({ "from": self.model.name, "to": next.name, "reason": failure.code() });
-        self.events.emit("fallback", switched);
+        let (from, to, reason) = (self.model.name.clone(), next.name.clone(), failure.code().to_owned());
+        self.events.emit(|of| LiveEvent::Fallback { of, from, to, reason });
         self.model = next;
         self.endpoint = endpoint;
         true
@@ -658,10 +658,9 @@ impl Turn {
                 return (reply, End::Failed(failure), attempts);
             };
             retries += 1;
-            self.events.emit(
-                "retrying",
-                json!({ "attempt": attempts + 1, "wait_ms": wait.as_millis() as u64, "reason": failure.code() }),
-            );
+            let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+            let reason = failure.code().to_owned();
+            self.events.emit(|of| LiveEvent::Retrying { of, attempt: attempts + 1, wait_ms, reason });
             tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return (reply, End::Stopped, attempts),
@@ -741,8 +740,8 @@ impl Turn {
         };
         self.last_row = chat::append(&self.session.space, &[asked]).await?.last().copied().unwrap_or(self.last_row);
         for call in &calls {
-            let started = json!({ "call": { "id": call.id, "name": call.name, "arguments": call.arguments } });
-            self.events.emit("tool_call_started", started);
+            let call = CallView { id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone() };
+            self.events.emit(|of| LiveEvent::ToolCallStarted { of, call });
         }
         self.context.push(ContextMessage::Assistant { text: text.clone(), tool_calls: calls.clone() });
         self.settle(&text, calls).await
@@ -853,8 +852,9 @@ impl Turn {
         let appended = chat::append(&space, &rows).await?;
         self.last_row = appended.last().copied().unwrap_or(self.last_row);
         for (call, text, status) in &done {
-            let finished = json!({ "call_id": call.id, "name": call.name, "status": status, "result": text });
-            self.events.emit("tool_call_finished", finished);
+            let (call_id, name) = (call.id.clone(), call.name.clone());
+            let (status, result) = ((*status).to_owned(), (*text).to_owned());
+            self.events.emit(|of| LiveEvent::ToolCallFinished { of, call_id, name, status, result });
         }
         // Frames that met a card hand theirs up. The calls that finished keep their
         // results (their work is done and must not run again); the parked ones get theirs
@@ -897,7 +897,7 @@ impl Turn {
         {
             let mut view = super::inbox::card_view(card);
             view["details"]["for"] = person.clone();
-            self.events.emit("card", json!({ "card": view }));
+            self.events.emit(|of| LiveEvent::Card { of, card: view });
         }
         Ok(Settled::Parked)
     }
@@ -1059,7 +1059,8 @@ impl Turn {
         };
         callee.last_row = chat::open_frame(space, &opened, task).await.map_err(storage)?;
         callee.context.push(ContextMessage::User(task.to_owned()));
-        callee.events.emit("frame_started", json!({ "agent": agent.id, "depth": depth, "call_id": call.id }));
+        let (agent, call_id) = (agent.id.clone(), call.id.clone());
+        callee.events.emit(|of| LiveEvent::FrameStarted { of, agent, depth, call_id });
         Ok(callee)
     }
 
@@ -1151,7 +1152,7 @@ impl Turn {
             if let Err(err) = chat::end_frame(&self.session.space, &last, closing.state).await {
                 tracing::error!(user = %self.session.user_id, %err, "could not record the end of an agent's frame");
             }
-            self.events.emit("frame_ended", json!({ "status": closing.state }));
+            self.events.emit(|of| LiveEvent::FrameEnded { of, status: closing.state });
             match (closing.state, closing.error) {
                 (TurnState::Done, _) if closing.text.trim().is_empty() => {
                     Outcome::Done(format!("The {} agent finished without an answer.", self.agent), "ok")

@@ -443,9 +443,9 @@ async fn run_download(
     };
     let tell = |status: Option<local::download::Status>| {
         if let Some(status) = status {
-            let event = json!({ "type": "local_model_download", "download": status });
+            let event = crate::agent::events::LiveEvent::LocalModelDownload { download: status };
             for manager in managers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
-                events.to_person(manager, event.clone());
+                events.to_person(manager, &event);
             }
         }
     };
