@@ -1,20 +1,198 @@
-//! Live turn events for the person's windows (§8.1): tokens, tool calls, turn ends. Each
-//! person has a queue of their own, so one person's load never costs another their events;
-//! a socket forwards only its own person's. Never logged or stored: they carry private
-//! words.
+//! Live events for the person's windows (§8.1): tokens, tool calls, cards, turn ends, and
+//! the few that belong to no turn. [`LiveEvent`] is the one protocol the WebSocket speaks;
+//! each person has a queue of their own, so one person's load never costs another their
+//! events, and a socket forwards only its own person's. Never logged or stored: they
+//! carry private words.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::broadcast;
+use ts_rs::TS;
 
 use crate::ids::UserId;
+use crate::providers::local::download::Status as DownloadStatus;
+use crate::store::chat::{MessageStatus, TurnState};
 
 /// How many events one person's slowest window may fall behind before it is told it
 /// lagged (and the page reads the turns again): room for many long replies at once.
 const PER_PERSON: usize = 16_384;
+
+/// Every event `/api/ws` sends, as the page reads it: `{"type": "snake_case_kind", ...}`.
+/// The events of a turn carry [`TurnRef`]'s fields beside their own.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LiveEvent {
+    /// A turn began, or went on after its cards (`resumed`).
+    TurnStarted {
+        #[serde(flatten)]
+        of: TurnRef,
+        model: String,
+        agent: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[ts(optional, as = "Option<bool>")]
+        resumed: bool,
+    },
+    /// A piece of the reply's text.
+    Token {
+        #[serde(flatten)]
+        of: TurnRef,
+        text: String,
+    },
+    /// The model asked for a tool; the call's result follows in `tool_call_finished`.
+    ToolCallStarted {
+        #[serde(flatten)]
+        of: TurnRef,
+        call: CallView,
+    },
+    /// A call's one result: `ok`, `error`, `denied` or `cancelled`.
+    ToolCallFinished {
+        #[serde(flatten)]
+        of: TurnRef,
+        call_id: String,
+        name: String,
+        #[ts(type = "string")]
+        status: MessageStatus,
+        result: String,
+    },
+    /// A card the turn waits on (§8.5), as the inbox shows it.
+    Card {
+        #[serde(flatten)]
+        of: TurnRef,
+        #[ts(type = "Card")]
+        card: Value,
+    },
+    /// The turn waits on its cards.
+    TurnParked {
+        #[serde(flatten)]
+        of: TurnRef,
+        #[ts(type = "string")]
+        status: TurnState,
+    },
+    /// A model request failed before anything streamed and is tried again.
+    Retrying {
+        #[serde(flatten)]
+        of: TurnRef,
+        attempt: u32,
+        #[ts(type = "number")]
+        wait_ms: u64,
+        reason: String,
+    },
+    /// The turn moved to its fallback model on another provider.
+    Fallback {
+        #[serde(flatten)]
+        of: TurnRef,
+        from: String,
+        to: String,
+        reason: String,
+    },
+    /// Older history was summed up (§8.6), up to this row.
+    Compacted {
+        #[serde(flatten)]
+        of: TurnRef,
+        #[ts(type = "number")]
+        upto: i64,
+    },
+    /// Why the turn failed; its `turn_ended` follows.
+    Error {
+        #[serde(flatten)]
+        of: TurnRef,
+        error: Failure,
+    },
+    /// The turn's end, `done`, `stopped` or `error`; built by [`TurnEvents::ended`] only.
+    TurnEnded {
+        #[serde(flatten)]
+        of: TurnRef,
+        #[ts(type = "string")]
+        status: TurnState,
+        error: Option<Failure>,
+    },
+    /// A sub-agent's frame opened inside the turn (§8.3).
+    FrameStarted {
+        #[serde(flatten)]
+        of: TurnRef,
+        agent: String,
+        #[ts(type = "number")]
+        depth: i64,
+        call_id: String,
+    },
+    /// A sub-agent's frame closed.
+    FrameEnded {
+        #[serde(flatten)]
+        of: TurnRef,
+        #[ts(type = "string")]
+        status: TurnState,
+    },
+    /// A card was decided or answered, in this window or another.
+    CardDecided {
+        #[ts(type = "Card")]
+        card: Value,
+    },
+    /// The `notify` tool's message, for windows to show.
+    Notify { title: String, body: String },
+    /// A new notice waits in `GET /api/notices`.
+    Notice,
+    /// A model download this administrator can see moved on.
+    LocalModelDownload {
+        #[ts(type = "DownloadStatus")]
+        download: DownloadStatus,
+    },
+    /// The socket fell behind its person's queue: the page reads the turns again.
+    Lagged,
+    /// The socket's first message.
+    Hello {
+        version: String,
+        #[ts(type = "string | null")]
+        user: Option<UserId>,
+    },
+    /// An idle socket's sign of life.
+    Heartbeat,
+}
+
+/// Which turn an event belongs to, and where in its order: every turn event carries it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TurnRef {
+    pub session: String,
+    pub turn: String,
+    /// 1, 2, 3, … within the turn's run, frames included; a gap tells the page it missed one.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// The sub-agent frame the event comes from; absent for the conversation's own turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub frame: Option<String>,
+}
+
+/// A tool call as the page shows it while it runs.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CallView {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Why a turn failed: a stable code and words for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self { code: code.to_owned(), message: message.into() }
+    }
+}
+
+impl LiveEvent {
+    /// The event as the socket sends it.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a live event serializes")
+    }
+}
 
 /// One event, already serialized: every socket of its person sends the same bytes.
 #[derive(Clone)]
@@ -38,8 +216,8 @@ impl Events {
     }
 
     /// Sends an event that belongs to no turn to one person's windows.
-    pub fn to_person(&self, user: &UserId, value: Value) {
-        self.send(user, value.to_string());
+    pub fn to_person(&self, user: &UserId, event: &LiveEvent) {
+        self.send(user, event.to_json());
     }
 
     fn send(&self, user: &UserId, json: String) {
@@ -67,7 +245,13 @@ pub struct TurnEvents {
 
 impl TurnEvents {
     pub fn new(events: Events, user: UserId, session: String, turn: String) -> Self {
-        Self { events, user, session, turn, seq: Arc::default(), frame: None }
+        Self::continuing(events, user, session, turn, 0)
+    }
+
+    /// The events of a turn that already sent `sent` of them (one that parked): the next
+    /// is numbered `sent + 1`, so the page sees no gap.
+    pub fn continuing(events: Events, user: UserId, session: String, turn: String, sent: u64) -> Self {
+        Self { events, user, session, turn, seq: Arc::new(AtomicU64::new(sent)), frame: None }
     }
 
     /// The events of a sub-agent frame of this turn: each carries `"frame": id`.
@@ -75,37 +259,48 @@ impl TurnEvents {
         Self { frame: Some(frame.to_owned()), ..self.clone() }
     }
 
-    fn next(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    /// How many events the turn has sent so far.
+    pub fn sent(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
     }
 
-    /// Sends `{"type": kind, "session", "turn", "seq", ["frame",] ...fields}`.
-    pub fn emit(&self, kind: &str, fields: Value) {
-        let mut value = json!({ "type": kind, "session": self.session, "turn": self.turn, "seq": self.next() });
-        if let (Some(target), Some(frame)) = (value.as_object_mut(), &self.frame) {
-            target.insert("frame".into(), Value::String(frame.clone()));
+    /// The next event's place: this turn, this frame, the next number.
+    fn stamp(&self) -> TurnRef {
+        TurnRef {
+            session: self.session.clone(),
+            turn: self.turn.clone(),
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            frame: self.frame.clone(),
         }
-        if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), fields) {
-            target.extend(extra);
-        }
-        self.events.send(&self.user, value.to_string());
     }
 
-    /// Sends a `token` event: the hottest path of a turn, so written without building a
-    /// JSON tree; the same shape as [`TurnEvents::emit`] makes.
+    /// Sends the event `make` builds with the next [`TurnRef`].
+    pub fn emit(&self, make: impl FnOnce(TurnRef) -> LiveEvent) {
+        self.events.send(&self.user, make(self.stamp()).to_json());
+    }
+
+    /// Sends a `token` event: the hottest path of a turn, serialized straight from the
+    /// enum without a JSON tree in between.
     pub fn token(&self, text: &str) {
-        let quoted = |s: &str| serde_json::to_string(s).expect("a string serializes");
-        let (session, turn, text) = (quoted(&self.session), quoted(&self.turn), quoted(text));
-        let frame = self.frame.as_deref().map(|f| format!(r#","frame":{}"#, quoted(f))).unwrap_or_default();
-        let seq = self.next();
-        let json = format!(r#"{{"type":"token","session":{session},"turn":{turn},"seq":{seq}{frame},"text":{text}}}"#);
-        self.events.send(&self.user, json);
+        self.emit(|of| LiveEvent::Token { of, text: text.to_owned() });
+    }
+
+    /// Sends the turn's end: the one way a `turn_ended` is made, so each carries its
+    /// place in the turn's order.
+    pub fn ended(&self, status: TurnState, error: Option<Failure>) {
+        self.emit(|of| LiveEvent::TurnEnded { of, status, error });
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn read(received: &mut broadcast::Receiver<Event>) -> Value {
+        serde_json::from_str(&received.try_recv().unwrap().json).unwrap()
+    }
 
     #[test]
     fn a_token_event_has_the_shape_emit_gives_every_event() {
@@ -113,10 +308,10 @@ mod tests {
         let user = UserId::generate();
         let mut received = events.subscribe(&user);
         let turn = TurnEvents::new(events, user, "chat_1".into(), "turn_1".into());
-        turn.emit("turn_started", json!({}));
+        turn.emit(|of| LiveEvent::TurnStarted { of, model: "m".into(), agent: "a".into(), resumed: false });
         turn.token("say \"hi\"\n");
         received.try_recv().unwrap();
-        let token: Value = serde_json::from_str(&received.try_recv().unwrap().json).unwrap();
+        let token = read(&mut received);
         assert_eq!(
             token,
             json!({ "type": "token", "session": "chat_1", "turn": "turn_1", "seq": 2, "text": "say \"hi\"\n" })
@@ -124,11 +319,131 @@ mod tests {
         // A frame's events share the turn's numbering and name the frame.
         let frame = turn.for_frame("frame_1");
         frame.token("x");
-        frame.emit("frame_ended", json!({ "status": "done" }));
-        let token: Value = serde_json::from_str(&received.try_recv().unwrap().json).unwrap();
-        let ended: Value = serde_json::from_str(&received.try_recv().unwrap().json).unwrap();
+        frame.emit(|of| LiveEvent::FrameEnded { of, status: TurnState::Done });
+        let token = read(&mut received);
+        let ended = read(&mut received);
         assert_eq!((token["seq"].as_u64(), token["frame"].as_str()), (Some(3), Some("frame_1")));
         assert_eq!((ended["seq"].as_u64(), ended["frame"].as_str()), (Some(4), Some("frame_1")));
+    }
+
+    #[test]
+    fn a_token_is_written_type_first_then_its_place_then_its_text() {
+        let events = Events::default();
+        let user = UserId::generate();
+        let mut received = events.subscribe(&user);
+        let turn = TurnEvents::new(events, user, "chat_1".into(), "turn_1".into()).for_frame("frame_1");
+        turn.token("a\"b");
+        assert_eq!(
+            &*received.try_recv().unwrap().json,
+            r#"{"type":"token","session":"chat_1","turn":"turn_1","seq":1,"frame":"frame_1","text":"a\"b"}"#
+        );
+    }
+
+    #[test]
+    fn every_event_kind_has_the_fields_the_page_reads() {
+        let of = || TurnRef { session: "s".into(), turn: "t".into(), seq: 7, frame: None };
+        let base = |kind: &str, extra: Value| {
+            let mut value = json!({ "type": kind, "session": "s", "turn": "t", "seq": 7 });
+            value.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            value
+        };
+        let failure = Failure::new("step_limit", "too many");
+        let cases = [
+            (
+                LiveEvent::TurnStarted { of: of(), model: "m".into(), agent: "a".into(), resumed: false },
+                base("turn_started", json!({ "model": "m", "agent": "a" })),
+            ),
+            (
+                LiveEvent::TurnStarted { of: of(), model: "m".into(), agent: "a".into(), resumed: true },
+                base("turn_started", json!({ "model": "m", "agent": "a", "resumed": true })),
+            ),
+            (
+                LiveEvent::ToolCallStarted {
+                    of: of(),
+                    call: CallView { id: "c".into(), name: "n".into(), arguments: "{}".into() },
+                },
+                base("tool_call_started", json!({ "call": { "id": "c", "name": "n", "arguments": "{}" } })),
+            ),
+            (
+                LiveEvent::ToolCallFinished {
+                    of: of(),
+                    call_id: "c".into(),
+                    name: "n".into(),
+                    status: MessageStatus::Ok,
+                    result: "r".into(),
+                },
+                base("tool_call_finished", json!({ "call_id": "c", "name": "n", "status": "ok", "result": "r" })),
+            ),
+            (LiveEvent::Card { of: of(), card: json!({ "id": "k" }) }, base("card", json!({ "card": { "id": "k" } }))),
+            (
+                LiveEvent::TurnParked { of: of(), status: TurnState::Parked },
+                base("turn_parked", json!({ "status": "parked" })),
+            ),
+            (
+                LiveEvent::Retrying { of: of(), attempt: 2, wait_ms: 5, reason: "overloaded".into() },
+                base("retrying", json!({ "attempt": 2, "wait_ms": 5, "reason": "overloaded" })),
+            ),
+            (
+                LiveEvent::Fallback { of: of(), from: "a".into(), to: "b".into(), reason: "down".into() },
+                base("fallback", json!({ "from": "a", "to": "b", "reason": "down" })),
+            ),
+            (LiveEvent::Compacted { of: of(), upto: 9 }, base("compacted", json!({ "upto": 9 }))),
+            (
+                LiveEvent::Error { of: of(), error: failure.clone() },
+                base("error", json!({ "error": { "code": "step_limit", "message": "too many" } })),
+            ),
+            (
+                LiveEvent::TurnEnded { of: of(), status: TurnState::Error, error: Some(failure) },
+                base(
+                    "turn_ended",
+                    json!({ "status": "error", "error": { "code": "step_limit", "message": "too many" } }),
+                ),
+            ),
+            (
+                LiveEvent::TurnEnded { of: of(), status: TurnState::Done, error: None },
+                base("turn_ended", json!({ "status": "done", "error": null })),
+            ),
+            (
+                LiveEvent::FrameStarted { of: of(), agent: "a".into(), depth: 2, call_id: "c".into() },
+                base("frame_started", json!({ "agent": "a", "depth": 2, "call_id": "c" })),
+            ),
+            (
+                LiveEvent::FrameEnded { of: of(), status: TurnState::Stopped },
+                base("frame_ended", json!({ "status": "stopped" })),
+            ),
+            (
+                LiveEvent::CardDecided { card: json!({ "id": "k" }) },
+                json!({ "type": "card_decided", "card": { "id": "k" } }),
+            ),
+            (
+                LiveEvent::Notify { title: "t".into(), body: "b".into() },
+                json!({ "type": "notify", "title": "t", "body": "b" }),
+            ),
+            (LiveEvent::Notice, json!({ "type": "notice" })),
+            (LiveEvent::Lagged, json!({ "type": "lagged" })),
+            (LiveEvent::Heartbeat, json!({ "type": "heartbeat" })),
+            (
+                LiveEvent::Hello { version: "1".into(), user: None },
+                json!({ "type": "hello", "version": "1", "user": null }),
+            ),
+        ];
+        for (event, expected) in cases {
+            assert_eq!(serde_json::from_str::<Value>(&event.to_json()).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_turn_that_goes_on_numbers_its_events_after_those_it_sent() {
+        let events = Events::default();
+        let user = UserId::generate();
+        let mut received = events.subscribe(&user);
+        let turn = TurnEvents::new(events.clone(), user.clone(), "chat_1".into(), "turn_1".into());
+        turn.emit(|of| LiveEvent::TurnParked { of, status: TurnState::Parked });
+        let later = TurnEvents::continuing(events, user, "chat_1".into(), "turn_1".into(), turn.sent());
+        later.ended(TurnState::Stopped, None);
+        received.try_recv().unwrap();
+        let ended = read(&mut received);
+        assert_eq!((ended["type"].as_str(), ended["seq"].as_u64()), (Some("turn_ended"), Some(2)));
     }
 
     #[test]
@@ -139,11 +454,11 @@ mod tests {
         let mut quiet_window = events.subscribe(&quiet);
         let flooding = TurnEvents::new(events.clone(), busy.clone(), "chat_b".into(), "turn_b".into());
         let answering = TurnEvents::new(events.clone(), quiet.clone(), "chat_q".into(), "turn_q".into());
-        answering.emit("turn_started", json!({}));
+        answering.emit(|of| LiveEvent::TurnStarted { of, model: "m".into(), agent: "a".into(), resumed: false });
         for _ in 0..PER_PERSON * 2 {
             flooding.token("x");
         }
-        answering.emit("turn_ended", json!({ "status": "done" }));
+        answering.ended(TurnState::Done, None);
         let mut seen = Vec::new();
         while let Ok(event) = quiet_window.try_recv() {
             seen.push(serde_json::from_str::<Value>(&event.json).unwrap()["type"].as_str().unwrap().to_owned());
@@ -157,14 +472,14 @@ mod tests {
     fn a_person_with_no_window_is_sent_nothing_and_a_new_window_hears_what_follows() {
         let events = Events::default();
         let user = UserId::generate();
-        events.to_person(&user, json!({ "type": "notice" }));
+        events.to_person(&user, &LiveEvent::Notice);
         assert!(events.people.lock().unwrap().is_empty(), "no queue is kept for nobody");
         let window = events.subscribe(&user);
         drop(window);
-        events.to_person(&user, json!({ "type": "notice" }));
+        events.to_person(&user, &LiveEvent::Notice);
         assert!(events.people.lock().unwrap().is_empty(), "the last window gone, its queue goes");
         let mut window = events.subscribe(&user);
-        events.to_person(&user, json!({ "type": "notice" }));
+        events.to_person(&user, &LiveEvent::Notice);
         assert!(window.try_recv().is_ok());
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::events::LiveEvent;
 use super::gate::{CONFIRMED_WRITES, Effect, PERSONAL_PRIORITY, Rule};
 use super::{Runtime, TurnError};
 use crate::providers::catalogue::allowed;
@@ -193,7 +194,7 @@ impl Runtime {
     async fn settled(&self, session: Arc<Session>, card: &Card, waiting: i64) -> Result<(Value, bool), DecisionError> {
         let now = approvals::get(&session.space, &card.id).await?.ok_or(DecisionError::NotFound)?;
         let view = card_view(&now);
-        self.events().to_person(&session.user_id, json!({ "type": "card_decided", "card": view }));
+        self.events().to_person(&session.user_id, &LiveEvent::CardDecided { card: view.clone() });
         // Debug builds only: leave the decided turn parked, as a crash right here would, so
         // tests can check that the next unlock resumes it.
         let skip = cfg!(debug_assertions) && std::env::var_os("SKALD_TEST_SKIP_RESUME").is_some();

@@ -211,7 +211,7 @@ impl Runtime {
         }
         let (holds, added) = notices::hold(self.system(), user, &held, compared).await?;
         if !applied.is_empty() || added {
-            self.inner.events.to_person(user, json!({ "type": "notice" }));
+            self.inner.events.to_person(user, &super::events::LiveEvent::Notice);
         }
         Ok(Standing {
             withheld: Withheld::from_changes(&record.terms, &withheld),
@@ -259,8 +259,8 @@ impl Runtime {
         let (role, standing) = self.narrowed_role(session).await?;
         let all = self.provider_cache().await?.models.clone();
         let mine = standing.declined.models(&all);
-        super::declined_pin(&all, &mine, name)?;
-        super::check_pin(&mine, &role, name)
+        super::choice::declined_pin(&all, &mine, name)?;
+        super::choice::check_pin(&mine, &role, name)
     }
 
     /// The person's role narrowed by what they declined, with their standing. What merely

@@ -8,13 +8,13 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::AppState;
 use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
 use super::providers::providers_changed;
+use crate::agent::events::LiveEvent;
 use crate::ids::UserId;
 use crate::providers::library::{Announce, CatalogueEntry, DownloadRequest, Installed, Library};
 use crate::providers::local::{self, download};
@@ -154,9 +154,9 @@ struct Windows {
 
 impl Announce for Windows {
     fn progress(&self, to: &[UserId], status: &download::Status) {
-        let event = json!({ "type": "local_model_download", "download": status });
+        let event = LiveEvent::LocalModelDownload { download: status.clone() };
         for manager in to {
-            self.state.agent.events().to_person(manager, event.clone());
+            self.state.agent.events().to_person(manager, &event);
         }
     }
 

@@ -12,12 +12,12 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::SinkExt;
-use serde_json::json;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::AppState;
 use super::auth::{Caller, WS_PROTOCOL, offered_protocols};
 use super::error::ApiError;
+use crate::agent::events::LiveEvent;
 
 /// How often an idle socket hears from the server, so the page can tell a quiet server
 /// from a dead one.
@@ -80,7 +80,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
     let mut events = caller.as_ref().map(|c| state.agent.events().subscribe(&c.session.user_id));
     let user = caller.as_ref().map(|c| c.session.user_id.clone());
     let locked = caller.map(|c| c.session.ended().clone()).unwrap_or_default();
-    let hello = json!({ "type": "hello", "version": crate::VERSION, "user": user }).to_string();
+    let hello = LiveEvent::Hello { version: crate::VERSION.to_owned(), user: user.clone() }.to_json();
     if socket.send(Message::Text(hello.into())).await.is_err() {
         return;
     }
@@ -110,7 +110,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                         Ok(event) if Some(&event.user) == user.as_ref() => Some(event.json.to_string()),
                         Ok(_) => None,
                         // Too slow to keep up: the page reloads the history instead.
-                        Err(RecvError::Lagged(_)) => Some(json!({ "type": "lagged" }).to_string()),
+                        Err(RecvError::Lagged(_)) => Some(LiveEvent::Lagged.to_json()),
                         Err(RecvError::Closed) => return,
                     };
                     if let Some(text) = text
@@ -132,7 +132,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 }
             }
             _ = heartbeat.tick() => {
-                let beat = json!({ "type": "heartbeat" }).to_string();
+                let beat = LiveEvent::Heartbeat.to_json();
                 if socket.send(Message::Text(beat.into())).await.is_err() {
                     return;
                 }

@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolResult};
+use crate::agent::events::LiveEvent;
 use crate::notify::Notification;
 
 pub struct Notify;
@@ -46,7 +47,8 @@ impl Tool for Notify {
             if title.chars().count() > MAX_TITLE || body.chars().count() > MAX_BODY {
                 return Err(format!("keep the title within {MAX_TITLE} and the text within {MAX_BODY} characters"));
             }
-            context.events.to_person(&context.user, json!({ "type": "notify", "title": title, "body": body }));
+            let event = LiveEvent::Notify { title: title.to_owned(), body: body.to_owned() };
+            context.events.to_person(&context.user, &event);
             let shown = context.notifier.post(Notification { title: title.to_owned(), body: body.to_owned() });
             Ok(if shown { "shown".into() } else { "sent to the person's open windows".into() })
         })

@@ -1,0 +1,286 @@
+//! How history becomes model context (§8.1): the one place stored rows turn into the
+//! messages a model reads — for a turn's start, a resumed frame, a compacted context and
+//! a stored request composed again ([`rebuild`]). Pure but for [`rebuild`]'s reads.
+
+use super::compaction;
+use crate::providers::{ChatRequest, ContextMessage, ToolCall, ToolSpec};
+use crate::store::StoreError;
+use crate::store::chat::{self, Message, MessageRole};
+use crate::store::private::PrivateStore;
+use crate::store::providers::ProviderKind;
+
+/// The version of how requests are composed from stored parts (the system prompt, then
+/// the history through [`compose_context`], then the tools). Bump it whenever that changes:
+/// a stored request is only recomposed by the version that made it.
+pub const RENDER_VERSION: i64 = 1;
+
+/// Why a stored request cannot be composed again.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    #[error("there is no such request in this conversation, or it was made before its parts were kept")]
+    NotFound,
+    #[error("this request was composed by render version {0}; this Skald composes with version {RENDER_VERSION}")]
+    OtherVersion(i64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A stored model request composed again from what was stored: the protocol and the body
+/// exactly as it was sent, whatever changed in the agent or the tools since (§8.1).
+pub async fn rebuild(
+    space: &PrivateStore,
+    session_id: &str,
+    request_id: i64,
+) -> Result<(ProviderKind, serde_json::Value), RebuildError> {
+    let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
+    if stored.source.summary_id.is_some() && stored.summary.is_none() {
+        return Err(RebuildError::NotFound); // its summary is gone: composing without it would be wrong
+    }
+    let source = stored.source;
+    if source.render_version != RENDER_VERSION {
+        return Err(RebuildError::OtherVersion(source.render_version));
+    }
+    let after = stored.summary.as_ref().map_or(0, |s| s.upto);
+    let history = chat::history_between(space, session_id, after, source.history_upto).await?;
+    let summary = stored.summary.as_ref().map(|s| s.text.as_str());
+    let request =
+        compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));
+    let body = crate::providers::body(source.kind, &request);
+    Ok((source.kind, body))
+}
+
+/// A request from its parts — the agent's prompt, the summary standing in for older rows,
+/// the conversation's rows after it — the one place requests are composed (see
+/// [`RENDER_VERSION`]).
+fn compose(
+    model: String,
+    prompt: &str,
+    summary: Option<&str>,
+    history: &[Message],
+    tools: Vec<ToolSpec>,
+) -> ChatRequest {
+    let messages = compose_context(prompt, summary, history, Rows::Conversation);
+    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt) }
+}
+
+/// Whose rows of a history a context reads.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Rows<'a> {
+    /// The conversation's own, not those of the sub-agent frames inside it.
+    Conversation,
+    /// One frame's own work (§8.3).
+    Frame(&'a str),
+}
+
+/// What a model reads: the prompt, the summary standing in for older rows, then the rows
+/// of `history` that are `whose`. Stored tool rows hold exactly what the model was given;
+/// an errored turn's empty closing row is no message at all.
+pub(super) fn compose_context(
+    prompt: &str,
+    summary: Option<&str>,
+    history: &[Message],
+    whose: Rows,
+) -> Vec<ContextMessage> {
+    let mut messages = vec![ContextMessage::System(prompt.to_owned())];
+    messages.extend(summary.map(compaction::summary_message));
+    let frame = match whose {
+        Rows::Conversation => None,
+        Rows::Frame(id) => Some(id),
+    };
+    messages.extend(history.iter().filter(|m| m.frame_id.as_deref() == frame).filter_map(as_message));
+    messages
+}
+
+/// A system prompt as sent for a person: their own random line first, so no two people's
+/// requests share a prefix a provider's prompt cache could be timed on (issue 22 #13),
+/// then `prompt`. It is what a request's record keeps, so rebuilding needs nothing else.
+pub fn prompt_for(prefix: &str, prompt: &str) -> String {
+    format!("<!-- {prefix} -->\n{prompt}")
+}
+
+/// The person's key in a prompt made by [`prompt_for`]: sent to providers that keep
+/// caches per end user. None for prompts from before there was one.
+pub fn cache_key_of(prompt: &str) -> Option<String> {
+    let key = prompt.strip_prefix("<!-- ")?.split_once(" -->\n")?.0;
+    (key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit())).then(|| key.to_owned())
+}
+
+/// One row as a model reads it.
+fn as_message(m: &Message) -> Option<ContextMessage> {
+    match m.role {
+        MessageRole::User => Some(ContextMessage::User(m.text.clone())),
+        MessageRole::Assistant => {
+            let tool_calls = m.tool_calls.as_ref().map(calls_from_json).unwrap_or_default();
+            (!m.text.is_empty() || !tool_calls.is_empty())
+                .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
+        }
+        MessageRole::Tool => {
+            Some(ContextMessage::Tool { call_id: m.tool_call_id.clone().unwrap_or_default(), content: m.text.clone() })
+        }
+    }
+}
+
+/// Tool calls as stored with an assistant row.
+pub fn calls_to_json(calls: &[ToolCall]) -> serde_json::Value {
+    calls.iter().map(|c| serde_json::json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect()
+}
+
+fn calls_from_json(value: &serde_json::Value) -> Vec<ToolCall> {
+    value
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c["id"].as_str().unwrap_or_default().to_owned(),
+                    name: c["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: c["arguments"].as_str().unwrap_or_default().to_owned(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// How many frames a turn has opened, from its rows.
+pub(super) fn frame_count(history: &[Message], turn_id: &str) -> usize {
+    let mut frames: Vec<&str> =
+        history.iter().filter(|m| m.turn_id == turn_id).filter_map(|m| m.frame_id.as_deref()).collect();
+    frames.sort_unstable();
+    frames.dedup();
+    frames.len()
+}
+
+/// The calls of a turn's latest tool request in one frame (none for the conversation's
+/// own) that have no result yet, with the text the model wrote beside them: what a resumed
+/// turn or frame settles first.
+pub(super) fn unsettled_calls(
+    history: &[Message],
+    turn_id: &str,
+    frame: Option<&str>,
+) -> Option<(String, Vec<ToolCall>)> {
+    let ours = |m: &&Message| m.turn_id == turn_id && m.frame_id.as_deref() == frame;
+    let asked =
+        history.iter().filter(ours).rev().find(|m| m.role == MessageRole::Assistant && m.tool_calls.is_some())?;
+    let answered: Vec<&str> = history
+        .iter()
+        .filter(ours)
+        .filter(|m| m.role == MessageRole::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let calls: Vec<ToolCall> = asked
+        .tool_calls
+        .as_ref()
+        .map(calls_from_json)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .collect();
+    (!calls.is_empty()).then(|| (asked.text.clone(), calls))
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::store::chat::MessageStatus;
+
+    /// A history row of `turn_1`, for tests here and in the turn.
+    pub(in crate::agent) fn row(id: i64, role: MessageRole, text: &str, frame: Option<&str>) -> Message {
+        Message {
+            id,
+            turn_id: "turn_1".into(),
+            frame_id: frame.map(str::to_owned),
+            role,
+            text: text.into(),
+            status: MessageStatus::Done,
+            model: None,
+            created_at: String::new(),
+            tool_calls: None,
+            tool_call_id: None,
+            tool_name: None,
+            error_code: None,
+            error_message: None,
+        }
+    }
+
+    fn asked(id: i64, calls: &[&str], frame: Option<&str>) -> Message {
+        let calls: Vec<ToolCall> =
+            calls.iter().map(|id| ToolCall { id: (*id).into(), name: "t".into(), arguments: "{}".into() }).collect();
+        Message { tool_calls: Some(calls_to_json(&calls)), ..row(id, MessageRole::Assistant, "Looking.", frame) }
+    }
+
+    fn result(id: i64, call: &str, frame: Option<&str>) -> Message {
+        Message { tool_call_id: Some(call.into()), ..row(id, MessageRole::Tool, "42", frame) }
+    }
+
+    #[test]
+    fn a_conversations_context_is_its_prompt_summary_and_own_rows_without_its_frames() {
+        let history = [
+            row(1, MessageRole::User, "Hi", None),
+            row(2, MessageRole::User, "task", Some("frame_1")),
+            row(3, MessageRole::Assistant, "Hello", None),
+        ];
+        let context = compose_context("prompt", Some("earlier"), &history, Rows::Conversation);
+        assert_eq!(
+            context,
+            [
+                ContextMessage::System("prompt".into()),
+                compaction::summary_message("earlier"),
+                ContextMessage::User("Hi".into()),
+                ContextMessage::Assistant { text: "Hello".into(), tool_calls: Vec::new() },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_frames_context_is_its_prompt_and_its_own_rows_only() {
+        let history = [row(1, MessageRole::User, "Hi", None), row(2, MessageRole::User, "task", Some("frame_1"))];
+        let context = compose_context("callee", None, &history, Rows::Frame("frame_1"));
+        assert_eq!(context, [ContextMessage::System("callee".into()), ContextMessage::User("task".into())]);
+    }
+
+    #[test]
+    fn an_errored_turns_empty_closing_row_is_no_message_and_tool_rows_keep_their_call() {
+        let history = [row(1, MessageRole::Assistant, "", None), result(2, "call_1", None)];
+        let context = compose_context("p", None, &history, Rows::Conversation);
+        assert_eq!(
+            context[1..],
+            [ContextMessage::Tool { call_id: "call_1".into(), content: "42".into() }],
+            "the empty row is left out"
+        );
+    }
+
+    #[test]
+    fn stored_calls_read_back_as_the_calls_they_were() {
+        let context = compose_context("p", None, &[asked(1, &["call_1"], None)], Rows::Conversation);
+        let ContextMessage::Assistant { tool_calls, .. } = &context[1] else { panic!("an assistant message") };
+        assert_eq!(tool_calls[0].id, "call_1");
+    }
+
+    #[test]
+    fn a_resumed_turn_settles_the_calls_of_its_last_request_that_have_no_result() {
+        let history = [asked(1, &["a", "b"], None), result(2, "a", None)];
+        let (said, calls) = unsettled_calls(&history, "turn_1", None).unwrap();
+        assert_eq!((said.as_str(), calls.len(), calls[0].id.as_str()), ("Looking.", 1, "b"));
+        assert!(unsettled_calls(&history, "turn_1", Some("frame_1")).is_none(), "a frame has its own calls");
+        assert!(unsettled_calls(&[asked(1, &["a"], None), result(2, "a", None)], "turn_1", None).is_none());
+    }
+
+    #[test]
+    fn a_turns_frames_are_counted_once_each() {
+        let history = [
+            row(1, MessageRole::User, "x", Some("frame_1")),
+            row(2, MessageRole::Assistant, "y", Some("frame_1")),
+            row(3, MessageRole::User, "z", Some("frame_2")),
+            row(4, MessageRole::User, "me", None),
+        ];
+        assert_eq!(frame_count(&history, "turn_1"), 2);
+        assert_eq!(frame_count(&history, "turn_2"), 0);
+    }
+
+    #[test]
+    fn a_prompt_for_a_person_carries_their_cache_key_and_an_old_one_none() {
+        let key = "0123456789abcdef0123456789abcdef";
+        assert_eq!(cache_key_of(&prompt_for(key, "Be brief.")).as_deref(), Some(key));
+        assert_eq!(cache_key_of("Be brief."), None);
+    }
+}
