@@ -117,6 +117,9 @@ describe('the page in the desktop window', () => {
       await page.keyboard.press('Enter');
       const error = page.locator('[data-testid=turn-error]');
       await error.waitFor({ timeout: TIMEOUT });
+      // In words, with the next step for an administrator; the server's reason one click away.
+      assert.match(await error.innerText(), /refused the key Skald has for it[\s\S]*Administration → Models/);
+      await error.getByText('What Skald was told').click();
       assert.match(await error.innerText(), /refused the API key/);
       await screenshot(page, 'turn-error');
       await page.locator('[data-testid=retry]').click();

@@ -6,32 +6,23 @@ import assert from 'node:assert/strict';
 
 import { readFile } from 'node:fs/promises';
 
-import { api, logIn, launchBrowser, seedInstance, startStack, stopStack, makeRoot, openPage, problems, removeRoot, screenshot, startScriptedModel, startServer, requireBin, stopProcess } from './harness.mjs';
+import { api, logIn, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
 
 describe('setup on a computer that already runs a model server', () => {
-  let root;
-  let model;
+  let stack;
   let server;
   let browser;
 
   before(async () => {
-    root = await makeRoot();
     // The scripted model server stands in for llama.cpp's server on its usual port.
-    model = await startScriptedModel();
-    const port = new URL(model.url).port;
-    server = await startServer(requireBin(), root, { env: { SKALD_TEST_DETECT_PORTS: `llamacpp=${port}` } });
-    browser = await launchBrowser();
+    stack = await startStack({ detected: true });
+    ({ server, browser } = stack);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stopProcess(server?.proc);
-    await stopProcess(model?.proc);
-    await removeRoot(root);
-  });
+  after(() => stopStack(stack));
 
   test('offers the server it found first, and the built-in model only as the plain alternative', async () => {
     const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
@@ -232,6 +223,92 @@ describe('what a chat app does with a reply', () => {
       await page.emulateMedia({ colorScheme: 'dark' });
       assert.equal((await look())[0], 'dark');
       assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('when something fails or needs someone else', () => {
+  const BEA = { name: 'Bea', password: 'maple harbour violin' };
+  const CY = { name: 'Cy', password: 'copper meadow lantern' };
+  let stack;
+
+  before(async () => {
+    stack = await startStack();
+    await seedInstance(stack.server, stack.model, ADA, [
+      [BEA, 'member'],
+      [CY, 'restricted'],
+    ]);
+  });
+
+  after(() => stopStack(stack));
+
+  const open = () => openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+
+  async function ask(page, text) {
+    await page.locator('[data-testid=new-chat]').click();
+    await page.locator('[data-testid=composer]').fill(text);
+    await page.keyboard.press('Enter');
+  }
+
+  test('a failed reply says what happened in words and, to a member, whom to ask by name', async () => {
+    const { page, close } = await open();
+    try {
+      await logIn(page, BEA, TIMEOUT);
+      await stack.model.push({ status: 401, message: 'invalid api key' });
+      await ask(page, 'Hello?');
+      const error = page.locator('[data-testid=turn-error]');
+      await error.waitFor({ timeout: TIMEOUT });
+      assert.equal(await error.locator('[data-testid=turn-error-what]').innerText(), 'The model’s service refused the key Skald has for it.');
+      assert.equal(await error.locator('[data-testid=turn-error-next]').innerText(), 'Ask Ada, who manages Skald, to check the model; then try again.');
+      assert.equal(await error.locator('[data-testid=turn-error-detail]').isVisible(), false, 'the server’s words wait behind a disclosure');
+      await error.getByText('What Skald was told').click();
+      assert.match(await error.locator('[data-testid=turn-error-detail]').innerText(), /scripted refused the API key/);
+    } finally {
+      await close();
+    }
+  });
+
+  test('always-allowed tools are listed on My data, and Ask me again takes one back', async () => {
+    const { page, close } = await open();
+    try {
+      await logIn(page, BEA, TIMEOUT);
+      await stack.model.push([
+        { tool_calls: [{ name: 'note_write', arguments: { title: 'Shopping', text: 'flour' } }] },
+        { text: 'Saved.' },
+      ]);
+      await ask(page, 'Note flour');
+      const card = page.locator('skald-approval-card');
+      await card.locator('[data-testid=always]').click();
+      await card.locator('[data-testid=confirm-ok]').click();
+      await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+
+      await page.locator('[data-testid=nav-data]').click();
+      const rule = page.locator('[data-testid=my-rule][data-tool=note_write]');
+      await rule.waitFor({ timeout: TIMEOUT });
+      assert.match(await rule.innerText(), /Write a note/);
+      await rule.locator('[data-testid=my-rule-revoke]').click();
+      await page.locator('[data-testid=my-rules-none]').waitFor({ timeout: TIMEOUT });
+      const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', BEA);
+      assert.deepEqual(await api(stack.server.origin, session.token, 'GET', '/api/me/rules'), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a call refused because the role may not approve names who may', async () => {
+    const { page, close } = await open();
+    try {
+      await logIn(page, CY, TIMEOUT);
+      await stack.model.push([
+        { tool_calls: [{ name: 'note_write', arguments: { title: 'Homework', text: 'page 12' } }] },
+        { text: 'I could not save it.' },
+      ]);
+      await ask(page, 'Save my homework');
+      const hint = page.locator('[data-testid=ask-approver]');
+      await hint.waitFor({ timeout: TIMEOUT });
+      assert.match(await hint.innerText(), /Ada or Bea may allow it: ask them in person/);
     } finally {
       await close();
     }

@@ -157,14 +157,17 @@ function readyLine(proc, pattern, what, stderr) {
 
 /**
  * What a test file runs against: `skald serve` on a fresh root (with `env` added to its
- * environment), the scripted model server (unless `model` is false) and a browser.
+ * environment), the scripted model server (unless `model` is false) and a browser. With
+ * `detected`, the model server is started first and Skald finds it as the llama.cpp
+ * server on its usual port would be found (for setup's "on this computer").
  * Whatever started is stopped again if a later part fails to start.
  */
-export async function startStack({ model = true, env = {} } = {}) {
+export async function startStack({ model = true, env = {}, detected = false } = {}) {
   const stack = { root: await makeRoot() };
   try {
-    stack.server = await startServer(requireBin(), stack.root, { env });
-    if (model) stack.model = await startScriptedModel();
+    if (model || detected) stack.model = await startScriptedModel();
+    const detect = detected ? { SKALD_TEST_DETECT_PORTS: `llamacpp=${new URL(stack.model.url).port}` } : {};
+    stack.server = await startServer(requireBin(), stack.root, { env: { ...env, ...detect } });
     stack.browser = await launchBrowser();
     return stack;
   } catch (error) {

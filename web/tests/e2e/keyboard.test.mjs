@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { launchBrowser, makeRoot, openPage, problems, removeRoot, requireBin, screenshot, startScriptedModel, startServer, stopProcess } from './harness.mjs';
+import { openPage, problems, screenshot, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -21,24 +21,18 @@ function FOCUSED() {
 }
 
 describe('the keyboard alone', () => {
-  let root;
+  let stack;
   let model;
   let server;
   let browser;
 
   before(async () => {
-    root = await makeRoot();
-    model = await startScriptedModel();
-    server = await startServer(requireBin(), root, { env: { SKALD_TEST_DETECT_PORTS: `llamacpp=${new URL(model.url).port}` } });
-    browser = await launchBrowser();
+    // The scripted model server stands in for llama.cpp's server on its usual port.
+    stack = await startStack({ detected: true });
+    ({ model, server, browser } = stack);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stopProcess(server?.proc);
-    await stopProcess(model?.proc);
-    await removeRoot(root);
-  });
+  after(() => stopStack(stack));
 
   test('sets up, logs in, sends and allows a card with Tab, Enter and Space', async () => {
     const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
@@ -115,15 +109,19 @@ describe('the keyboard alone', () => {
     }
   });
 
-  test('the shortcuts do what their help dialog says', async () => {
+  test('logs in by keyboard, and the shortcuts do what their help dialog says', async () => {
     const { page, consoleMessages, close } = await openPage(browser, `${server.origin}/#token=${server.token}`);
     const focused = () => page.evaluate(FOCUSED);
     try {
-      await page.locator(`[data-testid=person][data-name=${ADA.name}]`).click();
-      await page.locator('#password').fill(ADA.password);
+      // Login by keyboard: the picker's first person has the focus.
+      await page.locator('[data-testid=person]').first().waitFor({ timeout: TIMEOUT });
+      assert.equal((await focused()).testid, 'person');
+      await page.keyboard.press('Enter');
+      await page.locator('#password').waitFor({ timeout: TIMEOUT });
+      assert.equal((await focused()).id, 'password');
+      await page.keyboard.type(ADA.password);
       await page.keyboard.press('Enter');
       await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
-      await page.locator('[data-testid=session]').first().click();
 
       await page.keyboard.press('Control+/');
       const help = page.locator('[data-testid=shortcuts]');
