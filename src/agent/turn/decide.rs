@@ -191,6 +191,32 @@ pub(crate) fn frame_closing(rounds: Result<Option<Closing>, String>) -> Closing 
     }
 }
 
+/// What re-reading the person's role before a further round found, each with the words
+/// the person is told.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Recheck {
+    /// They can no longer use Skald (deactivated, or their role is gone).
+    Inactive(String),
+    /// A change around them they have not seen yet holds the turn, as it holds the next.
+    Held(String),
+    /// Their daily cap is reached.
+    OverCap(String),
+    /// Nothing stops the next round.
+    Clear,
+}
+
+/// Whether the turn goes on after the role was read again: a closing when it may not,
+/// with the code the page and the record show.
+pub(super) fn after_recheck(found: Recheck) -> Option<Closing> {
+    let (code, why) = match found {
+        Recheck::Clear => return None,
+        Recheck::Inactive(why) => ("inactive", why),
+        Recheck::Held(why) => ("held", why),
+        Recheck::OverCap(why) => ("usage_cap", why),
+    };
+    Some(Closing::failed(String::new(), code, why))
+}
+
 /// What a model asks for again and again: the calls of its last response, and whether the
 /// current response repeats them exactly. Small local models fall into such loops.
 #[derive(Debug, Default)]
@@ -246,6 +272,29 @@ impl Repeats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_person_made_inactive_mid_turn_ends_it_before_the_next_round() {
+        let closing = after_recheck(Recheck::Inactive("your account is deactivated".into())).unwrap();
+        assert_eq!((closing.state, closing.error.map(|e| e.code)), (TurnState::Error, Some("inactive".into())));
+    }
+
+    #[test]
+    fn a_change_made_while_the_turn_runs_holds_it_before_its_next_request() {
+        let closing = after_recheck(Recheck::Held("1 change waits for you".into())).unwrap();
+        assert_eq!(closing.error.map(|e| (e.code, e.message)), Some(("held".into(), "1 change waits for you".into())));
+    }
+
+    #[test]
+    fn a_daily_cap_reached_mid_turn_ends_it_with_the_cap() {
+        let closing = after_recheck(Recheck::OverCap("the cap is reached".into())).unwrap();
+        assert_eq!(closing.error.map(|e| e.code), Some("usage_cap".into()));
+    }
+
+    #[test]
+    fn a_role_that_still_allows_the_turn_lets_it_go_on() {
+        assert_eq!(after_recheck(Recheck::Clear), None);
+    }
 
     fn call(id: &str, arguments: &str) -> ToolCall {
         ToolCall { id: id.into(), name: "current_time".into(), arguments: arguments.into() }

@@ -36,7 +36,7 @@ use crate::store::approvals;
 use crate::store::chat::{Summary, TurnState};
 use crate::store::roles::Role;
 use crate::users::sessions::Session;
-use decide::{Closing, Repeats, Replied, Step};
+use decide::{Closing, Recheck, Repeats, Replied, Step};
 use record::Pending;
 use stream::Commit;
 
@@ -376,28 +376,32 @@ impl Turn {
     /// Reads the role again before a further round; a closing when its daily cap is now
     /// reached. A change of privacy tier takes effect at the next send (§16).
     async fn recheck_role(&mut self) -> Result<Option<Closing>, StoreError> {
-        let closing = |code, err: TurnError| Closing::failed(String::new(), code, err.to_string());
+        Ok(decide::after_recheck(self.reread_role().await?))
+    }
+
+    /// Reads the role, what holds the person and their usage again; the turn's role and
+    /// withheld models follow what was read. What it found is decided in `decide`.
+    async fn reread_role(&mut self) -> Result<Recheck, StoreError> {
         let mut role = match self.runtime.role_of(&self.session.user_id).await {
             Ok(role) => role,
             Err(TurnError::Store(err)) => return Err(err),
-            Err(other) => return Ok(Some(closing("inactive", other))),
+            Err(other) => return Ok(Recheck::Inactive(other.to_string())),
         };
-        // A change made while the turn runs holds it before its next request, like the next turn.
         let agent = self.runtime.agents().load(&self.agent).ok();
         match self.runtime.standing(&self.session, &role, agent.as_ref()).await {
             Ok(standing) if !standing.holds.is_empty() => {
-                return Ok(Some(closing("held", TurnError::Held(standing.holds.len()))));
+                return Ok(Recheck::Held(TurnError::Held(standing.holds.len()).to_string()));
             }
             Ok(standing) => {
                 standing.withheld.narrow_role(&mut role);
                 self.withheld = Arc::new(standing.withheld);
             }
             Err(TurnError::Store(err)) => return Err(err),
-            Err(other) => return Ok(Some(closing("held", other))),
+            Err(other) => return Ok(Recheck::Held(other.to_string())),
         }
         self.role = role;
         let over = usage::over_cap(self.runtime.system(), &self.role, &self.session.user_id).await?;
-        Ok(over.map(|(cap, used)| closing("usage_cap", TurnError::UsageCap { cap, used })))
+        Ok(over.map_or(Recheck::Clear, |(cap, used)| Recheck::OverCap(TurnError::UsageCap { cap, used }.to_string())))
     }
 
     /// Moves the turn to its fallback model, if it has one whose key opens; says so on the
