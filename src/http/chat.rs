@@ -87,13 +87,18 @@ pub async fn get(
 #[serde(deny_unknown_fields)]
 pub struct SessionPatch {
     title: Option<String>,
+    /// Keep it at the top of the list, or not.
+    pinned: Option<bool>,
+    /// Put it away out of the list, or back.
+    archived: Option<bool>,
     /// A model to pin the conversation to; `null` unpins it; absent leaves it.
     #[serde(default, deserialize_with = "crate::users::role_rules::present")]
     model: Option<Option<String>>,
 }
 
-/// `PATCH /api/sessions/{id}` `{"title"?, "model"?}`: renames a conversation, or pins it to
-/// another model the role allows (403 otherwise), or unpins it with `null`.
+/// `PATCH /api/sessions/{id}` `{"title"?, "model"?, "pinned"?, "archived"?}`: renames a
+/// conversation, pins it to another model the role allows (403 otherwise) or unpins it
+/// with `null`, keeps it at the top of the list, or puts it away.
 pub async fn rename(
     State(state): State<AppState>,
     caller: Caller,
@@ -108,6 +113,11 @@ pub async fn rename(
             return Err(ApiError::BadRequest { code: "invalid_title", message });
         }
         chat::rename_session(&caller.session.space, &id, title)
+            .await
+            .map_err(ApiError::about(Subject::Conversation))?;
+    }
+    if req.pinned.is_some() || req.archived.is_some() {
+        chat::set_flags(&caller.session.space, &id, req.pinned, req.archived)
             .await
             .map_err(ApiError::about(Subject::Conversation))?;
     }

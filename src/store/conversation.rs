@@ -18,6 +18,10 @@ pub struct ChatSession {
     pub turn_state: Option<TurnState>,
     /// Content from outside Skald (a fetched page) has entered this conversation.
     pub outside_content: bool,
+    /// Kept at the top of the person's list.
+    pub pinned: bool,
+    /// Put away: left out of the list unless the person asks for it.
+    pub archived: bool,
 }
 
 /// Who a row of history is from: the `messages.role` column, and the words the API shows.

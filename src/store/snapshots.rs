@@ -286,6 +286,8 @@ mod tests {
             updated_at: String::new(),
             turn_state: None,
             outside_content: false,
+            pinned: false,
+            archived: false,
         };
         let message = Message {
             id: 1,

@@ -1222,3 +1222,32 @@ async fn ten_people_with_twenty_replies_each_at_once_receive_every_reply_whole()
         }
     }
 }
+
+#[tokio::test]
+async fn a_conversation_is_pinned_or_archived_and_only_what_is_named_changes() {
+    let chat = Chat::start().await;
+    let kept = chat.new_session(json!({})).await;
+    let other = chat.new_session(json!({})).await;
+    let patch = |id: &str, body: Value| {
+        let path = format!("/api/sessions/{id}");
+        let (server, token) = (&chat.server, chat.token.clone());
+        async move { server.call(Method::PATCH, &path, Some(&token), Some(body)).await }
+    };
+    assert_eq!(patch(&kept, json!({ "pinned": true })).await.0, 204);
+    assert_eq!(patch(&other, json!({ "archived": true })).await.0, 204);
+    let flags = |list: &Value, id: &str| {
+        let row = list.as_array().unwrap().iter().find(|s| s["id"] == id).unwrap().clone();
+        (row["pinned"].as_bool(), row["archived"].as_bool())
+    };
+    let (_, list) = chat.server.call(Method::GET, "/api/sessions", Some(&chat.token), None).await;
+    assert_eq!(flags(&list, &kept), (Some(true), Some(false)));
+    assert_eq!(flags(&list, &other), (Some(false), Some(true)), "archived, still listed for the page to put away");
+    // Only what is named changes: restoring keeps the title and the other flag.
+    assert_eq!(patch(&kept, json!({ "title": "Kept" })).await.0, 204);
+    assert_eq!(patch(&other, json!({ "archived": false })).await.0, 204);
+    let (_, one) = chat.server.call(Method::GET, &format!("/api/sessions/{kept}"), Some(&chat.token), None).await;
+    assert_eq!((one["title"].as_str(), one["pinned"].as_bool()), (Some("Kept"), Some(true)));
+    assert_eq!(patch("chat_nope", json!({ "pinned": true })).await.0, 404);
+    let (status, body) = patch(&kept, json!({ "pinned": "yes" })).await;
+    assert_eq!(status, 400, "{body}");
+}

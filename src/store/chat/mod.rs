@@ -69,6 +69,7 @@ pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text
 }
 
 const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at, s.outside_content,
+        s.pinned, s.archived,
         (SELECT t.state FROM turns t WHERE t.session_id = s.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1)
           AS turn_state
      FROM chat_sessions s";
@@ -101,6 +102,8 @@ pub async fn create_session(
         updated_at: now,
         turn_state: None,
         outside_content: false,
+        pinned: false,
+        archived: false,
     };
     // What its first turn starts from is known without reading it back.
     let snapshot = Snapshot { conversation: session.clone(), summary: None, history: Vec::new() };
@@ -143,6 +146,26 @@ pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Resu
         .execute(store.pool())
         .await?
         .rows_affected();
+    if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Pins or unpins, archives or restores a conversation; what is `None` stays as it is.
+pub async fn set_flags(
+    store: &PrivateStore,
+    id: &str,
+    pinned: Option<bool>,
+    archived: Option<bool>,
+) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    let updated = sqlx::query(
+        "UPDATE chat_sessions SET pinned = coalesce(?, pinned), archived = coalesce(?, archived) WHERE id = ?",
+    )
+    .bind(pinned)
+    .bind(archived)
+    .bind(id)
+    .execute(store.pool())
+    .await?
+    .rows_affected();
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
 }
 

@@ -248,6 +248,11 @@ export class ApiClient {
     await this.#request('PATCH', `/api/sessions/${encodeURIComponent(id)}`, undefined, { title });
   }
 
+  /** `PATCH /api/sessions/{id}` `{"pinned"?, "archived"?}`: pins or archives a conversation, or undoes it. */
+  async setSessionFlags(id: string, flags: { readonly pinned?: boolean; readonly archived?: boolean }): Promise<void> {
+    await this.#request('PATCH', `/api/sessions/${encodeURIComponent(id)}`, undefined, flags);
+  }
+
   /** `DELETE /api/sessions/{id}` */
   async deleteSession(id: string): Promise<void> {
     await this.#request('DELETE', `/api/sessions/${encodeURIComponent(id)}`);

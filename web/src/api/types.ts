@@ -46,6 +46,10 @@ export interface ChatSession {
   /** The latest turn's state: `running`, `parked`, `done`, `stopped`, `error`. */
   readonly turn_state: string | null;
   readonly outside_content: boolean;
+  /** Kept at the top of the list. */
+  readonly pinned: boolean;
+  /** Put away: out of the list unless the person shows the archived ones. */
+  readonly archived: boolean;
 }
 
 /** A tool call as an assistant row lists it. */

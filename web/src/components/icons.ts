@@ -29,5 +29,8 @@ export const gearIcon = icon(
 );
 export const copyIcon = icon(svg`<rect x="9" y="9" width="12" height="12" rx="2"/><path d="M5 15V5a2 2 0 0 1 2-2h10"/>`);
 export const saveIcon = icon(svg`<path d="M12 3v12"/><path d="m7 10 5 5 5-5"/><path d="M5 21h14"/>`);
+export const pinIcon = icon(svg`<path d="M12 17v5"/><path d="M9 3h6l-1 6 3 3v2H7v-2l3-3Z"/>`);
+export const archiveIcon = icon(svg`<rect x="3" y="4" width="18" height="4" rx="1"/><path d="M5 8v11a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8"/><path d="M10 12h4"/>`);
+export const unarchiveIcon = icon(svg`<rect x="3" y="4" width="18" height="4" rx="1"/><path d="M5 8v11a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8"/><path d="m9 15 3-3 3 3"/>`);
 export const upIcon = icon(svg`<path d="m18 15-6-6-6 6"/>`);
 export const downIcon = icon(svg`<path d="m6 9 6 6 6-6"/>`);

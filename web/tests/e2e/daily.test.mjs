@@ -182,6 +182,8 @@ describe('what a chat app does with a reply', () => {
       await page.keyboard.press('Enter');
       await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
 
+      // The clipboard answers a focused page only: this one, not another the browser opened.
+      await page.bringToFront();
       await page.locator('[data-testid=copy-reply]').click();
       await page.locator('[data-testid=copy-reply] .copied').waitFor({ timeout: TIMEOUT });
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'First line of the plan.\n\n- flour\n- water');
@@ -191,6 +193,41 @@ describe('what a chat app does with a reply', () => {
       const text = await readFile(await download.path(), 'utf8');
       assert.match(text, /^# Plan bread\n/);
       assert.match(text, /## You\n\nPlan bread\n\n## Skald \(scripted\/[a-z-]+\)\n\nFirst line of the plan\.\n\n- flour\n- water\n$/);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a conversation is pinned to the top, another archived out of the list and back', async () => {
+    const { page, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      for (const text of ['First talk', 'Second talk']) {
+        await stack.model.push({ text: 'Noted.' });
+        await page.locator('[data-testid=new-chat]').click();
+        await page.locator('[data-testid=composer]').fill(text);
+        await page.keyboard.press('Enter');
+        await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
+      }
+      const row = (title) => page.locator('li.row').filter({ has: page.locator('[data-testid=session]', { hasText: title }) });
+      await row('First talk').hover();
+      await row('First talk').locator('[data-testid=pin]').click();
+      const pinned = page.locator('[data-testid=session-group][data-period=pinned] [data-testid=session]');
+      await pinned.filter({ hasText: 'First talk' }).waitFor({ timeout: TIMEOUT });
+      assert.equal(await pinned.count(), 1);
+
+      await row('Second talk').hover();
+      await row('Second talk').locator('[data-testid=archive]').click();
+      await row('Second talk').waitFor({ state: 'detached', timeout: TIMEOUT });
+      const show = page.locator('[data-testid=show-archived]');
+      assert.equal(await show.innerText(), 'Show archived (1)');
+      await show.click();
+      await row('Second talk').waitFor({ timeout: TIMEOUT });
+      await row('Second talk').hover();
+      await row('Second talk').locator('[data-testid=archive]').click();
+      await show.waitFor({ state: 'detached', timeout: TIMEOUT });
+      await page.reload();
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();
@@ -221,6 +258,8 @@ describe('what a chat app does with a reply', () => {
       await page.locator('[data-testid=theme]').selectOption('system');
       await page.locator('[data-testid=look-saved]').waitFor({ timeout: TIMEOUT });
       await page.emulateMedia({ colorScheme: 'dark' });
+      // The system's change reaches the page as an event: wait for it, then check.
+      await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark', null, { timeout: TIMEOUT }).catch(() => undefined);
       assert.equal((await look())[0], 'dark');
       assert.deepEqual(problems(consoleMessages), []);
     } finally {

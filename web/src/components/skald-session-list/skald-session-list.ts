@@ -12,7 +12,7 @@ import { strings } from '../../i18n/en.js';
 import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
-import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
+import { archiveIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
 import { styles } from './skald-session-list.styles.js';
 
 /** The person renamed a conversation. */
@@ -23,6 +23,17 @@ export class RenameSessionEvent extends Event {
     readonly title: string,
   ) {
     super(RenameSessionEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+/** The person pinned or archived a conversation, or undid it. */
+export class SessionFlagsEvent extends Event {
+  static readonly type = 'skald-session-flags';
+  constructor(
+    readonly sessionId: string,
+    readonly flags: { readonly pinned?: boolean; readonly archived?: boolean },
+  ) {
+    super(SessionFlagsEvent.type, { bubbles: true, composed: true });
   }
 }
 
@@ -55,6 +66,8 @@ export class SkaldSessionList extends LitElement {
   @property({ type: Boolean }) loading = false;
 
   @state() private filter = '';
+  /** Whether the archived conversations are shown. */
+  @state() private showArchived = false;
   @state() private renaming: string | null = null;
   @state() private deleting: ChatSession | null = null;
 
@@ -76,7 +89,11 @@ export class SkaldSessionList extends LitElement {
 
   override render(): TemplateResult {
     const needle = this.filter.trim().toLowerCase();
-    const shown = needle === '' ? this.sessions : this.sessions.filter((s) => titleOf(s).toLowerCase().includes(needle));
+    const matching = needle === '' ? this.sessions : this.sessions.filter((s) => titleOf(s).toLowerCase().includes(needle));
+    // Archived conversations are put away: out of the list unless asked for (or searched).
+    const archived = matching.filter((s) => s.archived);
+    const shown = matching.filter((s) => !s.archived || this.showArchived || needle !== '');
+    const pinned = shown.filter((s) => s.pinned);
     return html`
       <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
         ${plusIcon} ${strings.newChat}
@@ -97,12 +114,27 @@ export class SkaldSessionList extends LitElement {
         ${!this.loading && shown.length === 0
           ? html`<p class="hint pad">${needle === '' ? strings.noSessions : strings.noMatches}</p>`
           : nothing}
-        ${groupByPeriod(shown, new Date()).map(
+        ${pinned.length > 0
+          ? html`<h3 class="period" id="period-pinned">${strings.periodPinned}</h3>
+              <ul aria-labelledby="period-pinned" data-testid="session-group" data-period="pinned">
+                ${repeat(pinned, (s) => s.id, (s) => this.#renderRow(s))}
+              </ul>`
+          : nothing}
+        ${groupByPeriod(
+          shown.filter((s) => !s.pinned),
+          new Date(),
+        ).map(
           (group) => html`<h3 class="period" id="period-${group.period}">${periodLabel(group.period)}</h3>
             <ul aria-labelledby="period-${group.period}" data-testid="session-group" data-period=${group.period}>
               ${repeat(group.sessions, (s) => s.id, (s) => this.#renderRow(s))}
             </ul>`,
         )}
+        ${archived.length > 0 && needle === ''
+          ? html`<button type="button" class="link show-archived" data-testid="show-archived" aria-pressed=${this.showArchived ? 'true' : 'false'}
+              @click=${() => (this.showArchived = !this.showArchived)}>
+              ${(this.showArchived ? strings.hideArchived : strings.showArchived).replace('{n}', String(archived.length))}
+            </button>`
+          : nothing}
       </nav>
       <dialog aria-labelledby="delete-title" @close=${() => (this.deleting = null)}>
         ${this.deleting
@@ -162,6 +194,25 @@ export class SkaldSessionList extends LitElement {
         ${state ? html`<span class="state" data-state=${session.turn_state ?? ''}>${state}</span>` : nothing}
       </button>
       <span class="row-tools">
+        <button
+          type="button"
+          class="quiet icon"
+          data-testid="pin"
+          aria-pressed=${session.pinned ? 'true' : 'false'}
+          aria-label=${(session.pinned ? strings.unpinNamed : strings.pinNamed).replace('{title}', title)}
+          @click=${() => this.dispatchEvent(new SessionFlagsEvent(session.id, { pinned: !session.pinned }))}
+        >
+          ${pinIcon}
+        </button>
+        <button
+          type="button"
+          class="quiet icon"
+          data-testid="archive"
+          aria-label=${(session.archived ? strings.unarchiveNamed : strings.archiveNamed).replace('{title}', title)}
+          @click=${() => this.dispatchEvent(new SessionFlagsEvent(session.id, { archived: !session.archived }))}
+        >
+          ${session.archived ? unarchiveIcon : archiveIcon}
+        </button>
         <button type="button" class="quiet icon" data-testid="rename" aria-label=${strings.renameNamed.replace('{title}', title)} @click=${() => (this.renaming = session.id)}>
           ${pencilIcon}
         </button>
@@ -211,5 +262,6 @@ declare global {
   interface HTMLElementEventMap {
     [RenameSessionEvent.type]: RenameSessionEvent;
     [DeleteSessionEvent.type]: DeleteSessionEvent;
+    [SessionFlagsEvent.type]: SessionFlagsEvent;
   }
 }

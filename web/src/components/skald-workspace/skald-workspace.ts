@@ -33,7 +33,7 @@ import type { SkaldChat } from '../skald-chat/skald-chat.js';
 import '../skald-chat/skald-chat.js';
 import '../skald-inbox/skald-inbox.js';
 import '../skald-session-list/skald-session-list.js';
-import type { DeleteSessionEvent, RenameSessionEvent } from '../skald-session-list/skald-session-list.js';
+import type { DeleteSessionEvent, RenameSessionEvent, SessionFlagsEvent } from '../skald-session-list/skald-session-list.js';
 import '../skald-toasts/skald-toasts.js';
 import type { DismissToastEvent, Toast } from '../skald-toasts/skald-toasts.js';
 import { styles } from './skald-workspace.styles.js';
@@ -272,6 +272,20 @@ export class SkaldWorkspace extends LitElement {
     void this.#loadSessions();
   }
 
+  /** Pins or archives a conversation at once in the list, then as the server has it. */
+  async #setFlags(event: SessionFlagsEvent): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    const { sessionId, flags } = event;
+    this.sessions = this.sessions.map((s) => (s.id === sessionId ? { ...s, ...flags } : s));
+    try {
+      await client.setSessionFlags(sessionId, flags);
+    } catch (error) {
+      this.#toast(strings.flagsFailed, describeError(error), 'error');
+    }
+    void this.#loadSessions();
+  }
+
   async #delete(event: DeleteSessionEvent): Promise<void> {
     const client = this.login?.client;
     if (!client) return;
@@ -305,6 +319,7 @@ export class SkaldWorkspace extends LitElement {
         @skald-session-changed=${(e: SessionChangedEvent) => this.#sessionChanged(e)}
         @skald-rename-session=${(e: RenameSessionEvent) => void this.#rename(e)}
         @skald-delete-session=${(e: DeleteSessionEvent) => void this.#delete(e)}
+        @skald-session-flags=${(e: SessionFlagsEvent) => void this.#setFlags(e)}
         @skald-dismiss-toast=${(e: DismissToastEvent) => (this.toasts = this.toasts.filter((t) => t.id !== e.id))}
       >
         <a class="skip" href="#main" @click=${this.#skipToMain}>${strings.skipToMain}</a>
@@ -439,7 +454,7 @@ export class SkaldWorkspace extends LitElement {
 
 /** A conversation known by id only, until the list has it. */
 function placeholder(id: string): ChatSession {
-  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, outside_content: false };
+  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, outside_content: false, pinned: false, archived: false };
 }
 
 declare global {
