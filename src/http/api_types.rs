@@ -53,6 +53,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::chat::TurnStarted,
         super::chat::Rebuilt,
         super::chat::Stopped,
+        super::chat::SessionHits,
         super::rules::RuleAdded,
         crate::store::approval_rules::StoredRule,
         crate::rules::Rule,

@@ -3,7 +3,7 @@
 //! encrypted file; live progress goes out over the WebSocket.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,6 +52,33 @@ pub async fn create(
 /// `GET /api/sessions`: my conversations, most recent first.
 pub async fn list(caller: Caller) -> Result<Json<Vec<ChatSession>>, ApiError> {
     Ok(Json(chat::sessions(&caller.session.space).await?))
+}
+
+#[derive(Deserialize)]
+pub struct SearchQuery {
+    q: Option<String>,
+    limit: Option<u32>,
+}
+
+/// How many hits a search returns unless asked for fewer, and at most.
+const HITS: u32 = 20;
+const MAX_HITS: u32 = 50;
+
+/// What `GET /api/sessions/search` answers: the matching rows, best first.
+#[derive(Serialize, ts_rs::TS)]
+pub struct SessionHits {
+    pub hits: Vec<chat::Hit>,
+}
+
+/// `GET /api/sessions/search?q=words[&limit=n]`: rows of my conversations holding every
+/// word, each with its conversation's title and a snippet. 400 `invalid_query` without a
+/// word to look for; `limit` is kept between 1 and 50.
+pub async fn search(caller: Caller, Query(search): Query<SearchQuery>) -> Result<Json<SessionHits>, ApiError> {
+    let Some(query) = search.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) else {
+        return Err(ApiError::BadRequest { code: "invalid_query", message: "give a word to search for".into() });
+    };
+    let limit = search.limit.unwrap_or(HITS).clamp(1, MAX_HITS);
+    Ok(Json(SessionHits { hits: chat::search(&caller.session.space, query, limit).await? }))
 }
 
 /// Where the next turn of a conversation would go.

@@ -93,6 +93,9 @@ pub fn table() -> Vec<Route> {
         // conversations
         route(M::POST, "/api/sessions", Session, Header, chat::create),
         route(M::GET, "/api/sessions", Session, Header, chat::list),
+        // before `{id}` in the list for the reader; the router itself prefers the fixed
+        // segment, so no conversation id is ever read as "search"
+        route(M::GET, "/api/sessions/search", Session, Header, chat::search),
         route(M::GET, "/api/sessions/{id}", Session, Header, chat::get),
         route(M::PATCH, "/api/sessions/{id}", Session, Header, chat::rename),
         route(M::DELETE, "/api/sessions/{id}", Session, Header, chat::delete),

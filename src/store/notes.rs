@@ -155,8 +155,9 @@ pub async fn delete(store: &PrivateStore, id: i64) -> Result<(), StoreError> {
 /// are joined by spaces, which FTS5 reads as AND. So `AND`, `NOT`, `col:`, `*`, `^` and
 /// stray quotes are searched for as text, never obeyed. Control characters separate words
 /// like spaces: FTS5 would read a NUL as the end of the expression, and its tokenizer
-/// never indexes them anyway. None when there is no word at all.
-fn match_expression(query: &str) -> Option<String> {
+/// never indexes them anyway. None when there is no word at all. Conversations' search
+/// quotes its queries the same way.
+pub(super) fn match_expression(query: &str) -> Option<String> {
     let words: Vec<String> = query
         .split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|word| !word.is_empty())

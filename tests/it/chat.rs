@@ -20,6 +20,7 @@ mod consent;
 #[cfg(feature = "local-model")]
 mod local;
 mod mine;
+mod search;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);

@@ -5,11 +5,12 @@
 //! This file holds the conversations themselves (made, listed, renamed, pinned,
 //! deleted, read at a turn's start) with their summaries and scratchpads; `history`
 //! appends and reads rows, `turns` begins and ends turns, `frames` holds sub-agent
-//! frames, `requests` the record of model requests.
+//! frames, `requests` the record of model requests, `search` finds words inside them.
 
 mod frames;
 mod history;
 mod requests;
+mod search;
 mod turns;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use requests::{
     RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
     stored_request,
 };
+pub use search::{Hit, search};
 pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
 
 /// A conversation with its latest summary, in one query: a turn's start reads both.

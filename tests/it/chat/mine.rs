@@ -12,7 +12,7 @@ use super::{Chat, PASSWORD};
 const BO_PASSWORD: &str = "maple harbour seventeen";
 
 /// Adds Bo as a member and returns Bo's session token.
-async fn add_bo(chat: &Chat) -> String {
+pub(super) async fn add_bo(chat: &Chat) -> String {
     let (_, added) = chat.server.post("/api/users", Some(&chat.token), json!({ "name": "Bo", "role": "member" })).await;
     let enrol = json!({ "name": "Bo", "enrolment_code": added["enrolment_code"], "password": BO_PASSWORD });
     let (status, enrolled) = chat.server.post("/api/enrol", None, enrol).await;

@@ -28,6 +28,7 @@ import {
   type InstalledModel,
   type LocalModelsReport,
   type Me,
+  type MessageHit,
   type Model,
   type Note,
   type NoteHit,
@@ -215,6 +216,13 @@ export class ApiClient {
   /** `GET /api/sessions`: my conversations, most recent first. */
   async sessions(signal?: AbortSignal): Promise<ChatSession[]> {
     return list(await this.#request('GET', '/api/sessions', signal), 'sessions') as ChatSession[];
+  }
+
+  /** `GET /api/sessions/search?q=`: rows of my conversations holding every word, best first. */
+  async searchSessions(query: string, signal?: AbortSignal): Promise<MessageHit[]> {
+    const body = await this.#request('GET', `/api/sessions/search?q=${encodeURIComponent(query)}`, signal);
+    if (!isRecord(body)) throw unexpected('search');
+    return list(body['hits'], 'search') as MessageHit[];
   }
 
   /** `POST /api/sessions`, pinned to `model` when given. */

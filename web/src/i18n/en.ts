@@ -311,7 +311,7 @@ export const en = {
   newChat: 'New chat',
   untitled: 'Untitled conversation',
   sessionsLabel: 'Conversations',
-  searchLabel: 'Search conversations by title',
+  searchLabel: 'Search conversations, by title and inside them',
   searchPlaceholder: 'Search',
   periodPinned: 'Pinned',
   pinNamed: 'Pin “{title}” to the top',
@@ -328,6 +328,9 @@ export const en = {
   periodOlder: 'Earlier',
   noSessions: 'No conversations yet.',
   noMatches: 'No conversation has that in its title.',
+  inConversations: 'In conversations',
+  /** `{error}`: why the search inside conversations failed */
+  searchFailed: 'Searching inside conversations failed: {error}',
   sessionWaiting: 'Waiting for you',
   sessionReplying: 'Replying…',
   renameLabel: 'New title',

@@ -100,6 +100,22 @@ export const styles = css`
     white-space: nowrap;
   }
 
+  /* Two lines of the matching words under the conversation's title. */
+  .hit-snippet {
+    display: -webkit-box;
+    -webkit-line-clamp: 2;
+    -webkit-box-orient: vertical;
+    overflow: hidden;
+    font-size: 0.8rem;
+    color: var(--skald-text-muted);
+  }
+
+  .hit-snippet mark {
+    background: var(--skald-warn-bg);
+    color: var(--skald-text);
+    font-weight: 600;
+  }
+
   .state {
     font-size: 0.75rem;
     color: var(--skald-text-muted);

@@ -1,19 +1,28 @@
 /**
- * The person's conversations, newest first: search by title, open, rename
- * in place, delete after a confirmation. A conversation waiting on the
+ * The person's conversations, newest first: search by title at once and,
+ * below, inside the conversations through the server; open, rename in
+ * place, delete after a confirmation. A conversation waiting on the
  * person (a parked turn) or being answered says so.
  */
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
-import type { ChatSession } from '../../api/types.js';
+import type { ApiClient } from '../../api/client.js';
+import type { ChatSession, MessageHit } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import { snippetParts } from '../../state/notes.js';
 import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
 import { archiveIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
 import { styles } from './skald-session-list.styles.js';
+
+/** How long typing pauses before the search inside conversations runs. */
+const SEARCH_DELAY_MS = 250;
+/** Shorter text matches too much to be worth a request. */
+const SEARCH_MIN_CHARS = 2;
 
 /** The person renamed a conversation. */
 export class RenameSessionEvent extends Event {
@@ -48,7 +57,8 @@ export class DeleteSessionEvent extends Event {
 /**
  * Test hooks: `[data-testid=new-chat]`, `[data-testid=search]`,
  * `[data-testid=session]` (with `data-id`), `[data-testid=rename]`,
- * `[data-testid=delete]`, `[data-testid=confirm-delete]`.
+ * `[data-testid=delete]`, `[data-testid=confirm-delete]`,
+ * `[data-testid=message-hit]` (with `data-id`, the conversation's id).
  *
  * @summary The conversation list with search, rename and delete.
  * @fires skald-open-session - open a conversation
@@ -64,12 +74,21 @@ export class SkaldSessionList extends LitElement {
   /** The open conversation's id (`null`: a new one). */
   @property({ attribute: false }) selected: string | null = null;
   @property({ type: Boolean }) loading = false;
+  /** Searches inside the conversations; without it only titles are searched. */
+  @property({ attribute: false }) client: ApiClient | null = null;
 
   @state() private filter = '';
   /** Whether the archived conversations are shown. */
   @state() private showArchived = false;
   @state() private renaming: string | null = null;
   @state() private deleting: ChatSession | null = null;
+  /** Rows inside conversations matching the search; null when none was asked for. */
+  @state() private hits: readonly MessageHit[] | null = null;
+  @state() private searchError = '';
+
+  #searchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Counts searches, so that an older answer arriving late is dropped. */
+  #searchRead = 0;
 
   @query('dialog') private dialog?: HTMLDialogElement;
   @query('.rename-field') private renameField?: HTMLInputElement;
@@ -77,6 +96,12 @@ export class SkaldSessionList extends LitElement {
   /** Puts the cursor in the search field. */
   focusSearch(): void {
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>('#search')?.focus());
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearTimeout(this.#searchTimer);
+    this.#searchRead += 1;
   }
 
   protected override updated(changed: PropertyValues): void {
@@ -106,12 +131,12 @@ export class SkaldSessionList extends LitElement {
           data-testid="search"
           placeholder=${strings.searchPlaceholder}
           .value=${this.filter}
-          @input=${(e: Event) => (this.filter = (e.target as HTMLInputElement).value)}
+          @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
         />
       </div>
       <nav aria-label=${strings.sessionsLabel}>
         ${this.loading && this.sessions.length === 0 ? html`<p class="hint pad">${strings.loading}</p>` : nothing}
-        ${!this.loading && shown.length === 0
+        ${!this.loading && shown.length === 0 && !this.hits?.length
           ? html`<p class="hint pad">${needle === '' ? strings.noSessions : strings.noMatches}</p>`
           : nothing}
         ${pinned.length > 0
@@ -135,6 +160,7 @@ export class SkaldSessionList extends LitElement {
               ${(this.showArchived ? strings.hideArchived : strings.showArchived).replace('{n}', String(archived.length))}
             </button>`
           : nothing}
+        ${this.#renderHits()}
       </nav>
       <dialog aria-labelledby="delete-title" @close=${() => (this.deleting = null)}>
         ${this.deleting
@@ -156,6 +182,61 @@ export class SkaldSessionList extends LitElement {
           : nothing}
       </dialog>
     `;
+  }
+
+  #renderHits(): TemplateResult | typeof nothing {
+    if (this.searchError) return html`<p class="hint pad" role="alert">${this.searchError}</p>`;
+    if (!this.hits?.length) return nothing;
+    return html`<h3 class="period" id="in-conversations">${strings.inConversations}</h3>
+      <ul aria-labelledby="in-conversations" data-testid="message-hits">
+        ${repeat(
+          this.hits,
+          (hit) => hit.message_id,
+          (hit) => html`<li class="row">
+            <button
+              type="button"
+              class="open"
+              data-testid="message-hit"
+              data-id=${hit.session_id}
+              @click=${() => this.dispatchEvent(new OpenSessionEvent(hit.session_id))}
+            >
+              <span class="row-title">${hit.title || strings.untitled}</span>
+              <span class="hit-snippet">${snippetParts(hit.snippet).map((part) => (part.match ? html`<mark>${part.text}</mark>` : part.text))}</span>
+            </button>
+          </li>`,
+        )}
+      </ul>`;
+  }
+
+  /** Filters the titles at once; searches inside the conversations once typing pauses. */
+  #search(text: string): void {
+    this.filter = text;
+    clearTimeout(this.#searchTimer);
+    // A search still under way must not bring its results back.
+    this.#searchRead += 1;
+    const query = text.trim();
+    if (query.length < SEARCH_MIN_CHARS || !this.client) {
+      this.hits = null;
+      this.searchError = '';
+      return;
+    }
+    this.#searchTimer = setTimeout(() => void this.#runSearch(query), SEARCH_DELAY_MS);
+  }
+
+  async #runSearch(query: string): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const read = ++this.#searchRead;
+    try {
+      const hits = await client.searchSessions(query);
+      if (read !== this.#searchRead) return;
+      this.hits = hits;
+      this.searchError = '';
+    } catch (error) {
+      if (read !== this.#searchRead) return;
+      this.hits = null;
+      this.searchError = strings.searchFailed.replace('{error}', describeError(error));
+    }
   }
 
   #renderRow(session: ChatSession): TemplateResult {

@@ -338,6 +338,7 @@ export class SkaldWorkspace extends LitElement {
             .sessions=${this.sessions}
             .selected=${route.page === 'chat' ? this.sessionId : null}
             ?loading=${this.sessionsLoading}
+            .client=${this.login?.client ?? null}
           ></skald-session-list>
           <div class="nav-foot">
             <nav aria-label=${strings.pagesLabel}>
