@@ -5,6 +5,7 @@
  */
 import type { TurnFailure } from '../api/types.js';
 import { strings } from './en.js';
+import { sentence } from './errors.js';
 
 export interface Explained {
   readonly what: string;
@@ -35,7 +36,7 @@ export function explainTurnError(error: TurnFailure | null, reader: Reader): Exp
   const trouble = error ? MODEL_TROUBLE[error.code] : undefined;
   if (trouble === undefined) {
     // The server's words are already the sentence (a rate limit, the privacy tier, a cap).
-    return { what: detail === '' ? strings.turnFailed : capital(detail), next: '', detail: '' };
+    return { what: detail === '' ? strings.turnFailed : sentence(detail), next: '', detail: '' };
   }
   return { what: trouble(), next: nextStep(reader), detail };
 }
@@ -50,9 +51,4 @@ function nextStep(reader: Reader): string {
 /** Names as a sentence lists them: "Ada", "Ada or Bo", "Ada, Bo or Cy". */
 export function joinNames(names: readonly string[]): string {
   return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} ${strings.or} ${names.at(-1) ?? ''}`;
-}
-
-function capital(text: string): string {
-  const first = text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?…]$/.test(first) ? first : `${first}.`;
 }

@@ -40,6 +40,7 @@ import {
   type TurnItem,
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
+import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
 import { copyIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
@@ -564,18 +565,9 @@ export class SkaldChat extends LitElement {
   #saveMarkdown(): void {
     const title = this.session?.title ?? '';
     const blob = new Blob([conversationMarkdown(title, this.transcript, new Date())], { type: 'text/markdown' });
-    const url = URL.createObjectURL(blob);
-    const link = document.createElement('a');
-    link.href = url;
-    link.download = markdownFileName(title);
-    link.rel = 'noopener';
-    link.hidden = true;
-    this.renderRoot.append(link);
-    link.click();
-    link.remove();
-    // The download has its copy once the click is handled; the page keeps none.
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-    this.announcement = strings.exportConversationDone.replace('{file}', link.download);
+    const filename = markdownFileName(title);
+    saveBlob(blob, filename, this.renderRoot);
+    this.announcement = strings.exportConversationDone.replace('{file}', filename);
   }
 
   #renderItem(item: TurnItem, ended: boolean): TemplateResult {

@@ -41,12 +41,10 @@ import {
 } from '../../state/appearance.js';
 import type { Login } from '../../state/login.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
+import { saveBlob } from '../download.js';
 import { AccountDeletedEvent } from '../events.js';
 import { boxIcon, trashIcon } from '../icons.js';
 import { styles } from './skald-my-data.styles.js';
-
-/** The download has the blob's bytes by then; the URL is released after it. */
-const REVOKE_MS = 1_000;
 
 /**
  * Test hooks: `[data-testid=language]` (the language menu; its values are
@@ -266,21 +264,6 @@ export class SkaldMyData extends LitElement {
     });
   }
 
-  #url: string | null = null;
-  #revokeTimer: ReturnType<typeof setTimeout> | undefined;
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.#revoke();
-  }
-
-  /** Releases the last archive's blob URL, if any. */
-  #revoke(): void {
-    clearTimeout(this.#revokeTimer);
-    if (this.#url !== null) URL.revokeObjectURL(this.#url);
-    this.#url = null;
-  }
-
   async #export(): Promise<void> {
     const client = this.login?.client;
     if (!client || this.exporting) return;
@@ -289,18 +272,7 @@ export class SkaldMyData extends LitElement {
     this.exportError = '';
     try {
       const { blob, filename } = await client.exportArchive();
-      this.#revoke();
-      const url = URL.createObjectURL(blob);
-      const link = document.createElement('a');
-      link.href = url;
-      link.download = filename;
-      link.rel = 'noopener';
-      link.hidden = true;
-      this.renderRoot.append(link);
-      link.click();
-      link.remove();
-      this.#url = url;
-      this.#revokeTimer = setTimeout(() => this.#revoke(), REVOKE_MS);
+      saveBlob(blob, filename, this.renderRoot);
       this.exported = strings.exportDone.replace('{file}', filename).replace('{size}', formatSize(blob.size));
     } catch (error) {
       this.exportError = describeError(error);
