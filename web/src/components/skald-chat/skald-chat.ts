@@ -195,6 +195,10 @@ export class SkaldChat extends LitElement {
   #showNewCards(): void {
     const log = this.log;
     if (!log) return;
+    // Every token renders again: look for card elements only when the inbox holds one
+    // of this conversation's cards not yet seen.
+    const waiting = this.login?.inbox.forSession(this.transcript.sessionId) ?? [];
+    if (waiting.every((card) => this.#cardsSeen.has(card.id))) return;
     const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
     const fresh = shown.filter((el) => el.card !== null && !this.#cardsSeen.has(el.card.id));
     for (const el of shown) if (el.card) this.#cardsSeen.add(el.card.id);
