@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import {
   api,
   openPage,
+  openDisclosure,
   problems,
   screenshot,
   seedInstance,
@@ -119,7 +120,7 @@ describe('the page in the desktop window', () => {
       await error.waitFor({ timeout: TIMEOUT });
       // In words, with the next step for an administrator; the server's reason one click away.
       assert.match(await error.innerText(), /refused the key Skald has for it[\s\S]*Administration → Models/);
-      await error.getByText('What Skald was told').click();
+      await openDisclosure(error.getByText('What Skald was told'), error.locator('[data-testid=turn-error-detail]'));
       assert.match(await error.innerText(), /refused the API key/);
       await screenshot(page, 'turn-error');
       await page.locator('[data-testid=retry]').click();

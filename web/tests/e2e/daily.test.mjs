@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 import { readFile } from 'node:fs/promises';
 
-import { api, logIn, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
+import { api, logIn, openDisclosure, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -302,7 +302,7 @@ describe('when something fails or needs someone else', () => {
       assert.equal(await error.locator('[data-testid=turn-error-what]').innerText(), 'The model’s service refused the key Skald has for it.');
       assert.equal(await error.locator('[data-testid=turn-error-next]').innerText(), 'Ask Ada, who manages Skald, to check the model; then try again.');
       assert.equal(await error.locator('[data-testid=turn-error-detail]').isVisible(), false, 'the server’s words wait behind a disclosure');
-      await error.getByText('What Skald was told').click();
+      await openDisclosure(error.getByText('What Skald was told'), error.locator('[data-testid=turn-error-detail]'));
       assert.match(await error.locator('[data-testid=turn-error-detail]').innerText(), /scripted refused the API key/);
     } finally {
       await close();

@@ -214,6 +214,18 @@ export async function logIn(page, person, timeout) {
   await page.locator('[data-screen=workspace]').waitFor({ timeout });
 }
 
+/**
+ * Opens a `<details>` by its summary until `content` shows. A turn's end reads the history
+ * again, which can draw the part anew (closed) just after the click: then it is opened again.
+ */
+export async function openDisclosure(summary, content, tries = 5) {
+  for (let i = 0; i < tries; i++) {
+    await summary.click();
+    if (await content.waitFor({ timeout: 1000 }).then(() => true, () => false)) return;
+  }
+  throw new Error(`the disclosure never showed its content after ${tries} clicks`);
+}
+
 /** SIGTERM, then SIGKILL if the process has not exited within 10 s. */
 export async function stopProcess(proc) {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
