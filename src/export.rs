@@ -36,8 +36,9 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
     let sessions = chat::sessions(space).await?;
     let mut conversations = Vec::with_capacity(sessions.len());
     for session in sessions {
-        let history = chat::history(space, &session.id).await?;
-        conversations.push((session, history));
+        // The Markdown reads as the conversation reads now; the JSON keeps every version.
+        let (shown, every) = tokio::try_join!(chat::history(space, &session.id), chat::all_rows(space, &session.id))?;
+        conversations.push((session, shown, every));
     }
     let notes = notes::all(space).await?;
     let cards = approvals::all(space).await?;
@@ -49,7 +50,7 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
     let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     zip.start_file("README.txt", options)?;
     zip.write_all(README.as_bytes())?;
-    for (index, (session, history)) in conversations.iter().enumerate() {
+    for (index, (session, history, _)) in conversations.iter().enumerate() {
         zip.start_file(format!("conversations/{:03}-{}.md", index + 1, slug(&session.title)), options)?;
         zip.write_all(conversation_markdown(session, history).as_bytes())?;
     }
@@ -60,7 +61,7 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
     let everything = json!({
         "person": person,
         "exported_at": crate::store::timestamp(),
-        "conversations": conversations.iter().map(|(s, h)| json!({ "session": s, "messages": h })).collect::<Vec<_>>(),
+        "conversations": conversations.iter().map(|(s, _, h)| json!({ "session": s, "messages": h })).collect::<Vec<_>>(),
         "notes": notes,
         "settings": settings,
         "cards": cards,

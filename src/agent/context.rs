@@ -41,7 +41,10 @@ pub async fn rebuild(
         return Err(RebuildError::OtherVersion(source.render_version));
     }
     let after = stored.summary.as_ref().map_or(0, |s| s.upto);
-    let history = chat::history_between(space, session_id, after, source.history_upto).await?;
+    // The path of the request's own turn: what the conversation read then, whatever version
+    // of it is active now.
+    let history =
+        chat::history_between(space, session_id, chat::Path::Of(&stored.turn_id), after, source.history_upto).await?;
     let summary = stored.summary.as_ref().map(|s| s.text.as_str());
     let request =
         compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));

@@ -131,6 +131,8 @@ pub enum LiveEvent {
         #[ts(type = "Card")]
         card: Value,
     },
+    /// A conversation's model named it (its title had come from the first message).
+    Titled { session: String, title: String },
     /// The `notify` tool's message, for windows to show.
     Notify { title: String, body: String },
     /// A new notice waits in `GET /api/notices`.

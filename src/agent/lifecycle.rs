@@ -16,7 +16,7 @@ use super::turn::{self, Opening, Setup};
 use super::{Runtime, TurnError, tools, usage};
 use crate::ids::random_id;
 use crate::providers::ContextMessage;
-use crate::store::chat::{self, Message, MessageRole, TurnEnd, TurnState};
+use crate::store::chat::{self, Message, MessageRole, Place, TurnEnd, TurnState};
 use crate::store::{StoreError, approvals};
 use crate::users::sessions::Session;
 
@@ -25,17 +25,38 @@ impl Runtime {
     /// committed; the model request was sent concurrently, so durability costs the reply
     /// no time to its first token.
     pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
-        self.begin(session, chat_id, Some(text)).await
+        self.begin(session, chat_id, Start::Message, Some(text)).await
     }
 
     /// Tries a conversation's failed last turn again, from the person's last message: no
     /// new message, no copy of the old one. Only a turn that ended in `error` is retried.
     pub async fn retry_turn(&self, session: Arc<Session>, chat_id: &str) -> Result<Started, TurnError> {
-        self.begin(session, chat_id, None).await
+        self.begin(session, chat_id, Start::Retry, None).await
     }
 
-    /// Starts a turn with the person's new message, or a retry of the failed one without.
-    async fn begin(&self, session: Arc<Session>, chat_id: &str, text: Option<String>) -> Result<Started, TurnError> {
+    /// Starts another version of `turn`, a turn on the conversation's active path, beside
+    /// it (see `store::chat::branches`): with `text`, the person's message edited and sent
+    /// again; without, the same message answered again. Nothing of `turn` is changed; the
+    /// new version ends the active path, and the model reads only what came before `turn`.
+    pub async fn version_turn(
+        &self,
+        session: Arc<Session>,
+        chat_id: &str,
+        turn: &str,
+        text: Option<String>,
+    ) -> Result<Started, TurnError> {
+        self.begin(session, chat_id, Start::Version(turn), text).await
+    }
+
+    /// Starts a turn with the person's new message, or a retry without one, or another
+    /// version of a turn.
+    async fn begin(
+        &self,
+        session: Arc<Session>,
+        chat_id: &str,
+        start: Start<'_>,
+        text: Option<String>,
+    ) -> Result<Started, TurnError> {
         // Claimed before the history is read, so the context includes the previous turn's end.
         let turn_id = random_id("turn");
         let stop = session.ended().child_token();
@@ -48,8 +69,13 @@ impl Runtime {
             }
             Err(None) => return Err(TurnError::Busy),
         };
-        let start = if text.is_some() { Start::Message } else { Start::Retry };
-        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start).await?;
+        // A version that answers the same message again says it once more: the words of
+        // the turn it stands beside (none when that turn was itself a retry).
+        let text = match (start, text) {
+            (Start::Version(of), None) => repeated_message(&session, chat_id, of).await?,
+            (_, text) => text,
+        };
+        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start, text.is_some()).await?;
         if let Some(text) = &text {
             turn.context.push(ContextMessage::User(text.clone()));
         }
@@ -58,11 +84,16 @@ impl Runtime {
         spawn_turn(&session, claim, turn, committed_rx)?;
         // Its own task, so a client that hangs up mid-commit cannot leave the turn unsure
         // whether its message was saved.
-        let (space, chat, turn, words) = (session.space.clone(), chat_id.to_owned(), turn_id.clone(), text);
+        let beside = match start {
+            Start::Version(of) => Some(of.to_owned()),
+            Start::Message | Start::Retry | Start::Resume => None,
+        };
+        let (space, chat, turn) = (session.space.clone(), chat_id.to_owned(), turn_id.clone());
         let commit = tokio::spawn(async move {
-            let result = match words {
-                Some(words) => chat::begin_turn(&space, &chat, &turn, &words).await,
-                None => chat::begin_retry(&space, &chat, &turn).await,
+            let place = beside.as_deref().map_or(Place::Next, Place::InPlaceOf);
+            let result = match text {
+                Some(words) => chat::begin_turn(&space, &chat, &turn, &words, place).await,
+                None => chat::begin_retry(&space, &chat, &turn, place).await,
             };
             let _ = committed_tx.send(result.as_ref().ok().copied());
             result
@@ -81,7 +112,8 @@ impl Runtime {
         chat_id: &str,
         turn_id: String,
         stop: CancellationToken,
-        start: Start,
+        start: Start<'_>,
+        with_message: bool,
     ) -> Result<turn::Turn, TurnError> {
         let space = &session.space;
         // Kept in memory between turns when nothing was written to it since (see
@@ -97,7 +129,7 @@ impl Runtime {
         // One snapshot of the providers serves the whole start: the model, its fallback
         // and the key belong to the same moment.
         let (snapshot, (mut role, providers)) = tokio::try_join!(private, shared)?;
-        let (conversation, summary) = (&snapshot.conversation, snapshot.summary.clone());
+        let (conversation, mut summary) = (&snapshot.conversation, snapshot.summary.clone());
         // Rows in order of id: what the turn reads of them is a slice of the kept copy.
         let mut history: &[Message] = &snapshot.history;
         let reread;
@@ -122,10 +154,24 @@ impl Runtime {
         // A person who writes on while a turn waits on cards has moved on: that turn is
         // withdrawn, once nothing can refuse the new message any more. The caller holds
         // the conversation's claim.
-        if start == Start::Retry {
-            if conversation.turn_state != Some(TurnState::Error) {
-                return Err(TurnError::NothingToRetry);
+        if start == Start::Retry && conversation.turn_state != Some(TurnState::Error) {
+            return Err(TurnError::NothingToRetry);
+        }
+        if matches!(start, Start::Message | Start::Version(_)) && conversation.turn_state == Some(TurnState::Parked) {
+            self.withdraw_parked(session, chat_id, MOVED_ON).await?;
+            reread = chat::history(space, chat_id).await?;
+            history = &reread;
+        }
+        if let Start::Version(of) = start {
+            // Another version reads what came before the turn it stands beside, and a
+            // summary only if it stands in for rows before it too.
+            let at = history.iter().position(|m| m.turn_id == of).ok_or(TurnError::NotOnPath)?;
+            if summary.as_ref().is_some_and(|s| s.upto >= history[at].id) {
+                summary = None;
             }
+            history = &history[..at];
+        }
+        if !with_message && start != Start::Resume {
             // The context ends with the person's last message, as it did for the failed try.
             let end = history
                 .iter()
@@ -133,19 +179,14 @@ impl Runtime {
                 .map_or(0, |at| at + 1);
             history = &history[..end];
         }
-        if start == Start::Message && conversation.turn_state == Some(TurnState::Parked) {
-            self.withdraw_parked(session, chat_id, MOVED_ON).await?;
-            reread = chat::history(space, chat_id).await?;
-            history = &reread;
-        }
         let unsettled = match start {
             Start::Resume => unsettled_calls(history, &turn_id, None),
-            Start::Message | Start::Retry => None,
+            Start::Message | Start::Retry | Start::Version(_) => None,
         };
         // A resumed turn counts the frames it opened before it parked against its cap.
         let frames_before = match start {
             Start::Resume => frame_count(history, &turn_id),
-            Start::Message | Start::Retry => 0,
+            Start::Message | Start::Retry | Start::Version(_) => 0,
         };
         if let Some(summary) = &summary {
             history = &history[history.partition_point(|m| m.id <= summary.upto)..];
@@ -205,7 +246,7 @@ impl Runtime {
         self.parked_events(turn_id);
         // From here the turn is `running` on disk: whatever fails ends it, with the reason.
         let started = async {
-            let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume).await?;
+            let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume, false).await?;
             let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
             let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
             turn.started(true);
@@ -270,6 +311,25 @@ impl Runtime {
         Ok(ended)
     }
 
+    /// Makes the path through `turn` the conversation's active one (see
+    /// `store::chat::branches`): what the page shows and the next turn continues. Refused
+    /// while a reply is written or waits on cards, whose turn ends the path now. Returns
+    /// the turn that ends the path.
+    pub async fn choose_version(&self, session: &Session, chat_id: &str, turn: &str) -> Result<String, TurnError> {
+        let choosing = CancellationToken::new();
+        let _claim = self.claim(&session.user_id, chat_id, "choosing", &choosing).map_err(|_| TurnError::Busy)?;
+        let conversation = chat::session(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
+        match conversation.turn_state {
+            Some(TurnState::Parked) => return Err(TurnError::Waiting),
+            Some(TurnState::Running) => return Err(TurnError::Busy),
+            Some(TurnState::Done | TurnState::Stopped | TurnState::Error) | None => {}
+        }
+        chat::choose_version(&session.space, chat_id, turn).await.map_err(|err| match err {
+            StoreError::NotFound => TurnError::NoTurn,
+            other => other.into(),
+        })
+    }
+
     /// Stops the running turn of a conversation, waiting until it has recorded its end.
     /// A turn parked on cards is ended too, its cards withdrawn. Returns whether a turn
     /// was running or waiting.
@@ -317,13 +377,27 @@ impl Runtime {
     }
 }
 
-/// How a turn starts: with the person's new message, as a retry of a failed one, or
-/// resumed after its cards.
+/// How a turn starts: with the person's new message, as a retry of a failed one, as
+/// another version of a turn, or resumed after its cards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Start {
+enum Start<'a> {
     Message,
     Retry,
+    /// Beside this turn of the active path.
+    Version(&'a str),
     Resume,
+}
+
+/// The person's message of `turn`, which a version answering it again repeats: none when
+/// `turn` was a retry, which had no message of its own. [`TurnError::NotOnPath`] when the
+/// conversation as it reads now has no such turn.
+async fn repeated_message(session: &Session, chat_id: &str, turn: &str) -> Result<Option<String>, TurnError> {
+    let snapshot = chat::turn_start(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
+    let mut rows = snapshot.history.iter().filter(|m| m.turn_id == turn && m.frame_id.is_none()).peekable();
+    if rows.peek().is_none() {
+        return Err(TurnError::NotOnPath);
+    }
+    Ok(rows.find(|m| m.role == MessageRole::User).map(|m| m.text.clone()))
 }
 
 /// Runs a set-up turn as work of its session, holding the conversation's claim until the
@@ -338,13 +412,17 @@ fn spawn_turn(
     let closing = claim.closing.clone();
     let (space, chat_id) = (session.space.clone(), turn.chat_id.clone());
     let spawned = session.spawn(async move {
-        {
+        let done = {
             let _claim = claim;
-            turn.run(committed, closing).await;
-        }
+            turn.run(committed, closing).await
+        };
         // What the next message starts from, read now that nobody waits on it.
         if let Err(err) = chat::turn_start(&space, &chat_id).await {
             tracing::debug!(error = %err, "the conversation could not be read back after its turn");
+        }
+        // Named once the conversation is free again: the person's next message never waits on it.
+        if let Some(turn) = done {
+            turn.name_conversation().await;
         }
     });
     if spawned { Ok(()) } else { Err(TurnError::Locked) }

@@ -46,6 +46,12 @@ pub enum TurnError {
     Busy,
     #[error("the last reply in this conversation did not fail, so there is nothing to try again")]
     NothingToRetry,
+    #[error("there is no such turn in this conversation")]
+    NoTurn,
+    #[error("that turn is not in this conversation as it reads now; open the version that holds it first")]
+    NotOnPath,
+    #[error("a reply in this conversation waits for your answer on a card; answer it or stop it first")]
+    Waiting,
     #[error("no model is available to you yet; an administrator can connect one in Administration → Models")]
     NoModel,
     #[error("your role does not allow the model {0}; pick another model for this conversation")]

@@ -32,12 +32,19 @@ pub struct Limits {
     pub retry: RetryPolicy,
     /// The longest silence tolerated inside a streamed reply.
     pub stall: Duration,
+    /// Whether conversations may be named by their model after the first reply (each
+    /// person can still turn it off); `SKALD_AUTO_TITLES=off` turns it off for everyone,
+    /// for a machine whose model is too slow to spare the request, and for scripted tests
+    /// that count requests.
+    pub auto_titles: bool,
 }
 
 impl Limits {
-    /// Defaults, with `SKALD_TEST_PROVIDER_STALL_MS` honoured in debug builds only.
+    /// Defaults, with `SKALD_AUTO_TITLES`, and `SKALD_TEST_PROVIDER_STALL_MS` in debug
+    /// builds only.
     pub fn from_env() -> Self {
-        let mut limits = Self { retry: RetryPolicy::default(), stall: Duration::from_secs(120) };
+        let auto_titles = std::env::var("SKALD_AUTO_TITLES").map_or(true, |v| v != "off");
+        let mut limits = Self { retry: RetryPolicy::default(), stall: Duration::from_secs(120), auto_titles };
         if cfg!(debug_assertions)
             && let Some(ms) = std::env::var("SKALD_TEST_PROVIDER_STALL_MS").ok().and_then(|v| v.parse().ok())
         {

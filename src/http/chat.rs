@@ -89,25 +89,31 @@ pub struct NextModel {
     pub privacy: Tier,
 }
 
-/// A conversation with the model its next turn would use, null when none is usable now.
-#[derive(Serialize)]
+/// A conversation with the model its next turn would use, null when none is usable now,
+/// and the versions of the turns on its active path that have more than one.
+#[derive(Serialize, ts_rs::TS)]
 pub struct SessionDetail {
     #[serde(flatten)]
     pub session: ChatSession,
     pub next_model: Option<NextModel>,
+    pub versions: Vec<chat::Versions>,
 }
 
 /// `GET /api/sessions/{id}`, with `next_model`: the model the next turn would use as
-/// things are now (`name`, `provider`, `privacy`), or null when none is usable.
+/// things are now (`name`, `provider`, `privacy`), or null when none is usable; and
+/// `versions`: each turn of the active path that has other versions, with all of them.
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<SessionDetail>, ApiError> {
     let session = find(&caller, &id).await?;
-    let next = state.agent.next_model(&caller.session, &session.agent, session.model.as_deref()).await;
+    let (next, versions) = tokio::join!(
+        state.agent.next_model(&caller.session, &session.agent, session.model.as_deref()),
+        chat::versions(&caller.session.space, &id)
+    );
     let next_model = next.map(|m| NextModel { name: m.name, provider: m.provider, privacy: m.privacy });
-    Ok(Json(SessionDetail { session, next_model }))
+    Ok(Json(SessionDetail { session, next_model, versions: versions? }))
 }
 
 #[derive(Deserialize)]
@@ -176,6 +182,10 @@ pub async fn delete(
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
     text: String,
+    /// A turn of the active path this message is another version of: the person's
+    /// message there, edited and sent again.
+    #[ts(optional)]
+    replaces: Option<String>,
 }
 
 /// A turn just started: its id and the person's message row (202 of send and retry).
@@ -191,8 +201,10 @@ impl From<crate::agent::Started> for TurnStarted {
     }
 }
 
-/// `POST /api/sessions/{id}/messages`: sends a message and starts a turn. 202 once the
-/// message is committed; the reply streams over the WebSocket.
+/// `POST /api/sessions/{id}/messages` `{"text", "replaces"?}`: sends a message and starts
+/// a turn. 202 once the message is committed; the reply streams over the WebSocket. With
+/// `replaces`, the message is another version of that turn's (see
+/// `store::chat::branches`): the turn and what followed it stay, on their own path.
 pub async fn send(
     State(state): State<AppState>,
     caller: Caller,
@@ -207,8 +219,51 @@ pub async fn send(
             format!("the message is longer than {} KiB; attach it as a file instead", MAX_MESSAGE_BYTES / 1024);
         return Err(ApiError::BadRequest { code: "message_too_long", message });
     }
-    let started = state.agent.start_turn(caller.session.clone(), &id, req.text).await?;
+    let started = match req.replaces {
+        Some(turn) => state.agent.version_turn(caller.session.clone(), &id, &turn, Some(req.text)).await?,
+        None => state.agent.start_turn(caller.session.clone(), &id, req.text).await?,
+    };
     Ok((StatusCode::ACCEPTED, Json(started.into())))
+}
+
+/// Which turn a route is about.
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct TurnChoice {
+    turn: String,
+}
+
+/// `POST /api/sessions/{id}/regenerate` `{"turn"}`: another reply to the same message, as
+/// a new version of that turn of the active path; the reply it had stays readable. 202
+/// like a new message; 409 `not_on_path` for a turn not on the path shown.
+pub async fn regenerate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(req): Body<TurnChoice>,
+) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
+    let started = state.agent.version_turn(caller.session.clone(), &id, &req.turn, None).await?;
+    Ok((StatusCode::ACCEPTED, Json(started.into())))
+}
+
+/// The turn that ends a conversation's active path.
+#[derive(Serialize, ts_rs::TS)]
+pub struct ActivePath {
+    pub active_turn: String,
+}
+
+/// `PUT /api/sessions/{id}/active` `{"turn"}`: shows the version through `turn`, which
+/// the next message continues (the newest turn after it ends the path). 404 `no_turn`
+/// for a turn of no version; 409 while a reply is written or waits on a card.
+pub async fn choose_version(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(req): Body<TurnChoice>,
+) -> Result<Json<ActivePath>, ApiError> {
+    find(&caller, &id).await?;
+    let active_turn = state.agent.choose_version(&caller.session, &id, &req.turn).await?;
+    Ok(Json(ActivePath { active_turn }))
 }
 
 /// `POST /api/sessions/{id}/retry`: tries the failed last turn again from the person's last

@@ -105,6 +105,8 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/sessions/{id}/requests/{request}/rebuild", Session, Header, chat::rebuild),
         route(M::POST, "/api/sessions/{id}/stop", Session, Header, chat::stop),
         route(M::POST, "/api/sessions/{id}/retry", Session, Header, chat::retry),
+        route(M::POST, "/api/sessions/{id}/regenerate", Session, Header, chat::regenerate),
+        route(M::PUT, "/api/sessions/{id}/active", Session, Header, chat::choose_version),
         // what waits on me
         route(M::GET, "/api/inbox", Session, Header, inbox::list),
         route(M::POST, "/api/inbox/{id}", Session, Header, inbox::decide),

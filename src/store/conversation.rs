@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct ChatSession {
     pub id: String,
     pub agent: String,
@@ -14,8 +14,11 @@ pub struct ChatSession {
     pub title: String,
     pub created_at: String,
     pub updated_at: String,
-    /// The state of the session's latest turn, if it has one.
+    /// The state of the turn that ends its active path, if it has one.
     pub turn_state: Option<TurnState>,
+    /// The turn that ends its active path: the conversation as it reads now (see
+    /// `store::chat::branches`).
+    pub active_turn: Option<String>,
     /// Content from outside Skald (a fetched page) has entered this conversation.
     pub outside_content: bool,
     /// Kept at the top of the person's list.
@@ -139,7 +142,7 @@ pub struct Message {
 }
 
 /// Where a turn is: the `turns.state` column, and the words the API shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum TurnState {

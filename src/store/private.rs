@@ -190,6 +190,11 @@ impl PrivateStore {
         Ok(sqlx::query_as("SELECT key, value FROM settings ORDER BY key").fetch_all(&self.pool).await?)
     }
 
+    /// One of the person's settings; none when it was never set.
+    pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pool).await?)
+    }
+
     pub async fn put_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
         let _writing = self.writing(Touched::Nothing);
         sqlx::query(
@@ -216,4 +221,63 @@ pub fn read_salt(path: &Path) -> std::io::Result<[u8; 16]> {
     let mut salt = [0u8; 16];
     std::fs::File::open(path)?.read_exact(&mut salt)?;
     Ok(salt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Applies the user-file migrations numbered below `before` to a fresh in-memory file.
+    async fn migrated_before(before: i64) -> SqlitePool {
+        let pool = SqlitePoolOptions::new().max_connections(1).connect("sqlite::memory:").await.unwrap();
+        for migration in MIGRATIONS.iter().filter(|m| m.version < before) {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(migration.sql.as_str().to_owned())).execute(&pool).await.unwrap();
+        }
+        pool
+    }
+
+    /// Applies the rest, from `from` on.
+    async fn migrate_from(pool: &SqlitePool, from: i64) {
+        for migration in MIGRATIONS.iter().filter(|m| m.version >= from) {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(migration.sql.as_str().to_owned())).execute(pool).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn conversations_written_before_search_and_branches_are_found_and_read_as_one_path() {
+        let pool = migrated_before(12).await;
+        sqlx::raw_sql(
+            "INSERT INTO chat_sessions (id, agent, title, created_at, updated_at)
+                 VALUES ('chat', 'main', 'Old', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');
+             INSERT INTO turns (id, session_id, state, started_at) VALUES
+                 ('t1', 'chat', 'done', '2026-01-01T00:00:01Z'),
+                 ('t2', 'chat', 'done', '2026-01-01T00:00:02Z'),
+                 ('t3', 'chat', 'error', '2026-01-01T00:00:03Z');
+             INSERT INTO messages (session_id, turn_id, role, text, status, created_at) VALUES
+                 ('chat', 't1', 'user', 'Where is the café?', 'sent', '2026-01-01T00:00:01Z'),
+                 ('chat', 't1', 'assistant', 'Round the corner.', 'done', '2026-01-01T00:00:01Z'),
+                 ('chat', 't2', 'user', 'And the bakery?', 'sent', '2026-01-01T00:00:02Z'),
+                 ('chat', 't2', 'assistant', 'Next to it.', 'done', '2026-01-01T00:00:02Z'),
+                 ('chat', 't3', 'user', 'Thanks', 'sent', '2026-01-01T00:00:03Z');",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        migrate_from(&pool, 12).await;
+
+        // The full-text index holds what was written before it existed.
+        let found: Vec<String> =
+            sqlx::query_scalar("SELECT m.text FROM messages_search s JOIN messages m ON m.id = s.rowid WHERE messages_search MATCH 'cafe' ORDER BY m.id")
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        assert_eq!(found, ["Where is the café?"]);
+        // Each turn continues the one started before it, and the last ends the active path.
+        let links: Vec<(String, Option<String>)> =
+            sqlx::query_as("SELECT id, after_turn FROM turns ORDER BY started_at").fetch_all(&pool).await.unwrap();
+        assert_eq!(links, [("t1".into(), None), ("t2".into(), Some("t1".into())), ("t3".into(), Some("t2".into()))]);
+        let active: Option<String> =
+            sqlx::query_scalar("SELECT active_turn FROM chat_sessions").fetch_one(&pool).await.unwrap();
+        assert_eq!(active.as_deref(), Some("t3"));
+    }
 }

@@ -285,6 +285,7 @@ mod tests {
             created_at: String::new(),
             updated_at: String::new(),
             turn_state: None,
+            active_turn: None,
             outside_content: false,
             pinned: false,
             archived: false,

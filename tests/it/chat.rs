@@ -16,11 +16,13 @@ use crate::support::{Sandbox, Server};
 
 mod agents;
 mod approvals;
+mod branches;
 mod consent;
 #[cfg(feature = "local-model")]
 mod local;
 mod mine;
 mod search;
+mod titles;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);

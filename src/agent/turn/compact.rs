@@ -13,13 +13,19 @@ use crate::providers::{ChatRequest, ContextMessage};
 use crate::store::StoreError;
 use crate::store::chat::{self, RequestOutcome, RequestPurpose};
 
-/// A summary request's outcome and error code: stopped whenever the person stopped the
-/// turn, ok only for a finished one with words in it.
-fn summary_outcome(stopped: bool, end: &End, text: &str) -> (RequestOutcome, Option<&'static str>) {
+/// The outcome and error code of a request made beside the turn's own (a summary, a
+/// title): stopped whenever the person stopped the turn, ok only for a finished one with
+/// words in it, else `empty`.
+pub(super) fn summary_outcome(
+    stopped: bool,
+    end: &End,
+    text: &str,
+    empty: &'static str,
+) -> (RequestOutcome, Option<&'static str>) {
     match end {
         _ if stopped => (RequestOutcome::Stopped, None),
         End::Finished if !text.trim().is_empty() => (RequestOutcome::Ok, None),
-        End::Finished => (RequestOutcome::Error, Some("empty_summary")),
+        End::Finished => (RequestOutcome::Error, Some(empty)),
         End::Stopped | End::NotSaved => (RequestOutcome::Stopped, None),
         End::Failed(err) => (RequestOutcome::Error, Some(err.code())),
     }
@@ -33,7 +39,7 @@ impl Turn {
     pub(super) async fn compact(&mut self) -> Result<bool, StoreError> {
         let space = self.session.space.clone();
         let after = self.summary.as_ref().map_or(0, |s| s.upto);
-        let mut rows = chat::history_between(&space, &self.chat_id, after, self.last_row).await?;
+        let mut rows = chat::history_between(&space, &self.chat_id, chat::Path::Active, after, self.last_row).await?;
         rows.retain(|m| m.frame_id.is_none()); // frames' work is summed up in their results
         let keep = compaction::budget(self.model.context_window) / 2;
         let Some(upto) = compaction::cut(&rows, keep) else { return Ok(false) };
@@ -54,7 +60,7 @@ impl Turn {
         // Nothing sent (withheld, or stopped first): nothing to record or bill.
         let Some((reply, end)) = self.summary(&request).await else { return Ok(false) };
         let text = reply.text.trim();
-        let outcome = summary_outcome(self.stop.is_cancelled(), &end, text);
+        let outcome = summary_outcome(self.stop.is_cancelled(), &end, text, "empty_summary");
         // What the provider reported is billed; an estimate only for a summary that came back.
         let ok = outcome.0 == RequestOutcome::Ok;
         let counted = billed(reply.usage, ok, compaction::message_chars(&request), reply.text.len());
@@ -82,26 +88,32 @@ mod tests {
 
     #[test]
     fn a_summary_with_words_in_it_compacts() {
-        assert_eq!(summary_outcome(false, &End::Finished, "They spoke of cats."), (RequestOutcome::Ok, None));
+        assert_eq!(
+            summary_outcome(false, &End::Finished, "They spoke of cats.", "empty_summary"),
+            (RequestOutcome::Ok, None)
+        );
     }
 
     #[test]
     fn an_empty_summary_fails_and_the_request_goes_unshortened() {
-        assert_eq!(summary_outcome(false, &End::Finished, "  "), (RequestOutcome::Error, Some("empty_summary")));
+        assert_eq!(
+            summary_outcome(false, &End::Finished, "  ", "empty_summary"),
+            (RequestOutcome::Error, Some("empty_summary"))
+        );
     }
 
     #[test]
     fn a_summary_cut_short_by_a_stop_is_recorded_stopped_whatever_came_back() {
-        assert_eq!(summary_outcome(true, &End::Finished, "words"), (RequestOutcome::Stopped, None));
+        assert_eq!(summary_outcome(true, &End::Finished, "words", "empty_summary"), (RequestOutcome::Stopped, None));
         let failed = End::Failed(ProviderError::Protocol("x".into()));
-        assert_eq!(summary_outcome(true, &failed, ""), (RequestOutcome::Stopped, None));
+        assert_eq!(summary_outcome(true, &failed, "", "empty_summary"), (RequestOutcome::Stopped, None));
     }
 
     #[test]
     fn a_failed_summary_is_recorded_with_the_providers_code() {
         let failed = End::Failed(ProviderError::Protocol("x".into()));
         assert_eq!(
-            summary_outcome(false, &failed, ""),
+            summary_outcome(false, &failed, "", "empty_summary"),
             (RequestOutcome::Error, Some(ProviderError::Protocol("x".into()).code()))
         );
     }

@@ -19,6 +19,7 @@ pub(crate) mod decide;
 mod frames;
 mod record;
 mod stream;
+mod title;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -225,14 +226,19 @@ impl Turn {
     }
 
     /// Runs the turn to its end; `closing` is set once only its end remains to be written.
-    pub async fn run(mut self, committed: tokio::sync::oneshot::Receiver<Option<i64>>, closing: Arc<AtomicBool>) {
+    /// Returns the turn when it ended `done`, for what may follow it (a title).
+    pub async fn run(
+        mut self,
+        committed: tokio::sync::oneshot::Receiver<Option<i64>>,
+        closing: Arc<AtomicBool>,
+    ) -> Option<Self> {
         let mut commit: Commit = Some(committed);
         let rounds = self.rounds(&mut commit).await.map_err(|err| {
             tracing::error!(user = %self.session.user_id, %err, "a turn could not record its progress");
             err.to_string()
         });
         closing.store(true, std::sync::atomic::Ordering::Release);
-        let Some(closing) = decide::turn_closing(rounds) else { return };
+        let closing = decide::turn_closing(rounds)?;
         if closing.state == TurnState::Parked {
             // The cards hold the turn now; it goes on when the person decides. A stop that
             // came while the cards were being written ends it here instead.
@@ -245,7 +251,7 @@ impl Turn {
             {
                 tracing::error!(user = %self.session.user_id, %err, "could not withdraw the cards of a stopped turn");
             }
-            return;
+            return None;
         }
         if let Err(err) = self.close(&closing).await {
             tracing::error!(user = %self.session.user_id, %err, "a turn could not record its end");
@@ -253,7 +259,13 @@ impl Turn {
         if let Some(error) = &closing.error {
             self.events.emit(|of| LiveEvent::Error { of, error: error.clone() });
         }
+        let done = closing.state == TurnState::Done;
+        if done {
+            // The context as the history now reads, for what follows the turn (a title).
+            self.context.push(ContextMessage::Assistant { text: closing.text, tool_calls: Vec::new() });
+        }
         self.events.ended(closing.state, closing.error);
+        done.then_some(self)
     }
 
     /// Runs model rounds until the turn ends; `None` when the person's message was never

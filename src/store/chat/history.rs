@@ -1,9 +1,12 @@
-//! The append-only history of a conversation: rows written and read back in order.
+//! The append-only history of a conversation: rows written and read back in order. What
+//! is read is a path through the conversation's turns (see `branches`): the active one,
+//! which is what the person sees and the model reads, or the path of one turn.
 
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
+use super::branches::{ACTIVE_PATH, TURN_PATH};
 use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
 
 /// A row about to be appended.
@@ -36,29 +39,47 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
     Ok(ids)
 }
 
-/// A session's history, oldest first.
-pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
-    history_between(store, session_id, 0, i64::MAX).await
+/// Which path through a conversation's turns a read follows.
+#[derive(Debug, Clone, Copy)]
+pub enum Path<'a> {
+    /// The conversation as it reads now: its active path.
+    Active,
+    /// A turn and the turns it continues, as they were when it ran.
+    Of(&'a str),
 }
 
-/// A conversation's rows after `after` up to and including `upto`, oldest first.
+/// A conversation's history as it reads now (its active path), oldest first.
+pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    history_between(store, session_id, Path::Active, 0, i64::MAX).await
+}
+
+/// The rows on `path` after `after` up to and including `upto`, oldest first.
 pub async fn history_between(
     store: &PrivateStore,
     session_id: &str,
+    path: Path<'_>,
     after: i64,
     upto: i64,
 ) -> Result<Vec<Message>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-                error_message, created_at, frame_id
-         FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id",
-    )
-    .bind(session_id)
-    .bind(after)
-    .bind(upto)
-    .fetch_all(store.pool())
-    .await?)
+    let (cte, turn) = match path {
+        Path::Active => (ACTIVE_PATH, None),
+        Path::Of(turn) => (TURN_PATH, Some(turn)),
+    };
+    let sql = sqlx::AssertSqlSafe(format!(
+        "{cte} SELECT {COLUMNS} FROM messages
+         WHERE session_id = ?1 AND id > ?3 AND id <= ?4 AND turn_id IN path ORDER BY id"
+    ));
+    Ok(sqlx::query_as(sql).bind(session_id).bind(turn).bind(after).bind(upto).fetch_all(store.pool()).await?)
 }
+
+/// Every row of a conversation, on every path, oldest first: for the person's archive.
+pub async fn all_rows(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM messages WHERE session_id = ? ORDER BY id"));
+    Ok(sqlx::query_as(sql).bind(session_id).fetch_all(store.pool()).await?)
+}
+
+const COLUMNS: &str = "id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
+    error_message, created_at, frame_id";
 
 pub(super) async fn insert_message(
     tx: &mut sqlx::SqliteConnection,

@@ -4,9 +4,11 @@
 //!
 //! This file holds the conversations themselves (made, listed, renamed, pinned,
 //! deleted, read at a turn's start) with their summaries and scratchpads; `history`
-//! appends and reads rows, `turns` begins and ends turns, `frames` holds sub-agent
-//! frames, `requests` the record of model requests, `search` finds words inside them.
+//! appends and reads rows, `turns` begins and ends turns, `branches` keeps the tree of
+//! turns and its active path, `frames` holds sub-agent frames, `requests` the record of
+//! model requests, `search` finds words inside them.
 
+mod branches;
 mod frames;
 mod history;
 mod requests;
@@ -19,8 +21,10 @@ pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, 
 use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
+use branches::ACTIVE_PATH;
+pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
-pub use history::{NewMessage, append, history, history_between};
+pub use history::{NewMessage, Path, all_rows, append, history, history_between};
 pub use requests::{
     RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
     stored_request,
@@ -28,7 +32,8 @@ pub use requests::{
 pub use search::{Hit, search};
 pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
 
-/// A conversation with its latest summary, in one query: a turn's start reads both.
+/// A conversation with its latest summary on its active path, in one query: a turn's start
+/// reads both. A summary made on another path stands in for rows this one does not hold.
 pub async fn session_with_summary(
     store: &PrivateStore,
     id: &str,
@@ -42,9 +47,11 @@ pub async fn session_with_summary(
         summary_text: Option<String>,
     }
     let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT c.*, m.id AS summary_id, m.upto AS summary_upto, m.text AS summary_text
+        "{ACTIVE_PATH}
+         SELECT c.*, m.id AS summary_id, m.upto AS summary_upto, m.text AS summary_text
          FROM ({SESSION_SELECT} WHERE s.id = ?1) c
-         LEFT JOIN (SELECT id, upto, text FROM summaries WHERE session_id = ?1 ORDER BY id DESC LIMIT 1) m"
+         LEFT JOIN (SELECT s.id, s.upto, s.text FROM summaries s JOIN messages r ON r.id = s.upto
+                    WHERE s.session_id = ?1 AND r.turn_id IN path ORDER BY s.id DESC LIMIT 1) m"
     ));
     let row: Option<Row> = sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?;
     Ok(row.map(|row| {
@@ -71,9 +78,8 @@ pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text
 }
 
 const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at, s.outside_content,
-        s.pinned, s.archived,
-        (SELECT t.state FROM turns t WHERE t.session_id = s.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1)
-          AS turn_state
+        s.pinned, s.archived, s.active_turn,
+        (SELECT t.state FROM turns t WHERE t.id = s.active_turn) AS turn_state
      FROM chat_sessions s";
 
 pub async fn create_session(
@@ -103,6 +109,7 @@ pub async fn create_session(
         created_at: now.clone(),
         updated_at: now,
         turn_state: None,
+        active_turn: None,
         outside_content: false,
         pinned: false,
         archived: false,
@@ -140,15 +147,45 @@ pub async fn sessions(store: &PrivateStore) -> Result<Vec<ChatSession>, StoreErr
     Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
 }
 
+/// The person names a conversation: their title is never replaced by the model's. An empty
+/// one gives the naming back (the next message's first line, then the model).
 pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(id));
-    let updated = sqlx::query("UPDATE chat_sessions SET title = ? WHERE id = ?")
-        .bind(title)
-        .bind(id)
-        .execute(store.pool())
-        .await?
-        .rows_affected();
+    let updated = sqlx::query(
+        "UPDATE chat_sessions SET title = ?1, title_source = CASE WHEN ?1 = '' THEN 'message' ELSE 'person' END
+         WHERE id = ?2",
+    )
+    .bind(title)
+    .bind(id)
+    .execute(store.pool())
+    .await?
+    .rows_affected();
     if updated == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+}
+
+/// Whether a conversation still has the title taken from its first message, which its
+/// model may replace (`database/migrations/user/0015_titles.sql`).
+pub async fn wants_title(store: &PrivateStore, id: &str) -> Result<bool, StoreError> {
+    let source: Option<String> = sqlx::query_scalar("SELECT title_source FROM chat_sessions WHERE id = ?")
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(source.as_deref() == Some("message"))
+}
+
+/// The model's title for a conversation, unless someone named it meanwhile; whether it
+/// was kept.
+pub async fn set_model_title(store: &PrivateStore, id: &str, title: &str) -> Result<bool, StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    let updated = sqlx::query(
+        "UPDATE chat_sessions SET title = ?, title_source = 'model' WHERE id = ? AND title_source = 'message'",
+    )
+    .bind(title)
+    .bind(id)
+    .execute(store.pool())
+    .await?
+    .rows_affected();
+    Ok(updated == 1)
 }
 
 /// Pins or unpins, archives or restores a conversation; what is `None` stays as it is.
@@ -242,7 +279,7 @@ mod tests {
     }
 
     async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {
-        begin_turn(store, session, turn, words).await.unwrap();
+        begin_turn(store, session, turn, words, Place::Next).await.unwrap();
         let end = TurnEnd { state: TurnState::Done, error_code: None, error_message: None };
         assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, TurnState::Running).await.unwrap());
     }
@@ -273,7 +310,8 @@ mod tests {
         // Each kind of write to it is seen at once.
         rename_session(&store, "chat_a", "Renamed").await.unwrap();
         assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "Renamed");
-        add_summary(&store, "chat_a", 1, "they said hello").await.unwrap();
+        let first = a.history[0].id; // a summary stands in for rows of its own path
+        add_summary(&store, "chat_a", first, "they said hello").await.unwrap();
         let summary = turn_start(&store, "chat_a").await.unwrap().unwrap().summary.clone();
         assert_eq!(summary.unwrap().text, "they said hello");
         set_session_model(&store, "chat_a", Some("local/x")).await.unwrap();

@@ -48,6 +48,8 @@ pub enum RequestPurpose {
     Turn,
     /// A summary of the older turns (§8.6).
     Compaction,
+    /// A title for the conversation, after its first reply.
+    Title,
 }
 
 /// What a request was composed from: enough to compose it again (§8.1).
@@ -137,6 +139,8 @@ fn content_version(content: &[u8]) -> String {
 /// A stored request's parts, read back to compose it again.
 #[derive(Debug)]
 pub struct StoredRequest {
+    /// The turn it was made in: its path is the history the request was composed from.
+    pub turn_id: String,
     pub model: String,
     pub source: RequestSource,
     pub summary: Option<Summary>,
@@ -149,9 +153,9 @@ pub async fn stored_request(
     session_id: &str,
     id: i64,
 ) -> Result<Option<StoredRequest>, StoreError> {
-    type Row = (String, ProviderKind, i64, String, String, i64, Option<i64>, String);
+    type Row = (String, String, ProviderKind, i64, String, String, i64, Option<i64>);
     let row: Option<Row> = sqlx::query_as(
-        "SELECT r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id, r.purpose
+        "SELECT r.turn_id, r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id
          FROM model_requests r
          JOIN request_prompts p ON p.version = r.prompt_version
          JOIN request_toolsets t ON t.version = r.toolset_version
@@ -161,7 +165,9 @@ pub async fn stored_request(
     .bind(session_id)
     .fetch_optional(store.pool())
     .await?;
-    let Some((model, kind, render_version, prompt, tools, history_upto, summary_id, _)) = row else { return Ok(None) };
+    let Some((turn_id, model, kind, render_version, prompt, tools, history_upto, summary_id)) = row else {
+        return Ok(None);
+    };
     let summary = match summary_id {
         Some(summary_id) => {
             sqlx::query_as("SELECT id, upto, text FROM summaries WHERE id = ?")
@@ -172,6 +178,7 @@ pub async fn stored_request(
         None => None,
     };
     Ok(Some(StoredRequest {
+        turn_id,
         model,
         source: RequestSource {
             session_id: session_id.to_owned(),

@@ -47,14 +47,14 @@ pub async fn search(store: &PrivateStore, query: &str, limit: u32) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::super::{
-        MessageRole, MessageStatus, NewMessage, TurnEnd, TurnState, append, begin_turn, create_session, delete_session,
-        end_turn,
+        MessageRole, MessageStatus, NewMessage, Place, TurnEnd, TurnState, append, begin_turn, create_session,
+        delete_session, end_turn,
     };
     use super::*;
 
     /// A finished turn: the person's words, then the reply.
     async fn exchange(store: &PrivateStore, session: &str, turn: &str, asked: &str, replied: &str) {
-        begin_turn(store, session, turn, asked).await.unwrap();
+        begin_turn(store, session, turn, asked, Place::Next).await.unwrap();
         let reply = NewMessage {
             session_id: session,
             turn_id: turn,
@@ -92,7 +92,7 @@ mod tests {
     async fn a_tool_result_is_never_found() {
         let (_dir, store) = PrivateStore::scratch().await;
         create_session(&store, "chat_a", "main", None).await.unwrap();
-        begin_turn(&store, "chat_a", "turn_a", "look it up").await.unwrap();
+        begin_turn(&store, "chat_a", "turn_a", "look it up", Place::Next).await.unwrap();
         let result = NewMessage {
             session_id: "chat_a",
             turn_id: "turn_a",

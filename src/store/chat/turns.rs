@@ -1,10 +1,12 @@
-//! A turn's life in the person's file: begun with their message (or as a retry), ended
-//! with its closing row and state, every call answered (§8.1).
+//! A turn's life in the person's file: begun with their message (or as a retry), at the
+//! end of the active path or beside a turn as another version of it (see `branches`),
+//! ended with its closing row and state, every call answered (§8.1).
 
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
+use super::branches::{ACTIVE_PATH, Place, after_turn_at};
 use super::history::insert_message;
 use super::requests::insert_request;
 use super::{MessageRole, MessageStatus, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
@@ -20,12 +22,19 @@ pub struct TurnEnd<'a> {
 /// How long a title taken from the first message may be.
 const TITLE_CHARS: usize = 60;
 /// Starts a turn with the person's message, in one transaction: once this returns, what
-/// they sent survives a crash (§5.1). A session's first message becomes its title.
-pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, text: &str) -> Result<i64, StoreError> {
+/// they sent survives a crash (§5.1). A session's first message becomes its title. The
+/// turn goes at `place` and ends the active path from then on.
+pub async fn begin_turn(
+    store: &PrivateStore,
+    session_id: &str,
+    turn_id: &str,
+    text: &str,
+    place: Place<'_>,
+) -> Result<i64, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
+    insert_running_turn(&mut tx, session_id, turn_id, place, &now).await?;
     let id = insert_message(
         &mut tx,
         &NewMessage {
@@ -51,33 +60,48 @@ pub async fn begin_turn(store: &PrivateStore, session_id: &str, turn_id: &str, t
     Ok(id)
 }
 
+/// Adds a running turn at `place` and makes it the end of the active path.
 async fn insert_running_turn(
     tx: &mut sqlx::SqliteConnection,
     session_id: &str,
     turn_id: &str,
+    place: Place<'_>,
     now: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO turns (id, session_id, state, started_at) VALUES (?, ?, 'running', ?)")
+    let after = after_turn_at(&mut *tx, session_id, place).await?;
+    sqlx::query("INSERT INTO turns (id, session_id, state, started_at, after_turn) VALUES (?, ?, 'running', ?, ?)")
         .bind(turn_id)
         .bind(session_id)
         .bind(now)
-        .execute(tx)
+        .bind(after)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE chat_sessions SET active_turn = ? WHERE id = ?")
+        .bind(turn_id)
+        .bind(session_id)
+        .execute(&mut *tx)
         .await?;
     Ok(())
 }
 
-/// Starts a retry of a conversation's failed turn: a new turn with no new message. Returns
-/// the row of the person's last message, which the retry answers.
-pub async fn begin_retry(store: &PrivateStore, session_id: &str, turn_id: &str) -> Result<i64, StoreError> {
+/// Starts a turn with no new message, at `place`: a retry of a failed turn, or another
+/// version of one that answered the message before it. Returns the row of the person's
+/// message it answers, their last one on its path.
+pub async fn begin_retry(
+    store: &PrivateStore,
+    session_id: &str,
+    turn_id: &str,
+    place: Place<'_>,
+) -> Result<i64, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    insert_running_turn(&mut tx, session_id, turn_id, &now).await?;
-    let asked: Option<i64> =
-        sqlx::query_scalar("SELECT max(id) FROM messages WHERE session_id = ? AND role = 'user' AND frame_id IS NULL")
-            .bind(session_id)
-            .fetch_one(&mut *tx)
-            .await?;
+    insert_running_turn(&mut tx, session_id, turn_id, place, &now).await?;
+    let sql = sqlx::AssertSqlSafe(format!(
+        "{ACTIVE_PATH} SELECT max(id) FROM messages
+         WHERE session_id = ?1 AND role = 'user' AND frame_id IS NULL AND turn_id IN path"
+    ));
+    let asked: Option<i64> = sqlx::query_scalar(sql).bind(session_id).fetch_one(&mut *tx).await?;
     sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
         .bind(&now)
         .bind(session_id)

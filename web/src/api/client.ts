@@ -236,7 +236,7 @@ export class ApiClient {
   async session(id: string, signal?: AbortSignal): Promise<SessionDetail> {
     const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}`, signal);
     if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
-    return { next_model: null, ...body } as unknown as SessionDetail;
+    return { next_model: null, versions: [], ...body } as unknown as SessionDetail;
   }
 
   /** `PATCH /api/sessions/{id}` `{"model"}`: pins the conversation to a model, or unpins it (`null`). */
@@ -247,8 +247,7 @@ export class ApiClient {
   /** `POST /api/sessions/{id}/retry`: the failed last turn again, without a second copy of the message. */
   async retry(id: string): Promise<{ readonly turn: string; readonly message: number }> {
     const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/retry`, undefined, {});
-    if (!isRecord(body) || typeof body['turn'] !== 'string') throw unexpected('retry');
-    return { turn: body['turn'], message: Number(body['message']) };
+    return started(body, 'retry');
   }
 
   /** `PATCH /api/sessions/{id}` */
@@ -275,8 +274,27 @@ export class ApiClient {
   /** `POST /api/sessions/{id}/messages`: sends a message; the reply streams over the socket. */
   async send(id: string, text: string): Promise<{ readonly turn: string; readonly message: number }> {
     const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, { text });
-    if (!isRecord(body) || typeof body['turn'] !== 'string') throw unexpected('send');
-    return { turn: body['turn'], message: Number(body['message']) };
+    return started(body, 'send');
+  }
+
+  /**
+   * `POST /api/sessions/{id}/messages` `{"text", "replaces"}`: the message of turn
+   * `turn`, edited and sent again as another version of it; the old one stays readable.
+   */
+  async resend(id: string, turn: string, text: string): Promise<{ readonly turn: string; readonly message: number }> {
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, { text, replaces: turn });
+    return started(body, 'resend');
+  }
+
+  /** `POST /api/sessions/{id}/regenerate` `{"turn"}`: another reply to the same message, as a new version. */
+  async regenerate(id: string, turn: string): Promise<{ readonly turn: string; readonly message: number }> {
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/regenerate`, undefined, { turn });
+    return started(body, 'regenerate');
+  }
+
+  /** `PUT /api/sessions/{id}/active` `{"turn"}`: shows the version through `turn`. */
+  async chooseVersion(id: string, turn: string): Promise<void> {
+    await this.#request('PUT', `/api/sessions/${encodeURIComponent(id)}/active`, undefined, { turn });
   }
 
   /** `POST /api/sessions/{id}/stop`: returns once the turn has stopped. */
@@ -725,4 +743,10 @@ function isErrorBody(value: unknown): value is { error: { code: string; message:
   if (!isRecord(value)) return false;
   const error = value['error'];
   return isRecord(error) && typeof error['code'] === 'string' && typeof error['message'] === 'string';
+}
+
+/** A turn just started (202 of send, retry, resend and regenerate). */
+function started(body: unknown, what: string): { readonly turn: string; readonly message: number } {
+  if (!isRecord(body) || typeof body['turn'] !== 'string') throw unexpected(what);
+  return { turn: body['turn'], message: Number(body['message']) };
 }

@@ -11,7 +11,6 @@ import type {
   AuditEntry,
   DownloadStatus,
   LocalModel,
-  NextModel,
   Person,
   PersonUsage,
   PrivacyAgent,
@@ -33,24 +32,6 @@ export type RoleDetail = Role;
 
 /** How far a model download is. */
 export type DownloadState = DownloadStatus['state'];
-
-/** One conversation (`GET /api/sessions`). */
-export interface ChatSession {
-  readonly id: string;
-  readonly agent: string;
-  /** The model the conversation is pinned to, or `null` to let each turn choose. */
-  readonly model: string | null;
-  readonly title: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-  /** The latest turn's state: `running`, `parked`, `done`, `stopped`, `error`. */
-  readonly turn_state: string | null;
-  readonly outside_content: boolean;
-  /** Kept at the top of the list. */
-  readonly pinned: boolean;
-  /** Put away: out of the list unless the person shows the archived ones. */
-  readonly archived: boolean;
-}
 
 /** A tool call as an assistant row lists it. */
 export interface ToolCallRecord {
@@ -156,6 +137,8 @@ export type LiveEvent =
   | ({ readonly type: 'frame_ended'; readonly status?: string } & TurnEventBase)
   | { readonly type: 'card_decided'; readonly card: Card }
   | { readonly type: 'notify'; readonly title: string; readonly body: string }
+  /** A conversation's model named it. */
+  | { readonly type: 'titled'; readonly session: string; readonly title: string }
   /** A new notice waits in `GET /api/notices`. */
   | { readonly type: 'notice' }
   /** A model download this administrator started moved on. */
@@ -199,12 +182,6 @@ export function isTurnEvent(event: LiveEvent): event is TurnEvent {
 }
 
 // ---- part 2: notes, privacy, administration ---------------------------------
-
-/** `GET /api/sessions/{id}`: the conversation and the model its next turn would use. */
-export interface SessionDetail extends ChatSession {
-  /** `null` when no model the role allows is usable now. */
-  readonly next_model: NextModel | null;
-}
 
 /** Someone else changed what shapes where my words go (`GET /api/notices`). */
 export interface Notice {

@@ -34,3 +34,6 @@ export const archiveIcon = icon(svg`<rect x="3" y="4" width="18" height="4" rx="
 export const unarchiveIcon = icon(svg`<rect x="3" y="4" width="18" height="4" rx="1"/><path d="M5 8v11a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8"/><path d="m9 15 3-3 3 3"/>`);
 export const upIcon = icon(svg`<path d="m18 15-6-6-6 6"/>`);
 export const downIcon = icon(svg`<path d="m6 9 6 6 6-6"/>`);
+export const regenerateIcon = icon(svg`<path d="M21 12a9 9 0 1 1-2.6-6.4"/><path d="M21 3v6h-6"/>`);
+export const leftIcon = icon(svg`<path d="m15 18-6-6 6-6"/>`);
+export const rightIcon = icon(svg`<path d="m9 18 6-6-6-6"/>`);

@@ -252,6 +252,18 @@ export const en = {
   copyReply: 'Copy reply',
   copiedReply: 'Reply copied',
 
+  // versions of a turn: a reply regenerated, a message edited and sent again
+  regenerate: 'Regenerate reply',
+  editMessage: 'Edit message',
+  editLabel: 'Your message, edited',
+  editHint: 'What you have now stays: switch between versions under the reply.',
+  /** `{index}` of `{count}` versions of this exchange. */
+  versionOf: 'Version {index} of {count}',
+  versionPrevious: 'Previous version',
+  versionNext: 'Next version',
+  announceVersion: 'Showing version {index} of {count}.',
+  announceRegenerating: 'Writing another reply…',
+
   // keyboard shortcuts (state/shortcuts.ts)
   shortcutsTitle: 'Keyboard shortcuts',
   shortcutNewChat: 'Start a new conversation',
@@ -628,6 +640,10 @@ export const en = {
   textLarge: 'Large',
   textLarger: 'Larger',
   lookSaved: 'Saved: Skald looks like this wherever you log in here.',
+  conversationsTitle: 'Conversations',
+  autoTitlesLabel: 'Name new conversations automatically',
+  autoTitlesHint: 'After the first reply, the conversation’s own model suggests a short title. A title you give a conversation is never replaced.',
+  autoTitlesSaved: 'Saved.',
   myRulesTitle: 'Always allowed',
   myRulesLead: 'What you told Skald to do without asking you first. Take one back and Skald asks you again next time.',
   myRulesNone: 'Nothing: Skald asks you before anything that needs your say.',

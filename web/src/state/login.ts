@@ -22,6 +22,8 @@ export interface Login {
   readonly live: LiveConnection;
   /** The language the person chose (their `language` setting); changed on My data. */
   language: LanguageChoice;
+  /** Whether their conversations' models name them (their `auto_titles` setting is not `off`). */
+  autoTitles: boolean;
   /**
    * What the picker says when the server ends this login, if not "locked":
    * set just before a call that ends it on purpose (deleting the account),
@@ -29,6 +31,9 @@ export interface Login {
    */
   farewell: string | null;
 }
+
+/** The setting that turns automatic titles off with `off` (read by the server too). */
+export const AUTO_TITLES_SETTING = 'auto_titles';
 
 /** Builds the login from an unlock: reads who the person is and opens the live socket. */
 export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise<Login> {
@@ -54,7 +59,8 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   live.open();
   void inbox.refresh().catch(() => undefined);
   notices.start();
-  return { client, me, inbox, notices, live, language, farewell: null };
+  const autoTitles = settings[AUTO_TITLES_SETTING] !== 'off';
+  return { client, me, inbox, notices, live, language, autoTitles, farewell: null };
 }
 
 /** Forgets the login's live socket and timers; the server has already forgotten the key. */

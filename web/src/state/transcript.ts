@@ -178,6 +178,36 @@ export function addRetrying(transcript: Transcript, key: string): Transcript {
   return { ...transcript, turns: [...transcript.turns, newTurn(key, null, null, 'sending')] };
 }
 
+/**
+ * Another version of turn `turnId` on its way (the person's message edited, or `null` for
+ * the same message answered again): the transcript reads as its new path will, the turns
+ * from that one on replaced by the new one. They stay on the server, on their own path.
+ */
+export function addVersion(transcript: Transcript, turnId: string, key: string, text: string | null): Transcript {
+  const at = transcript.turns.findIndex((turn) => turn.id === turnId);
+  if (at === -1) return transcript;
+  const userText = text ?? transcript.turns[at]?.userText ?? null;
+  return { ...transcript, turns: [...transcript.turns.slice(0, at), newTurn(key, null, userText, 'sending')] };
+}
+
+/** Where a turn stands among its versions, for the switcher under its reply. */
+export interface VersionPlace {
+  /** 1-based. */
+  readonly index: number;
+  readonly count: number;
+  readonly previous: string | null;
+  readonly next: string | null;
+}
+
+/** Where turn `turnId` stands among its versions; `null` when it has no other. */
+export function versionPlace(versions: readonly { readonly turn: string; readonly versions: readonly string[] }[], turnId: string | null): VersionPlace | null {
+  const entry = versions.find((v) => v.turn === turnId);
+  if (!entry || turnId === null || entry.versions.length < 2) return null;
+  const at = entry.versions.indexOf(turnId);
+  if (at === -1) return null;
+  return { index: at + 1, count: entry.versions.length, previous: entry.versions[at - 1] ?? null, next: entry.versions[at + 1] ?? null };
+}
+
 /** The server accepted the message: the sending turn gets its id (unless an event gave it already). */
 export function acceptSending(transcript: Transcript, key: string, turnId: string): Transcript {
   if (transcript.turns.some((turn) => turn.id === turnId)) {

@@ -81,6 +81,8 @@ export async function startServer(bin, root, { env: extraEnv = {}, dataDir: give
     XDG_CACHE_HOME: await dir('xdg-cache'),
     XDG_RUNTIME_DIR: await dir('xdg-runtime'),
     SKALD_INSECURE_FAST_KDF: '1',
+    // Scripted replies are counted: no title request unless a test asks for one.
+    SKALD_AUTO_TITLES: 'off',
     SKALD_DEV_WEB_DIR: new URL('../../dist/', import.meta.url).pathname,
     ...extraEnv,
   };
@@ -112,6 +114,12 @@ export async function startScriptedModel() {
         body: JSON.stringify(replies),
       });
       if (!response.ok) throw new Error(`queueing replies: ${response.status} ${await response.text()}`);
+    },
+    /** Every chat request it received so far, oldest first: `{ path, body, raw, … }`. */
+    async requests() {
+      const response = await fetch(`${url}/_scripted/requests`);
+      if (!response.ok) throw new Error(`reading requests: ${response.status}`);
+      return response.json();
     },
   };
 }

@@ -149,6 +149,36 @@ describe('part-1 follow-ups', () => {
     assert.equal(t.turns[0].id, 'turn_2');
   });
 
+  test('another version replaces the turn it stands beside and every turn after it', () => {
+    let t = transcript.fromHistory(
+      'chat_1',
+      [
+        { id: 1, turn_id: 't1', role: 'user', text: 'Hi', status: 'sent', created_at: '' },
+        { id: 2, turn_id: 't1', role: 'assistant', text: 'Hello', status: 'done', created_at: '' },
+        { id: 3, turn_id: 't2', role: 'user', text: 'Plan a trip', status: 'sent', created_at: '' },
+        { id: 4, turn_id: 't2', role: 'assistant', text: 'Where to?', status: 'done', created_at: '' },
+        { id: 5, turn_id: 't3', role: 'user', text: 'Lyon', status: 'sent', created_at: '' },
+        { id: 6, turn_id: 't3', role: 'assistant', text: 'Booked', status: 'done', created_at: '' },
+      ],
+      'done',
+    );
+    const again = transcript.addVersion(t, 't2', 'v1', null);
+    assert.deepEqual(again.turns.map((turn) => [turn.id, turn.userText, turn.status]), [['t1', 'Hi', 'done'], [null, 'Plan a trip', 'sending']]);
+    const edited = transcript.addVersion(t, 't2', 'v2', 'Plan a walk');
+    assert.equal(edited.turns[1].userText, 'Plan a walk');
+    assert.equal(transcript.addVersion(t, 'elsewhere', 'v3', 'x'), t, 'a turn not shown changes nothing');
+    t = transcript.acceptSending(edited, 'v2', 't2b');
+    assert.equal(t.turns[1].id, 't2b');
+  });
+
+  test('a turn knows where it stands among its versions', () => {
+    const versions = [{ turn: 't2b', versions: ['t2', 't2b', 't2c'] }];
+    assert.deepEqual(transcript.versionPlace(versions, 't2b'), { index: 2, count: 3, previous: 't2', next: 't2c' });
+    assert.deepEqual(transcript.versionPlace([{ turn: 't2', versions: ['t2', 't2b'] }], 't2'), { index: 1, count: 2, previous: null, next: 't2b' });
+    assert.equal(transcript.versionPlace(versions, 't1'), null);
+    assert.equal(transcript.versionPlace(versions, null), null);
+  });
+
   test('the badge follows the server\'s next model exactly', () => {
     assert.deepEqual(privacy.badgeForNextModel({ name: 'home/m', provider: 'home', privacy: 'local' }), { kind: 'private' });
     assert.deepEqual(privacy.badgeForNextModel({ name: 'openai/m', provider: 'openai', privacy: 'remote' }), { kind: 'remote', providers: ['openai'], certain: true });

@@ -80,8 +80,14 @@ export const styles = css`
 
   .user {
     display: flex;
-    justify-content: flex-end;
+    flex-direction: column;
+    align-items: flex-end;
     margin-bottom: var(--skald-space-3);
+  }
+
+  .user skald-message-edit {
+    align-self: stretch;
+    margin-left: auto;
   }
 
   .bubble {
@@ -123,8 +129,22 @@ export const styles = css`
     font-size: 0.9rem;
   }
 
-  .copy-reply {
+  .copy-reply,
+  .regenerate,
+  .edit-message,
+  .versions button {
     color: var(--skald-text-muted);
+  }
+
+  .versions {
+    display: inline-flex;
+    align-items: center;
+    gap: 0.1rem;
+    font-variant-numeric: tabular-nums;
+  }
+
+  .versions button:disabled {
+    opacity: 0.4;
   }
 
   .turn-meta skald-privacy-badge {

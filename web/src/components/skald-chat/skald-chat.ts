@@ -30,6 +30,7 @@ import {
   activeTurn,
   addRetrying,
   addSending,
+  addVersion,
   applyEvent,
   dropSending,
   emptyTranscript,
@@ -38,16 +39,18 @@ import {
   type Transcript,
   type Turn,
   type TurnItem,
+  versionPlace,
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
-import { copyIcon, saveIcon } from '../icons.js';
+import { copyIcon, leftIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
 import '../skald-held-changes/skald-held-changes.js';
 import '../skald-markdown/skald-markdown.js';
+import '../skald-message-edit/skald-message-edit.js';
 import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
@@ -60,7 +63,9 @@ const FOLLOW_SLACK = 80;
 /**
  * Test hooks: `[data-testid=turn]` per turn (its `data-status`), inside it
  * `[data-testid=user-message]` and `[data-testid=assistant-message]`;
- * `[data-testid=turn-error]` and `[data-testid=retry]`; `[data-testid=chat-title]`.
+ * `[data-testid=turn-error]` and `[data-testid=retry]`; `[data-testid=chat-title]`; a turn's
+ * versions: `[data-testid=edit-message]`, `[data-testid=regenerate]`,
+ * `[data-testid=versions]` with `[data-testid=version-previous]` / `version-next`.
  *
  * @summary A conversation with streaming replies, tool cards and the composer.
  * @fires skald-session-changed - a conversation was created, or its state or title changed
@@ -92,6 +97,8 @@ export class SkaldChat extends LitElement {
   /** The model being pinned while the server is asked; the picker shows it until the answer. */
   @state() private pinningTo: string | null = null;
   @state() private announcement = '';
+  /** The turn whose message is being edited, to send again as another version. */
+  @state() private editing: string | null = null;
 
   @query('.log') private log?: HTMLElement;
   @query('skald-composer') private composer?: SkaldComposer;
@@ -131,6 +138,8 @@ export class SkaldChat extends LitElement {
   readonly #cardsSeen = new Set<string>();
   /** A card decided or answered from here, whose removal must not drop the focus to the page. */
   #decided: string | null = null;
+  /** After another version is shown: the control to give the focus back to, in the turn at `index`. */
+  #focusAfterLoad: { readonly index: number; readonly testid: string } | null = null;
 
   /** Stops the reply being written, if one is; whether there was one. */
   stopReply(): boolean {
@@ -160,6 +169,17 @@ export class SkaldChat extends LitElement {
     this.#follow();
     this.#showNewCards();
     this.#refocusAfterDecision();
+    this.#refocusAfterVersion();
+  }
+
+  /** The version switcher pressed belongs to a turn now replaced: its twin in the new one takes the focus. */
+  #refocusAfterVersion(): void {
+    const want = this.#focusAfterLoad;
+    if (want === null || this.loading) return;
+    this.#focusAfterLoad = null;
+    const turn = this.log?.querySelectorAll('[data-testid=turn]')[want.index];
+    const control = turn?.querySelector<HTMLButtonElement>(`[data-testid=${want.testid}]:not([disabled])`);
+    (control ?? turn?.querySelector<HTMLElement>('[data-testid=versions] button:not([disabled])'))?.focus();
   }
 
   /**
@@ -247,7 +267,11 @@ export class SkaldChat extends LitElement {
     void this.#reload(true);
   }
 
-  async #reload(showLoading = false): Promise<void> {
+  /**
+   * Reads the conversation again. The history read is joined with what the live events
+   * showed, unless `replace`: another version was chosen, and nothing on screen belongs to it.
+   */
+  async #reload(showLoading = false, replace = false): Promise<void> {
     const client = this.login?.client;
     const id = this.session?.id;
     if (!client || !id) return;
@@ -257,7 +281,8 @@ export class SkaldChat extends LitElement {
       const signal = this.#alive.signal;
       const [session, rows] = await Promise.all([client.session(id, signal), client.history(id, signal)]);
       if (token !== this.#loadToken) return;
-      this.transcript = mergeLive(fromHistory(id, rows, session.turn_state), this.transcript);
+      const loaded = fromHistory(id, rows, session.turn_state);
+      this.transcript = replace ? loaded : mergeLive(loaded, this.transcript);
       this.detail = session;
       this.loadError = '';
       if (activeTurn(this.transcript) === undefined) this.stopping = false;
@@ -368,6 +393,56 @@ export class SkaldChat extends LitElement {
     }
   }
 
+  /**
+   * Another version of `turn`: its message edited (`text`), or the same message answered
+   * again (`null`). The screen reads as the new path will at once; the old version stays
+   * on the server, a click away under the reply.
+   */
+  async #newVersion(turn: Turn, text: string | null): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    const turnId = turn.id;
+    if (!client || !id || turnId === null || activeTurn(this.transcript) !== undefined) return;
+    this.editing = null;
+    this.sendError = '';
+    this.#following = true;
+    const before = this.transcript;
+    const key = `version-${++this.#turnCounter}`;
+    this.transcript = addVersion(this.transcript, turnId, key, text);
+    this.announcement = text === null ? strings.announceRegenerating : strings.announceSent;
+    // The button or the field that was used is gone with the turn it belonged to.
+    this.composer?.focus();
+    try {
+      await this.#pin;
+      const started = text === null ? await client.regenerate(id, turnId) : await client.resend(id, turnId, text);
+      this.transcript = acceptSending(this.transcript, key, started.turn);
+      this.dispatchEvent(new SessionChangedEvent(null));
+    } catch (error) {
+      this.transcript = before;
+      this.sendError = describeError(error);
+      void this.#reload();
+    }
+  }
+
+  /** Shows the version `turnId` of the turn at `index`; the focus stays on the switcher. */
+  async #showVersion(turnId: string, index: number, testid: string): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    if (!client || !id) return;
+    this.sendError = '';
+    try {
+      await client.chooseVersion(id, turnId);
+      this.#focusAfterLoad = { index, testid };
+      await this.#reload(false, true);
+      const place = versionPlace(this.detail?.versions ?? [], turnId);
+      if (place) {
+        this.announcement = strings.announceVersion.replace('{index}', String(place.index)).replace('{count}', String(place.count));
+      }
+    } catch (error) {
+      this.sendError = describeError(error);
+    }
+  }
+
   /** A pin on its way to the server: a message sent meanwhile waits for it, so it goes to the model picked. */
   #pin: Promise<void> = Promise.resolve();
 
@@ -447,8 +522,7 @@ export class SkaldChat extends LitElement {
           ${repeat(
             this.transcript.turns,
             (turn) => turn.key,
-            (turn, index) =>
-              this.#renderTurn(turn, index === this.transcript.turns.length - 1, this.transcript.turns[index - 1] ?? null),
+            (turn, index) => this.#renderTurn(turn, index, this.transcript.turns[index - 1] ?? null, { busy, parked }),
           )}
           ${this.#renderLooseCards()}
         </div>
@@ -488,7 +562,13 @@ export class SkaldChat extends LitElement {
     </div>`;
   }
 
-  #renderTurn(turn: Turn, last: boolean, previous: Turn | null): TemplateResult {
+  #renderTurn(
+    turn: Turn,
+    index: number,
+    previous: Turn | null,
+    conversation: { readonly busy: boolean; readonly parked: boolean },
+  ): TemplateResult {
+    const last = index === this.transcript.turns.length - 1;
     const afterError = previous?.status === 'error';
     // The model is named where it changed (and on hover everywhere), not under every reply.
     const modelChanged = turn.model !== null && turn.model !== (previous?.model ?? null);
@@ -496,12 +576,7 @@ export class SkaldChat extends LitElement {
     const hasText = turn.items.some((item) => item.kind === 'text' && item.text !== '');
     return html`<article class="turn" data-testid="turn" data-status=${turn.status} aria-label=${strings.turnLabel}>
       ${turn.userText === null && afterError ? html`<p class="note" data-testid="retried">${strings.turnRetried}</p>` : nothing}
-      ${turn.userText !== null
-        ? html`<div class="user">
-            <h3 class="visually-hidden">${strings.youSaid}</h3>
-            <div class="bubble" data-testid="user-message">${turn.userText}</div>
-          </div>`
-        : nothing}
+      ${turn.userText !== null ? this.#renderUser(turn, turn.userText, ended && !conversation.busy) : nothing}
       <div class="assistant" data-testid="assistant-message">
         <h3 class="visually-hidden">${strings.assistantSaid}</h3>
         ${turn.items.map((item) => this.#renderItem(item, ended))}
@@ -516,14 +591,110 @@ export class SkaldChat extends LitElement {
             </div>`
           : nothing}
       </div>
-      ${turn.model !== null
-        ? html`<p class="turn-meta" title=${strings.turnModel.replace('{model}', turn.model)}>
-            <skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>
-            ${modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
-            ${ended && hasText ? this.#renderCopy(turn) : nothing}
-          </p>`
-        : nothing}
+      ${this.#renderMeta(turn, index, { ended, hasText, modelChanged, ...conversation })}
     </article>`;
+  }
+
+  /** The person's message, with Edit while nothing is being written; or the field editing it. */
+  #renderUser(turn: Turn, text: string, mayEdit: boolean): TemplateResult {
+    if (this.editing !== null && this.editing === turn.id) {
+      return html`<div class="user">
+        <skald-message-edit
+          .text=${text}
+          @skald-resend=${(e: { text: string }) => void this.#newVersion(turn, e.text)}
+          @skald-edit-cancel=${() => {
+            this.editing = null;
+            void this.updateComplete.then(() => this.#turnControl(turn, 'edit-message')?.focus());
+          }}
+        ></skald-message-edit>
+      </div>`;
+    }
+    return html`<div class="user">
+      <h3 class="visually-hidden">${strings.youSaid}</h3>
+      <div class="bubble" data-testid="user-message">${text}</div>
+      ${mayEdit && turn.id !== null
+        ? html`<button
+            type="button"
+            class="quiet icon-button edit-message"
+            data-testid="edit-message"
+            title=${strings.editMessage}
+            aria-label=${strings.editMessage}
+            @click=${() => (this.editing = turn.id)}
+          >
+            ${pencilIcon}
+          </button>`
+        : nothing}
+    </div>`;
+  }
+
+  /** A control of the turn with key `turn.key`, found on screen. */
+  #turnControl(turn: Turn, testid: string): HTMLElement | null {
+    const index = this.transcript.turns.indexOf(turn);
+    const element = this.log?.querySelectorAll('[data-testid=turn]')[index];
+    return element?.querySelector<HTMLElement>(`[data-testid=${testid}]`) ?? null;
+  }
+
+  /** Under the reply: its privacy, the model where it changed, copy, regenerate, and its versions. */
+  #renderMeta(
+    turn: Turn,
+    index: number,
+    at: {
+      readonly ended: boolean;
+      readonly hasText: boolean;
+      readonly modelChanged: boolean;
+      readonly busy: boolean;
+      readonly parked: boolean;
+    },
+  ): TemplateResult | typeof nothing {
+    const place = versionPlace(this.detail?.versions ?? [], turn.id);
+    const mayRegenerate = at.ended && turn.status !== 'error' && !at.busy && turn.id !== null;
+    if (turn.model === null && place === null && !mayRegenerate) return nothing;
+    const switching = at.busy || at.parked;
+    const label = place ? strings.versionOf.replace('{index}', String(place.index)).replace('{count}', String(place.count)) : '';
+    return html`<p class="turn-meta" title=${turn.model !== null ? strings.turnModel.replace('{model}', turn.model) : nothing}>
+      ${place
+        ? html`<span class="versions" role="group" aria-label=${label} data-testid="versions">
+            <button
+              type="button"
+              class="quiet icon-button"
+              data-testid="version-previous"
+              aria-label=${strings.versionPrevious}
+              title=${strings.versionPrevious}
+              ?disabled=${place.previous === null || switching}
+              @click=${() => place.previous && void this.#showVersion(place.previous, index, 'version-previous')}
+            >
+              ${leftIcon}
+            </button>
+            <span aria-hidden="true" data-testid="version-label">${place.index} / ${place.count}</span>
+            <button
+              type="button"
+              class="quiet icon-button"
+              data-testid="version-next"
+              aria-label=${strings.versionNext}
+              title=${strings.versionNext}
+              ?disabled=${place.next === null || switching}
+              @click=${() => place.next && void this.#showVersion(place.next, index, 'version-next')}
+            >
+              ${rightIcon}
+            </button>
+          </span>`
+        : nothing}
+      ${turn.model !== null ? html`<skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>` : nothing}
+      ${at.modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
+      ${at.ended && at.hasText ? this.#renderCopy(turn) : nothing}
+      ${mayRegenerate
+        ? html`<button
+            type="button"
+            class="quiet icon-button regenerate"
+            data-testid="regenerate"
+            title=${strings.regenerate}
+            aria-label=${strings.regenerate}
+            @click=${() => void this.#newVersion(turn, null)}
+          >
+            ${regenerateIcon}
+          </button>`
+        : nothing}
+    </p>`;
   }
 
   #renderFailure(turn: Turn): TemplateResult {

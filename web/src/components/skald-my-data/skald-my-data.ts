@@ -10,6 +10,7 @@
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
+import { live } from 'lit/directives/live.js';
 
 import { ApiError, type ApiClient } from '../../api/client.js';
 import type { PersonalRule } from '../../api/types.js';
@@ -39,7 +40,7 @@ import {
   type TextSize,
   type Theme,
 } from '../../state/appearance.js';
-import type { Login } from '../../state/login.js';
+import { AUTO_TITLES_SETTING, type Login } from '../../state/login.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { AccountDeletedEvent } from '../events.js';
@@ -63,15 +64,15 @@ export class SkaldMyData extends LitElement {
   @property({ attribute: false }) login: Login | null = null;
 
   /** Which of the person's choices (language, look) was saved last, is being saved, or failed. */
-  @state() private saved: 'language' | 'look' | null = null;
+  @state() private saved: Choice | null = null;
   @state() private announcement = '';
   readonly #rules = new ResourceController<PersonalRule[]>(this, (signal) => {
     const client = this.login?.client;
     return client ? client.myRules(signal) : Promise.resolve([]);
   });
   readonly #takingBack = new ActionController(this);
-  @state() private saving: 'language' | 'look' | null = null;
-  @state() private choiceError: { readonly of: 'language' | 'look'; readonly text: string } | null = null;
+  @state() private saving: Choice | null = null;
+  @state() private choiceError: { readonly of: Choice; readonly text: string } | null = null;
   @state() private exporting = false;
   @state() private exported = '';
   @state() private exportError = '';
@@ -88,7 +89,7 @@ export class SkaldMyData extends LitElement {
       <div class="scroll">
         <div class="column">
           <p class="lead">${strings.dataLead}</p>
-          ${this.#renderLanguage()} ${this.#renderLook()} ${this.#renderRules()}
+          ${this.#renderLanguage()} ${this.#renderLook()} ${this.#renderTitles()} ${this.#renderRules()}
           <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
           <section class="block" aria-labelledby="export-title">
             <h3 id="export-title">${strings.exportTitle}</h3>
@@ -227,6 +228,40 @@ export class SkaldMyData extends LitElement {
     </section>`;
   }
 
+  /** Whether the conversations' own models name them. */
+  #renderTitles(): TemplateResult {
+    const on = this.login?.autoTitles ?? true;
+    return html`<section class="block" aria-labelledby="titles-title">
+      <h3 id="titles-title">${strings.conversationsTitle}</h3>
+      ${this.choiceError?.of === 'titles' ? html`<p class="notice error" role="alert">${this.choiceError.text}</p>` : nothing}
+      <div class="check">
+        <input
+          type="checkbox"
+          id="auto-titles"
+          data-testid="auto-titles"
+          .checked=${live(on)}
+          ?disabled=${this.saving !== null}
+          aria-describedby="auto-titles-hint"
+          @change=${(e: Event) => void this.#chooseTitles((e.target as HTMLInputElement).checked)}
+        />
+        <label for="auto-titles">${strings.autoTitlesLabel}</label>
+      </div>
+      <p class="hint" id="auto-titles-hint">${strings.autoTitlesHint}</p>
+      <div aria-live="polite">
+        ${this.saved === 'titles' ? html`<p class="notice ok" data-testid="auto-titles-saved">${strings.autoTitlesSaved}</p>` : nothing}
+      </div>
+    </section>`;
+  }
+
+  async #chooseTitles(on: boolean): Promise<void> {
+    const login = this.login;
+    if (!login) return;
+    await this.#keep('titles', async (client) => {
+      await client.putSetting(AUTO_TITLES_SETTING, on ? 'on' : 'off');
+      login.autoTitles = on;
+    });
+  }
+
   /** Saves the look in the person's settings, then shows it at once. */
   async #chooseLook(look: Appearance): Promise<void> {
     await this.#keep('look', async (client) => {
@@ -237,7 +272,7 @@ export class SkaldMyData extends LitElement {
   }
 
   /** Runs one save of a choice, saying when it is done or why it failed. */
-  async #keep(of: 'language' | 'look', save: (client: ApiClient) => Promise<void>): Promise<void> {
+  async #keep(of: Choice, save: (client: ApiClient) => Promise<void>): Promise<void> {
     const client = this.login?.client;
     if (!client || this.saving !== null) return;
     this.saving = of;
@@ -315,3 +350,6 @@ declare global {
     'skald-my-data': SkaldMyData;
   }
 }
+
+/** The person's choices this page saves. */
+type Choice = 'language' | 'look' | 'titles';

@@ -13,7 +13,7 @@
 import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
-import type { ChatSession, LiveEvent, Model } from '../../api/types.js';
+import type { ChatSession, LiveEvent, Model, TurnState } from '../../api/types.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -215,18 +215,23 @@ export class SkaldWorkspace extends LitElement {
         this.#setTurnState(event.session, 'parked');
         break;
       case 'turn_ended':
-        this.#setTurnState(event.session, event.status);
+        this.#setTurnState(event.session, event.status as TurnState);
         break;
       case 'notify':
         this.#toast(event.title, event.body, 'info');
         break;
+      case 'titled': {
+        const { session, title } = event;
+        this.sessions = this.sessions.map((s) => (s.id === session ? { ...s, title } : s));
+        break;
+      }
       default:
         break;
     }
   }
 
   /** Shows a conversation's new state at once, then reads the list again to be sure. */
-  #setTurnState(sessionId: string, state: string): void {
+  #setTurnState(sessionId: string, state: TurnState): void {
     this.sessions = this.sessions.map((s) => (s.id === sessionId ? { ...s, turn_state: state } : s));
     this.#loadSessionsSoon();
   }
@@ -455,7 +460,7 @@ export class SkaldWorkspace extends LitElement {
 
 /** A conversation known by id only, until the list has it. */
 function placeholder(id: string): ChatSession {
-  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, outside_content: false, pinned: false, archived: false };
+  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, active_turn: null, outside_content: false, pinned: false, archived: false };
 }
 
 declare global {

@@ -1,0 +1,233 @@
+//! Branches (`database/migrations/user/0014_branches.sql`): a conversation is a tree of
+//! turns. A new turn continues the active path; another version of a turn (a reply
+//! regenerated, a message edited and sent again) is a sibling of it, and becomes the end of
+//! the active path. Nothing is rewritten: every version stays whole, and choosing one
+//! makes the path through it active again.
+
+use super::super::private::PrivateStore;
+use super::super::snapshots::Touched;
+use super::StoreError;
+
+/// A recursive `path(id)` of the turns on conversation `?1`'s active path, for the head of
+/// a query.
+pub(super) const ACTIVE_PATH: &str = "WITH RECURSIVE path(id) AS (
+        SELECT active_turn FROM chat_sessions WHERE id = ?1 AND active_turn IS NOT NULL
+        UNION ALL
+        SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id WHERE t.after_turn IS NOT NULL)";
+
+/// A recursive `path(id)` of turn `?2` of conversation `?1` and the turns it continues.
+pub(super) const TURN_PATH: &str = "WITH RECURSIVE path(id) AS (
+        SELECT id FROM turns WHERE id = ?2 AND session_id = ?1
+        UNION ALL
+        SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id WHERE t.after_turn IS NOT NULL)";
+
+/// Where a new turn goes in its conversation's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// At the end of the active path: the conversation goes on.
+    Next,
+    /// Beside this turn, as another version of it.
+    InPlaceOf(&'a str),
+}
+
+/// The turn a new turn at `place` comes after, read inside the transaction that adds it.
+/// [`StoreError::NotFound`] when the turn to stand beside is not in this conversation.
+pub(super) async fn after_turn_at(
+    tx: &mut sqlx::SqliteConnection,
+    session_id: &str,
+    place: Place<'_>,
+) -> Result<Option<String>, StoreError> {
+    match place {
+        Place::Next => Ok(sqlx::query_scalar("SELECT active_turn FROM chat_sessions WHERE id = ?")
+            .bind(session_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .flatten()),
+        Place::InPlaceOf(turn) => {
+            let after: Option<Option<String>> =
+                sqlx::query_scalar("SELECT after_turn FROM turns WHERE id = ? AND session_id = ?")
+                    .bind(turn)
+                    .bind(session_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            after.ok_or(StoreError::NotFound)
+        }
+    }
+}
+
+/// The versions of a turn on the active path that has more than one: all its siblings
+/// (itself among them), oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub struct Versions {
+    /// The turn on the active path.
+    pub turn: String,
+    /// Every version of it, oldest first; the turn itself is one of them.
+    pub versions: Vec<String>,
+}
+
+/// The turns of the active path that have other versions, in the path's order.
+pub async fn versions(store: &PrivateStore, session_id: &str) -> Result<Vec<Versions>, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "{ACTIVE_PATH}
+         SELECT me.id, v.id FROM path
+         JOIN turns me ON me.id = path.id
+         JOIN turns v ON v.session_id = ?1 AND v.after_turn IS me.after_turn
+         ORDER BY me.started_at, me.rowid, v.started_at, v.rowid"
+    ));
+    let pairs: Vec<(String, String)> = sqlx::query_as(sql).bind(session_id).fetch_all(store.pool()).await?;
+    let mut found: Vec<Versions> = Vec::new();
+    for (turn, version) in pairs {
+        match found.last_mut() {
+            Some(last) if last.turn == turn => last.versions.push(version),
+            _ => found.push(Versions { turn, versions: vec![version] }),
+        }
+    }
+    found.retain(|v| v.versions.len() > 1);
+    Ok(found)
+}
+
+/// Makes the path through `turn` active: it ends at the newest turn that continues it
+/// (`turn` itself when none does). Returns that turn; [`StoreError::NotFound`] when the
+/// conversation has no such turn.
+pub async fn choose_version(store: &PrivateStore, session_id: &str, turn: &str) -> Result<String, StoreError> {
+    let _writing = store.writing(Touched::conversation(session_id));
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let end: Option<String> = sqlx::query_scalar(
+        "WITH RECURSIVE below(id, started_at, seq) AS (
+             SELECT id, started_at, rowid FROM turns WHERE id = ?2 AND session_id = ?1
+             UNION ALL
+             SELECT t.id, t.started_at, t.rowid FROM turns t JOIN below b ON t.session_id = ?1 AND t.after_turn = b.id)
+         SELECT id FROM below b
+         WHERE NOT EXISTS (SELECT 1 FROM turns c WHERE c.session_id = ?1 AND c.after_turn = b.id)
+         ORDER BY started_at DESC, seq DESC LIMIT 1",
+    )
+    .bind(session_id)
+    .bind(turn)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let end = end.ok_or(StoreError::NotFound)?;
+    sqlx::query("UPDATE chat_sessions SET active_turn = ? WHERE id = ?")
+        .bind(&end)
+        .bind(session_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{
+        MessageRole, MessageStatus, NewMessage, Path, TurnEnd, TurnState, add_summary, all_rows, begin_retry,
+        begin_turn, create_session, end_turn, history, history_between, session, session_with_summary, turn_start,
+    };
+    use super::*;
+
+    /// A whole turn at `place`: the person's `asked` (none for a retry), answered `said`.
+    async fn turn(store: &PrivateStore, id: &str, asked: Option<&str>, said: &str, place: Place<'_>) {
+        match asked {
+            Some(asked) => begin_turn(store, "chat", id, asked, place).await.unwrap(),
+            None => begin_retry(store, "chat", id, place).await.unwrap(),
+        };
+        let last = NewMessage {
+            session_id: "chat",
+            turn_id: id,
+            role: MessageRole::Assistant,
+            text: said,
+            status: MessageStatus::Done,
+            ..NewMessage::default()
+        };
+        let end = TurnEnd { state: TurnState::Done, error_code: None, error_message: None };
+        assert!(end_turn(store, &last, &end, "", None, TurnState::Running).await.unwrap());
+    }
+
+    async fn texts(store: &PrivateStore) -> Vec<String> {
+        history(store, "chat").await.unwrap().into_iter().map(|m| m.text).collect()
+    }
+
+    #[tokio::test]
+    async fn another_version_of_a_turn_ends_the_path_and_the_first_stays_whole() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        create_session(&store, "chat", "main", None).await.unwrap();
+        turn(&store, "t1", Some("Hi"), "Hello", Place::Next).await;
+        turn(&store, "t2", Some("Plan a trip"), "To Lyon?", Place::Next).await;
+        turn(&store, "t3", Some("Yes"), "Booked", Place::Next).await;
+
+        // The second message edited: the new version follows the first turn, not the third.
+        turn(&store, "t2b", Some("Plan a walk"), "Along the river?", Place::InPlaceOf("t2")).await;
+        assert_eq!(texts(&store).await, ["Hi", "Hello", "Plan a walk", "Along the river?"]);
+        let versions = versions(&store, "chat").await.unwrap();
+        assert_eq!(versions, [Versions { turn: "t2b".into(), versions: vec!["t2".into(), "t2b".into()] }]);
+        assert_eq!(session(&store, "chat").await.unwrap().unwrap().active_turn.as_deref(), Some("t2b"));
+        // Nothing was rewritten: every row of every version is still there.
+        assert_eq!(all_rows(&store, "chat").await.unwrap().len(), 8);
+
+        // Back to the first version: its path ends where it ended, at the third turn.
+        assert_eq!(choose_version(&store, "chat", "t2").await.unwrap(), "t3");
+        assert_eq!(texts(&store).await, ["Hi", "Hello", "Plan a trip", "To Lyon?", "Yes", "Booked"]);
+        // And what a turn starts from follows the choice, not what is kept in memory.
+        let start = turn_start(&store, "chat").await.unwrap().unwrap();
+        assert_eq!(start.history.last().unwrap().text, "Booked");
+
+        // A conversation has no turn of another's.
+        assert!(matches!(choose_version(&store, "chat", "elsewhere").await, Err(StoreError::NotFound)));
+        assert!(matches!(
+            begin_turn(&store, "chat", "t9", "x", Place::InPlaceOf("elsewhere")).await,
+            Err(StoreError::NotFound)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_first_turn_has_versions_too_and_a_regenerated_reply_answers_the_same_message() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        create_session(&store, "chat", "main", None).await.unwrap();
+        turn(&store, "t1", Some("Hi"), "Hello", Place::Next).await;
+        turn(&store, "t1b", Some("Hi"), "Hi there", Place::InPlaceOf("t1")).await;
+        turn(&store, "t1c", Some("Hello!"), "Hey", Place::InPlaceOf("t1b")).await;
+        let versions = versions(&store, "chat").await.unwrap();
+        assert_eq!(versions[0].versions, ["t1", "t1b", "t1c"]);
+        assert_eq!(texts(&store).await, ["Hello!", "Hey"]);
+
+        // A version without a message of its own (another try of a retry) answers the last
+        // message on its path.
+        choose_version(&store, "chat", "t1").await.unwrap();
+        let asked = begin_retry(&store, "chat", "t2", Place::Next).await.unwrap();
+        let rows = history(&store, "chat").await.unwrap();
+        assert_eq!(rows.iter().find(|m| m.id == asked).unwrap().turn_id, "t1");
+    }
+
+    #[tokio::test]
+    async fn a_summary_stands_in_only_on_the_path_it_was_made_on() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        create_session(&store, "chat", "main", None).await.unwrap();
+        turn(&store, "t1", Some("one"), "1", Place::Next).await;
+        turn(&store, "t2", Some("two"), "2", Place::Next).await;
+        turn(&store, "t3", Some("three"), "3", Place::Next).await;
+        let rows = history(&store, "chat").await.unwrap();
+        let upto_t2 = rows[3].id;
+        add_summary(&store, "chat", rows[1].id, "about one").await.unwrap();
+        add_summary(&store, "chat", upto_t2, "about one and two").await.unwrap();
+        let summary = |store: &PrivateStore| {
+            let store = store.clone();
+            async move { session_with_summary(&store, "chat").await.unwrap().unwrap().1.map(|s| s.text) }
+        };
+        assert_eq!(summary(&store).await.as_deref(), Some("about one and two"));
+
+        // A version of the second turn: the summary of turns one and two holds words this
+        // path does not, so the one before it stands in.
+        turn(&store, "t2b", Some("deux"), "2", Place::InPlaceOf("t2")).await;
+        assert_eq!(summary(&store).await.as_deref(), Some("about one"));
+        choose_version(&store, "chat", "t3").await.unwrap();
+        assert_eq!(summary(&store).await.as_deref(), Some("about one and two"));
+
+        // The rows of a turn's own path, whatever is active: what its requests were made of.
+        choose_version(&store, "chat", "t2b").await.unwrap();
+        let then: Vec<String> = history_between(&store, "chat", Path::Of("t3"), 0, i64::MAX)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect();
+        assert_eq!(then, ["one", "1", "two", "2", "three", "3"]);
+    }
+}
