@@ -22,8 +22,8 @@ use super::{StoreError, timestamp};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
 pub use history::{NewMessage, append, history, history_between};
 pub use requests::{
-    RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
-    stored_request,
+    RequestFigures, RequestOutcome, RequestPurpose, RequestRecord, RequestRow, RequestSource, StoredRequest,
+    record_request, requests, stored_request,
 };
 pub use search::{Hit, search};
 pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
