@@ -5,7 +5,7 @@
 use super::compaction;
 use crate::providers::{ChatRequest, ContextMessage, ToolCall, ToolSpec};
 use crate::store::StoreError;
-use crate::store::chat::{self, Message, MessageRole};
+use crate::store::chat::{self, Message, MessageRole, StoredCall};
 use crate::store::private::PrivateStore;
 use crate::store::providers::ProviderKind;
 
@@ -125,7 +125,11 @@ fn as_message(m: &Message) -> Option<ContextMessage> {
 
 /// Tool calls as stored with an assistant row.
 pub fn calls_to_json(calls: &[ToolCall]) -> serde_json::Value {
-    calls.iter().map(|c| serde_json::json!({ "id": c.id, "name": c.name, "arguments": c.arguments })).collect()
+    let stored: Vec<StoredCall> = calls
+        .iter()
+        .map(|c| StoredCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+        .collect();
+    serde_json::to_value(stored).expect("calls serialize")
 }
 
 fn calls_from_json(value: &serde_json::Value) -> Vec<ToolCall> {

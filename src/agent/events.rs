@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::broadcast;
 use ts_rs::TS;
 
+use super::inbox::CardView;
 use crate::ids::UserId;
 use crate::providers::local::download::Status as DownloadStatus;
 use crate::store::chat::{MessageStatus, TurnState};
@@ -54,7 +54,6 @@ pub enum LiveEvent {
         of: TurnRef,
         call_id: String,
         name: String,
-        #[ts(type = "string")]
         status: MessageStatus,
         result: String,
     },
@@ -62,14 +61,12 @@ pub enum LiveEvent {
     Card {
         #[serde(flatten)]
         of: TurnRef,
-        #[ts(type = "Card")]
-        card: Value,
+        card: CardView,
     },
     /// The turn waits on its cards.
     TurnParked {
         #[serde(flatten)]
         of: TurnRef,
-        #[ts(type = "string")]
         status: TurnState,
     },
     /// A model request failed before anything streamed and is tried again.
@@ -77,7 +74,6 @@ pub enum LiveEvent {
         #[serde(flatten)]
         of: TurnRef,
         attempt: u32,
-        #[ts(type = "number")]
         wait_ms: u64,
         reason: String,
     },
@@ -93,7 +89,6 @@ pub enum LiveEvent {
     Compacted {
         #[serde(flatten)]
         of: TurnRef,
-        #[ts(type = "number")]
         upto: i64,
     },
     /// Why the turn failed; its `turn_ended` follows.
@@ -106,7 +101,6 @@ pub enum LiveEvent {
     TurnEnded {
         #[serde(flatten)]
         of: TurnRef,
-        #[ts(type = "string")]
         status: TurnState,
         error: Option<Failure>,
     },
@@ -115,7 +109,6 @@ pub enum LiveEvent {
         #[serde(flatten)]
         of: TurnRef,
         agent: String,
-        #[ts(type = "number")]
         depth: i64,
         call_id: String,
     },
@@ -123,14 +116,10 @@ pub enum LiveEvent {
     FrameEnded {
         #[serde(flatten)]
         of: TurnRef,
-        #[ts(type = "string")]
         status: TurnState,
     },
     /// A card was decided or answered, in this window or another.
-    CardDecided {
-        #[ts(type = "Card")]
-        card: Value,
-    },
+    CardDecided { card: CardView },
     /// A conversation's model named it (its title had come from the first message).
     Titled { session: String, title: String },
     /// The `notify` tool's message, for windows to show.
@@ -138,18 +127,11 @@ pub enum LiveEvent {
     /// A new notice waits in `GET /api/notices`.
     Notice,
     /// A model download this administrator can see moved on.
-    LocalModelDownload {
-        #[ts(type = "DownloadStatus")]
-        download: DownloadStatus,
-    },
+    LocalModelDownload { download: DownloadStatus },
     /// The socket fell behind its person's queue: the page reads the turns again.
     Lagged,
     /// The socket's first message.
-    Hello {
-        version: String,
-        #[ts(type = "string | null")]
-        user: Option<UserId>,
-    },
+    Hello { version: String, user: Option<UserId> },
     /// An idle socket's sign of life.
     Heartbeat,
 }
@@ -160,7 +142,6 @@ pub struct TurnRef {
     pub session: String,
     pub turn: String,
     /// 1, 2, 3, … within the turn's run, frames included; a gap tells the page it missed one.
-    #[ts(type = "number")]
     pub seq: u64,
     /// The sub-agent frame the event comes from; absent for the conversation's own turn.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -178,6 +159,7 @@ pub struct CallView {
 
 /// Why a turn failed: a stable code and words for the person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(rename = "TurnFailure")]
 pub struct Failure {
     pub code: String,
     pub message: String,
@@ -296,9 +278,11 @@ impl TurnEvents {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::agent::inbox::{Asks, CallDetails};
+    use crate::store::approvals::CardState;
 
     fn read(received: &mut broadcast::Receiver<Event>) -> Value {
         serde_json::from_str(&received.try_recv().unwrap().json).unwrap()
@@ -350,6 +334,26 @@ mod tests {
             value
         };
         let failure = Failure::new("step_limit", "too many");
+        let card = || CardView {
+            id: "k".into(),
+            asks: Asks::Approval(CallDetails {
+                tool: "notify".into(),
+                arguments: json!({}),
+                arguments_hash: "h".into(),
+                agent: "a".into(),
+                why: "w".into(),
+                reason: "r".into(),
+                turn_id: "t".into(),
+                call_id: "c".into(),
+                for_person: None,
+            }),
+            state: CardState::Pending,
+            summary: "notify".into(),
+            session_id: "s".into(),
+            created_at: "now".into(),
+        };
+        // The card as it is, beside the event's own fields (`agent::inbox` tests its shape).
+        let card_json = || serde_json::to_value(card()).unwrap();
         let cases = [
             (
                 LiveEvent::TurnStarted { of: of(), model: "m".into(), agent: "a".into(), resumed: false },
@@ -376,7 +380,7 @@ mod tests {
                 },
                 base("tool_call_finished", json!({ "call_id": "c", "name": "n", "status": "ok", "result": "r" })),
             ),
-            (LiveEvent::Card { of: of(), card: json!({ "id": "k" }) }, base("card", json!({ "card": { "id": "k" } }))),
+            (LiveEvent::Card { of: of(), card: card() }, base("card", json!({ "card": card_json() }))),
             (
                 LiveEvent::TurnParked { of: of(), status: TurnState::Parked },
                 base("turn_parked", json!({ "status": "parked" })),
@@ -413,10 +417,7 @@ mod tests {
                 LiveEvent::FrameEnded { of: of(), status: TurnState::Stopped },
                 base("frame_ended", json!({ "status": "stopped" })),
             ),
-            (
-                LiveEvent::CardDecided { card: json!({ "id": "k" }) },
-                json!({ "type": "card_decided", "card": { "id": "k" } }),
-            ),
+            (LiveEvent::CardDecided { card: card() }, json!({ "type": "card_decided", "card": card_json() })),
             (
                 LiveEvent::Notify { title: "t".into(), body: "b".into() },
                 json!({ "type": "notify", "title": "t", "body": "b" }),

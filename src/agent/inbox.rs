@@ -5,11 +5,14 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use ts_rs::TS;
 
 use super::events::LiveEvent;
 use super::gate::{CONFIRMED_WRITES, Effect, PERSONAL_PRIORITY, Rule};
 use super::{Runtime, TurnError};
+use crate::ids::UserId;
 use crate::providers::catalogue::allowed;
 use crate::store::StoreError;
 use crate::store::approvals::{self, Card, CardKind, CardState};
@@ -58,40 +61,110 @@ pub struct Decision {
 /// The longest answer a person can give to a question card.
 const MAX_ANSWER_CHARS: usize = 4000;
 
-/// A card as the inbox shows it. A question card adds `question`, `suggestions` and, once
-/// answered, `answer` to its details.
-pub fn card_view(card: &Card) -> Value {
-    let arguments: Value = serde_json::from_str(&card.arguments).unwrap_or(Value::Null);
-    let question =
-        (card.kind == CardKind::Question).then(|| super::tools::clarify::question(&arguments).ok()).flatten();
-    let summary = match &question {
-        Some((text, _)) => text.clone(),
-        None => summary(&card.tool, &arguments),
-    };
-    let mut view = json!({
-        "id": card.id,
-        "kind": card.kind,
-        "state": card.state,
-        "summary": summary,
-        "session_id": card.session_id,
-        "created_at": card.created_at,
-        "details": {
-            "tool": card.tool,
-            "arguments": arguments,
-            "arguments_hash": card.arguments_hash,
-            "agent": card.agent,
-            "why": card.why,
-            "reason": card.reason,
-            "turn_id": card.turn_id,
-            "call_id": card.call_id,
-        },
-    });
-    if let Some((text, suggestions)) = question {
-        view["details"]["question"] = json!(text);
-        view["details"]["suggestions"] = json!(suggestions);
-        view["details"]["answer"] = json!(card.answer);
+/// A card as the page shows it — in the inbox, the `card` and `card_decided` events and a
+/// decision's answer: what it asks (`kind`, with its `details`) and where it stands.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(rename = "Card")]
+pub struct CardView {
+    pub id: String,
+    #[serde(flatten)]
+    pub asks: Asks,
+    pub state: CardState,
+    /// One line: the question, or the tool with its most telling argument.
+    pub summary: String,
+    pub session_id: String,
+    pub created_at: String,
+}
+
+/// What a card asks of the person, by its kind.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "kind", content = "details", rename_all = "snake_case")]
+pub enum Asks {
+    /// Whether a tool call may run.
+    Approval(CallDetails),
+    /// A question the assistant asked (`clarify`).
+    Question(QuestionDetails),
+}
+
+/// The call a card is about: what the assistant wants to run, why, and for whom.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(rename = "ApprovalDetails")]
+pub struct CallDetails {
+    pub tool: String,
+    /// The arguments as the model sent them, parsed; `null` when they were not JSON.
+    pub arguments: Value,
+    /// What a decision binds (§8.4): it must still be this when the person decides.
+    pub arguments_hash: String,
+    pub agent: String,
+    pub why: String,
+    pub reason: String,
+    pub turn_id: String,
+    pub call_id: String,
+    /// Whom the card is for: named in the inbox and in the `card` event.
+    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub for_person: Option<CardFor>,
+}
+
+/// A question card's call, with the question as `clarify` gave it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct QuestionDetails {
+    #[serde(flatten)]
+    pub call: CallDetails,
+    pub question: String,
+    pub suggestions: Vec<String>,
+    /// The person's answer, once given.
+    pub answer: Option<String>,
+}
+
+/// A person as a card names them.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CardFor {
+    pub id: UserId,
+    pub name: String,
+}
+
+impl CardView {
+    /// The card naming whom it is for, as the inbox and the `card` event show it.
+    pub fn for_person(mut self, person: Option<CardFor>) -> Self {
+        match &mut self.asks {
+            Asks::Approval(call) | Asks::Question(QuestionDetails { call, .. }) => call.for_person = person,
+        }
+        self
     }
-    view
+}
+
+/// A card as the page shows it.
+pub fn card_view(card: &Card) -> CardView {
+    let call = CallDetails {
+        tool: card.tool.clone(),
+        arguments: serde_json::from_str(&card.arguments).unwrap_or(Value::Null),
+        arguments_hash: card.arguments_hash.clone(),
+        agent: card.agent.clone(),
+        why: card.why.clone(),
+        reason: card.reason.clone(),
+        turn_id: card.turn_id.clone(),
+        call_id: card.call_id.clone(),
+        for_person: None,
+    };
+    let (summary, asks) = match card.kind {
+        CardKind::Approval => (summary(&card.tool, &call.arguments), Asks::Approval(call)),
+        CardKind::Question => {
+            // A question card is only made for arguments `clarify` accepts.
+            let (question, suggestions) = super::tools::clarify::question(&call.arguments).unwrap_or_default();
+            let details =
+                QuestionDetails { call, question: question.clone(), suggestions, answer: card.answer.clone() };
+            (question, Asks::Question(details))
+        }
+    };
+    CardView {
+        id: card.id.clone(),
+        asks,
+        state: card.state,
+        summary,
+        session_id: card.session_id.clone(),
+        created_at: card.created_at.clone(),
+    }
 }
 
 /// One line naming the action: the tool and its most telling argument.
@@ -123,7 +196,7 @@ impl Runtime {
         card_id: &str,
         decision: Decision,
         seen_hash: Option<&str>,
-    ) -> Result<(Value, bool), DecisionError> {
+    ) -> Result<(CardView, bool), DecisionError> {
         let space = &session.space;
         let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
         if card.kind != CardKind::Approval {
@@ -169,7 +242,7 @@ impl Runtime {
         session: Arc<Session>,
         card_id: &str,
         text: &str,
-    ) -> Result<(Value, bool), DecisionError> {
+    ) -> Result<(CardView, bool), DecisionError> {
         let text = text.trim();
         if text.is_empty() || text.chars().count() > MAX_ANSWER_CHARS {
             return Err(DecisionError::BadAnswer);
@@ -191,7 +264,12 @@ impl Runtime {
     /// After a decision or an answer: the card as it now stands, shown in the person's
     /// windows, and its turn resumed when no other card holds it (`waiting` is how many
     /// still do). Returns the card and whether the turn resumed.
-    async fn settled(&self, session: Arc<Session>, card: &Card, waiting: i64) -> Result<(Value, bool), DecisionError> {
+    async fn settled(
+        &self,
+        session: Arc<Session>,
+        card: &Card,
+        waiting: i64,
+    ) -> Result<(CardView, bool), DecisionError> {
         let now = approvals::get(&session.space, &card.id).await?.ok_or(DecisionError::NotFound)?;
         let view = card_view(&now);
         self.events().to_person(&session.user_id, &LiveEvent::CardDecided { card: view.clone() });
@@ -202,21 +280,95 @@ impl Runtime {
         Ok((view, resumed))
     }
 
-    /// A person as a card names them: `{"id","name"}`.
-    pub async fn person(&self, user: &crate::ids::UserId) -> Result<Value, StoreError> {
+    /// A person as a card names them; none for someone no longer here.
+    pub async fn person(&self, user: &UserId) -> Result<Option<CardFor>, StoreError> {
         let row = crate::store::users::find(self.system(), user).await?;
-        Ok(row.map_or(Value::Null, |row| json!({ "id": row.id, "name": row.name })))
+        Ok(row.map(|row| CardFor { id: row.id, name: row.name }))
     }
 
-    /// The cards waiting on the person, as the inbox shows them.
-    pub async fn inbox(&self, session: &Session) -> Result<Vec<Value>, StoreError> {
-        Ok(approvals::pending(&session.space).await?.iter().map(card_view).collect())
+    /// The cards waiting on the person, each naming them, as the inbox shows them.
+    pub async fn inbox(&self, session: &Session) -> Result<Vec<CardView>, StoreError> {
+        let person = self.person(&session.user_id).await?;
+        Ok(approvals::pending(&session.space)
+            .await?
+            .iter()
+            .map(|card| card_view(card).for_person(person.clone()))
+            .collect())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn stored(kind: CardKind, arguments: &str) -> Card {
+        Card {
+            id: "card_1".into(),
+            kind,
+            session_id: "chat_1".into(),
+            turn_id: "turn_1".into(),
+            call_id: "call_1".into(),
+            tool: "note_write".into(),
+            arguments: arguments.into(),
+            arguments_hash: "h".into(),
+            agent: "main".into(),
+            why: "to keep it".into(),
+            reason: "writes a note".into(),
+            state: CardState::Pending,
+            answer: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            decided_at: None,
+        }
+    }
+
+    #[test]
+    fn an_approval_card_shows_its_call_and_names_whom_it_is_for_only_when_told() {
+        let card = card_view(&stored(CardKind::Approval, r#"{"title":"Shopping"}"#));
+        let details = json!({
+            "tool": "note_write", "arguments": { "title": "Shopping" }, "arguments_hash": "h", "agent": "main",
+            "why": "to keep it", "reason": "writes a note", "turn_id": "turn_1", "call_id": "call_1",
+        });
+        let mut expected = json!({
+            "id": "card_1", "kind": "approval", "state": "pending", "summary": "note_write: Shopping",
+            "session_id": "chat_1", "created_at": "2026-01-01T00:00:00Z", "details": details,
+        });
+        assert_eq!(serde_json::to_value(&card).unwrap(), expected);
+        let ada = UserId::generate();
+        let named = card.for_person(Some(CardFor { id: ada.clone(), name: "Ada".into() }));
+        expected["details"]["for"] = json!({ "id": ada, "name": "Ada" });
+        assert_eq!(serde_json::to_value(&named).unwrap(), expected);
+    }
+
+    #[test]
+    fn a_question_card_adds_its_question_suggestions_and_answer_to_the_call() {
+        let mut asked = stored(CardKind::Question, r#"{"question":"Which day?","suggestions":["Monday"]}"#);
+        asked.state = CardState::Answered;
+        asked.answer = Some("Tuesday".into());
+        let card = serde_json::to_value(card_view(&asked)).unwrap();
+        assert_eq!(
+            (&card["kind"], &card["state"], &card["summary"]),
+            (&json!("question"), &json!("answered"), &json!("Which day?"))
+        );
+        let details = &card["details"];
+        assert_eq!(
+            (&details["question"], &details["suggestions"], &details["answer"]),
+            (&json!("Which day?"), &json!(["Monday"]), &json!("Tuesday"))
+        );
+        assert_eq!(
+            (&details["tool"], &details["call_id"]),
+            (&json!("note_write"), &json!("call_1")),
+            "the call's details beside them"
+        );
+        assert!(details.get("for").is_none());
+    }
+
+    #[test]
+    fn arguments_that_are_not_json_show_as_null() {
+        let card = serde_json::to_value(card_view(&stored(CardKind::Approval, "{not json"))).unwrap();
+        assert_eq!((&card["details"]["arguments"], &card["summary"]), (&Value::Null, &json!("note_write")));
+    }
 
     #[test]
     fn a_summary_names_the_tool_and_its_most_telling_argument() {

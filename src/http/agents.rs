@@ -134,7 +134,7 @@ pub async fn save(
 /// `GET /api/notices`: what changed while I was away, not yet marked seen, oldest first.
 /// My record is compared with the shared database first, so a change that holds my next
 /// turn is among them (`"holds": true`) before I try to send.
-pub async fn notices(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
+pub async fn notices(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<notices::Notice>>, ApiError> {
     let role = state.agent.role_of(&caller.session.user_id).await?;
     state.agent.standing(&caller.session, &role, None).await?;
     Ok(Json(notices::unseen(&state.system, &caller.session.user_id).await?))

@@ -284,7 +284,7 @@ pub async fn messages(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec
 }
 
 /// `GET /api/sessions/{id}/requests`: each model request of the conversation, for the record.
-pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<Value>>, ApiError> {
+pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<chat::RequestRow>>, ApiError> {
     find(&caller, &id).await?;
     Ok(Json(chat::requests(&caller.session.space, &id).await?))
 }

@@ -4,22 +4,16 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
-use crate::agent::inbox::Decision;
+use crate::agent::inbox::{CardView, Decision};
 
 /// `GET /api/inbox`: pending cards, oldest first, each saying for whom it is.
-pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Value>>, ApiError> {
-    let person = state.agent.person(&caller.session.user_id).await?;
-    let mut cards = state.agent.inbox(&caller.session).await?;
-    for card in &mut cards {
-        card["details"]["for"] = person.clone();
-    }
-    Ok(Json(cards))
+pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<CardView>>, ApiError> {
+    Ok(Json(state.agent.inbox(&caller.session).await?))
 }
 
 #[derive(Deserialize, ts_rs::TS)]
@@ -41,7 +35,7 @@ pub struct Answer {
 /// A card as it was decided, and whether its turn went on.
 #[derive(Serialize, ts_rs::TS)]
 pub struct Decided {
-    pub card: Value,
+    pub card: CardView,
     pub resumed: bool,
 }
 

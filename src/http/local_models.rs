@@ -78,7 +78,8 @@ pub async fn upload(
 }
 
 /// `GET /api/local-models`: the models, the disk they take and what the engine is doing.
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "LocalModelsReport")]
 pub struct LocalModels {
     pub models: Vec<LocalModel>,
     pub disk_bytes: i64,

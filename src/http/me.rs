@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use zeroize::Zeroizing;
 
 use super::AppState;
@@ -170,7 +169,7 @@ pub struct PrivacyAgent {
 }
 
 /// What the administrators can see about me: never my words.
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct AdministratorsSee {
     pub name: String,
     pub role: String,
@@ -179,15 +178,16 @@ pub struct AdministratorsSee {
 }
 
 /// `GET /api/me/privacy`: who can see my words (§3).
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct PrivacyReport {
     pub keys: Vec<SpaceKey>,
-    /// Supervision is not built yet (§6.2): always empty.
-    pub supervisors: Vec<Value>,
+    /// The people whose keys open my space besides mine. Supervision is not built yet
+    /// (§6.2): always empty.
+    pub supervisors: Vec<PublicUser>,
     pub providers: Vec<PrivacyProvider>,
     pub agents: Vec<PrivacyAgent>,
     pub administrators_see: AdministratorsSee,
-    pub notices: Vec<Value>,
+    pub notices: Vec<notices::Notice>,
 }
 
 /// `GET /api/me/privacy`: who can see my words (§3) — what opens my space, where my turns

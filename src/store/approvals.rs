@@ -10,7 +10,7 @@ use super::{StoreError, timestamp};
 use crate::rules::{ArgsPattern, Effect, Rule};
 
 /// Where a card is: the `cards.state` column, and the words the API shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum CardState {

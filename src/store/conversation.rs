@@ -28,7 +28,7 @@ pub struct ChatSession {
 }
 
 /// Who a row of history is from: the `messages.role` column, and the words the API shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum MessageRole {
@@ -45,7 +45,7 @@ pub enum MessageRole {
 /// shows. A person's message is `sent`; an assistant row with calls is `tool_calls`; a
 /// call's result is `ok`, `denied`, `cancelled` or `error`; a closing row carries the
 /// state its turn or frame ended in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum MessageStatus {
@@ -115,30 +115,49 @@ impl From<TurnState> for MessageStatus {
 }
 
 /// One row of history, as the API returns it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "HistoryRow")]
 pub struct Message {
     pub id: i64,
     pub turn_id: String,
     pub role: MessageRole,
     pub text: String,
     pub status: MessageStatus,
+    /// The calls an assistant row asked for, as stored (see [`StoredCall`]).
     #[sqlx(json(nullable))]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, as = "Option<Vec<StoredCall>>")]
     pub tool_calls: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub tool_call_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub error_code: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub error_message: Option<String>,
     pub created_at: String,
     /// The sub-agent frame the row belongs to; none for the conversation itself.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub frame_id: Option<String>,
+}
+
+/// A tool call as an assistant row keeps it in `tool_calls`: what the model asked for,
+/// its arguments as the model sent them (usually JSON text).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "ToolCallRecord")]
+pub struct StoredCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
 }
 
 /// Where a turn is: the `turns.state` column, and the words the API shows.

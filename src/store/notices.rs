@@ -2,7 +2,8 @@
 //! how they are handled — a model provider, an agent's prompt — waits here until that
 //! person has seen it. They hold names and ids, never content.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::{StoreError, SystemStore, timestamp};
 use crate::ids::UserId;
@@ -40,8 +41,24 @@ pub async fn tell(store: &SystemStore, user: &UserId, kind: &str, body: &Value) 
     Ok(())
 }
 
+/// Someone else changed what shapes where a person's words go (`GET /api/notices`).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct Notice {
+    pub id: i64,
+    /// `agent_changed`, `provider_added`, `provider_changed`, `provider_deleted`,
+    /// `change_applied`, `held_change` or `declined_change`; a page shows others plainly.
+    pub kind: String,
+    /// What changed, by kind: names and ids as the change wrote them.
+    #[ts(type = "Record<string, unknown> | null")]
+    pub body: Value,
+    pub created_at: String,
+    /// A change that widened where the person's words go or what runs without asking
+    /// them: their turns wait until they decide on it.
+    pub holds: bool,
+}
+
 /// A person's notices not yet marked seen (those that hold a turn among them), oldest first.
-pub async fn unseen(store: &SystemStore, user: &UserId) -> Result<Vec<Value>, StoreError> {
+pub async fn unseen(store: &SystemStore, user: &UserId) -> Result<Vec<Notice>, StoreError> {
     let rows: Vec<(i64, String, String, String, bool)> = sqlx::query_as(
         "SELECT id, kind, body, created_at, holds FROM notices WHERE user_id = ? AND seen_at IS NULL ORDER BY id",
     )
@@ -52,7 +69,7 @@ pub async fn unseen(store: &SystemStore, user: &UserId) -> Result<Vec<Value>, St
         .into_iter()
         .map(|(id, kind, body, created_at, holds)| {
             let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            json!({ "id": id, "kind": kind, "body": body, "created_at": created_at, "holds": holds })
+            Notice { id, kind, body, created_at, holds }
         })
         .collect())
 }

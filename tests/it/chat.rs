@@ -214,6 +214,26 @@ async fn a_streamed_reply_arrives_in_order_and_lands_in_the_history() {
         chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
     assert_eq!(requests[0]["outcome"], "ok");
     assert!(requests[0]["tokens_out"].as_i64().unwrap() > 0, "{requests}");
+    let mut fields: Vec<&str> = requests[0].as_object().unwrap().keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    let listed = [
+        "attempts",
+        "created_at",
+        "error_code",
+        "history_upto",
+        "id",
+        "latency_ms",
+        "model",
+        "outcome",
+        "provider",
+        "purpose",
+        "summary_id",
+        "tokens_in",
+        "tokens_out",
+        "ttft_ms",
+        "turn_id",
+    ];
+    assert_eq!(fields, listed, "what the record lists of a request, and no more");
 }
 
 #[tokio::test]

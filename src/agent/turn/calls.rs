@@ -320,9 +320,8 @@ impl Turn {
         for card in
             created.iter().filter(|c| c.state == CardState::Pending && cards.iter().any(|a| a.call_id == c.call_id))
         {
-            let mut view = inbox::card_view(card);
-            view["details"]["for"] = person.clone();
-            self.events.emit(|of| LiveEvent::Card { of, card: view });
+            let card = inbox::card_view(card).for_person(person.clone());
+            self.events.emit(|of| LiveEvent::Card { of, card });
         }
         Ok(Settled::Parked)
     }

@@ -11,7 +11,8 @@ use crate::agent::{RENDER_VERSION, compaction, usage};
 use crate::providers::{self, ChatRequest};
 use crate::store::StoreError;
 use crate::store::chat::{
-    self, MessageRole, NewMessage, RequestOutcome, RequestPurpose, RequestRecord, RequestSource, TurnEnd, TurnState,
+    self, MessageRole, NewMessage, RequestFigures, RequestOutcome, RequestPurpose, RequestRecord, RequestSource,
+    TurnEnd, TurnState,
 };
 use crate::store::usage as usage_totals;
 
@@ -113,7 +114,7 @@ impl Turn {
 
     /// A request's record, with this turn's model.
     pub(super) fn record(&self, measured: Measured, source: RequestSource) -> RequestRecord {
-        RequestRecord {
+        let figures = RequestFigures {
             turn_id: self.turn_id.clone(),
             provider: self.model.provider.clone(),
             model: self.model.model_id.clone(),
@@ -123,9 +124,9 @@ impl Turn {
             latency_ms: millis(measured.took),
             attempts: i64::from(measured.attempts),
             outcome: measured.outcome.0,
-            error_code: measured.outcome.1,
-            source,
-        }
+            error_code: measured.outcome.1.map(str::to_owned),
+        };
+        RequestRecord { figures, source }
     }
 
     /// Writes the pending request record and usage now (a turn that goes on). Failures are

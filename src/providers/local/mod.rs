@@ -116,7 +116,8 @@ impl std::fmt::Debug for LocalModels {
 }
 
 /// What the engine is doing, for administrators.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
+#[ts(rename = "EngineStatus")]
 pub struct Status {
     /// Whether this build can run models at all.
     pub available: bool,
@@ -130,7 +131,9 @@ pub struct Status {
     pub idle_seconds: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+/// The model held in memory: `model` is its id.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(rename = "EngineLoaded")]
 pub struct Loaded {
     pub model: String,
     pub context: u32,
@@ -140,7 +143,8 @@ pub struct Loaded {
 }
 
 /// How one request went: how much of its prompt the KV cache already held, and speeds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(rename = "EngineRequest")]
 pub struct RequestStats {
     /// Which request since Skald started this was, counting from 1.
     pub number: u64,
@@ -164,7 +168,8 @@ pub struct RequestStats {
 }
 
 /// A model's recent crashes, for administrators.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "EngineCrash")]
 pub struct CrashReport {
     pub model: String,
     /// Within the last ten minutes.
@@ -182,7 +187,8 @@ pub struct CrashReport {
 }
 
 /// What the engine is doing, as one administrator may see it.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
+#[ts(rename = "EngineSnapshot")]
 pub struct Snapshot {
     /// The model held in memory, if any.
     pub loaded: Option<Loaded>,

@@ -17,7 +17,7 @@ mod turns;
 
 use std::sync::Arc;
 
-pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, Summary, TurnState};
+pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, StoredCall, Summary, TurnState};
 use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
@@ -26,8 +26,8 @@ pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
 pub use history::{NewMessage, Path, all_rows, append, history, history_between};
 pub use requests::{
-    RequestOutcome, RequestPurpose, RequestRecord, RequestSource, StoredRequest, record_request, requests,
-    stored_request,
+    RequestFigures, RequestOutcome, RequestPurpose, RequestRecord, RequestRow, RequestSource, StoredRequest,
+    record_request, requests, stored_request,
 };
 pub use search::{Hit, search};
 pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};

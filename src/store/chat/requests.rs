@@ -12,22 +12,29 @@ use super::{StoreError, Summary, timestamp};
 /// One model request, for the record (§8.1).
 #[derive(Debug)]
 pub struct RequestRecord {
+    pub figures: RequestFigures,
+    /// What the request was built from; see [`RequestSource`].
+    pub source: RequestSource,
+}
+
+/// What a model request cost and how it came out: recorded with it, and listed.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+pub struct RequestFigures {
     pub turn_id: String,
     pub provider: String,
     pub model: String,
     pub tokens_in: Option<i64>,
     pub tokens_out: Option<i64>,
+    /// Milliseconds to the first token.
     pub ttft_ms: Option<i64>,
     pub latency_ms: i64,
     pub attempts: i64,
     pub outcome: RequestOutcome,
-    pub error_code: Option<&'static str>,
-    /// What the request was built from; see [`RequestSource`].
-    pub source: RequestSource,
+    pub error_code: Option<String>,
 }
 
 /// How a model request came out: the `model_requests.outcome` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum RequestOutcome {
@@ -40,7 +47,7 @@ pub enum RequestOutcome {
 }
 
 /// What a model request was for: the `model_requests.purpose` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(rename_all = "snake_case")]
 pub enum RequestPurpose {
@@ -85,7 +92,7 @@ pub(super) async fn insert_request(
     conn: &mut sqlx::SqliteConnection,
     record: &RequestRecord,
 ) -> Result<(), StoreError> {
-    let source = &record.source;
+    let (figures, source) = (&record.figures, &record.source);
     let prompt_version = content_version(source.prompt.as_bytes());
     let tools = source.tools.to_string();
     let toolset_version = content_version(tools.as_bytes());
@@ -105,16 +112,16 @@ pub(super) async fn insert_request(
                                      prompt_version, toolset_version, history_upto, summary_id, purpose, frame_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(&record.turn_id)
-    .bind(&record.provider)
-    .bind(&record.model)
-    .bind(record.tokens_in)
-    .bind(record.tokens_out)
-    .bind(record.ttft_ms)
-    .bind(record.latency_ms)
-    .bind(record.attempts)
-    .bind(record.outcome)
-    .bind(record.error_code)
+    .bind(&figures.turn_id)
+    .bind(&figures.provider)
+    .bind(&figures.model)
+    .bind(figures.tokens_in)
+    .bind(figures.tokens_out)
+    .bind(figures.ttft_ms)
+    .bind(figures.latency_ms)
+    .bind(figures.attempts)
+    .bind(figures.outcome)
+    .bind(&figures.error_code)
     .bind(timestamp())
     .bind(&source.session_id)
     .bind(source.kind)
@@ -195,18 +202,31 @@ pub async fn stored_request(
     }))
 }
 
+/// One model request of a conversation, for the record (`GET /api/sessions/{id}/requests`).
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "ModelRequest")]
+pub struct RequestRow {
+    pub id: i64,
+    #[serde(flatten)]
+    #[sqlx(flatten)]
+    pub figures: RequestFigures,
+    pub created_at: String,
+    pub purpose: RequestPurpose,
+    /// The summary that stood in for the older rows, if any.
+    pub summary_id: Option<i64>,
+    /// The last history row the context held; none for a request recorded before its
+    /// parts were kept.
+    pub history_upto: Option<i64>,
+}
+
 /// The model requests of a session's turns, oldest first.
-pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<Value>, StoreError> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT json_object('id', r.id, 'turn_id', r.turn_id, 'provider', r.provider, 'model', r.model,
-                'tokens_in', r.tokens_in, 'tokens_out', r.tokens_out, 'ttft_ms', r.ttft_ms,
-                'latency_ms', r.latency_ms, 'attempts', r.attempts, 'outcome', r.outcome,
-                'error_code', r.error_code, 'created_at', r.created_at, 'purpose', r.purpose,
-                'summary_id', r.summary_id, 'history_upto', r.history_upto)
+pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<RequestRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT r.id, r.turn_id, r.provider, r.model, r.tokens_in, r.tokens_out, r.ttft_ms, r.latency_ms,
+                r.attempts, r.outcome, r.error_code, r.created_at, r.purpose, r.summary_id, r.history_upto
          FROM model_requests r JOIN turns t ON t.id = r.turn_id WHERE t.session_id = ? ORDER BY r.id",
     )
     .bind(session_id)
     .fetch_all(store.pool())
-    .await?;
-    Ok(rows.into_iter().filter_map(|(json,)| serde_json::from_str(&json).ok()).collect())
+    .await?)
 }

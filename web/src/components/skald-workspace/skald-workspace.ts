@@ -215,7 +215,7 @@ export class SkaldWorkspace extends LitElement {
         this.#setTurnState(event.session, 'parked');
         break;
       case 'turn_ended':
-        this.#setTurnState(event.session, event.status as TurnState);
+        this.#setTurnState(event.session, event.status);
         break;
       case 'notify':
         this.#toast(event.title, event.body, 'info');
