@@ -6,10 +6,15 @@ import assert from 'node:assert/strict';
 
 import { readFile } from 'node:fs/promises';
 
-import { api, logIn, openDisclosure, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn, openDisclosure, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
+
+/** The screen as it is now passes axe-core in both themes. */
+async function accessible(page, screen) {
+  assert.deepEqual(await axeViolationsInThemes(page), [], `accessibility of ${screen}`);
+}
 
 describe('setup on a computer that already runs a model server', () => {
   let stack;
@@ -54,6 +59,7 @@ describe('setup on a computer that already runs a model server', () => {
       await download.waitFor({ timeout: TIMEOUT });
       assert.doesNotMatch((await download.getAttribute('class')) ?? '', /primary/);
       await screenshot(page, 'setup-detected-first');
+      await accessible(page, 'setup with a model server found');
 
       await connect.click();
       await page.locator('[data-testid=verdict][data-ok=true]').waitFor({ timeout: TIMEOUT });
@@ -76,11 +82,12 @@ describe('setup on a computer that already runs a model server', () => {
 });
 
 describe('the way in', () => {
+  const BEA = { name: 'Bea', password: 'maple harbour violin' };
   let stack;
 
   before(async () => {
     stack = await startStack();
-    await seedInstance(stack.server, stack.model, ADA);
+    await seedInstance(stack.server, stack.model, ADA, [[BEA, 'member']]);
   });
 
   after(() => stopStack(stack));
@@ -97,12 +104,14 @@ describe('the way in', () => {
       await message.waitFor({ timeout: TIMEOUT });
       assert.match(await message.innerText(), /needs its launch token/);
       assert.match(await page.locator('.ways').innerText(), /Open in Skald’s menu in the system tray[\s\S]*skald serve/);
+      await accessible(page, 'the page without its launch token');
 
       // Not an address; then an address of an earlier start; then the one printed now.
       const field = page.getByLabel('Or paste the address skald serve printed');
       await field.fill('hello');
       await page.keyboard.press('Enter');
       assert.match(await page.locator('[data-testid=launch-error]').innerText(), /not a Skald address/);
+      await accessible(page, 'a pasted address that is not one');
       await field.fill(`${stack.server.origin}/#token=from-an-earlier-start`);
       await page.keyboard.press('Enter');
       await page.locator('[data-testid=launch-error]').filter({ hasText: /earlier start of Skald/ }).waitFor({ timeout: TIMEOUT });
@@ -156,6 +165,34 @@ describe('the way in', () => {
       assert.equal(await field.inputValue(), ADA.password, 'what was typed is kept');
       await page.keyboard.press('Enter');
       await page.locator('[data-screen=workspace]').waitFor({ timeout: TIMEOUT });
+    } finally {
+      await close();
+    }
+  });
+
+  test('the countdown passes the accessibility check while it counts', async () => {
+    // Wrong passwords through the API until the wait is 4 s (1 s, 2 s, then 4 s), long
+    // enough for axe to read the countdown in both themes.
+    const wrong = () =>
+      fetch(`${stack.server.origin}/api/login`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${stack.server.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: BEA.name, password: 'not the password' }),
+      });
+    for (let i = 0; i < 5; i++) assert.equal((await wrong()).status, 401);
+    for (const seconds of [1, 2]) {
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000 + 100));
+      assert.equal((await wrong()).status, 401);
+    }
+    const { page, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await page.locator(`[data-testid=person][data-name=${BEA.name}]`).click();
+      await page.locator('#password').fill('still not the password');
+      await page.keyboard.press('Enter');
+      const wait = page.locator('[data-testid=login-wait]');
+      await wait.waitFor({ timeout: TIMEOUT });
+      await accessible(page, 'the lockout countdown');
+      assert.equal(await wait.count(), 1, 'the countdown was on screen while it was checked');
     } finally {
       await close();
     }
@@ -304,6 +341,7 @@ describe('when something fails or needs someone else', () => {
       assert.equal(await error.locator('[data-testid=turn-error-detail]').isVisible(), false, 'the server’s words wait behind a disclosure');
       await openDisclosure(error.getByText('What Skald was told'), error.locator('[data-testid=turn-error-detail]'));
       assert.match(await error.locator('[data-testid=turn-error-detail]').innerText(), /scripted refused the API key/);
+      await accessible(page, 'a failed reply, its detail open');
     } finally {
       await close();
     }
@@ -327,6 +365,7 @@ describe('when something fails or needs someone else', () => {
       const rule = page.locator('[data-testid=my-rule][data-tool=note_write]');
       await rule.waitFor({ timeout: TIMEOUT });
       assert.match(await rule.innerText(), /Write a note/);
+      await accessible(page, 'My data with an always-allowed tool');
       await rule.locator('[data-testid=my-rule-revoke]').click();
       await page.locator('[data-testid=my-rules-none]').waitFor({ timeout: TIMEOUT });
       const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', BEA);
@@ -348,6 +387,7 @@ describe('when something fails or needs someone else', () => {
       const hint = page.locator('[data-testid=ask-approver]');
       await hint.waitFor({ timeout: TIMEOUT });
       assert.match(await hint.innerText(), /Ada or Bea may allow it: ask them in person/);
+      await accessible(page, 'a refusal that names who may allow');
     } finally {
       await close();
     }

@@ -260,10 +260,14 @@ export async function launchBrowser() {
   });
 }
 
-/** A fresh context and page, with every console message and page error collected. */
-export async function openPage(browser, url, { initScript, colorScheme } = {}) {
+/**
+ * A fresh context and page, with every console message and page error collected. A
+ * `deviceScaleFactor` of 2 over half the window is how 200% zoom looks.
+ */
+export async function openPage(browser, url, { initScript, colorScheme, viewport = { width: 1280, height: 800 }, deviceScaleFactor } = {}) {
   const context = await browser.newContext({
-    viewport: { width: 1280, height: 800 },
+    viewport,
+    ...(deviceScaleFactor ? { deviceScaleFactor } : {}),
     ...(colorScheme ? { colorScheme } : {}),
   });
   if (initScript !== undefined) await context.addInitScript({ content: initScript });
@@ -298,10 +302,10 @@ export async function api(origin, token, method, route, body) {
   return text === '' ? undefined : JSON.parse(text);
 }
 
-/** Saves a full-page screenshot as OUTPUT_DIR/<name>.png and returns its path. */
+/** Saves a screenshot of the window as OUTPUT_DIR/<name>.png (`name` may hold a folder) and returns its path. */
 export async function screenshot(page, name) {
-  await mkdir(OUTPUT_DIR, { recursive: true });
   const file = path.join(OUTPUT_DIR, `${name}.png`);
+  await mkdir(path.dirname(file), { recursive: true });
   await page.screenshot({ path: file });
   return file;
 }
@@ -325,11 +329,11 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core
 
 /**
  * Runs axe-core (WCAG 2.1 A and AA, and its best practices) on the page as it is,
- * shadow roots included, and returns the serious and critical violations, each as
- * `id: help (targets)`. axe goes in through the DevTools protocol, not a <script> tag,
- * which the page's Content-Security-Policy would refuse.
+ * shadow roots included, and returns every violation, whatever its impact, each as
+ * `id (impact): help (targets)`. axe goes in through the DevTools protocol, not a
+ * <script> tag, which the page's Content-Security-Policy would refuse.
  */
-export async function seriousViolations(page) {
+export async function axeViolations(page) {
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
     const result = await window.axe.run(document, {
@@ -343,9 +347,43 @@ export async function seriousViolations(page) {
       targets: v.nodes.slice(0, 4).map((n) => JSON.stringify(n.target)),
     }));
   });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.targets.join(', ')}`);
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.targets.join(', ')}`);
+}
+
+const nextFrame = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+
+/**
+ * axeViolations in the light and then the dark theme, each prefixed with its theme. Both
+ * the system's scheme (emulated) and the page's own `data-theme` on <html> are set to
+ * the theme, so a person's in-app choice cannot hide one of them; both are put back
+ * afterwards. With `screenshot`, each theme is also saved as `<screenshot>-<theme>.png`.
+ */
+export async function axeViolationsInThemes(page, { screenshot: name } = {}) {
+  const before = await page.evaluate(() => ({
+    dark: matchMedia('(prefers-color-scheme: dark)').matches,
+    theme: document.documentElement.dataset.theme,
+  }));
+  const found = [];
+  try {
+    for (const theme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: theme });
+      await nextFrame(page);
+      await page.evaluate((t) => {
+        document.documentElement.dataset.theme = t;
+      }, theme);
+      await nextFrame(page);
+      for (const v of await axeViolations(page)) found.push(`${theme}: ${v}`);
+      if (name) await screenshot(page, `${name}-${theme}`);
+    }
+  } finally {
+    await page.emulateMedia({ colorScheme: before.dark ? 'dark' : 'light' });
+    await nextFrame(page);
+    await page.evaluate((t) => {
+      if (t === undefined) delete document.documentElement.dataset.theme;
+      else document.documentElement.dataset.theme = t;
+    }, before.theme);
+  }
+  return found;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { openPage, problems, screenshot, startStack, stopStack } from './harness.mjs';
+import { axeViolationsInThemes, openPage, problems, screenshot, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -128,6 +128,7 @@ describe('the keyboard alone', () => {
       await help.waitFor({ timeout: TIMEOUT });
       assert.match(await help.innerText(), /Ctrl\s*\+\s*K\s*Search the conversations/);
       await screenshot(page, 'keyboard-shortcuts');
+      assert.deepEqual(await axeViolationsInThemes(page), [], 'accessibility of the shortcuts dialog');
       await page.keyboard.press('Escape');
       await help.waitFor({ state: 'hidden', timeout: TIMEOUT });
 

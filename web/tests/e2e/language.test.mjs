@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { api, logIn as logInAs, openPage, problems, screenshot, seedInstance, seriousViolations, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn as logInAs, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const BEA = { name: 'Bea', password: 'maple harbour violin' };
@@ -78,7 +78,7 @@ describe('the language of the page', () => {
     assert.equal(await p.locator('[data-testid=language]').inputValue(), 'fr');
     assert.equal(await lang(p), 'fr');
     assert.equal(await p.evaluate(() => window.notReloaded), true);
-    assert.deepEqual(await seriousViolations(p), []);
+    assert.deepEqual(await axeViolationsInThemes(p), []);
     await screenshot(p, 'language-my-data-fr');
     // The conversation page too, which was not on screen when the language changed.
     await p.evaluate(() => {

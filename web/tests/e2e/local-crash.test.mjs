@@ -11,7 +11,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
-import { api, logIn, makeRoot, openPage, problems, removeRoot, screenshot, seriousViolations, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn, makeRoot, openPage, problems, removeRoot, startStack, stopStack } from './harness.mjs';
 
 const GGUF = process.env.SKALD_TEST_GGUF || path.join(homedir(), '.cache', 'skald', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
@@ -76,14 +76,7 @@ describe('a model that crashes the engine', { skip: existsSync(GGUF) ? false : `
     assert.match(said, /killed by SIGABRT/);
     await notice.locator('summary').click();
     assert.match(await notice.locator('[data-testid=local-crash-tail]').innerText(), /aborting at the test hook's request/);
-    const found = [];
-    for (const theme of ['light', 'dark']) {
-      await p.emulateMedia({ colorScheme: theme });
-      for (const v of await seriousViolations(p)) found.push(`${theme}: ${v}`);
-      await screenshot(p, `admin-local-crash-${theme}`);
-    }
-    await p.emulateMedia({ colorScheme: 'light' });
-    assert.deepEqual(found, [], 'accessibility problems on the crash notice');
+    assert.deepEqual(await axeViolationsInThemes(p, { screenshot: 'admin-local-crash' }), [], 'accessibility problems on the crash notice');
 
     // Mended (the hook removed), it is tried again only when the administrator asks.
     await rm(hook);

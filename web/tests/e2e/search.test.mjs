@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { api, logIn, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -58,6 +58,7 @@ describe('search inside conversations', () => {
       assert.equal(await hits.first().locator('mark').innerText(), 'cardamom', 'the match is marked, without the stars');
       assert.doesNotMatch(await hits.first().innerText(), /\*\*/);
       await screenshot(page, 'search-in-conversations');
+      assert.deepEqual(await axeViolationsInThemes(page), [], 'accessibility of the search results');
 
       await hits.first().click();
       await page.locator('[data-testid=turn]').filter({ hasText: 'orange zest' }).waitFor({ timeout: TIMEOUT });

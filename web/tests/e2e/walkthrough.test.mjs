@@ -1,8 +1,9 @@
 // End to end, as the people of a new instance would use Skald: setup → add a person (through the
 // API; the people pages come later) → that person enrols → a streamed reply → an
 // approved note_write card → a long reply stopped → lock → the other person logs in
-// and sees none of it. Each step saves a screenshot under web/test-output/; the
-// console stays free of errors and CSP violations throughout.
+// and sees none of it. Each step saves a screenshot under web/test-output/, and each
+// screen on the way passes axe-core with no violation in the light and the dark theme;
+// the console stays free of errors and CSP violations throughout.
 //
 //   SKALD_BIN=/path/to/skald npm run test:e2e
 //
@@ -12,6 +13,7 @@ import assert from 'node:assert/strict';
 
 import {
   api,
+  axeViolationsInThemes,
   openPage,
   problems,
   screenshot,
@@ -42,6 +44,8 @@ describe('the first people of a new instance walk through Skald', () => {
   });
 
   const page = () => session.page;
+  /** The screen as it is now passes axe-core in both themes. */
+  const accessible = async (screen) => assert.deepEqual(await axeViolationsInThemes(session.page), [], `accessibility of ${screen}`);
   /** No console errors, and exactly these error answers since the last check. */
   const noProblems = (step, expectedFailures = []) => {
     assert.deepEqual(problems(session.consoleMessages), [], `console errors by ${step}; server stderr:\n${server.stderr()}`);
@@ -58,6 +62,7 @@ describe('the first people of a new instance walk through Skald', () => {
     await p.locator('#password').fill(ADA.password);
     await p.locator('#confirm').fill(ADA.password);
     await screenshot(p, '01-setup');
+    await accessible('setup, filled in');
     await p.getByRole('button', { name: 'Create my account' }).click();
 
     const code = p.locator('[data-testid=recovery-code]');
@@ -66,6 +71,7 @@ describe('the first people of a new instance walk through Skald', () => {
     const next = p.getByRole('button', { name: 'Continue' });
     assert.equal(await next.isDisabled(), true, 'Continue waits for the confirmation');
     await screenshot(p, '02-recovery-code');
+    await accessible('the recovery code');
     await p.getByLabel('I have kept my recovery code somewhere safe.').check();
     await next.click();
 
@@ -76,12 +82,14 @@ describe('the first people of a new instance walk through Skald', () => {
     await form.locator('#base_url').fill('http://127.0.0.1:9/v1');
     await form.getByRole('button', { name: 'Test and connect' }).click();
     await p.locator('[data-testid=verdict][data-ok=false]').waitFor({ timeout: STEP_TIMEOUT });
+    await accessible('a model that did not answer');
     await form.locator('#base_url').fill(`${model.url}/v1`);
     await form.getByRole('button', { name: 'Test and connect' }).click();
     const verdict = p.locator('[data-testid=verdict][data-ok=true]');
     await verdict.waitFor({ timeout: STEP_TIMEOUT });
     assert.match(await verdict.innerText(), /3 models/);
     await screenshot(p, '03-model-connected');
+    await accessible('a model connected');
     await p.locator('[data-testid=model-step-done]').click();
 
     await p.locator('[data-screen=workspace]').waitFor({ timeout: STEP_TIMEOUT });
@@ -118,6 +126,7 @@ describe('the first people of a new instance walk through Skald', () => {
     await form.locator('#confirm').fill(BEA.password);
     await form.getByRole('button', { name: 'Create my space' }).click();
     await p.locator('[data-testid=enrol-error]').waitFor({ timeout: STEP_TIMEOUT });
+    await accessible('enrolment with a wrong code');
     await form.locator('#code').fill(BEA.code);
     await form.locator('#password').fill(BEA.password);
     await form.locator('#confirm').fill(BEA.password);
@@ -126,6 +135,7 @@ describe('the first people of a new instance walk through Skald', () => {
 
     await p.locator('[data-testid=recovery-code]').waitFor({ timeout: STEP_TIMEOUT });
     await screenshot(p, '07-enrol-recovery-code');
+    await accessible('the recovery code of an enrolment');
     await p.getByLabel('I have kept my recovery code somewhere safe.').check();
     await p.getByRole('button', { name: 'Continue' }).click();
     await p.locator('[data-screen=workspace]').waitFor({ timeout: STEP_TIMEOUT });
@@ -155,6 +165,7 @@ describe('the first people of a new instance walk through Skald', () => {
     // The scripted model is on 127.0.0.1: the words stay on this computer.
     assert.equal(await turn.locator('[data-testid=privacy-badge]').innerText(), 'Private to you');
     await screenshot(p, '09-reply');
+    await accessible('a reply with Markdown and a code block');
     noProblems('the streamed reply');
   });
 
@@ -176,11 +187,13 @@ describe('the first people of a new instance walk through Skald', () => {
     await p.locator('[data-testid=inbox-count] > [aria-hidden=true]').filter({ hasText: /^1$/ }).waitFor({ timeout: STEP_TIMEOUT });
     assert.equal(await card.locator('[data-testid=always]').count(), 1, 'a member may always allow');
     await screenshot(p, '10-approval-card');
+    await accessible('a pending card, its arguments shown');
 
     // The inbox lists it too.
     await p.locator('[data-testid=nav-inbox]').click();
     await p.locator('[data-testid=inbox-item]').waitFor();
     await screenshot(p, '11-inbox');
+    await accessible('the inbox with a card');
     await p.getByRole('button', { name: 'Open the conversation' }).click();
 
     await p.locator('skald-approval-card [data-testid=allow]').click();
@@ -191,6 +204,7 @@ describe('the first people of a new instance walk through Skald', () => {
     await p.locator('skald-tool-call summary').last().click();
     assert.match(await p.locator('skald-tool-call .result').last().innerText(), /Shopping/);
     await screenshot(p, '12-approved');
+    await accessible('a tool result, open');
     noProblems('the approval');
   });
 

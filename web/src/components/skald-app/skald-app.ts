@@ -213,16 +213,20 @@ export class SkaldApp extends LitElement {
         `);
       case 'setup':
         return html`<div class="app" data-testid="screen" data-screen="setup">
-          <skald-setup .client=${this.client ?? null} @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}></skald-setup>
+          <main>
+            <skald-setup .client=${this.client ?? null} @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}></skald-setup>
+          </main>
           ${this.#footer(screen.version)}
         </div>`;
       case 'picker':
         return html`<div class="app" data-testid="screen" data-screen="picker">
-          <skald-login
-            .client=${this.client ?? null}
-            .notice=${screen.notice}
-            @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}
-          ></skald-login>
+          <main>
+            <skald-login
+              .client=${this.client ?? null}
+              .notice=${screen.notice}
+              @skald-signed-in=${(e: SignedInEvent) => void this.#signedIn(e)}
+            ></skald-login>
+          </main>
           ${this.#footer(screen.version)}
         </div>`;
       case 'opening':
@@ -276,14 +280,14 @@ export class SkaldApp extends LitElement {
 
   #renderStatus(body: TemplateResult): TemplateResult {
     const state = this.screen.kind;
-    return html`<div class="screen">
+    return html`<main class="screen">
       <section class="panel">
         <h1>${strings.productName}</h1>
         <p class="tagline">${strings.tagline}</p>
         <p class="visually-hidden" data-testid="health" data-state=${state}>${state}</p>
         ${body}
       </section>
-    </div>`;
+    </main>`;
   }
 
   /** The connection line under the pre-login screens. */

@@ -131,6 +131,8 @@ export class SkaldChat extends LitElement {
   #loadToken = 0;
   #reloadTimer: ReturnType<typeof setTimeout> | undefined;
   #following = true;
+  /** The log's scrollTop at its last scroll event, to tell the person scrolling up from the page moving. */
+  #lastScrollTop = 0;
   #turnCounter = 0;
   #alive = new AbortController();
   readonly #resizes = new ResizeObserver(() => this.#follow());
@@ -231,8 +233,30 @@ export class SkaldChat extends LitElement {
     });
   }
 
+  /**
+   * Keeps the end of the conversation in view while the person reads it. A card waiting
+   * there is kept whole when it fits — its title too, not only the lines under it — since
+   * nothing more comes until it is answered.
+   */
   #follow(): void {
-    if (this.#following && this.log) this.log.scrollTop = this.log.scrollHeight;
+    const log = this.log;
+    if (!this.#following || !log) return;
+    log.scrollTop = log.scrollHeight;
+    const card = this.#waitingCard(log);
+    if (card) {
+      const box = card.getBoundingClientRect();
+      const above = log.getBoundingClientRect().top - box.top;
+      if (above > 0 && box.height <= log.clientHeight) log.scrollTop -= above;
+    }
+    // Moved here, not by the person: the scroll event this causes is no scrolling up.
+    this.#lastScrollTop = log.scrollTop;
+  }
+
+  /** The last card in the log, if this conversation has one waiting (looked for only then). */
+  #waitingCard(log: HTMLElement): Element | undefined {
+    if ((this.login?.inbox.forSession(this.transcript.sessionId) ?? []).length === 0) return undefined;
+    const cards = log.querySelectorAll('skald-approval-card, skald-question-card');
+    return cards[cards.length - 1];
   }
 
   override connectedCallback(): void {
@@ -254,6 +278,7 @@ export class SkaldChat extends LitElement {
     this.loadError = '';
     this.stopping = false;
     this.#following = true;
+    this.#lastScrollTop = 0;
     if (this.detail?.id !== id) this.detail = null;
     if (id === null) {
       this.transcript = emptyTranscript('');
@@ -317,11 +342,20 @@ export class SkaldChat extends LitElement {
     }
   }
 
-  /** Whether the person is reading the end of the conversation (then it follows the reply). */
+  /**
+   * Whether the person is reading the end of the conversation (then it follows the reply).
+   * Only scrolling up leaves the end: the browser moves the log down by itself while the
+   * history renders and the hint takes room (scroll anchoring), which must not stop it
+   * following — or a card at the end of a conversation just opened stays below.
+   */
   #noteFollowing(): void {
     const log = this.log;
     if (!log) return;
-    this.#following = log.scrollHeight - log.scrollTop - log.clientHeight < FOLLOW_SLACK;
+    const up = log.scrollTop < this.#lastScrollTop;
+    this.#lastScrollTop = log.scrollTop;
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < FOLLOW_SLACK;
+    if (atEnd) this.#following = true;
+    else if (up) this.#following = false;
   }
 
   async #send(text: string): Promise<void> {

@@ -140,7 +140,7 @@ export class SkaldSessionList extends LitElement {
           ? html`<p class="hint pad">${needle === '' ? strings.noSessions : strings.noMatches}</p>`
           : nothing}
         ${pinned.length > 0
-          ? html`<h3 class="period" id="period-pinned">${strings.periodPinned}</h3>
+          ? html`<h2 class="period" id="period-pinned">${strings.periodPinned}</h2>
               <ul aria-labelledby="period-pinned" data-testid="session-group" data-period="pinned">
                 ${repeat(pinned, (s) => s.id, (s) => this.#renderRow(s))}
               </ul>`
@@ -149,7 +149,7 @@ export class SkaldSessionList extends LitElement {
           shown.filter((s) => !s.pinned),
           new Date(),
         ).map(
-          (group) => html`<h3 class="period" id="period-${group.period}">${periodLabel(group.period)}</h3>
+          (group) => html`<h2 class="period" id="period-${group.period}">${periodLabel(group.period)}</h2>
             <ul aria-labelledby="period-${group.period}" data-testid="session-group" data-period=${group.period}>
               ${repeat(group.sessions, (s) => s.id, (s) => this.#renderRow(s))}
             </ul>`,
@@ -187,7 +187,7 @@ export class SkaldSessionList extends LitElement {
   #renderHits(): TemplateResult | typeof nothing {
     if (this.searchError) return html`<p class="hint pad" role="alert">${this.searchError}</p>`;
     if (!this.hits?.length) return nothing;
-    return html`<h3 class="period" id="in-conversations">${strings.inConversations}</h3>
+    return html`<h2 class="period" id="in-conversations">${strings.inConversations}</h2>
       <ul aria-labelledby="in-conversations" data-testid="message-hits">
         ${repeat(
           this.hits,

@@ -327,7 +327,7 @@ export class SkaldWorkspace extends LitElement {
         @skald-session-flags=${(e: SessionFlagsEvent) => void this.#setFlags(e)}
         @skald-dismiss-toast=${(e: DismissToastEvent) => (this.toasts = this.toasts.filter((t) => t.id !== e.id))}
       >
-        <a class="skip" href="#main" @click=${this.#skipToMain}>${strings.skipToMain}</a>
+        <button type="button" class="skip" @click=${this.#skipToMain}>${strings.skipToMain}</button>
         <button
           type="button"
           class="quiet menu"
@@ -452,8 +452,11 @@ export class SkaldWorkspace extends LitElement {
     }
   }
 
-  #skipToMain(event: Event): void {
-    event.preventDefault();
+  /**
+   * A button, not a link to #main: the conversation lives in a shadow root, where a
+   * fragment link can never lead (and axe-core looks for its target in vain).
+   */
+  #skipToMain(): void {
     this.renderRoot.querySelector<HTMLElement>('#main')?.focus();
   }
 }
