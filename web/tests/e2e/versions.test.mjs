@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { api, logIn, openPage, problems, screenshot, seedInstance, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn, openPage, problems, seedInstance, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -68,6 +68,7 @@ describe('versions of a reply', () => {
       const field = page.locator('[data-testid=edit-field]');
       assert.equal(await field.inputValue(), 'Plan bread');
       await field.fill('Plan a cake');
+      assert.deepEqual(await axeViolationsInThemes(page, { screenshot: 'versions-edit' }), [], 'the edit field, in both themes');
       await stack.model.push({ text: 'Eggs, sugar, butter.' });
       await page.keyboard.press('Control+Enter');
       await reply(1).getByText('Eggs, sugar, butter.').waitFor({ timeout: TIMEOUT });
@@ -81,11 +82,13 @@ describe('versions of a reply', () => {
       await page.keyboard.press('Enter');
       await turns.nth(2).and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
       assert.deepEqual(await lastContext(stack.model), ['Hi', 'Hello there.', 'Plan a cake', 'Eggs, sugar, butter.', 'How hot?']);
-      await screenshot(page, 'versions');
+      assert.deepEqual(await axeViolationsInThemes(page, { screenshot: 'versions' }), [], 'the switcher, in both themes');
       await turns.nth(1).locator('[data-testid=version-previous]').click();
       await turns.nth(1).locator('[data-testid=versions][aria-label="Version 2 of 3"]').waitFor({ timeout: TIMEOUT });
       assert.equal(await turns.count(), 2, 'the version before had no third turn');
-      await page.reload();
+      // Opened again (a new page load, the version shown is the server's).
+      await page.goto('about:blank');
+      await page.goto(`${stack.server.origin}/#token=${stack.server.token}`);
       await logIn(page, ADA, TIMEOUT);
       await page.locator('[data-testid=session]').first().click();
       await reply(1).getByText('Sourdough, if you have a starter.').waitFor({ timeout: TIMEOUT });
