@@ -10,7 +10,7 @@ use zip::write::SimpleFileOptions;
 
 use crate::store::StoreError;
 use crate::store::approvals;
-use crate::store::chat::{self, ChatSession, Message, MessageRole};
+use crate::store::chat::{self, Conversation, Message, MessageRole};
 use crate::store::notes;
 use crate::store::private::PrivateStore;
 
@@ -33,7 +33,7 @@ const README: &str = "This archive holds everything Skald kept in your private s
 
 /// The person's space as zip bytes.
 pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, ExportError> {
-    let sessions = chat::sessions(space).await?;
+    let sessions = chat::conversations(space).await?;
     let mut conversations = Vec::with_capacity(sessions.len());
     for session in sessions {
         // The Markdown reads as the conversation reads now; the JSON keeps every version.
@@ -73,7 +73,7 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
 }
 
 /// A conversation as a person reads it: who said what, tool calls in brief.
-fn conversation_markdown(session: &ChatSession, history: &[Message]) -> String {
+fn conversation_markdown(session: &Conversation, history: &[Message]) -> String {
     let title = if session.title.is_empty() { "Untitled conversation" } else { &session.title };
     let mut out = format!("# {title}\n\nStarted {} with the {} agent.\n", session.created_at, session.agent);
     for message in history.iter().filter(|m| m.frame_id.is_none()) {

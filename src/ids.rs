@@ -61,3 +61,96 @@ pub fn random_id(prefix: &str) -> String {
     getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
     format!("{prefix}_{}", hex::encode(bytes))
 }
+
+/// An id made by [`random_id`] with its own prefix, as its own type: a turn's id cannot be
+/// passed where a conversation's is wanted. Stored and sent as the plain text, and read
+/// as text (`Deref<Target = str>`) wherever text will do.
+macro_rules! prefixed_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
+        #[serde(transparent)]
+        #[sqlx(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A new random one.
+            pub fn generate() -> Self {
+                Self(random_id($prefix))
+            }
+
+            /// One that was made before: read back, or named by a client or a model.
+            pub fn new(id: impl Into<String>) -> Self {
+                Self(id.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        /// Read as the text it is (an id goes wherever text does; text becomes an id
+        /// only through [`Self::new`]).
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self::new(id)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+prefixed_id!(
+    /// A conversation (what the API's `/api/sessions` routes name): `chat_…`.
+    ConversationId,
+    "chat"
+);
+prefixed_id!(
+    /// One turn of a conversation: `turn_…`.
+    TurnId,
+    "turn"
+);
+prefixed_id!(
+    /// A sub-agent's frame inside a turn: `frame_…`.
+    FrameId,
+    "frame"
+);
+prefixed_id!(
+    /// A card waiting on a person's decision or answer: `card_…`.
+    CardId,
+    "card"
+);
+prefixed_id!(
+    /// A configured model provider: `provider_…`.
+    ProviderId,
+    "provider"
+);
+prefixed_id!(
+    /// A tool call: the id the model gave it, or `call_…` where Skald names one.
+    CallId,
+    "call"
+);

@@ -123,11 +123,12 @@ pub fn transcript(earlier: Option<&str>, rows: &[Message]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::TurnId;
 
     fn row(id: i64, role: &str, text: &str) -> Message {
         Message {
             id,
-            turn_id: String::new(),
+            turn_id: TurnId::new(""),
             role: serde_json::from_value(serde_json::json!(role)).expect("a role"),
             text: text.into(),
             status: crate::store::chat::MessageStatus::Sent,

@@ -3,6 +3,7 @@
 //! a stored request composed again ([`rebuild`]). Pure but for [`rebuild`]'s reads.
 
 use super::compaction;
+use crate::ids::ConversationId;
 use crate::providers::{ChatRequest, ContextMessage, ToolCall, ToolSpec};
 use crate::store::StoreError;
 use crate::store::chat::{self, Message, MessageRole, StoredCall};
@@ -29,7 +30,7 @@ pub enum RebuildError {
 /// exactly as it was sent, whatever changed in the agent or the tools since (§8.1).
 pub async fn rebuild(
     space: &PrivateStore,
-    session_id: &str,
+    session_id: &ConversationId,
     request_id: i64,
 ) -> Result<(ProviderKind, serde_json::Value), RebuildError> {
     let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
@@ -117,9 +118,10 @@ fn as_message(m: &Message) -> Option<ContextMessage> {
             (!m.text.is_empty() || !tool_calls.is_empty())
                 .then(|| ContextMessage::Assistant { text: m.text.clone(), tool_calls })
         }
-        MessageRole::Tool => {
-            Some(ContextMessage::Tool { call_id: m.tool_call_id.clone().unwrap_or_default(), content: m.text.clone() })
-        }
+        MessageRole::Tool => Some(ContextMessage::Tool {
+            call_id: m.tool_call_id.as_deref().unwrap_or_default().to_owned(),
+            content: m.text.clone(),
+        }),
     }
 }
 
@@ -188,6 +190,7 @@ pub(super) fn unsettled_calls(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::ids::FrameId;
     use crate::store::chat::MessageStatus;
 
     /// A history row of `turn_1`, for tests here and in the turn.
@@ -195,7 +198,7 @@ pub(super) mod tests {
         Message {
             id,
             turn_id: "turn_1".into(),
-            frame_id: frame.map(str::to_owned),
+            frame_id: frame.map(FrameId::new),
             role,
             text: text.into(),
             status: MessageStatus::Done,

@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 use ts_rs::TS;
 
 use super::inbox::CardView;
-use crate::ids::UserId;
+use crate::ids::{ConversationId, TurnId, UserId};
 use crate::providers::local::download::Status as DownloadStatus;
 use crate::store::chat::{MessageStatus, TurnState};
 
@@ -121,7 +121,7 @@ pub enum LiveEvent {
     /// A card was decided or answered, in this window or another.
     CardDecided { card: CardView },
     /// A conversation's model named it (its title had come from the first message).
-    Titled { session: String, title: String },
+    Titled { session: ConversationId, title: String },
     /// The `notify` tool's message, for windows to show.
     Notify { title: String, body: String },
     /// A new notice waits in `GET /api/notices`.
@@ -139,8 +139,8 @@ pub enum LiveEvent {
 /// Which turn an event belongs to, and where in its order: every turn event carries it.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct TurnRef {
-    pub session: String,
-    pub turn: String,
+    pub session: ConversationId,
+    pub turn: TurnId,
     /// 1, 2, 3, … within the turn's run, frames included; a gap tells the page it missed one.
     pub seq: u64,
     /// The sub-agent frame the event comes from; absent for the conversation's own turn.
@@ -221,20 +221,20 @@ impl Events {
 pub struct TurnEvents {
     events: Events,
     user: UserId,
-    session: String,
-    turn: String,
+    session: ConversationId,
+    turn: TurnId,
     seq: Arc<AtomicU64>,
     frame: Option<String>,
 }
 
 impl TurnEvents {
-    pub fn new(events: Events, user: UserId, session: String, turn: String) -> Self {
+    pub fn new(events: Events, user: UserId, session: ConversationId, turn: TurnId) -> Self {
         Self::continuing(events, user, session, turn, 0)
     }
 
     /// The events of a turn that already sent `sent` of them (one that parked): the next
     /// is numbered `sent + 1`, so the page sees no gap.
-    pub fn continuing(events: Events, user: UserId, session: String, turn: String, sent: u64) -> Self {
+    pub fn continuing(events: Events, user: UserId, session: ConversationId, turn: TurnId, sent: u64) -> Self {
         Self { events, user, session, turn, seq: Arc::new(AtomicU64::new(sent)), frame: None }
     }
 

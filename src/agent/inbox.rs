@@ -3,6 +3,7 @@
 //! binds those arguments (by their hash) and, once no card holds the turn any more,
 //! resumes it from the stored history.
 
+use crate::ids::{CallId, CardId, ConversationId, TurnId};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -66,13 +67,13 @@ const MAX_ANSWER_CHARS: usize = 4000;
 #[derive(Debug, Clone, Serialize, TS)]
 #[ts(rename = "Card")]
 pub struct CardView {
-    pub id: String,
+    pub id: CardId,
     #[serde(flatten)]
     pub asks: Asks,
     pub state: CardState,
     /// One line: the question, or the tool with its most telling argument.
     pub summary: String,
-    pub session_id: String,
+    pub session_id: ConversationId,
     pub created_at: String,
 }
 
@@ -98,8 +99,8 @@ pub struct CallDetails {
     pub agent: String,
     pub why: String,
     pub reason: String,
-    pub turn_id: String,
-    pub call_id: String,
+    pub turn_id: TurnId,
+    pub call_id: CallId,
     /// Whom the card is for: named in the inbox and in the `card` event.
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -14,7 +14,7 @@ use super::events::TurnEvents;
 use super::runtime::{Claim, Started};
 use super::turn::{self, Opening, Setup};
 use super::{Runtime, TurnError, tools, usage};
-use crate::ids::random_id;
+use crate::ids::{ConversationId, TurnId};
 use crate::providers::ContextMessage;
 use crate::store::chat::{self, Message, MessageRole, Place, TurnEnd, TurnState};
 use crate::store::{StoreError, approvals};
@@ -24,13 +24,18 @@ impl Runtime {
     /// Starts a turn in `chat_id` with the person's message. Returns once the message is
     /// committed; the model request was sent concurrently, so durability costs the reply
     /// no time to its first token.
-    pub async fn start_turn(&self, session: Arc<Session>, chat_id: &str, text: String) -> Result<Started, TurnError> {
+    pub async fn start_turn(
+        &self,
+        session: Arc<Session>,
+        chat_id: &ConversationId,
+        text: String,
+    ) -> Result<Started, TurnError> {
         self.begin(session, chat_id, Start::Message, Some(text)).await
     }
 
     /// Tries a conversation's failed last turn again, from the person's last message: no
     /// new message, no copy of the old one. Only a turn that ended in `error` is retried.
-    pub async fn retry_turn(&self, session: Arc<Session>, chat_id: &str) -> Result<Started, TurnError> {
+    pub async fn retry_turn(&self, session: Arc<Session>, chat_id: &ConversationId) -> Result<Started, TurnError> {
         self.begin(session, chat_id, Start::Retry, None).await
     }
 
@@ -41,8 +46,8 @@ impl Runtime {
     pub async fn version_turn(
         &self,
         session: Arc<Session>,
-        chat_id: &str,
-        turn: &str,
+        chat_id: &ConversationId,
+        turn: &TurnId,
         text: Option<String>,
     ) -> Result<Started, TurnError> {
         self.begin(session, chat_id, Start::Version(turn), text).await
@@ -53,12 +58,12 @@ impl Runtime {
     async fn begin(
         &self,
         session: Arc<Session>,
-        chat_id: &str,
+        chat_id: &ConversationId,
         start: Start<'_>,
         text: Option<String>,
     ) -> Result<Started, TurnError> {
         // Claimed before the history is read, so the context includes the previous turn's end.
-        let turn_id = random_id("turn");
+        let turn_id = TurnId::generate();
         let stop = session.ended().child_token();
         let claim = match self.claim(&session.user_id, chat_id, &turn_id, &stop) {
             Ok(claim) => claim,
@@ -85,7 +90,7 @@ impl Runtime {
         // Its own task, so a client that hangs up mid-commit cannot leave the turn unsure
         // whether its message was saved.
         let beside = match start {
-            Start::Version(of) => Some(of.to_owned()),
+            Start::Version(of) => Some(of.clone()),
             Start::Message | Start::Retry | Start::Resume => None,
         };
         let (space, chat, turn) = (session.space.clone(), chat_id.to_owned(), turn_id.clone());
@@ -109,8 +114,8 @@ impl Runtime {
     async fn set_up(
         &self,
         session: &Arc<Session>,
-        chat_id: &str,
-        turn_id: String,
+        chat_id: &ConversationId,
+        turn_id: TurnId,
         stop: CancellationToken,
         start: Start<'_>,
         with_message: bool,
@@ -165,7 +170,7 @@ impl Runtime {
         if let Start::Version(of) = start {
             // Another version reads what came before the turn it stands beside, and a
             // summary only if it stands in for rows before it too.
-            let at = history.iter().position(|m| m.turn_id == of).ok_or(TurnError::NotOnPath)?;
+            let at = history.iter().position(|m| m.turn_id == *of).ok_or(TurnError::NotOnPath)?;
             if summary.as_ref().is_some_and(|s| s.upto >= history[at].id) {
                 summary = None;
             }
@@ -224,7 +229,12 @@ impl Runtime {
     /// Resumes a parked turn once no card holds it (§8.1): from the stored history, also
     /// after a restart. Returns false when there was nothing to resume (another window's
     /// decision resumed it first, or it was stopped or withdrawn meanwhile).
-    pub async fn resume(&self, session: Arc<Session>, chat_id: &str, turn_id: &str) -> Result<bool, TurnError> {
+    pub async fn resume(
+        &self,
+        session: Arc<Session>,
+        chat_id: &ConversationId,
+        turn_id: &TurnId,
+    ) -> Result<bool, TurnError> {
         let stop = session.ended().child_token();
         let claim = match self.claim(&session.user_id, chat_id, turn_id, &stop) {
             Ok(claim) => claim,
@@ -291,7 +301,7 @@ impl Runtime {
     pub(super) async fn withdraw_parked(
         &self,
         session: &Session,
-        chat_id: &str,
+        chat_id: &ConversationId,
         why: &str,
     ) -> Result<usize, StoreError> {
         let space = &session.space;
@@ -305,7 +315,7 @@ impl Runtime {
             // A turn parked before a restart sent nothing the page still counts.
             let sent = self.parked_events(&turn_id).unwrap_or(0);
             let (events, user) = (self.inner.events.clone(), session.user_id.clone());
-            TurnEvents::continuing(events, user, chat_id.to_owned(), turn_id, sent).ended(TurnState::Stopped, None);
+            TurnEvents::continuing(events, user, chat_id.clone(), turn_id, sent).ended(TurnState::Stopped, None);
             ended += 1;
         }
         Ok(ended)
@@ -315,10 +325,15 @@ impl Runtime {
     /// `store::chat::branches`): what the page shows and the next turn continues. Refused
     /// while a reply is written or waits on cards, whose turn ends the path now. Returns
     /// the turn that ends the path.
-    pub async fn choose_version(&self, session: &Session, chat_id: &str, turn: &str) -> Result<String, TurnError> {
+    pub async fn choose_version(
+        &self,
+        session: &Session,
+        chat_id: &ConversationId,
+        turn: &TurnId,
+    ) -> Result<TurnId, TurnError> {
         let choosing = CancellationToken::new();
         let _claim = self.claim(&session.user_id, chat_id, "choosing", &choosing).map_err(|_| TurnError::Busy)?;
-        let conversation = chat::session(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
+        let conversation = chat::conversation(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
         match conversation.turn_state {
             Some(TurnState::Parked) => return Err(TurnError::Waiting),
             Some(TurnState::Running) => return Err(TurnError::Busy),
@@ -333,7 +348,7 @@ impl Runtime {
     /// Stops the running turn of a conversation, waiting until it has recorded its end.
     /// A turn parked on cards is ended too, its cards withdrawn. Returns whether a turn
     /// was running or waiting.
-    pub async fn stop(&self, session: &Session, chat_id: &str) -> Result<bool, StoreError> {
+    pub async fn stop(&self, session: &Session, chat_id: &ConversationId) -> Result<bool, StoreError> {
         if self.cancel_running(&session.user_id, chat_id).await {
             return Ok(true);
         }
@@ -359,7 +374,7 @@ impl Runtime {
             self.inner.running.lock().expect("running turns").values().map(|r| r.turn_id.clone()).collect();
         let mut closed = 0;
         for (turn_id, chat_id) in recorded {
-            if live.contains(&turn_id) {
+            if live.iter().any(|running| turn_id == running.as_str()) {
                 continue;
             }
             let why = "Skald closed while this reply was being written. Send your message again.";
@@ -384,16 +399,20 @@ enum Start<'a> {
     Message,
     Retry,
     /// Beside this turn of the active path.
-    Version(&'a str),
+    Version(&'a TurnId),
     Resume,
 }
 
 /// The person's message of `turn`, which a version answering it again repeats: none when
 /// `turn` was a retry, which had no message of its own. [`TurnError::NotOnPath`] when the
 /// conversation as it reads now has no such turn.
-async fn repeated_message(session: &Session, chat_id: &str, turn: &str) -> Result<Option<String>, TurnError> {
+async fn repeated_message(
+    session: &Session,
+    chat_id: &ConversationId,
+    turn: &TurnId,
+) -> Result<Option<String>, TurnError> {
     let snapshot = chat::turn_start(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
-    let mut rows = snapshot.history.iter().filter(|m| m.turn_id == turn && m.frame_id.is_none()).peekable();
+    let mut rows = snapshot.history.iter().filter(|m| m.turn_id == *turn && m.frame_id.is_none()).peekable();
     if rows.peek().is_none() {
         return Err(TurnError::NotOnPath);
     }

@@ -15,7 +15,7 @@ use super::definition::AgentDir;
 use super::events::Events;
 use super::tools::Registry;
 use super::{TurnError, standing};
-use crate::ids::UserId;
+use crate::ids::{TurnId, UserId};
 use crate::providers::Endpoint;
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::local::LocalModels;
@@ -177,7 +177,7 @@ impl Drop for Claim {
 /// A turn that has started: the person's message is committed.
 #[derive(Debug)]
 pub struct Started {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub message_id: i64,
 }
 

@@ -53,7 +53,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::agents::MarkedSeen,
         super::chat::NextModel,
         super::chat::SessionDetail,
-        crate::store::chat::ChatSession,
+        crate::store::chat::Conversation,
         crate::store::chat::Message,
         crate::store::chat::Versions,
         super::chat::NewMessage,

@@ -14,9 +14,9 @@ use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
-use crate::ids::random_id;
+use crate::ids::{ConversationId, TurnId};
 use crate::providers::privacy::Tier;
-use crate::store::chat::{self, ChatSession, Message};
+use crate::store::chat::{self, Conversation, Message};
 use crate::store::providers::ProviderKind;
 
 /// The longest message a person can send: far beyond any context window, short of abuse.
@@ -35,7 +35,7 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<NewSession>,
-) -> Result<(StatusCode, Json<ChatSession>), ApiError> {
+) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     let agent = req.agent.as_deref().unwrap_or("main");
     match state.agent.agents().load(agent) {
         Ok(_) | Err(DefinitionError::Malformed { .. }) => {}
@@ -44,14 +44,14 @@ pub async fn create(
     if let Some(model) = &req.model {
         state.agent.check_pin_of(&caller.session, model).await?;
     }
-    let id = random_id("chat");
-    let session = chat::create_session(&caller.session.space, &id, agent, req.model.as_deref()).await?;
+    let id = ConversationId::generate();
+    let session = chat::create_conversation(&caller.session.space, &id, agent, req.model.as_deref()).await?;
     Ok((StatusCode::CREATED, Json(session)))
 }
 
 /// `GET /api/sessions`: my conversations, most recent first.
-pub async fn list(caller: Caller) -> Result<Json<Vec<ChatSession>>, ApiError> {
-    Ok(Json(chat::sessions(&caller.session.space).await?))
+pub async fn list(caller: Caller) -> Result<Json<Vec<Conversation>>, ApiError> {
+    Ok(Json(chat::conversations(&caller.session.space).await?))
 }
 
 #[derive(Deserialize)]
@@ -94,7 +94,7 @@ pub struct NextModel {
 #[derive(Serialize, ts_rs::TS)]
 pub struct SessionDetail {
     #[serde(flatten)]
-    pub session: ChatSession,
+    pub session: Conversation,
     pub next_model: Option<NextModel>,
     pub versions: Vec<chat::Versions>,
 }
@@ -105,7 +105,7 @@ pub struct SessionDetail {
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
 ) -> Result<Json<SessionDetail>, ApiError> {
     let session = find(&caller, &id).await?;
     let (next, versions) = tokio::join!(
@@ -135,7 +135,7 @@ pub struct SessionPatch {
 pub async fn rename(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     Body(req): Body<SessionPatch>,
 ) -> Result<StatusCode, ApiError> {
     find(&caller, &id).await?;
@@ -145,7 +145,7 @@ pub async fn rename(
             let message = format!("a title has at most {MAX_TITLE_CHARS} characters");
             return Err(ApiError::BadRequest { code: "invalid_title", message });
         }
-        chat::rename_session(&caller.session.space, &id, title)
+        chat::rename_conversation(&caller.session.space, &id, title)
             .await
             .map_err(ApiError::about(Subject::Conversation))?;
     }
@@ -158,7 +158,7 @@ pub async fn rename(
         if let Some(name) = model {
             state.agent.check_pin_of(&caller.session, name).await?;
         }
-        chat::set_session_model(&caller.session.space, &id, model.as_deref())
+        chat::set_conversation_model(&caller.session.space, &id, model.as_deref())
             .await
             .map_err(ApiError::about(Subject::Conversation))?;
     }
@@ -169,12 +169,12 @@ pub async fn rename(
 pub async fn delete(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
 ) -> Result<StatusCode, ApiError> {
     if state.agent.is_running(&caller.session.user_id, &id) {
         return Err(TurnError::Busy.into());
     }
-    chat::delete_session(&caller.session.space, &id).await.map_err(ApiError::about(Subject::Conversation))?;
+    chat::delete_conversation(&caller.session.space, &id).await.map_err(ApiError::about(Subject::Conversation))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -185,13 +185,13 @@ pub struct NewMessage {
     /// A turn of the active path this message is another version of: the person's
     /// message there, edited and sent again.
     #[ts(optional)]
-    replaces: Option<String>,
+    replaces: Option<TurnId>,
 }
 
 /// A turn just started: its id and the person's message row (202 of send and retry).
 #[derive(Serialize, ts_rs::TS)]
 pub struct TurnStarted {
-    pub turn: String,
+    pub turn: TurnId,
     pub message: i64,
 }
 
@@ -208,7 +208,7 @@ impl From<crate::agent::Started> for TurnStarted {
 pub async fn send(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     Body(req): Body<NewMessage>,
 ) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     if req.text.trim().is_empty() {
@@ -230,7 +230,7 @@ pub async fn send(
 #[derive(Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct TurnChoice {
-    turn: String,
+    turn: TurnId,
 }
 
 /// `POST /api/sessions/{id}/regenerate` `{"turn"}`: another reply to the same message, as
@@ -239,7 +239,7 @@ pub struct TurnChoice {
 pub async fn regenerate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     Body(req): Body<TurnChoice>,
 ) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     let started = state.agent.version_turn(caller.session.clone(), &id, &req.turn, None).await?;
@@ -249,7 +249,7 @@ pub async fn regenerate(
 /// The turn that ends a conversation's active path.
 #[derive(Serialize, ts_rs::TS)]
 pub struct ActivePath {
-    pub active_turn: String,
+    pub active_turn: TurnId,
 }
 
 /// `PUT /api/sessions/{id}/active` `{"turn"}`: shows the version through `turn`, which
@@ -258,7 +258,7 @@ pub struct ActivePath {
 pub async fn choose_version(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     Body(req): Body<TurnChoice>,
 ) -> Result<Json<ActivePath>, ApiError> {
     find(&caller, &id).await?;
@@ -271,20 +271,20 @@ pub async fn choose_version(
 pub async fn retry(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
 ) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
     let started = state.agent.retry_turn(caller.session.clone(), &id).await?;
     Ok((StatusCode::ACCEPTED, Json(started.into())))
 }
 
 /// `GET /api/sessions/{id}/messages`: the history, oldest first.
-pub async fn messages(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<Message>>, ApiError> {
+pub async fn messages(caller: Caller, Path(id): Path<ConversationId>) -> Result<Json<Vec<Message>>, ApiError> {
     find(&caller, &id).await?;
     Ok(Json(chat::history(&caller.session.space, &id).await?))
 }
 
 /// `GET /api/sessions/{id}/requests`: each model request of the conversation, for the record.
-pub async fn requests(caller: Caller, Path(id): Path<String>) -> Result<Json<Vec<chat::RequestRow>>, ApiError> {
+pub async fn requests(caller: Caller, Path(id): Path<ConversationId>) -> Result<Json<Vec<chat::RequestRow>>, ApiError> {
     find(&caller, &id).await?;
     Ok(Json(chat::requests(&caller.session.space, &id).await?))
 }
@@ -301,7 +301,10 @@ pub struct Rebuilt {
 /// `GET /api/sessions/{id}/requests/{request}/rebuild`: a stored model request composed
 /// again from what was stored — the body exactly as it was sent (§8.1), as JSON and as the
 /// bytes, whatever changed in the agent or the tools since.
-pub async fn rebuild(caller: Caller, Path((id, request)): Path<(String, i64)>) -> Result<Json<Rebuilt>, ApiError> {
+pub async fn rebuild(
+    caller: Caller,
+    Path((id, request)): Path<(ConversationId, i64)>,
+) -> Result<Json<Rebuilt>, ApiError> {
     find(&caller, &id).await?;
     let (kind, body) = crate::agent::rebuild(&caller.session.space, &id, request).await?;
     let raw = body.to_string();
@@ -319,13 +322,13 @@ pub struct Stopped {
 pub async fn stop(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
 ) -> Result<Json<Stopped>, ApiError> {
     find(&caller, &id).await?;
     let stopped = state.agent.stop(&caller.session, &id).await?;
     Ok(Json(Stopped { stopped }))
 }
 
-async fn find(caller: &Caller, id: &str) -> Result<ChatSession, ApiError> {
-    chat::session(&caller.session.space, id).await?.ok_or_else(|| TurnError::NoSession.into())
+async fn find(caller: &Caller, id: &ConversationId) -> Result<Conversation, ApiError> {
+    chat::conversation(&caller.session.space, id).await?.ok_or_else(|| TurnError::NoSession.into())
 }

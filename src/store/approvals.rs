@@ -2,6 +2,7 @@
 //! wait on them, with the exact arguments each one binds, and their own "always allow
 //! this for me" rules. Nothing here reaches the shared database.
 
+use crate::ids::{CallId, CardId, ConversationId, TurnId};
 use serde::Serialize;
 
 use super::private::PrivateStore;
@@ -38,11 +39,11 @@ pub enum CardKind {
 /// A card as stored.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Card {
-    pub id: String,
+    pub id: CardId,
     pub kind: CardKind,
-    pub session_id: String,
-    pub turn_id: String,
-    pub call_id: String,
+    pub session_id: ConversationId,
+    pub turn_id: TurnId,
+    pub call_id: CallId,
     pub tool: String,
     /// The arguments exactly as the model sent them (JSON text).
     pub arguments: String,
@@ -60,11 +61,11 @@ pub struct Card {
 /// A card about to be created.
 #[derive(Debug, Clone)]
 pub struct NewCard {
-    pub id: String,
+    pub id: CardId,
     pub kind: CardKind,
-    pub session_id: String,
-    pub turn_id: String,
-    pub call_id: String,
+    pub session_id: ConversationId,
+    pub turn_id: TurnId,
+    pub call_id: CallId,
     pub tool: String,
     pub arguments: String,
     pub arguments_hash: String,
@@ -209,7 +210,7 @@ pub async fn withdraw(store: &PrivateStore, turn_id: &str) -> Result<u64, StoreE
 }
 
 /// Turns of a conversation parked on cards.
-pub async fn parked_in(store: &PrivateStore, session_id: &str) -> Result<Vec<String>, StoreError> {
+pub async fn parked_in(store: &PrivateStore, session_id: &str) -> Result<Vec<TurnId>, StoreError> {
     Ok(sqlx::query_scalar("SELECT id FROM turns WHERE session_id = ? AND state = 'parked' ORDER BY started_at")
         .bind(session_id)
         .fetch_all(store.pool())
@@ -218,7 +219,7 @@ pub async fn parked_in(store: &PrivateStore, session_id: &str) -> Result<Vec<Str
 
 /// Parked turns no card holds any more, with their conversation: a decision whose resume
 /// was cut off by a crash. They go on at the owner's next unlock.
-pub async fn ready_to_resume(store: &PrivateStore) -> Result<Vec<(String, String)>, StoreError> {
+pub async fn ready_to_resume(store: &PrivateStore) -> Result<Vec<(TurnId, ConversationId)>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT t.id, t.session_id FROM turns t
          WHERE t.state = 'parked'

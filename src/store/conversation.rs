@@ -6,9 +6,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::ids::{CallId, ConversationId, FrameId, TurnId};
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
-pub struct ChatSession {
-    pub id: String,
+pub struct Conversation {
+    pub id: ConversationId,
     pub agent: String,
     pub model: Option<String>,
     pub title: String,
@@ -18,7 +20,7 @@ pub struct ChatSession {
     pub turn_state: Option<TurnState>,
     /// The turn that ends its active path: the conversation as it reads now (see
     /// `store::chat::branches`).
-    pub active_turn: Option<String>,
+    pub active_turn: Option<TurnId>,
     /// Content from outside Skald (a fetched page) has entered this conversation.
     pub outside_content: bool,
     /// Kept at the top of the person's list.
@@ -119,7 +121,7 @@ impl From<TurnState> for MessageStatus {
 #[ts(rename = "HistoryRow")]
 pub struct Message {
     pub id: i64,
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub role: MessageRole,
     pub text: String,
     pub status: MessageStatus,
@@ -130,7 +132,7 @@ pub struct Message {
     pub tool_calls: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<CallId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tool_name: Option<String>,
@@ -147,7 +149,7 @@ pub struct Message {
     /// The sub-agent frame the row belongs to; none for the conversation itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub frame_id: Option<String>,
+    pub frame_id: Option<FrameId>,
 }
 
 /// A tool call as an assistant row keeps it in `tool_calls`: what the model asked for,

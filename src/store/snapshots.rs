@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Weak};
 use std::sync::{Mutex, PoisonError};
 
-use super::conversation::{ChatSession, Message, Summary};
+use super::conversation::{Conversation, Message, Summary};
 
 /// How much history the snapshots of one person may hold, in bytes of text.
 const MAX_BYTES: usize = 8 << 20;
@@ -39,7 +39,7 @@ const MAX_WRITTEN: usize = 4096;
 /// A conversation as a turn starts from it.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
-    pub conversation: ChatSession,
+    pub conversation: Conversation,
     pub summary: Option<Summary>,
     pub history: Vec<Message>,
 }
@@ -277,7 +277,7 @@ mod tests {
     use crate::store::conversation::{MessageRole, MessageStatus};
 
     fn snapshot(title: &str, rows: usize, text: &str) -> Arc<Snapshot> {
-        let conversation = ChatSession {
+        let conversation = Conversation {
             id: "chat_a".into(),
             agent: "main".into(),
             model: None,

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use crate::ids::ConversationId;
 use crate::providers::ToolSpec;
 use crate::providers::catalogue::allowed;
 
@@ -35,7 +36,7 @@ pub type ToolResult = Result<String, String>;
 /// Where a call runs: whose turn, in which conversation, with what it may reach.
 pub struct ToolContext {
     pub user: crate::ids::UserId,
-    pub chat_id: String,
+    pub chat_id: ConversationId,
     /// The person's open encrypted file.
     pub space: crate::store::private::PrivateStore,
     pub notifier: crate::notify::Notifier,

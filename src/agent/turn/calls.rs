@@ -9,7 +9,7 @@ use super::decide::Settled;
 use crate::agent::events::{CallView, LiveEvent};
 use crate::agent::tools::{self, ToolContext};
 use crate::agent::{calls_to_json, gate, inbox};
-use crate::ids::random_id;
+use crate::ids::{CallId, CardId};
 use crate::providers::{ContextMessage, ToolCall, ToolSpec};
 use crate::store::approvals::{self, CardKind, CardState};
 use crate::store::chat::{self, MessageRole, MessageStatus, NewMessage};
@@ -188,7 +188,7 @@ impl Turn {
         let verdicts: Vec<Verdict> = calls
             .iter()
             .map(|call| {
-                let card = cards.iter().find(|c| c.call_id == call.id);
+                let card = cards.iter().find(|c| c.call_id == *call.id);
                 let side_effects = registry.side_effects(&self.offered, &call.name);
                 verdict(call, side_effects, self.repeats.refuses(&call.id), card, &ground)
             })
@@ -329,11 +329,11 @@ impl Turn {
     fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: CardKind) -> approvals::NewCard {
         let arguments = tools::parse_arguments(&call.arguments).unwrap_or_default();
         approvals::NewCard {
-            id: random_id("card"),
+            id: CardId::generate(),
             kind,
             session_id: self.chat_id.clone(),
             turn_id: self.turn_id.clone(),
-            call_id: call.id.clone(),
+            call_id: CallId::new(call.id.clone()),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
             arguments_hash: gate::arguments_hash(&call.name, &arguments),

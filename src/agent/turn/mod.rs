@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::consent::Withheld;
 use super::events::{Failure, LiveEvent, TurnEvents};
 use super::{Runtime, TurnError, compaction, context, usage};
+use crate::ids::{ConversationId, TurnId};
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::store::StoreError;
@@ -80,8 +81,8 @@ pub(crate) struct Setup {
 pub(crate) struct Opening {
     pub runtime: Runtime,
     pub session: Arc<Session>,
-    pub chat_id: String,
-    pub turn_id: String,
+    pub chat_id: ConversationId,
+    pub turn_id: TurnId,
     pub stop: CancellationToken,
     /// Narrowed by what the person has not accepted (§3).
     pub role: Role,
@@ -101,8 +102,8 @@ pub(crate) struct Opening {
 pub(crate) struct Turn {
     runtime: Runtime,
     session: Arc<Session>,
-    pub(crate) chat_id: String,
-    turn_id: String,
+    pub(crate) chat_id: ConversationId,
+    turn_id: TurnId,
     /// The agent the conversation runs, named on cards.
     agent: String,
     model: CatalogueModel,
@@ -179,8 +180,8 @@ impl Turn {
     fn blank(
         runtime: Runtime,
         session: Arc<Session>,
-        chat_id: String,
-        turn_id: String,
+        chat_id: ConversationId,
+        turn_id: TurnId,
         stop: CancellationToken,
         role: Role,
         setup: Setup,

@@ -7,6 +7,7 @@
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::StoreError;
+use crate::ids::{ConversationId, TurnId};
 
 /// A recursive `path(id)` of the turns on conversation `?1`'s active path, for the head of
 /// a query.
@@ -34,7 +35,7 @@ pub enum Place<'a> {
 /// [`StoreError::NotFound`] when the turn to stand beside is not in this conversation.
 pub(super) async fn after_turn_at(
     tx: &mut sqlx::SqliteConnection,
-    session_id: &str,
+    session_id: &ConversationId,
     place: Place<'_>,
 ) -> Result<Option<String>, StoreError> {
     match place {
@@ -66,7 +67,7 @@ pub struct Versions {
 }
 
 /// The turns of the active path that have other versions, in the path's order.
-pub async fn versions(store: &PrivateStore, session_id: &str) -> Result<Vec<Versions>, StoreError> {
+pub async fn versions(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<Versions>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!(
         "{ACTIVE_PATH}
          SELECT me.id, v.id FROM path
@@ -89,10 +90,14 @@ pub async fn versions(store: &PrivateStore, session_id: &str) -> Result<Vec<Vers
 /// Makes the path through `turn` active: it ends at the newest turn that continues it
 /// (`turn` itself when none does). Returns that turn; [`StoreError::NotFound`] when the
 /// conversation has no such turn.
-pub async fn choose_version(store: &PrivateStore, session_id: &str, turn: &str) -> Result<String, StoreError> {
+pub async fn choose_version(
+    store: &PrivateStore,
+    session_id: &ConversationId,
+    turn: &str,
+) -> Result<TurnId, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let end: Option<String> = sqlx::query_scalar(
+    let end: Option<TurnId> = sqlx::query_scalar(
         "WITH RECURSIVE below(id, started_at, seq) AS (
              SELECT id, started_at, rowid FROM turns WHERE id = ?2 AND session_id = ?1
              UNION ALL
@@ -119,15 +124,16 @@ pub async fn choose_version(store: &PrivateStore, session_id: &str, turn: &str) 
 mod tests {
     use super::super::{
         MessageRole, MessageStatus, NewMessage, Path, TurnEnd, TurnState, add_summary, all_rows, begin_retry,
-        begin_turn, create_session, end_turn, history, history_between, session, session_with_summary, turn_start,
+        begin_turn, conversation, conversation_with_summary, create_conversation, end_turn, history, history_between,
+        turn_start,
     };
     use super::*;
 
     /// A whole turn at `place`: the person's `asked` (none for a retry), answered `said`.
     async fn turn(store: &PrivateStore, id: &str, asked: Option<&str>, said: &str, place: Place<'_>) {
         match asked {
-            Some(asked) => begin_turn(store, "chat", id, asked, place).await.unwrap(),
-            None => begin_retry(store, "chat", id, place).await.unwrap(),
+            Some(asked) => begin_turn(store, &"chat".into(), &id.into(), asked, place).await.unwrap(),
+            None => begin_retry(store, &"chat".into(), &id.into(), place).await.unwrap(),
         };
         let last = NewMessage {
             session_id: "chat",
@@ -142,13 +148,13 @@ mod tests {
     }
 
     async fn texts(store: &PrivateStore) -> Vec<String> {
-        history(store, "chat").await.unwrap().into_iter().map(|m| m.text).collect()
+        history(store, &"chat".into()).await.unwrap().into_iter().map(|m| m.text).collect()
     }
 
     #[tokio::test]
     async fn another_version_of_a_turn_ends_the_path_and_the_first_stays_whole() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat", "main", None).await.unwrap();
+        create_conversation(&store, &"chat".into(), "main", None).await.unwrap();
         turn(&store, "t1", Some("Hi"), "Hello", Place::Next).await;
         turn(&store, "t2", Some("Plan a trip"), "To Lyon?", Place::Next).await;
         turn(&store, "t3", Some("Yes"), "Booked", Place::Next).await;
@@ -156,23 +162,23 @@ mod tests {
         // The second message edited: the new version follows the first turn, not the third.
         turn(&store, "t2b", Some("Plan a walk"), "Along the river?", Place::InPlaceOf("t2")).await;
         assert_eq!(texts(&store).await, ["Hi", "Hello", "Plan a walk", "Along the river?"]);
-        let versions = versions(&store, "chat").await.unwrap();
+        let versions = versions(&store, &"chat".into()).await.unwrap();
         assert_eq!(versions, [Versions { turn: "t2b".into(), versions: vec!["t2".into(), "t2b".into()] }]);
-        assert_eq!(session(&store, "chat").await.unwrap().unwrap().active_turn.as_deref(), Some("t2b"));
+        assert_eq!(conversation(&store, &"chat".into()).await.unwrap().unwrap().active_turn.as_deref(), Some("t2b"));
         // Nothing was rewritten: every row of every version is still there.
-        assert_eq!(all_rows(&store, "chat").await.unwrap().len(), 8);
+        assert_eq!(all_rows(&store, &"chat".into()).await.unwrap().len(), 8);
 
         // Back to the first version: its path ends where it ended, at the third turn.
-        assert_eq!(choose_version(&store, "chat", "t2").await.unwrap(), "t3");
+        assert_eq!(choose_version(&store, &"chat".into(), "t2").await.unwrap(), "t3");
         assert_eq!(texts(&store).await, ["Hi", "Hello", "Plan a trip", "To Lyon?", "Yes", "Booked"]);
         // And what a turn starts from follows the choice, not what is kept in memory.
-        let start = turn_start(&store, "chat").await.unwrap().unwrap();
+        let start = turn_start(&store, &"chat".into()).await.unwrap().unwrap();
         assert_eq!(start.history.last().unwrap().text, "Booked");
 
         // A conversation has no turn of another's.
-        assert!(matches!(choose_version(&store, "chat", "elsewhere").await, Err(StoreError::NotFound)));
+        assert!(matches!(choose_version(&store, &"chat".into(), "elsewhere").await, Err(StoreError::NotFound)));
         assert!(matches!(
-            begin_turn(&store, "chat", "t9", "x", Place::InPlaceOf("elsewhere")).await,
+            begin_turn(&store, &"chat".into(), &"t9".into(), "x", Place::InPlaceOf("elsewhere")).await,
             Err(StoreError::NotFound)
         ));
     }
@@ -180,36 +186,36 @@ mod tests {
     #[tokio::test]
     async fn a_first_turn_has_versions_too_and_a_regenerated_reply_answers_the_same_message() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat", "main", None).await.unwrap();
+        create_conversation(&store, &"chat".into(), "main", None).await.unwrap();
         turn(&store, "t1", Some("Hi"), "Hello", Place::Next).await;
         turn(&store, "t1b", Some("Hi"), "Hi there", Place::InPlaceOf("t1")).await;
         turn(&store, "t1c", Some("Hello!"), "Hey", Place::InPlaceOf("t1b")).await;
-        let versions = versions(&store, "chat").await.unwrap();
+        let versions = versions(&store, &"chat".into()).await.unwrap();
         assert_eq!(versions[0].versions, ["t1", "t1b", "t1c"]);
         assert_eq!(texts(&store).await, ["Hello!", "Hey"]);
 
         // A version without a message of its own (another try of a retry) answers the last
         // message on its path.
-        choose_version(&store, "chat", "t1").await.unwrap();
-        let asked = begin_retry(&store, "chat", "t2", Place::Next).await.unwrap();
-        let rows = history(&store, "chat").await.unwrap();
+        choose_version(&store, &"chat".into(), "t1").await.unwrap();
+        let asked = begin_retry(&store, &"chat".into(), &"t2".into(), Place::Next).await.unwrap();
+        let rows = history(&store, &"chat".into()).await.unwrap();
         assert_eq!(rows.iter().find(|m| m.id == asked).unwrap().turn_id, "t1");
     }
 
     #[tokio::test]
     async fn a_summary_stands_in_only_on_the_path_it_was_made_on() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat", "main", None).await.unwrap();
+        create_conversation(&store, &"chat".into(), "main", None).await.unwrap();
         turn(&store, "t1", Some("one"), "1", Place::Next).await;
         turn(&store, "t2", Some("two"), "2", Place::Next).await;
         turn(&store, "t3", Some("three"), "3", Place::Next).await;
-        let rows = history(&store, "chat").await.unwrap();
+        let rows = history(&store, &"chat".into()).await.unwrap();
         let upto_t2 = rows[3].id;
-        add_summary(&store, "chat", rows[1].id, "about one").await.unwrap();
-        add_summary(&store, "chat", upto_t2, "about one and two").await.unwrap();
+        add_summary(&store, &"chat".into(), rows[1].id, "about one").await.unwrap();
+        add_summary(&store, &"chat".into(), upto_t2, "about one and two").await.unwrap();
         let summary = |store: &PrivateStore| {
             let store = store.clone();
-            async move { session_with_summary(&store, "chat").await.unwrap().unwrap().1.map(|s| s.text) }
+            async move { conversation_with_summary(&store, &"chat".into()).await.unwrap().unwrap().1.map(|s| s.text) }
         };
         assert_eq!(summary(&store).await.as_deref(), Some("about one and two"));
 
@@ -217,12 +223,12 @@ mod tests {
         // path does not, so the one before it stands in.
         turn(&store, "t2b", Some("deux"), "2", Place::InPlaceOf("t2")).await;
         assert_eq!(summary(&store).await.as_deref(), Some("about one"));
-        choose_version(&store, "chat", "t3").await.unwrap();
+        choose_version(&store, &"chat".into(), "t3").await.unwrap();
         assert_eq!(summary(&store).await.as_deref(), Some("about one and two"));
 
         // The rows of a turn's own path, whatever is active: what its requests were made of.
-        choose_version(&store, "chat", "t2b").await.unwrap();
-        let then: Vec<String> = history_between(&store, "chat", Path::Of("t3"), 0, i64::MAX)
+        choose_version(&store, &"chat".into(), "t2b").await.unwrap();
+        let then: Vec<String> = history_between(&store, &"chat".into(), Path::Of("t3"), 0, i64::MAX)
             .await
             .unwrap()
             .into_iter()

@@ -8,6 +8,7 @@ use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::branches::{ACTIVE_PATH, TURN_PATH};
 use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
+use crate::ids::ConversationId;
 
 /// A row about to be appended.
 #[derive(Debug, Default)]
@@ -49,14 +50,14 @@ pub enum Path<'a> {
 }
 
 /// A conversation's history as it reads now (its active path), oldest first.
-pub async fn history(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+pub async fn history(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<Message>, StoreError> {
     history_between(store, session_id, Path::Active, 0, i64::MAX).await
 }
 
 /// The rows on `path` after `after` up to and including `upto`, oldest first.
 pub async fn history_between(
     store: &PrivateStore,
-    session_id: &str,
+    session_id: &ConversationId,
     path: Path<'_>,
     after: i64,
     upto: i64,
@@ -73,7 +74,7 @@ pub async fn history_between(
 }
 
 /// Every row of a conversation, on every path, oldest first: for the person's archive.
-pub async fn all_rows(store: &PrivateStore, session_id: &str) -> Result<Vec<Message>, StoreError> {
+pub async fn all_rows(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<Message>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM messages WHERE session_id = ? ORDER BY id"));
     Ok(sqlx::query_as(sql).bind(session_id).fetch_all(store.pool()).await?)
 }

@@ -17,10 +17,11 @@ mod turns;
 
 use std::sync::Arc;
 
-pub use super::conversation::{ChatSession, Message, MessageRole, MessageStatus, StoredCall, Summary, TurnState};
+pub use super::conversation::{Conversation, Message, MessageRole, MessageStatus, StoredCall, Summary, TurnState};
 use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
+use crate::ids::ConversationId;
 use branches::ACTIVE_PATH;
 pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
@@ -34,14 +35,14 @@ pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_
 
 /// A conversation with its latest summary on its active path, in one query: a turn's start
 /// reads both. A summary made on another path stands in for rows this one does not hold.
-pub async fn session_with_summary(
+pub async fn conversation_with_summary(
     store: &PrivateStore,
-    id: &str,
-) -> Result<Option<(ChatSession, Option<Summary>)>, StoreError> {
+    id: &ConversationId,
+) -> Result<Option<(Conversation, Option<Summary>)>, StoreError> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]
-        session: ChatSession,
+        session: Conversation,
         summary_id: Option<i64>,
         summary_upto: Option<i64>,
         summary_text: Option<String>,
@@ -64,7 +65,12 @@ pub async fn session_with_summary(
 }
 
 /// Stores a summary of the rows up to `upto`.
-pub async fn add_summary(store: &PrivateStore, session_id: &str, upto: i64, text: &str) -> Result<Summary, StoreError> {
+pub async fn add_summary(
+    store: &PrivateStore,
+    session_id: &ConversationId,
+    upto: i64,
+    text: &str,
+) -> Result<Summary, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     let id = sqlx::query("INSERT INTO summaries (session_id, upto, text, created_at) VALUES (?, ?, ?, ?)")
         .bind(session_id)
@@ -82,12 +88,12 @@ const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_
         (SELECT t.state FROM turns t WHERE t.id = s.active_turn) AS turn_state
      FROM chat_sessions s";
 
-pub async fn create_session(
+pub async fn create_conversation(
     store: &PrivateStore,
-    id: &str,
+    id: &ConversationId,
     agent: &str,
     model: Option<&str>,
-) -> Result<ChatSession, StoreError> {
+) -> Result<Conversation, StoreError> {
     let writing = store.writing(Touched::conversation(id));
     let now = timestamp();
     sqlx::query(
@@ -101,8 +107,8 @@ pub async fn create_session(
     .execute(store.pool())
     .await?;
     drop(writing);
-    let session = ChatSession {
-        id: id.to_owned(),
+    let session = Conversation {
+        id: id.clone(),
         agent: agent.to_owned(),
         model: model.map(str::to_owned),
         title: String::new(),
@@ -123,33 +129,33 @@ pub async fn create_session(
 /// What a conversation's next turn starts from: the conversation, its latest summary and
 /// its whole history, from memory when nothing was written to it since it was last read
 /// (see `store::snapshots`); none when there is no such conversation.
-pub async fn turn_start(store: &PrivateStore, id: &str) -> Result<Option<Arc<Snapshot>>, StoreError> {
+pub async fn turn_start(store: &PrivateStore, id: &ConversationId) -> Result<Option<Arc<Snapshot>>, StoreError> {
     if let Some(kept) = store.snapshots().get(id) {
         return Ok(Some(kept));
     }
     let stamp = store.snapshots().stamp();
     // Both at once: each stands between a person's message and the first token.
-    let (found, history) = tokio::try_join!(session_with_summary(store, id), history(store, id))?;
+    let (found, history) = tokio::try_join!(conversation_with_summary(store, id), history(store, id))?;
     let Some((conversation, summary)) = found else { return Ok(None) };
     let snapshot = Arc::new(Snapshot { conversation, summary, history });
     store.snapshots().put(id, stamp, Arc::clone(&snapshot));
     Ok(Some(snapshot))
 }
 
-pub async fn session(store: &PrivateStore, id: &str) -> Result<Option<ChatSession>, StoreError> {
+pub async fn conversation(store: &PrivateStore, id: &ConversationId) -> Result<Option<Conversation>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} WHERE s.id = ?"));
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
-/// Sessions, most recently active first.
-pub async fn sessions(store: &PrivateStore) -> Result<Vec<ChatSession>, StoreError> {
+/// The conversations, most recently active first.
+pub async fn conversations(store: &PrivateStore) -> Result<Vec<Conversation>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} ORDER BY s.updated_at DESC, s.id"));
     Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
 }
 
 /// The person names a conversation: their title is never replaced by the model's. An empty
 /// one gives the naming back (the next message's first line, then the model).
-pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Result<(), StoreError> {
+pub async fn rename_conversation(store: &PrivateStore, id: &ConversationId, title: &str) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(id));
     let updated = sqlx::query(
         "UPDATE chat_sessions SET title = ?1, title_source = CASE WHEN ?1 = '' THEN 'message' ELSE 'person' END
@@ -165,7 +171,7 @@ pub async fn rename_session(store: &PrivateStore, id: &str, title: &str) -> Resu
 
 /// Whether a conversation still has the title taken from its first message, which its
 /// model may replace (`database/migrations/user/0015_titles.sql`).
-pub async fn wants_title(store: &PrivateStore, id: &str) -> Result<bool, StoreError> {
+pub async fn wants_title(store: &PrivateStore, id: &ConversationId) -> Result<bool, StoreError> {
     let source: Option<String> = sqlx::query_scalar("SELECT title_source FROM chat_sessions WHERE id = ?")
         .bind(id)
         .fetch_optional(store.pool())
@@ -175,7 +181,7 @@ pub async fn wants_title(store: &PrivateStore, id: &str) -> Result<bool, StoreEr
 
 /// The model's title for a conversation, unless someone named it meanwhile; whether it
 /// was kept.
-pub async fn set_model_title(store: &PrivateStore, id: &str, title: &str) -> Result<bool, StoreError> {
+pub async fn set_model_title(store: &PrivateStore, id: &ConversationId, title: &str) -> Result<bool, StoreError> {
     let _writing = store.writing(Touched::conversation(id));
     let updated = sqlx::query(
         "UPDATE chat_sessions SET title = ?, title_source = 'model' WHERE id = ? AND title_source = 'message'",
@@ -191,7 +197,7 @@ pub async fn set_model_title(store: &PrivateStore, id: &str, title: &str) -> Res
 /// Pins or unpins, archives or restores a conversation; what is `None` stays as it is.
 pub async fn set_flags(
     store: &PrivateStore,
-    id: &str,
+    id: &ConversationId,
     pinned: Option<bool>,
     archived: Option<bool>,
 ) -> Result<(), StoreError> {
@@ -209,7 +215,7 @@ pub async fn set_flags(
 }
 
 /// Deletes a session with its whole history (the file's secure_delete zeroes the pages).
-pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreError> {
+pub async fn delete_conversation(store: &PrivateStore, id: &ConversationId) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(id));
     let deleted =
         sqlx::query("DELETE FROM chat_sessions WHERE id = ?").bind(id).execute(store.pool()).await?.rows_affected();
@@ -217,7 +223,11 @@ pub async fn delete_session(store: &PrivateStore, id: &str) -> Result<(), StoreE
 }
 
 /// Pins a conversation to a model, or unpins it (none).
-pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&str>) -> Result<(), StoreError> {
+pub async fn set_conversation_model(
+    store: &PrivateStore,
+    id: &ConversationId,
+    model: Option<&str>,
+) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(id));
     let updated = sqlx::query("UPDATE chat_sessions SET model = ? WHERE id = ?")
         .bind(model)
@@ -230,7 +240,7 @@ pub async fn set_session_model(store: &PrivateStore, id: &str, model: Option<&st
 
 /// Marks a conversation as holding outside content (§8.4's injection hygiene). Never
 /// cleared: what came in stays in the history.
-pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Result<(), StoreError> {
+pub async fn mark_outside_content(store: &PrivateStore, session_id: &ConversationId) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     sqlx::query("UPDATE chat_sessions SET outside_content = 1 WHERE id = ?")
         .bind(session_id)
@@ -240,7 +250,7 @@ pub async fn mark_outside_content(store: &PrivateStore, session_id: &str) -> Res
 }
 
 /// A conversation's scratchpad; empty when nothing was written.
-pub async fn scratchpad(store: &PrivateStore, session_id: &str) -> Result<String, StoreError> {
+pub async fn scratchpad(store: &PrivateStore, session_id: &ConversationId) -> Result<String, StoreError> {
     Ok(sqlx::query_scalar("SELECT text FROM scratchpads WHERE session_id = ?")
         .bind(session_id)
         .fetch_optional(store.pool())
@@ -249,7 +259,7 @@ pub async fn scratchpad(store: &PrivateStore, session_id: &str) -> Result<String
 }
 
 /// Replaces a conversation's scratchpad.
-pub async fn put_scratchpad(store: &PrivateStore, session_id: &str, text: &str) -> Result<(), StoreError> {
+pub async fn put_scratchpad(store: &PrivateStore, session_id: &ConversationId, text: &str) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::Nothing);
     sqlx::query(
         "INSERT INTO scratchpads (session_id, text, updated_at) VALUES (?, ?, ?)
@@ -279,7 +289,7 @@ mod tests {
     }
 
     async fn whole_turn(store: &PrivateStore, session: &str, turn: &str, words: &str) {
-        begin_turn(store, session, turn, words, Place::Next).await.unwrap();
+        begin_turn(store, &session.into(), &turn.into(), words, Place::Next).await.unwrap();
         let end = TurnEnd { state: TurnState::Done, error_code: None, error_message: None };
         assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, TurnState::Running).await.unwrap());
     }
@@ -287,45 +297,48 @@ mod tests {
     #[tokio::test]
     async fn a_turn_starts_from_memory_until_its_conversation_is_written() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat_a", "main", None).await.unwrap();
-        create_session(&store, "chat_b", "main", None).await.unwrap();
+        create_conversation(&store, &"chat_a".into(), "main", None).await.unwrap();
+        create_conversation(&store, &"chat_b".into(), "main", None).await.unwrap();
         // Both were kept when they were made; a turn in one leaves the other's good.
         whole_turn(&store, "chat_b", "turn_b1", "elsewhere").await;
         crate::store::notes::create(&store, "n", "b", false).await.unwrap();
         let served = store.snapshots().served();
-        let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+        let a = turn_start(&store, &"chat_a".into()).await.unwrap().unwrap();
         assert_eq!(store.snapshots().served(), served + 1, "served from memory");
         assert!(a.history.is_empty());
 
         // A write to the conversation itself is read back.
         whole_turn(&store, "chat_a", "turn_a1", "hello there").await;
-        let a = turn_start(&store, "chat_a").await.unwrap().unwrap();
+        let a = turn_start(&store, &"chat_a".into()).await.unwrap().unwrap();
         assert_eq!(store.snapshots().served(), served + 1, "read from the file");
         let texts: Vec<&str> = a.history.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(texts, ["hello there", "ok"]);
         assert_eq!((a.conversation.title.as_str(), a.conversation.turn_state), ("hello there", Some(TurnState::Done)));
-        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().history.len(), 2);
+        assert_eq!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().history.len(), 2);
         assert_eq!(store.snapshots().served(), served + 2, "then kept");
 
         // Each kind of write to it is seen at once.
-        rename_session(&store, "chat_a", "Renamed").await.unwrap();
-        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "Renamed");
+        rename_conversation(&store, &"chat_a".into(), "Renamed").await.unwrap();
+        assert_eq!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().conversation.title, "Renamed");
         let first = a.history[0].id; // a summary stands in for rows of its own path
-        add_summary(&store, "chat_a", first, "they said hello").await.unwrap();
-        let summary = turn_start(&store, "chat_a").await.unwrap().unwrap().summary.clone();
+        add_summary(&store, &"chat_a".into(), first, "they said hello").await.unwrap();
+        let summary = turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().summary.clone();
         assert_eq!(summary.unwrap().text, "they said hello");
-        set_session_model(&store, "chat_a", Some("local/x")).await.unwrap();
-        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.model.as_deref(), Some("local/x"));
-        mark_outside_content(&store, "chat_a").await.unwrap();
-        assert!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.outside_content);
+        set_conversation_model(&store, &"chat_a".into(), Some("local/x")).await.unwrap();
+        assert_eq!(
+            turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().conversation.model.as_deref(),
+            Some("local/x")
+        );
+        mark_outside_content(&store, &"chat_a".into()).await.unwrap();
+        assert!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().conversation.outside_content);
 
         // A write no store function accounted for: nothing kept is trusted after it.
         sqlx::query("UPDATE chat_sessions SET title = 'behind its back' WHERE id = 'chat_a'")
             .execute(store.pool())
             .await
             .unwrap();
-        assert_eq!(turn_start(&store, "chat_a").await.unwrap().unwrap().conversation.title, "behind its back");
-        delete_session(&store, "chat_a").await.unwrap();
-        assert!(turn_start(&store, "chat_a").await.unwrap().is_none());
+        assert_eq!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().conversation.title, "behind its back");
+        delete_conversation(&store, &"chat_a".into()).await.unwrap();
+        assert!(turn_start(&store, &"chat_a".into()).await.unwrap().is_none());
     }
 }

@@ -8,6 +8,7 @@ use super::super::private::PrivateStore;
 use super::super::providers::ProviderKind;
 use super::super::snapshots::Touched;
 use super::{StoreError, Summary, timestamp};
+use crate::ids::{ConversationId, TurnId};
 
 /// One model request, for the record (§8.1).
 #[derive(Debug)]
@@ -20,7 +21,7 @@ pub struct RequestRecord {
 /// What a model request cost and how it came out: recorded with it, and listed.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 pub struct RequestFigures {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub provider: String,
     pub model: String,
     pub tokens_in: Option<i64>,
@@ -62,7 +63,7 @@ pub enum RequestPurpose {
 /// What a request was composed from: enough to compose it again (§8.1).
 #[derive(Debug, Clone)]
 pub struct RequestSource {
-    pub session_id: String,
+    pub session_id: ConversationId,
     /// The wire protocol the body was written in.
     pub kind: ProviderKind,
     /// The version of the code that composes requests from these parts.
@@ -147,7 +148,7 @@ fn content_version(content: &[u8]) -> String {
 #[derive(Debug)]
 pub struct StoredRequest {
     /// The turn it was made in: its path is the history the request was composed from.
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub model: String,
     pub source: RequestSource,
     pub summary: Option<Summary>,
@@ -157,10 +158,10 @@ pub struct StoredRequest {
 /// or one recorded before its parts were kept.
 pub async fn stored_request(
     store: &PrivateStore,
-    session_id: &str,
+    session_id: &ConversationId,
     id: i64,
 ) -> Result<Option<StoredRequest>, StoreError> {
-    type Row = (String, String, ProviderKind, i64, String, String, i64, Option<i64>);
+    type Row = (TurnId, String, ProviderKind, i64, String, String, i64, Option<i64>);
     let row: Option<Row> = sqlx::query_as(
         "SELECT r.turn_id, r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id
          FROM model_requests r
@@ -188,7 +189,7 @@ pub async fn stored_request(
         turn_id,
         model,
         source: RequestSource {
-            session_id: session_id.to_owned(),
+            session_id: session_id.clone(),
             kind,
             render_version,
             prompt,
@@ -220,7 +221,7 @@ pub struct RequestRow {
 }
 
 /// The model requests of a session's turns, oldest first.
-pub async fn requests(store: &PrivateStore, session_id: &str) -> Result<Vec<RequestRow>, StoreError> {
+pub async fn requests(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<RequestRow>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT r.id, r.turn_id, r.provider, r.model, r.tokens_in, r.tokens_out, r.ttft_ms, r.latency_ms,
                 r.attempts, r.outcome, r.error_code, r.created_at, r.purpose, r.summary_id, r.history_upto

@@ -47,14 +47,14 @@ pub async fn search(store: &PrivateStore, query: &str, limit: u32) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::super::{
-        MessageRole, MessageStatus, NewMessage, Place, TurnEnd, TurnState, append, begin_turn, create_session,
-        delete_session, end_turn,
+        MessageRole, MessageStatus, NewMessage, Place, TurnEnd, TurnState, append, begin_turn, create_conversation,
+        delete_conversation, end_turn,
     };
     use super::*;
 
     /// A finished turn: the person's words, then the reply.
     async fn exchange(store: &PrivateStore, session: &str, turn: &str, asked: &str, replied: &str) {
-        begin_turn(store, session, turn, asked, Place::Next).await.unwrap();
+        begin_turn(store, &session.into(), &turn.into(), asked, Place::Next).await.unwrap();
         let reply = NewMessage {
             session_id: session,
             turn_id: turn,
@@ -74,8 +74,8 @@ mod tests {
     #[tokio::test]
     async fn a_word_of_a_reply_finds_its_conversation_with_a_snippet_around_it() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat_a", "main", None).await.unwrap();
-        create_session(&store, "chat_b", "main", None).await.unwrap();
+        create_conversation(&store, &"chat_a".into(), "main", None).await.unwrap();
+        create_conversation(&store, &"chat_b".into(), "main", None).await.unwrap();
         exchange(&store, "chat_a", "turn_a", "Where should we go?", "Try the café near the old lighthouse").await;
         exchange(&store, "chat_b", "turn_b", "What is for dinner?", "Soup, then a pear tart").await;
 
@@ -91,8 +91,8 @@ mod tests {
     #[tokio::test]
     async fn a_tool_result_is_never_found() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat_a", "main", None).await.unwrap();
-        begin_turn(&store, "chat_a", "turn_a", "look it up", Place::Next).await.unwrap();
+        create_conversation(&store, &"chat_a".into(), "main", None).await.unwrap();
+        begin_turn(&store, &"chat_a".into(), &"turn_a".into(), "look it up", Place::Next).await.unwrap();
         let result = NewMessage {
             session_id: "chat_a",
             turn_id: "turn_a",
@@ -111,15 +111,15 @@ mod tests {
     #[tokio::test]
     async fn a_deleted_conversation_leaves_the_index_and_the_best_match_comes_first() {
         let (_dir, store) = PrivateStore::scratch().await;
-        create_session(&store, "chat_a", "main", None).await.unwrap();
-        create_session(&store, "chat_b", "main", None).await.unwrap();
+        create_conversation(&store, &"chat_a".into(), "main", None).await.unwrap();
+        create_conversation(&store, &"chat_b".into(), "main", None).await.unwrap();
         exchange(&store, "chat_a", "turn_a", "otters", "otters otters, and otters again").await;
         exchange(&store, "chat_b", "turn_b", "a long question that mentions otters once among many words", "ok").await;
         let hits = search(&store, "otters", 10).await.unwrap();
         assert_eq!(sessions(&hits), ["chat_a", "chat_a", "chat_b"]);
         assert_eq!(search(&store, "otters", 1).await.unwrap().len(), 1);
 
-        delete_session(&store, "chat_a").await.unwrap();
+        delete_conversation(&store, &"chat_a".into()).await.unwrap();
         assert_eq!(sessions(&search(&store, "otters", 10).await.unwrap()), ["chat_b"]);
         let indexed: i64 =
             sqlx::query_scalar("SELECT count(*) FROM messages_search WHERE messages_search MATCH 'otters'")

@@ -10,6 +10,7 @@ use super::branches::{ACTIVE_PATH, Place, after_turn_at};
 use super::history::insert_message;
 use super::requests::insert_request;
 use super::{MessageRole, MessageStatus, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
+use crate::ids::{ConversationId, TurnId};
 
 /// How a turn ended, for the turn row.
 #[derive(Debug)]
@@ -26,8 +27,8 @@ const TITLE_CHARS: usize = 60;
 /// turn goes at `place` and ends the active path from then on.
 pub async fn begin_turn(
     store: &PrivateStore,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &ConversationId,
+    turn_id: &TurnId,
     text: &str,
     place: Place<'_>,
 ) -> Result<i64, StoreError> {
@@ -63,8 +64,8 @@ pub async fn begin_turn(
 /// Adds a running turn at `place` and makes it the end of the active path.
 async fn insert_running_turn(
     tx: &mut sqlx::SqliteConnection,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &ConversationId,
+    turn_id: &TurnId,
     place: Place<'_>,
     now: &str,
 ) -> Result<(), StoreError> {
@@ -89,8 +90,8 @@ async fn insert_running_turn(
 /// message it answers, their last one on its path.
 pub async fn begin_retry(
     store: &PrivateStore,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &ConversationId,
+    turn_id: &TurnId,
     place: Place<'_>,
 ) -> Result<i64, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
@@ -185,8 +186,8 @@ pub async fn end_turn(
 /// an empty closing row with the state and the error, if any. See [`end_turn`].
 pub async fn close_turn(
     store: &PrivateStore,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &ConversationId,
+    turn_id: &TurnId,
     end: &TurnEnd<'_>,
     orphan_result: &str,
     from: TurnState,
@@ -205,7 +206,7 @@ pub async fn close_turn(
 }
 
 /// Turns recorded as running, with their session: after a restart these were cut off.
-pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(String, String)>, StoreError> {
+pub async fn running_turns(store: &PrivateStore) -> Result<Vec<(TurnId, ConversationId)>, StoreError> {
     Ok(sqlx::query_as("SELECT id, session_id FROM turns WHERE state = 'running'").fetch_all(store.pool()).await?)
 }
 

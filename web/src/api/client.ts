@@ -20,7 +20,7 @@ import {
   type AuditEntry,
   type Card,
   type Catalogue,
-  type ChatSession,
+  type Conversation,
   type DetectedServer,
   type DownloadStatus,
   type Enrolment,
@@ -214,8 +214,8 @@ export class ApiClient {
   }
 
   /** `GET /api/sessions`: my conversations, most recent first. */
-  async sessions(signal?: AbortSignal): Promise<ChatSession[]> {
-    return list(await this.#request('GET', '/api/sessions', signal), 'sessions') as ChatSession[];
+  async sessions(signal?: AbortSignal): Promise<Conversation[]> {
+    return list(await this.#request('GET', '/api/sessions', signal), 'sessions') as Conversation[];
   }
 
   /** `GET /api/sessions/search?q=`: rows of my conversations holding every word, best first. */
@@ -226,10 +226,10 @@ export class ApiClient {
   }
 
   /** `POST /api/sessions`, pinned to `model` when given. */
-  async createSession(model?: string): Promise<ChatSession> {
+  async createSession(model?: string): Promise<Conversation> {
     const body = await this.#request('POST', '/api/sessions', undefined, model === undefined ? {} : { model });
     if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
-    return body as unknown as ChatSession;
+    return body as unknown as Conversation;
   }
 
   /** `GET /api/sessions/{id}`, with the model its next turn would use. */

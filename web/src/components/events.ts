@@ -4,7 +4,7 @@
  * app or the workspace) listens once. Events one component alone fires live
  * in that component's file.
  */
-import type { Card, ChatSession, Unlocked } from '../api/types.js';
+import type { Card, Conversation, Unlocked } from '../api/types.js';
 
 const options = { bubbles: true, composed: true } as const;
 
@@ -58,7 +58,7 @@ export class NewChatEvent extends Event {
 /** A conversation was created or changed in a way the list shows (title, state). */
 export class SessionChangedEvent extends Event {
   static readonly type = 'skald-session-changed';
-  constructor(readonly session: ChatSession | null) {
+  constructor(readonly session: Conversation | null) {
     super(SessionChangedEvent.type, options);
   }
 }

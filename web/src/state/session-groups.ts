@@ -3,20 +3,20 @@
  * days, the last thirty, earlier — in the person's own calendar days, newest first
  * within each group. Pure: `now` is given.
  */
-import type { ChatSession } from '../api/types.js';
+import type { Conversation } from '../api/types.js';
 
 export type Period = 'today' | 'yesterday' | 'week' | 'month' | 'older';
 
 export interface SessionGroup {
   readonly period: Period;
-  readonly sessions: readonly ChatSession[];
+  readonly sessions: readonly Conversation[];
 }
 
 const ORDER: readonly Period[] = ['today', 'yesterday', 'week', 'month', 'older'];
 
-export function groupByPeriod(sessions: readonly ChatSession[], now: Date): SessionGroup[] {
+export function groupByPeriod(sessions: readonly Conversation[], now: Date): SessionGroup[] {
   const today = startOfDay(now);
-  const byPeriod = new Map<Period, ChatSession[]>();
+  const byPeriod = new Map<Period, Conversation[]>();
   const newestFirst = [...sessions].sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
   for (const session of newestFirst) {
     const period = periodOf(new Date(session.updated_at), today);

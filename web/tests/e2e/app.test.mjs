@@ -156,6 +156,8 @@ describe('the page in the desktop window', () => {
       await page.locator('[data-testid=search]').fill('');
 
       const soup = page.locator('[data-testid=session]').filter({ hasText: 'Recipes for soup' });
+      // A row's tools show on hover (or focus), as a pointer finds them.
+      await soup.hover();
       await soup.locator('xpath=..').locator('[data-testid=rename]').click();
       await page.keyboard.press('Control+A');
       await page.keyboard.type('Soups for winter');
@@ -163,6 +165,7 @@ describe('the page in the desktop window', () => {
       await page.locator('[data-testid=session]').filter({ hasText: 'Soups for winter' }).waitFor({ timeout: TIMEOUT });
 
       const garden = page.locator('[data-testid=session]').filter({ hasText: 'Plan the garden' });
+      await garden.hover();
       await garden.locator('xpath=..').locator('[data-testid=delete]').click();
       await page.locator('[data-testid=confirm-delete]').click();
       await page.locator('[data-testid=session]').filter({ hasText: 'Plan the garden' }).waitFor({ state: 'detached', timeout: TIMEOUT });

@@ -13,7 +13,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Card, ChatSession, LiveEvent, Model, SessionDetail } from '../../api/types.js';
+import type { Card, Conversation, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { ClipboardController } from '../../controllers/clipboard-controller.js';
@@ -76,7 +76,7 @@ export class SkaldChat extends LitElement {
 
   @property({ attribute: false }) login: Login | null = null;
   /** The conversation, or `null` for a new one not yet sent. */
-  @property({ attribute: false }) session: ChatSession | null = null;
+  @property({ attribute: false }) session: Conversation | null = null;
   /** The models the person's role allows. */
   @property({ attribute: false }) models: readonly Model[] = [];
   /** Whether the model list has been read (an empty list then means: none connected). */

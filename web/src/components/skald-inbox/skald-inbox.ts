@@ -6,7 +6,7 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
-import type { Card, ChatSession, Model } from '../../api/types.js';
+import type { Card, Conversation, Model } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -31,7 +31,7 @@ export class SkaldInbox extends LitElement {
 
   @property({ attribute: false }) login: Login | null = null;
   /** For the conversations' titles. */
-  @property({ attribute: false }) sessions: readonly ChatSession[] = [];
+  @property({ attribute: false }) sessions: readonly Conversation[] = [];
   /** The models the person may use, to name the providers notices mention. */
   @property({ attribute: false }) models: readonly Model[] = [];
 

@@ -256,10 +256,13 @@ export class SkaldMyData extends LitElement {
   async #chooseTitles(on: boolean): Promise<void> {
     const login = this.login;
     if (!login) return;
-    await this.#keep('titles', async (client) => {
-      await client.putSetting(AUTO_TITLES_SETTING, on ? 'on' : 'off');
-      login.autoTitles = on;
-    });
+    // Shown as chosen at once (the box re-renders while it is saved), put back if the save fails.
+    login.autoTitles = on;
+    await this.#keep('titles', (client) => client.putSetting(AUTO_TITLES_SETTING, on ? 'on' : 'off'));
+    if (this.choiceError?.of === 'titles') {
+      login.autoTitles = !on;
+      this.requestUpdate();
+    }
   }
 
   /** Saves the look in the person's settings, then shows it at once. */

@@ -126,15 +126,15 @@ export const styles = css`
     font-weight: 600;
   }
 
+  /* Out of the way until wanted, so every other title has the row's whole width. */
   .row-tools {
-    display: flex;
-    opacity: 0;
+    display: none;
   }
 
   .row:hover .row-tools,
   .row:focus-within .row-tools,
   .row[data-current='true'] .row-tools {
-    opacity: 1;
+    display: flex;
   }
 
   .icon {

@@ -9,7 +9,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
 import type { ApiClient } from '../../api/client.js';
-import type { ChatSession, MessageHit } from '../../api/types.js';
+import type { Conversation, MessageHit } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { snippetParts } from '../../state/notes.js';
@@ -70,7 +70,7 @@ export class DeleteSessionEvent extends Event {
 export class SkaldSessionList extends LitElement {
   static override styles = [controls, styles];
 
-  @property({ attribute: false }) sessions: readonly ChatSession[] = [];
+  @property({ attribute: false }) sessions: readonly Conversation[] = [];
   /** The open conversation's id (`null`: a new one). */
   @property({ attribute: false }) selected: string | null = null;
   @property({ type: Boolean }) loading = false;
@@ -81,7 +81,7 @@ export class SkaldSessionList extends LitElement {
   /** Whether the archived conversations are shown. */
   @state() private showArchived = false;
   @state() private renaming: string | null = null;
-  @state() private deleting: ChatSession | null = null;
+  @state() private deleting: Conversation | null = null;
   /** Rows inside conversations matching the search; null when none was asked for. */
   @state() private hits: readonly MessageHit[] | null = null;
   @state() private searchError = '';
@@ -239,7 +239,7 @@ export class SkaldSessionList extends LitElement {
     }
   }
 
-  #renderRow(session: ChatSession): TemplateResult {
+  #renderRow(session: Conversation): TemplateResult {
     const title = titleOf(session);
     const current = session.id === this.selected;
     if (this.renaming === session.id) {
@@ -304,7 +304,7 @@ export class SkaldSessionList extends LitElement {
     </li>`;
   }
 
-  #commitRename(event: Event, session: ChatSession): void {
+  #commitRename(event: Event, session: Conversation): void {
     event.preventDefault();
     if (this.renaming !== session.id) return;
     const field = this.renameField;
@@ -332,7 +332,7 @@ function periodLabel(period: Period): string {
   return labels[period];
 }
 
-function titleOf(session: ChatSession): string {
+function titleOf(session: Conversation): string {
   return session.title || strings.untitled;
 }
 

@@ -13,7 +13,7 @@
 import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
-import type { ChatSession, LiveEvent, Model, TurnState } from '../../api/types.js';
+import type { Conversation, LiveEvent, Model, TurnState } from '../../api/types.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -57,7 +57,7 @@ export class SkaldWorkspace extends LitElement {
   /** Counts "New chat" requests from outside (the tray); each increase opens one. */
   @property({ type: Number }) newChatRequests = 0;
 
-  @state() private sessions: readonly ChatSession[] = [];
+  @state() private sessions: readonly Conversation[] = [];
   @state() private sessionsLoading = true;
   @state() private models: readonly Model[] = [];
   @state() private modelsLoaded = false;
@@ -462,7 +462,7 @@ export class SkaldWorkspace extends LitElement {
 }
 
 /** A conversation known by id only, until the list has it. */
-function placeholder(id: string): ChatSession {
+function placeholder(id: string): Conversation {
   return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, active_turn: null, outside_content: false, pinned: false, archived: false };
 }
 
