@@ -13,7 +13,7 @@ use super::catalogue::{STRENGTHS, guess_strength};
 use super::local::LocalModels;
 use super::privacy::Tier;
 use super::{Endpoint, ProviderError, gguf};
-use crate::ids::random_id;
+use crate::ids::ProviderId;
 use crate::secrets::{InstanceSecrets, SecretsError, key_purpose};
 use crate::store::audit::Actor;
 use crate::store::providers::{self, Model, NewProvider, Provider, ProviderChange, ProviderKind};
@@ -120,7 +120,7 @@ pub struct ProviderView {
 /// A connected provider: its new id and the models it offers.
 #[derive(Serialize, ts_rs::TS)]
 pub struct Added {
-    pub id: String,
+    pub id: ProviderId,
     pub models: Vec<Model>,
 }
 
@@ -144,7 +144,7 @@ impl ProviderAdmin<'_> {
             Some(given) => models_from(given)?,
             None => self.listed_models(&name, kind, &base_url, api_key.clone()).await?,
         };
-        let id = random_id("provider");
+        let id = ProviderId::generate();
         let sealed = self.seal_key(&id, api_key.as_deref().map(String::as_str))?;
         let new = NewProvider {
             id: &id,

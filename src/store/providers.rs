@@ -2,6 +2,7 @@
 //! holds a blob sealed under the instance key; this module never sees it opened. Every
 //! change names who made it, in the row (for the privacy page) and in the audit trail.
 
+use crate::ids::ProviderId;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -57,7 +58,7 @@ impl std::fmt::Display for ProviderKind {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
 #[ts(rename = "ProviderRow")]
 pub struct Provider {
-    pub id: String,
+    pub id: ProviderId,
     pub name: String,
     pub kind: ProviderKind,
     pub base_url: String,

@@ -15,7 +15,7 @@ use crate::agent::definition::Agent;
 use crate::agent::events::LiveEvent;
 use crate::agent::tools;
 use crate::agent::{TurnError, pick_model, prompt_for};
-use crate::ids::random_id;
+use crate::ids::FrameId;
 use crate::providers::{ContextMessage, ToolCall, ToolSpec};
 use crate::store::StoreError;
 use crate::store::chat::{self, Message, MessageRole, MessageStatus, TurnState};
@@ -93,7 +93,7 @@ impl Turn {
             let mut callee = self.callee(&agent, info, &rows).await?;
             callee.unsettled = context::unsettled_calls(&rows, &self.turn_id, Some(&frame.id));
             callee.last_row = rows.last().map_or(0, |m| m.id);
-            chat::set_frame_state(space, &frame.id, "running").await.map_err(storage)?;
+            chat::set_frame_state(space, &frame.id, TurnState::Running).await.map_err(storage)?;
             return Ok(callee);
         }
         let arguments = tools::parse_arguments(&call.arguments).map_err(Outcome::error)?;
@@ -112,7 +112,7 @@ impl Turn {
         if let Some(why) = beyond_limits(depth, self.frames_opened.fetch_add(1, Ordering::AcqRel)) {
             return Err(Outcome::error(why));
         }
-        let id = random_id("frame");
+        let id = FrameId::generate();
         let mut callee = self.callee(&agent, FrameInfo { id: id.clone(), depth }, &[]).await?;
         let opened = chat::NewFrame {
             id: &id,
@@ -176,7 +176,7 @@ impl Turn {
             self.write_pending().await;
             if closing.state == TurnState::Parked {
                 if let Some(frame) = self.frame_id()
-                    && let Err(err) = chat::set_frame_state(&self.session.space, frame, "parked").await
+                    && let Err(err) = chat::set_frame_state(&self.session.space, frame, TurnState::Parked).await
                 {
                     tracing::error!(user = %self.session.user_id, %err, "could not mark an agent's frame as waiting");
                 }

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::consent::Withheld;
 use super::events::{Failure, LiveEvent, TurnEvents};
 use super::{Runtime, TurnError, compaction, context, usage};
-use crate::ids::{ConversationId, TurnId};
+use crate::ids::{ConversationId, FrameId, TurnId};
 use crate::providers::catalogue::CatalogueModel;
 use crate::providers::{ChatRequest, ContextMessage, Endpoint, ToolCall, ToolSpec};
 use crate::store::StoreError;
@@ -53,7 +53,7 @@ pub const MAX_PARALLEL_FRAMES: usize = 4;
 
 /// A sub-agent frame's place in its turn (§8.3).
 pub(crate) struct FrameInfo {
-    pub id: String,
+    pub id: FrameId,
     /// 2 for a callee of the conversation's own agent.
     pub depth: i64,
 }

@@ -5,16 +5,17 @@ use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::history::insert_message;
 use super::{Message, MessageRole, MessageStatus, NewMessage, StoreError, TurnState, timestamp};
+use crate::ids::{CallId, FrameId};
 
 /// A sub-agent frame as stored (§8.3).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Frame {
-    pub id: String,
-    pub call_id: String,
-    pub outer_id: Option<String>,
+    pub id: FrameId,
+    pub call_id: CallId,
+    pub outer_id: Option<FrameId>,
     pub agent: String,
     pub depth: i64,
-    pub state: String,
+    pub state: TurnState,
 }
 
 /// A frame about to be opened.
@@ -79,7 +80,7 @@ pub async fn end_frame(store: &PrivateStore, last: &NewMessage<'_>, state: TurnS
 }
 
 /// Moves a frame to `state` (`parked` while its turn waits, `running` when it goes on).
-pub async fn set_frame_state(store: &PrivateStore, frame_id: &str, state: &str) -> Result<(), StoreError> {
+pub async fn set_frame_state(store: &PrivateStore, frame_id: &str, state: TurnState) -> Result<(), StoreError> {
     let _writing = store.writing(Touched::Nothing);
     sqlx::query("UPDATE frames SET state = ? WHERE id = ?").bind(state).bind(frame_id).execute(store.pool()).await?;
     Ok(())

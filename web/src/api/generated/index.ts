@@ -72,6 +72,7 @@ export type { PrivacyProvider } from './PrivacyProvider.js';
 export type { PrivacyReport } from './PrivacyReport.js';
 export type { PrivacyTier } from './PrivacyTier.js';
 export type { Provider } from './Provider.js';
+export type { ProviderId } from './ProviderId.js';
 export type { ProviderKind } from './ProviderKind.js';
 export type { ProviderModel } from './ProviderModel.js';
 export type { ProviderPatch } from './ProviderPatch.js';
