@@ -8,7 +8,7 @@
  * bookkeeping) and its calls: history, send, stop. Never: decides cards
  * itself (CardActionsController does) or keeps anything after it leaves.
  */
-import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
@@ -668,6 +668,28 @@ export class SkaldChat extends LitElement {
     return element?.querySelector<HTMLElement>(`[data-testid=${testid}]`) ?? null;
   }
 
+  /** One arrow of a turn's version switcher: shows version `target`, off at either end. */
+  #versionButton(
+    testid: string,
+    label: string,
+    icon: SVGTemplateResult,
+    target: string | null,
+    index: number,
+    switching: boolean,
+  ): TemplateResult {
+    return html`<button
+      type="button"
+      class="quiet icon-button"
+      data-testid=${testid}
+      aria-label=${label}
+      title=${label}
+      ?disabled=${target === null || switching}
+      @click=${() => target && void this.#showVersion(target, index, testid)}
+    >
+      ${icon}
+    </button>`;
+  }
+
   /** Under the reply: its privacy, the model where it changed, copy, regenerate, and its versions. */
   #renderMeta(
     turn: Turn,
@@ -688,29 +710,9 @@ export class SkaldChat extends LitElement {
     return html`<p class="turn-meta" title=${turn.model !== null ? strings.turnModel.replace('{model}', turn.model) : nothing}>
       ${place
         ? html`<span class="versions" role="group" aria-label=${label} data-testid="versions">
-            <button
-              type="button"
-              class="quiet icon-button"
-              data-testid="version-previous"
-              aria-label=${strings.versionPrevious}
-              title=${strings.versionPrevious}
-              ?disabled=${place.previous === null || switching}
-              @click=${() => place.previous && void this.#showVersion(place.previous, index, 'version-previous')}
-            >
-              ${leftIcon}
-            </button>
+            ${this.#versionButton('version-previous', strings.versionPrevious, leftIcon, place.previous, index, switching)}
             <span aria-hidden="true" data-testid="version-label">${place.index} / ${place.count}</span>
-            <button
-              type="button"
-              class="quiet icon-button"
-              data-testid="version-next"
-              aria-label=${strings.versionNext}
-              title=${strings.versionNext}
-              ?disabled=${place.next === null || switching}
-              @click=${() => place.next && void this.#showVersion(place.next, index, 'version-next')}
-            >
-              ${rightIcon}
-            </button>
+            ${this.#versionButton('version-next', strings.versionNext, rightIcon, place.next, index, switching)}
           </span>`
         : nothing}
       ${turn.model !== null ? html`<skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>` : nothing}
