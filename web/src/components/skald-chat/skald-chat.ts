@@ -530,16 +530,7 @@ export class SkaldChat extends LitElement {
           ></skald-model-picker>
           <skald-privacy-badge .badge=${next}></skald-privacy-badge>
           ${this.transcript.turns.length > 0
-            ? html`<button
-                type="button"
-                class="quiet icon-button"
-                data-testid="export-conversation"
-                title=${strings.exportConversation}
-                aria-label=${strings.exportConversation}
-                @click=${() => this.#saveMarkdown()}
-              >
-                ${saveIcon}
-              </button>`
+            ? iconButton({ testid: 'export-conversation', label: strings.exportConversation, icon: saveIcon, onClick: () => this.#saveMarkdown() })
             : nothing}
         </div>
       </header>
@@ -647,16 +638,7 @@ export class SkaldChat extends LitElement {
       <h3 class="visually-hidden">${strings.youSaid}</h3>
       <div class="bubble" data-testid="user-message">${text}</div>
       ${mayEdit && turn.id !== null
-        ? html`<button
-            type="button"
-            class="quiet icon-button edit-message"
-            data-testid="edit-message"
-            title=${strings.editMessage}
-            aria-label=${strings.editMessage}
-            @click=${() => (this.editing = turn.id)}
-          >
-            ${pencilIcon}
-          </button>`
+        ? iconButton({ testid: 'edit-message', label: strings.editMessage, icon: pencilIcon, className: 'edit-message', onClick: () => (this.editing = turn.id) })
         : nothing}
     </div>`;
   }
@@ -677,17 +659,13 @@ export class SkaldChat extends LitElement {
     index: number,
     switching: boolean,
   ): TemplateResult {
-    return html`<button
-      type="button"
-      class="quiet icon-button"
-      data-testid=${testid}
-      aria-label=${label}
-      title=${label}
-      ?disabled=${target === null || switching}
-      @click=${() => target && void this.#showVersion(target, index, testid)}
-    >
-      ${icon}
-    </button>`;
+    return iconButton({
+      testid,
+      label,
+      icon,
+      disabled: target === null || switching,
+      onClick: () => target && void this.#showVersion(target, index, testid),
+    });
   }
 
   /** Under the reply: its privacy, the model where it changed, copy, regenerate, and its versions. */
@@ -719,16 +697,7 @@ export class SkaldChat extends LitElement {
       ${at.modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
       ${at.ended && at.hasText ? this.#renderCopy(turn) : nothing}
       ${mayRegenerate
-        ? html`<button
-            type="button"
-            class="quiet icon-button regenerate"
-            data-testid="regenerate"
-            title=${strings.regenerate}
-            aria-label=${strings.regenerate}
-            @click=${() => void this.#newVersion(turn, null)}
-          >
-            ${regenerateIcon}
-          </button>`
+        ? iconButton({ testid: 'regenerate', label: strings.regenerate, icon: regenerateIcon, className: 'regenerate', onClick: () => void this.#newVersion(turn, null) })
         : nothing}
     </p>`;
   }
@@ -824,6 +793,28 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
+}
+
+/** A button that shows only an icon: its label is its name for screen readers and its tooltip. */
+function iconButton(button: {
+  readonly testid: string;
+  readonly label: string;
+  readonly icon: SVGTemplateResult;
+  readonly onClick: () => void;
+  readonly className?: string;
+  readonly disabled?: boolean;
+}): TemplateResult {
+  return html`<button
+    type="button"
+    class="quiet icon-button ${button.className ?? ''}"
+    data-testid=${button.testid}
+    title=${button.label}
+    aria-label=${button.label}
+    ?disabled=${button.disabled ?? false}
+    @click=${button.onClick}
+  >
+    ${button.icon}
+  </button>`;
 }
 
 /** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */
