@@ -22,6 +22,11 @@ impl UserId {
         (s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))).then(|| Self(s.to_owned()))
     }
 
+    /// An id read back from a row Skald wrote, where it was checked when it came in.
+    pub(crate) fn stored(id: String) -> Self {
+        Self(id)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -148,6 +153,11 @@ prefixed_id!(
     /// A configured model provider: `provider_…`.
     ProviderId,
     "provider"
+);
+prefixed_id!(
+    /// A memory, in either pool (`store::memories`): `mem_…`.
+    MemoryId,
+    "mem"
 );
 prefixed_id!(
     /// A tool call: the id the model gave it, or `call_…` where Skald names one.

@@ -346,6 +346,7 @@ mod tests {
                 turn_id: "t".into(),
                 call_id: "c".into(),
                 for_person: None,
+                memory: None,
             }),
             state: CardState::Pending,
             summary: "notify".into(),

@@ -17,6 +17,7 @@ use crate::ids::UserId;
 use crate::providers::catalogue::allowed;
 use crate::store::StoreError;
 use crate::store::approvals::{self, Card, CardKind, CardState};
+use crate::store::memories::Pools;
 use crate::users::sessions::Session;
 
 /// Why a decision was not taken.
@@ -52,11 +53,14 @@ impl From<StoreError> for DecisionError {
 }
 
 /// A person's answer to an approval card.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Decision {
     pub allow: bool,
     /// Add a personal "always allow" rule for the tool.
     pub always: bool,
+    /// On a `remember` card: the similar memory it showed that the new one replaces
+    /// (erased when the person allows).
+    pub replace: Option<crate::store::memories::MemoryId>,
 }
 
 /// The longest answer a person can give to a question card.
@@ -105,6 +109,11 @@ pub struct CallDetails {
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub for_person: Option<CardFor>,
+    /// A `remember` card's lines: the sentence, about whom, by which agent, kept until
+    /// when, who can read it, and memories it may replace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub memory: Option<super::memory::MemoryCard>,
 }
 
 /// A question card's call, with the question as `clarify` gave it.
@@ -147,6 +156,7 @@ pub fn card_view(card: &Card) -> CardView {
         turn_id: card.turn_id.clone(),
         call_id: card.call_id.clone(),
         for_person: None,
+        memory: card.shows.as_deref().and_then(|shows| serde_json::from_str(shows).ok()),
     };
     let (summary, asks) = match card.kind {
         CardKind::Approval => (summary(&card.tool, &call.arguments), Asks::Approval(call)),
@@ -213,8 +223,17 @@ impl Runtime {
         if decision.allow && !role.may_approve {
             return Err(DecisionError::MayNotApprove);
         }
-        let always = match decision {
-            Decision { allow: true, always: true } => {
+        if let Some(old) = &decision.replace {
+            let shown: Option<super::memory::MemoryCard> =
+                card.shows.as_deref().and_then(|s| serde_json::from_str(s).ok());
+            if !decision.allow || !shown.is_some_and(|m| m.similar.iter().any(|s| s.id == *old)) {
+                return Err(DecisionError::WrongKind(
+                    "\"replace\" names a memory this card offered to replace, with allow",
+                ));
+            }
+        }
+        let always = match (decision.allow, decision.always) {
+            (true, true) => {
                 let permitted = role.may_approve
                     && allowed(&role.tools, &card.tool)
                     && !CONFIRMED_WRITES.contains(&card.tool.as_str());
@@ -232,6 +251,13 @@ impl Runtime {
             _ => None,
         };
         let waiting = approvals::decide(space, card_id, decision.allow, always.as_ref()).await?;
+        if let Some(old) = &decision.replace {
+            let pools = Pools { owner: &session.user_id, space, system: self.system() };
+            match pools.delete(old).await {
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
         self.settled(session, &card, waiting).await
     }
 
@@ -321,6 +347,7 @@ mod tests {
             answer: None,
             created_at: "2026-01-01T00:00:00Z".into(),
             decided_at: None,
+            shows: None,
         }
     }
 

@@ -73,6 +73,12 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::inbox::Decided,
         super::notes::NoteList,
         crate::store::notes::Note,
+        crate::store::memories::Memory,
+        super::memories::NewMemoryBody,
+        super::memories::Created,
+        super::memories::Change,
+        super::memories::Erase,
+        super::memories::Erased,
     );
     Ok(())
 }

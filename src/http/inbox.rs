@@ -30,6 +30,9 @@ pub struct Answer {
     arguments_hash: Option<String>,
     #[ts(optional)]
     answer: Option<String>,
+    /// With allow on a `remember` card: the similar memory it offered that the new one replaces.
+    #[ts(optional, as = "Option<String>")]
+    replace: Option<crate::store::memories::MemoryId>,
 }
 
 /// A card as it was decided, and whether its turn went on.
@@ -50,7 +53,7 @@ pub async fn decide(
     let allow = match (req.decision.as_deref(), &req.answer) {
         (Some("allow"), None) => true,
         (Some("deny"), None) => false,
-        (None, Some(answer)) if !req.always && req.arguments_hash.is_none() => {
+        (None, Some(answer)) if !req.always && req.arguments_hash.is_none() && req.replace.is_none() => {
             let (card, resumed) = state.agent.answer(caller.session.clone(), &id, answer).await?;
             return Ok(Json(Decided { card, resumed }));
         }
@@ -64,7 +67,7 @@ pub async fn decide(
         let message = "\"always\" goes with allow only".to_owned();
         return Err(ApiError::BadRequest { code: "invalid_decision", message });
     }
-    let decision = Decision { allow, always: req.always };
+    let decision = Decision { allow, always: req.always, replace: req.replace };
     let (card, resumed) =
         state.agent.decide(caller.session.clone(), &id, decision, req.arguments_hash.as_deref()).await?;
     Ok(Json(Decided { card, resumed }))

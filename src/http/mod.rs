@@ -18,6 +18,7 @@ pub mod inbox;
 pub mod json;
 pub mod local_models;
 pub mod me;
+pub mod memories;
 pub mod meta;
 pub mod notes;
 pub mod people;

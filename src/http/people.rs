@@ -128,6 +128,30 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
     if let Err(err) = state.agent.resume_ready(session.clone()).await {
         tracing::error!(user = %session.user_id, %err, "could not resume decided turns");
     }
+    memory_upkeep(state, &session).await;
+}
+
+/// Queued erasures are applied and expired memories deleted at unlock, then hourly while
+/// the person stays unlocked.
+async fn memory_upkeep(state: &AppState, session: &std::sync::Arc<crate::users::sessions::Session>) {
+    use crate::agent::memory::{SWEEP_EVERY, upkeep};
+    if let Err(err) = upkeep(&state.system, &session.user_id, &session.space).await {
+        tracing::error!(user = %session.user_id, %err, "could not apply erasures or sweep expired memories");
+    }
+    let (system, held) = (state.system.clone(), session.clone());
+    session.spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        every.tick().await;
+        loop {
+            tokio::select! {
+                () = held.ended().cancelled() => return,
+                _ = every.tick() => {}
+            }
+            if let Err(err) = upkeep(&system, &held.user_id, &held.space).await {
+                tracing::warn!(user = %held.user_id, %err, "the hourly memory sweep failed");
+            }
+        }
+    });
 }
 
 /// The person's record of what they accept (§3) starts as what setup or enrolment shows

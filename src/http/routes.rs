@@ -9,7 +9,9 @@ use axum::middleware::{self, Next};
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
-use super::{AppState, admin, agents, chat, inbox, local_models, me, meta, notes, people, providers, rules, ws};
+use super::{
+    AppState, admin, agents, chat, inbox, local_models, me, memories, meta, notes, people, providers, rules, ws,
+};
 
 /// One row of the table.
 pub struct Route {
@@ -113,6 +115,13 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/notices", Session, Header, agents::notices),
         route(M::POST, "/api/notices/seen", Session, Header, agents::seen),
         route(M::POST, "/api/notices/{id}/accept", Session, Header, agents::decide),
+        route(M::GET, "/api/memories", Session, Header, memories::list),
+        route(M::POST, "/api/memories", Session, Header, memories::create),
+        route(M::GET, "/api/memories/recall", Session, Header, memories::recall),
+        route(M::POST, "/api/memories/erase", Session, Header, memories::erase),
+        route(M::GET, "/api/memories/{id}", Session, Header, memories::get),
+        route(M::PATCH, "/api/memories/{id}", Session, Header, memories::update),
+        route(M::DELETE, "/api/memories/{id}", Session, Header, memories::delete),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),

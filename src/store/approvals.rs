@@ -56,6 +56,8 @@ pub struct Card {
     pub answer: Option<String>,
     pub created_at: String,
     pub decided_at: Option<String>,
+    /// What the card showed beyond the arguments (JSON), fixed when it was made.
+    pub shows: Option<String>,
 }
 
 /// A card about to be created.
@@ -72,10 +74,12 @@ pub struct NewCard {
     pub agent: String,
     pub why: String,
     pub reason: String,
+    /// What the card shows beyond the arguments (JSON): a `remember` card's lines.
+    pub shows: Option<String>,
 }
 
 const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, \
-     why, reason, state, answer, created_at, decided_at FROM cards";
+     why, reason, state, answer, created_at, decided_at, shows FROM cards";
 
 /// Creates approval cards and parks their turn, in one transaction: once this returns the
 /// cards survive a crash, and the turn waits for them (§8.1).
@@ -90,8 +94,8 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
     for card in cards {
         sqlx::query(
             "INSERT INTO cards (id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, why,
-                                reason, state, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                                reason, state, created_at, shows)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
              ON CONFLICT (call_id) DO NOTHING",
         )
         .bind(&card.id)
@@ -106,6 +110,7 @@ pub async fn park(store: &PrivateStore, turn_id: &str, cards: &[NewCard]) -> Res
         .bind(&card.why)
         .bind(&card.reason)
         .bind(&now)
+        .bind(&card.shows)
         .execute(&mut *tx)
         .await?;
     }

@@ -24,7 +24,8 @@ impl SystemStore {
     /// Opens (creating if needed) and migrates the shared database.
     pub async fn open(path: &Path) -> Result<Self, StartError> {
         let fail = |source| StartError::Database { path: path.to_path_buf(), source };
-        let options = super::connect_options(path, true).map_err(fail)?;
+        // secure_delete: an erased shared memory's pages are zeroed, not left for a later write.
+        let options = super::connect_options(path, true).map_err(fail)?.pragma("secure_delete", "ON");
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
         MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
         Ok(Self { pool, people_generation: Arc::default() })

@@ -20,6 +20,7 @@ mod branches;
 mod consent;
 #[cfg(feature = "local-model")]
 mod local;
+mod memory;
 mod mine;
 mod search;
 mod titles;

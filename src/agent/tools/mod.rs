@@ -5,6 +5,7 @@
 mod call_agent;
 pub mod clarify;
 mod current_time;
+mod forget;
 mod list_agents;
 mod note_delete;
 mod note_list;
@@ -12,6 +13,8 @@ mod note_read;
 mod note_search;
 mod note_write;
 mod notify;
+mod recall;
+mod remember;
 mod scratchpad;
 pub mod web_fetch;
 
@@ -42,6 +45,12 @@ pub struct ToolContext {
     pub notifier: crate::notify::Notifier,
     pub events: super::events::Events,
     pub agents: super::definition::AgentDir,
+    /// The shared database: the shared memory pool, the people a memory may be about.
+    pub system: crate::store::system::SystemStore,
+    /// The person's role as the turn read it (memory retention, privacy tier).
+    pub role: crate::store::roles::Role,
+    /// The agent making the call: a memory it writes names it as the author.
+    pub agent: String,
     /// Outside content had entered the conversation when the call was decided.
     pub outside_content: bool,
     /// Set by a tool that brought outside content in without being an outside tool itself
@@ -97,6 +106,9 @@ impl Registry {
                 Box::new(list_agents::ListAgents),
                 Box::new(call_agent::CallAgent),
                 Box::new(clarify::Clarify),
+                Box::new(remember::Remember),
+                Box::new(recall::Recall),
+                Box::new(forget::Forget),
             ]),
         }
     }
@@ -187,7 +199,7 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin(web_fetch::FetchPolicy::default());
-        assert_eq!(registry.offered(&all(), &all()).len(), 12);
+        assert_eq!(registry.offered(&all(), &all()).len(), 15);
         assert!(registry.offered(&all(), &[]).is_empty());
         let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);

@@ -202,6 +202,17 @@ impl Turn {
             })
             .collect();
         if !asks.is_empty() {
+            let mut asks = asks;
+            for card in &mut asks {
+                card.shows = super::super::memory::card_shows(
+                    &space,
+                    &self.runtime.inner.system,
+                    &self.session.user_id,
+                    &self.role,
+                    card,
+                )
+                .await?;
+            }
             return self.wait_on(asks).await;
         }
         let context = ToolContext {
@@ -211,6 +222,9 @@ impl Turn {
             notifier: self.runtime.inner.notifier.clone(),
             events: self.runtime.inner.events.clone(),
             agents: self.runtime.agents().clone(),
+            system: self.runtime.inner.system.clone(),
+            role: self.role.clone(),
+            agent: self.agent.clone(),
             outside_content: self.outside_content.load(Ordering::Acquire),
             brought_outside: AtomicBool::new(false),
         };
@@ -340,6 +354,7 @@ impl Turn {
             agent: self.agent.clone(),
             why: why.to_owned(),
             reason: reason.to_owned(),
+            shows: None,
         }
     }
 }
@@ -369,6 +384,7 @@ mod tests {
             answer: Some("Tuesday".into()),
             created_at: String::new(),
             decided_at: None,
+            shows: None,
         }
     }
 

@@ -4,4 +4,8 @@ export type CardAnswer = { decision?: string, always?: boolean,
 /**
  * The `arguments_hash` the person saw; when given, it must still be the card's.
  */
-arguments_hash?: string, answer?: string, };
+arguments_hash?: string, answer?: string, 
+/**
+ * With allow on a `remember` card: the similar memory it offered that the new one replaces.
+ */
+replace?: string, };

@@ -1,0 +1,267 @@
+//! The agent's side of memory (§10, docs/architecture.md "Memory"): what a `remember` card
+//! shows beside the call's arguments, and whom a memory may be about. The pools themselves
+//! are `store::memories`; the tools are `tools::{remember, recall, forget}`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::UserId;
+use crate::store::StoreError;
+use crate::store::approvals::NewCard;
+use crate::store::memories::{self, Memory, MemoryId, Pool, Pools, Subject};
+use crate::store::private::PrivateStore;
+use crate::store::roles::{self, PrivacyTier, Role};
+use crate::store::system::SystemStore;
+use crate::store::users;
+
+/// The tool that proposes a memory: always a confirmed write (the gate's `CONFIRMED_WRITES`).
+pub const REMEMBER: &str = "remember";
+
+/// How similar (share of words held) an existing memory must be for a `remember` card to
+/// offer replacing it.
+const SIMILAR: f64 = 0.5;
+
+/// A `remember` card's lines, fixed when the card is made: the person decides on these.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+pub struct MemoryCard {
+    /// The sentence, as it would be kept.
+    pub text: String,
+    pub pool: Pool,
+    pub subject: Subject,
+    /// The person it is about, by name; none when it is about this instance.
+    pub about: Option<String>,
+    /// About a member other than the person deciding: personal data about them.
+    pub about_another: bool,
+    /// The agent that would be recorded as its author.
+    pub agent: String,
+    /// When it would be deleted (RFC 3339).
+    pub kept_until: String,
+    /// Kept on this machine only: never sent to a remote model.
+    pub local_only: bool,
+    /// Memories already kept that say nearly the same (or the opposite): the person may
+    /// replace one of them.
+    pub similar: Vec<SimilarMemory>,
+    /// Why the call would fail as it stands (a sentence too long, an unknown member): the
+    /// card says so, and allowing it gives the model that error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub problem: Option<String>,
+}
+
+/// A memory already kept that a new one may replace.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+pub struct SimilarMemory {
+    pub id: MemoryId,
+    pub text: String,
+    pub pool: Pool,
+}
+
+/// The arguments `remember` takes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Proposal {
+    pub text: String,
+    pub pool: Pool,
+    pub subject: Subject,
+}
+
+/// A proposal read and checked: what would be written.
+pub struct Checked {
+    pub text: String,
+    pub pool: Pool,
+    pub subject: Subject,
+    pub about: Option<String>,
+    pub about_another: bool,
+    pub local_only: bool,
+}
+
+/// Reads `remember`'s arguments and checks them against the people here; the error is
+/// text the model can act on.
+pub async fn check(
+    system: &SystemStore,
+    owner: &UserId,
+    role: &Role,
+    arguments: &Value,
+) -> Result<Result<Checked, String>, StoreError> {
+    let proposal: Proposal = match serde_json::from_value(arguments.clone()) {
+        Ok(proposal) => proposal,
+        Err(err) => {
+            return Ok(Err(format!(
+                "remember takes \"text\" (one sentence), \"pool\" (\"private\" or \"shared\") and \"subject\" \
+                 ({{\"kind\": \"self\"}}, {{\"kind\": \"member\", \"id\": \"<user id>\"}} or {{\"kind\": \"instance\"}}): {err}"
+            )));
+        }
+    };
+    let text = match memories::check(&proposal.text) {
+        Ok(text) => text.to_owned(),
+        Err(why) => return Ok(Err(why)),
+    };
+    let subject = match proposal.subject {
+        Subject::Member { id } if id == *owner => Subject::Own,
+        other => other,
+    };
+    let mut local_only = role.privacy_tier == PrivacyTier::LocalOnly;
+    let (about, about_another) = match &subject {
+        Subject::Own => (users::find(system, owner).await?.map(|u| u.name), false),
+        Subject::Instance => (None, false),
+        Subject::Member { id } => {
+            let Some(person) = users::find(system, id).await?.filter(|u| u.status == "active") else {
+                return Ok(Err(format!(
+                    "there is no member with the id {id:?}; use {{\"kind\": \"self\"}} for the person you are talking with"
+                )));
+            };
+            let theirs = roles::of_active_user(system, id).await?;
+            local_only |= theirs.is_some_and(|r| r.privacy_tier == PrivacyTier::LocalOnly);
+            (Some(person.name), true)
+        }
+    };
+    Ok(Ok(Checked { text, pool: proposal.pool, subject, about, about_another, local_only }))
+}
+
+/// What a card shows beside the arguments; none for a card not about a memory.
+pub async fn card_shows(
+    space: &PrivateStore,
+    system: &SystemStore,
+    owner: &UserId,
+    role: &Role,
+    card: &NewCard,
+) -> Result<Option<String>, StoreError> {
+    if card.tool != REMEMBER {
+        return Ok(None);
+    }
+    let arguments = crate::agent::tools::parse_arguments(&card.arguments).unwrap_or_default();
+    let kept_until = memories::days_from_now(role.memory_retention_days);
+    let lines = match check(system, owner, role, &arguments).await? {
+        Ok(checked) => {
+            let pools = Pools { owner, space, system };
+            let similar = pools
+                .search(&checked.text, None, 3)
+                .await?
+                .into_iter()
+                .filter(|m| m.score.is_some_and(|s| s >= SIMILAR) && may_edit(m, owner, false))
+                .map(|m: Memory| SimilarMemory { id: m.id, text: m.text, pool: m.pool })
+                .collect();
+            MemoryCard {
+                text: checked.text,
+                pool: checked.pool,
+                subject: checked.subject,
+                about: checked.about,
+                about_another: checked.about_another,
+                agent: card.agent.clone(),
+                kept_until,
+                local_only: checked.local_only,
+                similar,
+                problem: None,
+            }
+        }
+        Err(problem) => MemoryCard {
+            text: arguments["text"].as_str().unwrap_or_default().to_owned(),
+            pool: if arguments["pool"] == "shared" { Pool::Shared } else { Pool::Private },
+            subject: Subject::Own,
+            about: None,
+            about_another: false,
+            agent: card.agent.clone(),
+            kept_until,
+            local_only: false,
+            similar: Vec::new(),
+            problem: Some(problem),
+        },
+    };
+    Ok(Some(serde_json::to_string(&lines).expect("memory card lines serialise")))
+}
+
+/// Whether `person` may change or erase a memory: a private one is its owner's (and a
+/// person reads only their own private pool); a shared one its owner's, its subject's (to
+/// erase) or an administrator's.
+pub fn may_edit(memory: &Memory, person: &UserId, administrator: bool) -> bool {
+    match memory.pool {
+        Pool::Private => true,
+        Pool::Shared => administrator || memory.owner == *person,
+    }
+}
+
+/// Whether `person` may erase a memory: as [`may_edit`], and a shared memory about them.
+pub fn may_erase(memory: &Memory, person: &UserId, administrator: bool) -> bool {
+    may_edit(memory, person, administrator) || memory.subject.is_about(person, &memory.owner)
+}
+
+/// The most memories read into a turn's context.
+pub const RECALLED: usize = 3;
+
+/// How well a memory must match a message to be read into its turn (full-text score: the
+/// share of the message's words it holds).
+const RECALL_CUTOFF: f64 = 0.34;
+
+/// What a turn whose message is `message` reads into its context: the best matches above
+/// the cut-off, at most [`RECALLED`].
+pub async fn for_turn(pools: &Pools<'_>, message: &str) -> Result<Vec<Memory>, StoreError> {
+    let mut found = pools.search(message, None, RECALLED * 4).await?;
+    found.retain(|m| m.score.is_some_and(|s| s >= RECALL_CUTOFF));
+    found.truncate(RECALLED);
+    Ok(found)
+}
+
+/// How often an unlocked person's memories are swept for expired ones.
+pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// At unlock and hourly after: erasures queued while the file was locked are applied (a
+/// memory's sentence redacted, everything about a removed person erased), then expired
+/// memories are deleted from both pools. Returns how many memories went.
+pub async fn upkeep(system: &SystemStore, owner: &UserId, space: &PrivateStore) -> Result<u64, StoreError> {
+    let pools = Pools { owner, space, system };
+    let mut gone = 0;
+    for what in memories::queue::waiting(system, owner).await? {
+        if let Some(about) = what.strip_prefix("member:") {
+            let Some(id) = UserId::parse(about) else { continue };
+            let subject = Subject::Member { id };
+            let erased = pools.erase_about(&subject, false).await?;
+            let sentences: Vec<String> = erased.iter().map(|m| m.text.clone()).collect();
+            memories::redact(space, &sentences).await?;
+            gone += erased.len() as u64;
+        } else if let Some(sentence) = memories::written_here(space, &MemoryId::new(what.clone())).await? {
+            memories::redact(space, &[sentence]).await?;
+        }
+        memories::queue::done(system, owner, &what).await?;
+    }
+    Ok(gone + pools.sweep().await?)
+}
+
+/// Erases everything about `subject` that `person` may erase (their private pool, and
+/// shared memories they own, are about, or as an administrator any), redacts the
+/// sentences in their own file, and queues the redaction for each other owner's file.
+/// Returns how many memories were erased and how many redactions were queued.
+pub async fn erase_about(
+    system: &SystemStore,
+    person: &UserId,
+    space: &PrivateStore,
+    subject: &Subject,
+    administrator: bool,
+) -> Result<(usize, usize), StoreError> {
+    let pools = Pools { owner: person, space, system };
+    let erased = pools.erase_about(subject, administrator).await?;
+    let sentences: Vec<String> = erased.iter().map(|m| m.text.clone()).collect();
+    memories::redact(space, &sentences).await?;
+    let mut queued = 0;
+    for memory in erased.iter().filter(|m| m.pool == Pool::Shared && m.owner != *person) {
+        memories::queue::redaction(system, &memory.owner, &memory.id).await?;
+        queued += 1;
+    }
+    Ok((erased.len(), queued))
+}
+
+/// Erases one memory this person may erase and redacts it where it was written; the
+/// redaction is queued for another owner's file.
+pub async fn erase_one(
+    system: &SystemStore,
+    person: &UserId,
+    space: &PrivateStore,
+    memory: &Memory,
+) -> Result<(), StoreError> {
+    let pools = Pools { owner: person, space, system };
+    pools.delete(&memory.id).await?;
+    memories::redact(space, std::slice::from_ref(&memory.text)).await?;
+    if memory.pool == Pool::Shared && memory.owner != *person {
+        memories::queue::redaction(system, &memory.owner, &memory.id).await?;
+    }
+    Ok(())
+}

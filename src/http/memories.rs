@@ -1,0 +1,225 @@
+//! The caller's memories (§10): their private pool (in their own encrypted file) and the
+//! shared pool, listed, searched, written by hand (no card: their own hand), edited,
+//! pinned and erased — one at a time or everything about a subject.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::ApiError;
+use super::json::Body;
+use crate::agent::memory::{self, may_edit, may_erase};
+use crate::store::StoreError;
+use crate::store::memories::{Author, Memory, MemoryId, NewMemory, Pool, Pools, Subject};
+use crate::store::roles::{PrivacyTier, Role};
+
+/// How many memories a list returns at most by default, and at all.
+const DEFAULT_LIMIT: usize = 200;
+const MOST: usize = 1000;
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    pool: Option<Pool>,
+    /// `self`, `instance`, or a member's user id.
+    subject: Option<String>,
+    q: Option<String>,
+    limit: Option<usize>,
+}
+
+fn no_memory() -> ApiError {
+    ApiError::Missing { code: "no_memory", message: "there is no such memory you can read".into() }
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::BadRequest { code: "invalid_memory", message: message.into() }
+}
+
+async fn role(state: &AppState, caller: &Caller) -> Result<Role, ApiError> {
+    Ok(state.agent.role_of(&caller.session.user_id).await?)
+}
+
+/// `GET /api/memories?pool=&subject=&q=&limit=`: what I can read, newest first; with `q`,
+/// most relevant first.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Vec<Memory>>, ApiError> {
+    let me = &caller.session.user_id;
+    let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MOST);
+    let mut found = match query.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+        Some(q) => pools.search(q, query.pool, MOST).await?,
+        None => pools.list(query.pool).await?,
+    };
+    if let Some(subject) = query.subject.as_deref() {
+        found.retain(|m| match (subject, &m.subject) {
+            ("self", s) => s.is_about(me, me),
+            ("instance", Subject::Instance) => true,
+            (id, s) => crate::ids::UserId::parse(id).is_some_and(|id| s.is_about(&id, me)),
+        });
+    }
+    found.truncate(limit);
+    Ok(Json(found))
+}
+
+/// `GET /api/memories/{id}`
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<MemoryId>,
+) -> Result<Json<Memory>, ApiError> {
+    let pools = Pools { owner: &caller.session.user_id, space: &caller.session.space, system: &state.system };
+    pools.get(&id).await?.map(Json).ok_or_else(no_memory)
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemoryBody {
+    text: String,
+    pool: Pool,
+    subject: Subject,
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pinned: bool,
+}
+
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "MemoryCreated")]
+pub struct Created {
+    pub id: MemoryId,
+}
+
+/// `POST /api/memories` `{"text","pool","subject"}`: a memory I write myself, no card.
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<NewMemoryBody>,
+) -> Result<(StatusCode, Json<Created>), ApiError> {
+    let me = &caller.session.user_id;
+    let role = role(&state, &caller).await?;
+    let arguments = serde_json::json!({ "text": req.text, "pool": req.pool, "subject": req.subject });
+    let checked = memory::check(&state.system, me, &role, &arguments).await?.map_err(invalid)?;
+    let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
+    let author = Author::Person { id: me.clone() };
+    let kept = pools
+        .create(&NewMemory {
+            text: &checked.text,
+            pool: checked.pool,
+            subject: &checked.subject,
+            author: &author,
+            source_session: None,
+            outside: false,
+            local_only: checked.local_only || role.privacy_tier == PrivacyTier::LocalOnly,
+            keep_days: (!req.pinned).then_some(role.memory_retention_days),
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Created { id: kept.id })))
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "MemoryChange")]
+pub struct Change {
+    #[ts(optional)]
+    text: Option<String>,
+    #[ts(optional)]
+    pinned: Option<bool>,
+}
+
+/// `PATCH /api/memories/{id}` `{"text"?,"pinned"?}`: only the owner (for a shared one, the
+/// one who kept it or an administrator) edits.
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<MemoryId>,
+    Body(req): Body<Change>,
+) -> Result<Json<Memory>, ApiError> {
+    let me = &caller.session.user_id;
+    let role = role(&state, &caller).await?;
+    let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
+    let memory = pools.get(&id).await?.ok_or_else(no_memory)?;
+    if !may_edit(&memory, me, role.manage_instance) {
+        return Err(ApiError::Forbidden {
+            code: "not_yours",
+            message: "this shared memory was kept by someone else; only they or an administrator can change it",
+        });
+    }
+    if let Some(text) = &req.text {
+        crate::store::memories::check(text).map_err(invalid)?;
+    }
+    let updated = pools.update(&id, req.text.as_deref(), req.pinned, role.memory_retention_days).await?;
+    if req.text.as_ref().is_some_and(|t| t.trim() != memory.text) {
+        crate::store::memories::redact(&caller.session.space, std::slice::from_ref(&memory.text)).await?;
+    }
+    Ok(Json(updated))
+}
+
+/// `DELETE /api/memories/{id}`: erased for good, and its sentence redacted where it was
+/// written.
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<MemoryId>,
+) -> Result<StatusCode, ApiError> {
+    let me = &caller.session.user_id;
+    let role = role(&state, &caller).await?;
+    let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
+    let memory = pools.get(&id).await?.ok_or_else(no_memory)?;
+    if !may_erase(&memory, me, role.manage_instance) {
+        return Err(ApiError::Forbidden {
+            code: "not_yours",
+            message: "this shared memory was kept by someone else and is not about you; only they or an administrator can erase it",
+        });
+    }
+    match memory::erase_one(&state.system, me, &caller.session.space, &memory).await {
+        Ok(()) | Err(StoreError::NotFound) => Ok(StatusCode::NO_CONTENT),
+        Err(err) => Err(err.into()),
+    }
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "MemoryErase")]
+pub struct Erase {
+    subject: Subject,
+}
+
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "MemoryErased")]
+pub struct Erased {
+    pub erased: usize,
+    /// Redactions waiting for another person's file, applied at their next unlock.
+    pub queued: usize,
+}
+
+/// `POST /api/memories/erase` `{"subject"}`: everything about a subject I may erase, at once.
+pub async fn erase(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Erase>,
+) -> Result<Json<Erased>, ApiError> {
+    let me = &caller.session.user_id;
+    let role = role(&state, &caller).await?;
+    let (erased, queued) =
+        memory::erase_about(&state.system, me, &caller.session.space, &req.subject, role.manage_instance).await?;
+    Ok(Json(Erased { erased, queued }))
+}
+
+#[derive(Deserialize)]
+pub struct RecallQuery {
+    q: String,
+}
+
+/// `GET /api/memories/recall?q=`: what a turn with that message would read into its context.
+pub async fn recall(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<RecallQuery>,
+) -> Result<Json<Vec<Memory>>, ApiError> {
+    let pools = Pools { owner: &caller.session.user_id, space: &caller.session.space, system: &state.system };
+    Ok(Json(memory::for_turn(&pools, &query.q).await?))
+}

@@ -1,0 +1,697 @@
+//! Memories (§10, docs/architecture.md "Memory"): durable sentences about a person, another
+//! member or how this instance runs, in two pools of one shape — private ones in the
+//! owner's encrypted file (`memories`), shared ones in the shared database
+//! (`shared_memories`, readable by every member and the administrator). Every memory says
+//! about whom, who wrote it (a model, never claimed to be a person, or a person) and until
+//! when; the sweep deletes an expired one. Erasing deletes the row and its search tokens
+//! (FTS5 `secure-delete`, the databases' `secure_delete`) and truncates the WAL, so the
+//! sentence does not survive on disk.
+
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+
+use super::private::PrivateStore;
+use super::snapshots::Touched;
+use super::system::SystemStore;
+use super::{StoreError, timestamp};
+pub use crate::ids::MemoryId;
+use crate::ids::{ConversationId, UserId};
+
+/// The longest memory, in characters: one sentence, as it should read months from now.
+pub const MAX_CHARS: usize = 300;
+
+/// Which pool a memory lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Pool {
+    /// The owner's encrypted file: only they can read it.
+    Private,
+    /// The shared database: every member and the administrator can read it.
+    Shared,
+}
+
+impl Pool {
+    fn table(self) -> &'static str {
+        match self {
+            Self::Private => "memories",
+            Self::Shared => "shared_memories",
+        }
+    }
+}
+
+/// Whom a memory is about, as the API and the `remember` tool name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[ts(rename = "MemorySubject")]
+pub enum Subject {
+    /// The person whose memory it is (in the shared pool: stored as about them by id).
+    #[serde(rename = "self")]
+    Own,
+    /// Another member (or, read back from the shared pool, anyone) by their id.
+    Member { id: UserId },
+    /// How this instance runs.
+    Instance,
+}
+
+impl Subject {
+    /// The subject as stored in a pool: a shared memory "about self" names its owner.
+    fn stored(&self, pool: Pool, owner: &UserId) -> (&'static str, Option<String>) {
+        match (self, pool) {
+            (Self::Own, Pool::Private) => ("self", None),
+            (Self::Own, Pool::Shared) => ("member", Some(owner.to_string())),
+            (Self::Member { id }, Pool::Private) if id == owner => ("self", None),
+            (Self::Member { id }, _) => ("member", Some(id.to_string())),
+            (Self::Instance, _) => ("instance", None),
+        }
+    }
+
+    fn read(kind: &str, id: Option<String>) -> Self {
+        match (kind, id) {
+            ("member", Some(id)) => Self::Member { id: UserId::stored(id) },
+            ("instance", _) => Self::Instance,
+            _ => Self::Own,
+        }
+    }
+
+    /// Whether this is about `person`, as seen by `viewer` (whose "self" is themselves).
+    pub fn is_about(&self, person: &UserId, viewer: &UserId) -> bool {
+        match self {
+            Self::Own => person == viewer,
+            Self::Member { id } => id == person,
+            Self::Instance => false,
+        }
+    }
+}
+
+/// Who wrote a memory. A model's memory names the agent and the conversation it came from;
+/// nothing a model sends can make it a person's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(rename = "MemoryAuthor")]
+pub enum Author {
+    Model { agent: String },
+    Person { id: UserId },
+}
+
+/// A memory as the API shows it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct Memory {
+    pub id: MemoryId,
+    pub text: String,
+    pub pool: Pool,
+    pub subject: Subject,
+    pub author: Author,
+    /// The conversation a model's memory came from.
+    pub source_session: Option<ConversationId>,
+    /// Whose turn or hand put a shared memory there (who may edit it beside an
+    /// administrator); for a private one, its owner.
+    pub owner: UserId,
+    pub created_at: String,
+    pub updated_at: String,
+    /// None while pinned.
+    pub expires_at: Option<String>,
+    pub pinned: bool,
+    /// Written by or about someone whose role keeps their words on this machine: never
+    /// sent to a remote provider.
+    pub local_only: bool,
+    /// Its source conversation held outside content (§8.4).
+    pub outside: bool,
+    /// How well it matched a query, higher is better; only on ranked results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub score: Option<f64>,
+}
+
+/// A memory about to be written.
+#[derive(Debug, Clone)]
+pub struct NewMemory<'a> {
+    pub text: &'a str,
+    pub pool: Pool,
+    pub subject: &'a Subject,
+    pub author: &'a Author,
+    pub source_session: Option<&'a ConversationId>,
+    pub outside: bool,
+    pub local_only: bool,
+    /// How long it is kept; `None` pins it.
+    pub keep_days: Option<i64>,
+}
+
+/// The pools one person reaches: their open file and the shared database.
+#[derive(Clone, Copy)]
+pub struct Pools<'a> {
+    pub owner: &'a UserId,
+    pub space: &'a PrivateStore,
+    pub system: &'a SystemStore,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: MemoryId,
+    text: String,
+    subject_kind: String,
+    subject_id: Option<String>,
+    author_kind: String,
+    author_id: String,
+    owner: Option<String>,
+    source_session: Option<ConversationId>,
+    created_at: String,
+    updated_at: String,
+    expires_at: Option<String>,
+    pinned: bool,
+    local_only: bool,
+    outside: bool,
+    score: Option<f64>,
+}
+
+impl Row {
+    fn into_memory(self, pool: Pool, owner: &UserId) -> Memory {
+        let author = match self.author_kind.as_str() {
+            "person" => Author::Person { id: UserId::stored(self.author_id) },
+            _ => Author::Model { agent: self.author_id },
+        };
+        Memory {
+            id: self.id,
+            text: self.text,
+            pool,
+            subject: Subject::read(&self.subject_kind, self.subject_id),
+            author,
+            source_session: self.source_session,
+            owner: self.owner.map_or_else(|| owner.clone(), UserId::stored),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            expires_at: self.expires_at,
+            pinned: self.pinned,
+            local_only: self.local_only,
+            outside: self.outside,
+            score: self.score,
+        }
+    }
+}
+
+/// Whether a sentence can be kept as a memory; the reason, in words a model can act on,
+/// when it cannot.
+pub fn check(text: &str) -> Result<&str, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("a memory needs its sentence in \"text\"".into());
+    }
+    let chars = text.chars().count();
+    if chars > MAX_CHARS {
+        return Err(format!(
+            "a memory is one sentence of at most {MAX_CHARS} characters; this one has {chars}: keep only the durable fact"
+        ));
+    }
+    if sentences(text) > 1 {
+        return Err("a memory is one sentence; keep the one durable fact, or remember each separately".into());
+    }
+    Ok(text)
+}
+
+/// Sentences in a text: ends of sentence (`.`, `!`, `?`) followed by more words. "Dr. Rossi"
+/// or "3.5" do not end one: the next character must be a space and then an upper-case letter.
+fn sentences(text: &str) -> usize {
+    let chars: Vec<char> = text.chars().collect();
+    let ends =
+        chars.windows(3).filter(|w| matches!(w[0], '.' | '!' | '?') && w[1] == ' ' && w[2].is_uppercase()).count();
+    // An abbreviation before the end ("Mr. Smith") is not an end of sentence.
+    let abbreviations = ["Mr. ", "Mrs. ", "Ms. ", "Dr. ", "St. ", "Sr. ", "Jr. ", "Prof. "]
+        .iter()
+        .map(|a| text.matches(a).count())
+        .sum::<usize>();
+    1 + ends.saturating_sub(abbreviations)
+}
+
+/// The moment `days` from `now`, as stored.
+pub fn days_from_now(days: i64) -> String {
+    let later = now() + time::Duration::days(days);
+    later.format(&time::format_description::well_known::Rfc3339).expect("UTC timestamps format")
+}
+
+/// Now, for expiry: in debug builds `SKALD_DEBUG_NOW` (RFC 3339) moves the clock, so a
+/// test can see the sweep delete what has expired.
+fn now() -> time::OffsetDateTime {
+    #[cfg(debug_assertions)]
+    if let Some(moved) = std::env::var("SKALD_DEBUG_NOW")
+        .ok()
+        .and_then(|at| time::OffsetDateTime::parse(&at, &time::format_description::well_known::Rfc3339).ok())
+    {
+        return moved;
+    }
+    time::OffsetDateTime::now_utc()
+}
+
+fn now_text() -> String {
+    now().format(&time::format_description::well_known::Rfc3339).expect("UTC timestamps format")
+}
+
+const COLUMNS: &str = "id, text, subject_kind, subject_id, author_kind, author_id, source_session, created_at, \
+     updated_at, expires_at, pinned, local_only, outside";
+
+/// The columns a [`Row`] reads from `pool`'s table, each named through `table.`; a private
+/// memory's owner is the file's, filled in after.
+fn select(pool: Pool) -> String {
+    let table = pool.table();
+    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("{table}.{c}")).collect();
+    let owner = match pool {
+        Pool::Private => "NULL".to_owned(),
+        Pool::Shared => format!("{table}.owner"),
+    };
+    format!("SELECT {}, {owner} AS owner", columns.join(", "))
+}
+
+impl Pools<'_> {
+    fn db(&self, pool: Pool) -> &SqlitePool {
+        match pool {
+            Pool::Private => self.space.pool(),
+            Pool::Shared => self.system.pool(),
+        }
+    }
+
+    /// Writes a memory.
+    pub async fn create(&self, new: &NewMemory<'_>) -> Result<Memory, StoreError> {
+        let text = check(new.text)
+            .map_err(|_| StoreError::WrongState("a memory is one sentence of at most 300 characters"))?;
+        let (subject_kind, subject_id) = new.subject.stored(new.pool, self.owner);
+        let (author_kind, author_id) = match new.author {
+            Author::Model { agent } => ("model", agent.clone()),
+            Author::Person { id } => ("person", id.to_string()),
+        };
+        let id = MemoryId::generate();
+        let created = timestamp();
+        let expires = new.keep_days.map(days_from_now);
+        let _writing = (new.pool == Pool::Private).then(|| self.space.writing(Touched::Nothing));
+        let (owner_column, owner_value) = match new.pool {
+            Pool::Private => ("", None),
+            Pool::Shared => (", owner", Some(self.owner.to_string())),
+        };
+        let sql = sqlx::AssertSqlSafe(format!(
+            "INSERT INTO {} (id, text, subject_kind, subject_id, author_kind, author_id, source_session, created_at, \
+             updated_at, expires_at, pinned, local_only, outside{owner_column}) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{})",
+            new.pool.table(),
+            if owner_value.is_some() { ", ?" } else { "" }
+        ));
+        let mut query = sqlx::query(sql)
+            .bind(&id)
+            .bind(text)
+            .bind(subject_kind)
+            .bind(subject_id)
+            .bind(author_kind)
+            .bind(author_id)
+            .bind(new.source_session)
+            .bind(&created)
+            .bind(&created)
+            .bind(&expires)
+            .bind(new.keep_days.is_none())
+            .bind(new.local_only)
+            .bind(new.outside);
+        if let Some(owner) = owner_value {
+            query = query.bind(owner);
+        }
+        query.execute(self.db(new.pool)).await?;
+        self.get(&id).await?.ok_or(StoreError::NotFound)
+    }
+
+    /// One memory this person can read, from whichever pool holds it.
+    pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>, StoreError> {
+        for pool in [Pool::Private, Pool::Shared] {
+            let sql =
+                sqlx::AssertSqlSafe(format!("{}, NULL AS score FROM {} WHERE id = ?", select(pool), pool.table()));
+            let row: Option<Row> = sqlx::query_as(sql).bind(id).fetch_optional(self.db(pool)).await?;
+            if let Some(row) = row {
+                return Ok(Some(row.into_memory(pool, self.owner)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every memory this person can read (their private pool, then the shared one), newest
+    /// first, optionally only one pool.
+    pub async fn list(&self, only: Option<Pool>) -> Result<Vec<Memory>, StoreError> {
+        let mut all = Vec::new();
+        for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
+            let sql = sqlx::AssertSqlSafe(format!(
+                "{}, NULL AS score FROM {} ORDER BY created_at DESC, id",
+                select(pool),
+                pool.table()
+            ));
+            let rows: Vec<Row> = sqlx::query_as(sql).fetch_all(self.db(pool)).await?;
+            all.extend(rows.into_iter().map(|r| r.into_memory(pool, self.owner)));
+        }
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        Ok(all)
+    }
+
+    /// The memories whose words match `query` (full-text, any word), best first, with a
+    /// score in (0, 1]: the share of the query's words the memory holds.
+    pub async fn search(&self, query: &str, only: Option<Pool>, limit: usize) -> Result<Vec<Memory>, StoreError> {
+        let wanted = words(query);
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let fts = wanted.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
+        let mut found = Vec::new();
+        for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
+            let table = pool.table();
+            let sql = sqlx::AssertSqlSafe(format!(
+                "{}, -bm25({table}_search) AS score FROM {table}_search JOIN {table} ON {table}.rowid = {table}_search.rowid \
+                 WHERE {table}_search MATCH ? ORDER BY bm25({table}_search) LIMIT ?",
+                select(pool)
+            ));
+            let rows: Vec<Row> = sqlx::query_as(sql)
+                .bind(&fts)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(self.db(pool))
+                .await?;
+            found.extend(rows.into_iter().map(|r| r.into_memory(pool, self.owner)));
+        }
+        // bm25 is not comparable across two indexes: score by the share of query words held.
+        for memory in &mut found {
+            let held = words(&memory.text);
+            let share = wanted.iter().filter(|w| held.contains(w)).count() as f64 / wanted.len() as f64;
+            memory.score = Some(share);
+        }
+        found.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal));
+        found.truncate(limit);
+        Ok(found)
+    }
+
+    /// Changes a memory's text or pin (pinning clears its expiry; unpinning starts a new
+    /// one of `keep_days`).
+    pub async fn update(
+        &self,
+        id: &MemoryId,
+        text: Option<&str>,
+        pinned: Option<bool>,
+        keep_days: i64,
+    ) -> Result<Memory, StoreError> {
+        let memory = self.get(id).await?.ok_or(StoreError::NotFound)?;
+        if let Some(text) = text {
+            check(text).map_err(|_| StoreError::WrongState("a memory is one sentence of at most 300 characters"))?;
+        }
+        let expires = match pinned {
+            Some(true) => None,
+            Some(false) if memory.pinned => Some(days_from_now(keep_days)),
+            _ => memory.expires_at.clone(),
+        };
+        let _writing = (memory.pool == Pool::Private).then(|| self.space.writing(Touched::Nothing));
+        let sql = sqlx::AssertSqlSafe(format!(
+            "UPDATE {} SET text = coalesce(?, text), pinned = coalesce(?, pinned), expires_at = ?, updated_at = ? WHERE id = ?",
+            memory.pool.table()
+        ));
+        sqlx::query(sql)
+            .bind(text.map(str::trim))
+            .bind(pinned)
+            .bind(expires)
+            .bind(timestamp())
+            .bind(id)
+            .execute(self.db(memory.pool))
+            .await?;
+        if text.is_some() {
+            checkpoint(self.db(memory.pool)).await?;
+        }
+        self.get(id).await?.ok_or(StoreError::NotFound)
+    }
+
+    /// Erases one memory for good.
+    pub async fn delete(&self, id: &MemoryId) -> Result<Memory, StoreError> {
+        let memory = self.get(id).await?.ok_or(StoreError::NotFound)?;
+        let _writing = (memory.pool == Pool::Private).then(|| self.space.writing(Touched::Nothing));
+        let sql = sqlx::AssertSqlSafe(format!("DELETE FROM {} WHERE id = ?", memory.pool.table()));
+        sqlx::query(sql).bind(id).execute(self.db(memory.pool)).await?;
+        checkpoint(self.db(memory.pool)).await?;
+        Ok(memory)
+    }
+
+    /// Deletes every memory whose time has passed in both pools; returns how many went.
+    pub async fn sweep(&self) -> Result<u64, StoreError> {
+        let mut gone = 0;
+        {
+            let _writing = self.space.writing(Touched::Nothing);
+            gone += sweep_pool(self.space.pool(), Pool::Private).await?;
+        }
+        gone += sweep_shared(self.system).await?;
+        Ok(gone)
+    }
+}
+
+impl Pools<'_> {
+    /// Every memory about `subject` that this person may erase: in their private pool, and
+    /// in the shared pool those about it that they own, are the subject of, or (as an
+    /// administrator) any. Returns what was erased; the caller redacts and queues.
+    pub async fn erase_about(&self, subject: &Subject, administrator: bool) -> Result<Vec<Memory>, StoreError> {
+        let mut erased = Vec::new();
+        for pool in [Pool::Private, Pool::Shared] {
+            let (kind, id) = subject.stored(pool, self.owner);
+            let sql = sqlx::AssertSqlSafe(format!(
+                "{}, NULL AS score FROM {} WHERE subject_kind = ? AND subject_id IS ?",
+                select(pool),
+                pool.table()
+            ));
+            let rows: Vec<Row> = sqlx::query_as(sql).bind(kind).bind(id).fetch_all(self.db(pool)).await?;
+            let mine = |m: &Memory| {
+                pool == Pool::Private
+                    || administrator
+                    || m.owner == *self.owner
+                    || m.subject.is_about(self.owner, self.owner)
+            };
+            let found: Vec<Memory> =
+                rows.into_iter().map(|r| r.into_memory(pool, self.owner)).filter(|m| mine(m)).collect();
+            if found.is_empty() {
+                continue;
+            }
+            let _writing = (pool == Pool::Private).then(|| self.space.writing(Touched::Nothing));
+            let mut tx = self.db(pool).begin().await?;
+            for memory in &found {
+                let sql = sqlx::AssertSqlSafe(format!("DELETE FROM {} WHERE id = ?", pool.table()));
+                sqlx::query(sql).bind(&memory.id).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            checkpoint(self.db(pool)).await?;
+            erased.extend(found);
+        }
+        Ok(erased)
+    }
+}
+
+/// What an erased memory's sentence reads as wherever it appeared.
+pub const ERASED: &str = "[erased memory]";
+
+/// Redacts each sentence wherever it appears in this person's file (messages, the calls'
+/// arguments, cards, summaries), as written and as JSON escapes it once or twice (a call's
+/// arguments are JSON text inside JSON), then truncates the WAL. Returns the rows changed.
+pub async fn redact(space: &PrivateStore, sentences: &[String]) -> Result<u64, StoreError> {
+    let _writing = space.writing(Touched::Unknown);
+    let mut changed = 0;
+    let mut tx = space.pool().begin_with("BEGIN IMMEDIATE").await?;
+    for sentence in sentences.iter().filter(|s| !s.is_empty()) {
+        let once = escaped(sentence);
+        let twice = escaped(&once);
+        let forms = [sentence.as_str(), once.as_str(), twice.as_str()];
+        for (table, column, mark) in [
+            ("messages", "text", ", redacted = 1"),
+            ("messages", "tool_calls", ", redacted = 1"),
+            ("cards", "arguments", ""),
+            ("cards", "shows", ""),
+            ("summaries", "text", ""),
+        ] {
+            let sql = sqlx::AssertSqlSafe(format!(
+                "UPDATE {table} SET {column} = replace(replace(replace({column}, ?1, ?4), ?2, ?4), ?3, ?4){mark}
+                 WHERE instr({column}, ?1) > 0 OR instr({column}, ?2) > 0 OR instr({column}, ?3) > 0"
+            ));
+            changed += sqlx::query(sql)
+                .bind(forms[0])
+                .bind(forms[1])
+                .bind(forms[2])
+                .bind(ERASED)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        }
+    }
+    tx.commit().await?;
+    checkpoint(space.pool()).await?;
+    Ok(changed)
+}
+
+/// The sentence of a memory this file's `remember` call wrote, found through the call's
+/// result (which names the memory's id) and its card (which holds the arguments): how a
+/// queued erasure, which holds only the id, finds what to redact.
+pub async fn written_here(space: &PrivateStore, id: &MemoryId) -> Result<Option<String>, StoreError> {
+    let arguments: Option<String> = sqlx::query_scalar(
+        "SELECT c.arguments FROM messages m JOIN cards c ON c.call_id = m.tool_call_id
+         WHERE m.role = 'tool' AND m.tool_name = 'remember' AND m.text LIKE ? ESCAPE '\\' LIMIT 1",
+    )
+    .bind(format!("remembered {}:%", id.replace('_', "\\_")))
+    .fetch_optional(space.pool())
+    .await?;
+    Ok(arguments
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(&a).ok())
+        .and_then(|a| a["text"].as_str().map(|t| t.trim().to_owned())))
+}
+
+/// The text JSON would put between the quotes of this string.
+fn escaped(text: &str) -> String {
+    let quoted = serde_json::to_string(text).expect("a string serialises");
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// Erasures waiting for a locked person's file (system `memory_erasures`): ids only.
+pub mod queue {
+    use super::{MemoryId, StoreError, SystemStore, UserId, timestamp};
+
+    /// Queues redacting memory `id`'s sentence in `user`'s file.
+    pub async fn redaction(system: &SystemStore, user: &UserId, id: &MemoryId) -> Result<(), StoreError> {
+        add(system, user, id.as_str()).await
+    }
+
+    /// Queues erasing everything about `about` (a member's id) in `user`'s file.
+    pub async fn subject(system: &SystemStore, user: &UserId, about: &UserId) -> Result<(), StoreError> {
+        add(system, user, &format!("member:{about}")).await
+    }
+
+    async fn add(system: &SystemStore, user: &UserId, what: &str) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO memory_erasures (user_id, what, queued_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            .bind(user)
+            .bind(what)
+            .bind(timestamp())
+            .execute(system.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// What waits for `user`'s file.
+    pub async fn waiting(system: &SystemStore, user: &UserId) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT what FROM memory_erasures WHERE user_id = ? ORDER BY queued_at")
+            .bind(user)
+            .fetch_all(system.pool())
+            .await?)
+    }
+
+    /// Marks one queued erasure applied.
+    pub async fn done(system: &SystemStore, user: &UserId, what: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM memory_erasures WHERE user_id = ? AND what = ?")
+            .bind(user)
+            .bind(what)
+            .execute(system.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+/// Deletes every shared memory whose time has passed; run while the app runs.
+pub async fn sweep_shared(system: &SystemStore) -> Result<u64, StoreError> {
+    sweep_pool(system.pool(), Pool::Shared).await
+}
+
+async fn sweep_pool(db: &SqlitePool, pool: Pool) -> Result<u64, StoreError> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "DELETE FROM {} WHERE pinned = 0 AND expires_at IS NOT NULL AND expires_at <= ?",
+        pool.table()
+    ));
+    let gone = sqlx::query(sql).bind(now_text()).execute(db).await?.rows_affected();
+    if gone > 0 {
+        checkpoint(db).await?;
+    }
+    Ok(gone)
+}
+
+/// Moves every committed page into the main file and empties the WAL, so an erased
+/// sentence's old pages do not linger there.
+pub(crate) async fn checkpoint(db: &SqlitePool) -> Result<(), StoreError> {
+    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(db).await?;
+    Ok(())
+}
+
+/// The words of a text as the index sees them: lower-case letters and digits, accents kept
+/// (the index folds them), at least two characters long.
+fn words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 2).map(str::to_lowercase).collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_is_one_short_sentence() {
+        assert_eq!(check("  Ada is allergic to peanuts. ").unwrap(), "Ada is allergic to peanuts.");
+        assert!(check("Dr. Rossi sees Ada on Tuesdays at 3.5 past.").is_ok());
+        assert!(check("Ada likes tea. She hates coffee.").unwrap_err().contains("one sentence"));
+        assert!(check(&"a".repeat(301)).unwrap_err().contains("300"));
+        assert!(check(" ").is_err());
+    }
+
+    #[test]
+    fn a_subject_is_stored_as_its_pool_reads_it() {
+        let ada = UserId::parse("a0a00000000000000000000000000000").unwrap();
+        assert_eq!(Subject::Own.stored(Pool::Private, &ada), ("self", None));
+        assert_eq!(
+            Subject::Own.stored(Pool::Shared, &ada),
+            ("member", Some("a0a00000000000000000000000000000".into()))
+        );
+        let bob = Subject::Member { id: UserId::parse("b0b00000000000000000000000000000").unwrap() };
+        assert_eq!(bob.stored(Pool::Private, &ada), ("member", Some("b0b00000000000000000000000000000".into())));
+        assert_eq!(Subject::Member { id: ada.clone() }.stored(Pool::Private, &ada), ("self", None));
+        let parsed: Subject =
+            serde_json::from_str(r#"{"kind":"member","id":"b0b00000000000000000000000000000"}"#).unwrap();
+        assert_eq!(parsed, bob);
+    }
+
+    async fn pools() -> (tempfile::TempDir, PrivateStore, SystemStore, UserId) {
+        let (dir, space) = PrivateStore::scratch().await;
+        let system = SystemStore::open(&dir.path().join("system.db")).await.unwrap();
+        for statement in [
+            "INSERT INTO roles (id, label, created_at) VALUES ('member', 'Member', 'now') ON CONFLICT DO NOTHING",
+            "INSERT INTO users (id, name, role_id, status, file_salt, public_key, created_at)
+             VALUES ('a0a00000000000000000000000000000', 'Ada', 'member', 'active', zeroblob(16), zeroblob(32), 'now')",
+        ] {
+            sqlx::query(statement).execute(system.pool()).await.unwrap();
+        }
+        (dir, space, system, UserId::parse("a0a00000000000000000000000000000").unwrap())
+    }
+
+    fn new<'a>(text: &'a str, pool: Pool, subject: &'a Subject, author: &'a Author) -> NewMemory<'a> {
+        NewMemory {
+            text,
+            pool,
+            subject,
+            author,
+            source_session: None,
+            outside: false,
+            local_only: false,
+            keep_days: Some(90),
+        }
+    }
+
+    #[tokio::test]
+    async fn memories_are_written_searched_pinned_and_erased_in_both_pools() {
+        let (_dir, space, system, ada) = pools().await;
+        let pools = Pools { owner: &ada, space: &space, system: &system };
+        let person = Author::Person { id: ada.clone() };
+        let private = pools
+            .create(&new("Ada prefers green tea in the morning.", Pool::Private, &Subject::Own, &person))
+            .await
+            .unwrap();
+        assert!(private.expires_at.is_some());
+        let shared = pools
+            .create(&new("The bins go out on Monday night.", Pool::Shared, &Subject::Instance, &person))
+            .await
+            .unwrap();
+        assert_eq!(pools.list(None).await.unwrap().len(), 2);
+        assert_eq!(pools.list(Some(Pool::Shared)).await.unwrap()[0].id, shared.id);
+        let found = pools.search("what tea does she drink", None, 3).await.unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].id, private.id);
+        assert!(pools.search("bins monday", None, 3).await.unwrap()[0].id == shared.id);
+        let pinned = pools.update(&private.id, None, Some(true), 90).await.unwrap();
+        assert!(pinned.pinned && pinned.expires_at.is_none());
+        pools.delete(&shared.id).await.unwrap();
+        assert!(pools.get(&shared.id).await.unwrap().is_none());
+        assert!(pools.search("bins", None, 3).await.unwrap().is_empty(), "its tokens went with it");
+    }
+}
