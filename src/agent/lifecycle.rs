@@ -13,7 +13,7 @@ use super::context::{Rows, compose_context, frame_count, prompt_for, unsettled_c
 use super::events::TurnEvents;
 use super::runtime::{Claim, Started};
 use super::turn::{self, Opening, Setup};
-use super::{Runtime, TurnError, tools, usage};
+use super::{Runtime, TurnError, memory, tools, usage};
 use crate::ids::{ConversationId, TurnId};
 use crate::providers::ContextMessage;
 use crate::store::chat::{self, Message, MessageRole, Place, TurnEnd, TurnState};
@@ -123,7 +123,10 @@ impl Runtime {
         let space = &session.space;
         // Kept in memory between turns when nothing was written to it since (see
         // `store::snapshots`): then no read of the file at all.
-        let private = async { chat::turn_start(space, chat_id).await?.ok_or(TurnError::NoSession) };
+        let private = async {
+            let snapshot = chat::turn_start(space, chat_id).await?.ok_or(TurnError::NoSession)?;
+            Ok::<_, TurnError>((snapshot, memory::enabled(space).await?))
+        };
         let shared = async {
             let role = self.role_of(&session.user_id).await?;
             if let Some((cap, used)) = usage::over_cap(&self.inner.system, &role, &session.user_id).await? {
@@ -133,7 +136,7 @@ impl Runtime {
         };
         // One snapshot of the providers serves the whole start: the model, its fallback
         // and the key belong to the same moment.
-        let (snapshot, (mut role, providers)) = tokio::try_join!(private, shared)?;
+        let ((snapshot, memory_on), (mut role, providers)) = tokio::try_join!(private, shared)?;
         let (conversation, mut summary) = (&snapshot.conversation, snapshot.summary.clone());
         // Rows in order of id: what the turn reads of them is a slice of the kept copy.
         let mut history: &[Message] = &snapshot.history;
@@ -198,6 +201,7 @@ impl Runtime {
         }
         let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
+        offered.retain(|tool| memory_on || !tools::MEMORY_TOOLS.contains(&tool.name.as_str()));
         let prompt = prompt_for(space.prompt_prefix(), &agent.prompt);
         let context = compose_context(&prompt, summary.as_ref().map(|s| s.text.as_str()), history, Rows::Conversation);
         let setup = Setup {

@@ -185,6 +185,15 @@ pub fn may_erase(memory: &Memory, person: &UserId, administrator: bool) -> bool 
     may_edit(memory, person, administrator) || memory.subject.is_about(person, &memory.owner)
 }
 
+/// The person's setting that turns memory off (`"off"`): nothing is recalled and the
+/// memory tools are not offered.
+pub const SETTING: &str = "memory";
+
+/// Whether the person has memory on (the default).
+pub async fn enabled(space: &PrivateStore) -> Result<bool, StoreError> {
+    Ok(space.setting(SETTING).await?.is_none_or(|v| v != "off"))
+}
+
 /// The most memories read into a turn's context.
 pub const RECALLED: usize = 3;
 

@@ -30,6 +30,9 @@ use crate::providers::catalogue::allowed;
 /// The tool that opens a sub-agent frame; the turn loop runs it.
 pub const CALL_AGENT: &str = "call_agent";
 
+/// The tools of memory (§10), offered only while the person has memory on.
+pub const MEMORY_TOOLS: [&str; 3] = ["remember", "recall", "forget"];
+
 /// The tool that asks the person a question; the turn loop parks on it.
 pub const CLARIFY: &str = "clarify";
 
@@ -51,6 +54,9 @@ pub struct ToolContext {
     pub role: crate::store::roles::Role,
     /// The agent making the call: a memory it writes names it as the author.
     pub agent: String,
+    /// What the call returns may reach a remote provider (the turn's model or its
+    /// fallback is remote): memories marked local_only are then never returned.
+    pub remote: bool,
     /// Outside content had entered the conversation when the call was decided.
     pub outside_content: bool,
     /// Set by a tool that brought outside content in without being an outside tool itself

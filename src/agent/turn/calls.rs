@@ -225,6 +225,7 @@ impl Turn {
             system: self.runtime.inner.system.clone(),
             role: self.role.clone(),
             agent: self.agent.clone(),
+            remote: self.may_reach_remote(),
             outside_content: self.outside_content.load(Ordering::Acquire),
             brought_outside: AtomicBool::new(false),
         };

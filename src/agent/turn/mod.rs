@@ -417,6 +417,14 @@ impl Turn {
         Ok(over.map_or(Recheck::Clear, |(cap, used)| Recheck::OverCap(TurnError::UsageCap { cap, used }.to_string())))
     }
 
+    /// Whether what this turn reads may be sent to a remote provider: its model's or its
+    /// fallback's (a switch mid-turn would carry the context along).
+    pub(super) fn may_reach_remote(&self) -> bool {
+        use crate::providers::privacy::{Tier, classify};
+        self.endpoint.privacy == Tier::Remote
+            || self.fallback.as_ref().is_some_and(|f| classify(f.kind, &f.base_url, f.trusted_lan) == Tier::Remote)
+    }
+
     /// Moves the turn to its fallback model, if it has one whose key opens; says so on the
     /// socket. The failed request stays on record.
     async fn switch_to_fallback(&mut self, reason: &str) -> bool {

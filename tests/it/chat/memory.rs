@@ -313,3 +313,33 @@ fn rand_bytes() -> [u8; 8] {
     getrandom::fill(&mut bytes).unwrap();
     bytes
 }
+
+#[tokio::test]
+async fn with_memory_off_the_memory_tools_are_not_offered() {
+    let chat = Chat::start().await;
+    let offered = |body: &Value| -> Vec<String> {
+        body["tools"].as_array().map_or_else(Vec::new, |tools| {
+            tools.iter().map(|t| t["function"]["name"].as_str().unwrap_or_default().to_owned()).collect()
+        })
+    };
+    chat.model.push(Reply::text("Hello."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "hi").await;
+    chat.finished(&session).await;
+    let on = offered(&chat.model.requests().last().unwrap().body);
+    for tool in ["remember", "recall", "forget"] {
+        assert!(on.iter().any(|t| t == tool), "{tool} is offered while memory is on: {on:?}");
+    }
+
+    let (status, _) = chat
+        .server
+        .call(Method::PUT, "/api/me/settings/memory", Some(&chat.token), Some(json!({ "value": "off" })))
+        .await;
+    assert_eq!(status, 204);
+    chat.model.push(Reply::text("Hello again."));
+    chat.send(&session, "hi again").await;
+    chat.finished(&session).await;
+    let off = offered(&chat.model.requests().last().unwrap().body);
+    assert!(!off.is_empty(), "other tools are still offered");
+    assert!(!off.iter().any(|t| ["remember", "recall", "forget"].contains(&t.as_str())), "{off:?}");
+}
