@@ -17,6 +17,7 @@ use super::{Runtime, TurnError, memory, tools, usage};
 use crate::ids::{ConversationId, TurnId};
 use crate::providers::ContextMessage;
 use crate::store::chat::{self, Message, MessageRole, Place, TurnEnd, TurnState};
+use crate::store::memories::Pools;
 use crate::store::{StoreError, approvals};
 use crate::users::sessions::Session;
 
@@ -84,6 +85,18 @@ impl Runtime {
         if let Some(text) = &text {
             turn.context.push(ContextMessage::User(text.clone()));
         }
+        // What is remembered that bears on the message goes in as a recorded recall (§10):
+        // the system prompt stays the same bytes, and the request rebuilds from history.
+        let recall = match (&text, turn.recalls()) {
+            (Some(words), Some(remote)) => {
+                let pools = Pools { owner: &session.user_id, space: &session.space, system: &self.inner.system };
+                memory::recall_call(&pools, words, remote).await?
+            }
+            _ => None,
+        };
+        if let Some(recall) = &recall {
+            turn.recalled(recall.call.clone(), recall.result.clone(), recall.outside);
+        }
         turn.started(false);
         let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
         spawn_turn(&session, claim, turn, committed_rx)?;
@@ -100,8 +113,15 @@ impl Runtime {
                 Some(words) => chat::begin_turn(&space, &chat, &turn, &words, place).await,
                 None => chat::begin_retry(&space, &chat, &turn, place).await,
             };
-            let _ = committed_tx.send(result.as_ref().ok().copied());
-            result
+            let result = match (result, recall) {
+                (Ok(message), Some(recall)) => {
+                    memory::record_recall(&space, &chat, &turn, &recall).await.map(|last| (message, last))
+                }
+                (Ok(message), None) => Ok((message, message)),
+                (Err(err), _) => Err(err),
+            };
+            let _ = committed_tx.send(result.as_ref().ok().map(|(_, last)| *last));
+            result.map(|(message, _)| message)
         });
         let message_id = commit.await.map_err(|_| TurnError::Locked)??;
         Ok(Started { turn_id, message_id })

@@ -210,6 +210,77 @@ pub async fn for_turn(pools: &Pools<'_>, message: &str) -> Result<Vec<Memory>, S
     Ok(found)
 }
 
+/// A recall made for a turn before its first request, as the history records it.
+pub struct Recall {
+    pub call: crate::providers::ToolCall,
+    pub result: String,
+    /// A recalled memory came from a conversation with outside content (§8.4).
+    pub outside: bool,
+}
+
+/// The memories bearing on a person's message, as a `recall` call and its result; none
+/// when nothing is relevant. `remote`: the context may reach a remote provider, so
+/// memories kept on this machine are left out.
+pub async fn recall_call(pools: &Pools<'_>, message: &str, remote: bool) -> Result<Option<Recall>, StoreError> {
+    let mut found = for_turn(pools, message).await?;
+    found.retain(|m| !(remote && m.local_only));
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let call = crate::providers::ToolCall {
+        id: crate::ids::CallId::generate().to_string(),
+        name: "recall".into(),
+        arguments: serde_json::json!({ "query": message }).to_string(),
+    };
+    Ok(Some(Recall { call, result: recall_lines(&found), outside: found.iter().any(|m| m.outside) }))
+}
+
+/// What `recall` returns: one memory a line, with its id, pool and sentence.
+pub fn recall_lines(found: &[Memory]) -> String {
+    found
+        .iter()
+        .map(|m| {
+            let pool = if m.pool == Pool::Shared { "shared" } else { "private" };
+            format!("{} ({pool}): {}", m.id, m.text)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Appends a turn's recall to its history after the person's message; the last row's id.
+pub async fn record_recall(
+    space: &PrivateStore,
+    chat_id: &crate::ids::ConversationId,
+    turn_id: &crate::ids::TurnId,
+    recall: &Recall,
+) -> Result<i64, StoreError> {
+    use crate::store::chat::{self, MessageRole, MessageStatus, NewMessage};
+    let asked = NewMessage {
+        session_id: chat_id,
+        turn_id,
+        role: MessageRole::Assistant,
+        text: "",
+        status: MessageStatus::ToolCalls,
+        tool_calls: Some(crate::agent::context::calls_to_json(std::slice::from_ref(&recall.call))),
+        ..NewMessage::default()
+    };
+    let answered = NewMessage {
+        session_id: chat_id,
+        turn_id,
+        role: MessageRole::Tool,
+        text: &recall.result,
+        status: MessageStatus::Ok,
+        tool_call_id: Some(&recall.call.id),
+        tool_name: Some("recall"),
+        ..NewMessage::default()
+    };
+    let ids = chat::append(space, &[asked, answered]).await?;
+    if recall.outside {
+        chat::mark_outside_content(space, chat_id).await?;
+    }
+    Ok(ids.last().copied().unwrap_or_default())
+}
+
 /// How often an unlocked person's memories are swept for expired ones.
 pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 

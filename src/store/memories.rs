@@ -342,8 +342,8 @@ impl Pools<'_> {
         Ok(all)
     }
 
-    /// The memories whose words match `query` (full-text, any word), best first, with a
-    /// score in (0, 1]: the share of the query's words the memory holds.
+    /// The memories whose words match `query` (full-text, any telling word), best first,
+    /// with a score in (0, 1]: the share of the query's telling words the memory holds.
     pub async fn search(&self, query: &str, only: Option<Pool>, limit: usize) -> Result<Vec<Memory>, StoreError> {
         let wanted = words(query);
         if wanted.is_empty() {
@@ -603,11 +603,25 @@ pub(crate) async fn checkpoint(db: &SqlitePool) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The words of a text as the index sees them: lower-case letters and digits, accents kept
-/// (the index folds them), at least two characters long.
+/// Words too common to tell one memory from another, in the page's languages.
+const COMMON: &[&str] = &[
+    "the", "and", "for", "are", "was", "were", "you", "your", "she", "her", "his", "him", "they", "them", "their",
+    "what", "which", "who", "whom", "when", "where", "why", "how", "that", "this", "these", "those", "with", "from",
+    "have", "has", "had", "does", "did", "can", "could", "would", "should", "will", "about", "into", "there", "here",
+    "any", "all", "not", "but", "its", "our", "out", "again", "remember", "know", "tell", "like", "les", "des", "une",
+    "est", "que", "qui", "pour", "dans", "avec", "sur", "pas", "mon", "ton", "son", "della", "delle", "che", "per",
+    "con", "non", "una", "sono",
+];
+
+/// The words of a text that tell memories apart: lower-case letters and digits, at least
+/// three characters, not among the most common words.
 fn words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 2).map(str::to_lowercase).collect();
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .collect();
     words.sort();
     words.dedup();
     words

@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolResult};
-use crate::store::memories::{Pool, Pools};
+use crate::store::memories::Pools;
 
 pub struct Recall;
 
@@ -57,14 +57,7 @@ impl Tool for Recall {
             if found.is_empty() {
                 return Ok(format!("nothing remembered matches {query:?}"));
             }
-            let lines: Vec<String> = found
-                .iter()
-                .map(|m| {
-                    let pool = if m.pool == Pool::Shared { "shared" } else { "private" };
-                    format!("{} ({pool}): {}", m.id, m.text)
-                })
-                .collect();
-            Ok(lines.join("\n"))
+            Ok(crate::agent::memory::recall_lines(&found))
         })
     }
 }

@@ -417,6 +417,23 @@ impl Turn {
         Ok(over.map_or(Recheck::Clear, |(cap, used)| Recheck::OverCap(TurnError::UsageCap { cap, used }.to_string())))
     }
 
+    /// Whether memories are read into this turn, and if so whether the context may reach a
+    /// remote provider: only where `recall` is offered to a model that takes tools, so the
+    /// recall stands in the history as the call and result the model could have made.
+    pub(super) fn recalls(&self) -> Option<bool> {
+        (self.model.tools && self.offered.iter().any(|t| t.name == "recall")).then(|| self.may_reach_remote())
+    }
+
+    /// Reads a recall made before the first request into the context, marking the turn
+    /// when a recalled memory came from a conversation with outside content.
+    pub(super) fn recalled(&mut self, call: crate::providers::ToolCall, result: String, outside: bool) {
+        self.context.push(ContextMessage::Assistant { text: String::new(), tool_calls: vec![call.clone()] });
+        self.context.push(ContextMessage::Tool { call_id: call.id, content: result });
+        if outside {
+            self.outside_content.store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+
     /// Whether what this turn reads may be sent to a remote provider: its model's or its
     /// fallback's (a switch mid-turn would carry the context along).
     pub(super) fn may_reach_remote(&self) -> bool {

@@ -343,3 +343,50 @@ async fn with_memory_off_the_memory_tools_are_not_offered() {
     assert!(!off.is_empty(), "other tools are still offered");
     assert!(!off.iter().any(|t| ["remember", "recall", "forget"].contains(&t.as_str())), "{off:?}");
 }
+
+#[tokio::test]
+async fn what_bears_on_a_message_is_read_in_as_a_recorded_recall_and_the_request_rebuilds() {
+    let chat = Chat::start().await;
+    let body =
+        json!({ "text": "Ada drinks green tea every morning.", "pool": "private", "subject": { "kind": "self" } });
+    let (status, kept) = chat.server.post("/api/memories", Some(&chat.token), body).await;
+    assert_eq!(status, 201, "{kept}");
+    let id = kept["id"].as_str().unwrap();
+    let (_, recall) = chat
+        .server
+        .call(Method::GET, "/api/memories/recall?q=which%20tea%20for%20the%20morning", Some(&chat.token), None)
+        .await;
+    assert_eq!(recall.as_array().unwrap().len(), 1, "{recall}");
+    assert!(recall[0]["score"].as_f64().unwrap() > 0.5);
+
+    chat.model.push(Reply::text("Green tea, as always."));
+    chat.model.push(Reply::text("Paris."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Which tea should I make this morning?").await;
+    chat.finished(&session).await;
+    chat.send(&session, "What is the capital of France?").await;
+    let history = chat.finished(&session).await;
+
+    let roles: Vec<&str> = history.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user", "assistant"], "{history:?}");
+    assert_eq!(history[1]["tool_calls"][0]["name"], "recall");
+    assert!(history[2]["text"].as_str().unwrap().contains(id), "{}", history[2]);
+    let first = &chat.model.requests()[0].body;
+    let messages = first["messages"].as_array().unwrap();
+    let system_prompt = &messages[0];
+    assert!(!system_prompt.to_string().contains("green tea"), "the system prompt stays the same bytes");
+    assert!(messages.last().unwrap()["content"].as_str().unwrap().contains("Ada drinks green tea"), "{messages:?}");
+    let second = &chat.model.requests()[1].body;
+    assert_eq!(&second["messages"][0], system_prompt);
+    assert_eq!(second["messages"].as_array().unwrap().len(), messages.len() + 2, "nothing recalled for Paris");
+
+    let sent: Vec<String> = chat.model.requests().iter().map(|r| r.raw.clone()).collect();
+    let (_, records) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    for (record, original) in records.as_array().unwrap().iter().zip(&sent) {
+        let path = format!("/api/sessions/{session}/requests/{}/rebuild", record["id"]);
+        let (status, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+        assert_eq!(status, 200, "{rebuilt}");
+        assert_eq!(rebuilt["raw"].as_str().unwrap(), original, "request {} rebuilt differently", record["id"]);
+    }
+}
