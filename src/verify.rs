@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 14] = [
+const KNOWN_TABLES: [&str; 21] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -36,6 +36,16 @@ const KNOWN_TABLES: [&str; 14] = [
     "notices",
     // names, sizes and checksums of the built-in provider's model files: nothing anyone said
     "local_models",
+    // the shared memory pool: sentences every member and the administrator may read, and
+    // labelled so wherever they are shown (§10); its full-text index and the index's parts
+    "shared_memories",
+    "shared_memories_search",
+    "shared_memories_search_data",
+    "shared_memories_search_idx",
+    "shared_memories_search_docsize",
+    "shared_memories_search_config",
+    // erasures waiting for a locked person's file: ids only, never text
+    "memory_erasures",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -141,6 +141,7 @@ mod tests {
             error_message: None,
             created_at: String::new(),
             frame_id: None,
+            redacted: false,
         }
     }
 

@@ -26,13 +26,15 @@ pub enum RebuildError {
     Store(#[from] StoreError),
 }
 
-/// A stored model request composed again from what was stored: the protocol and the body
-/// exactly as it was sent, whatever changed in the agent or the tools since (§8.1).
+/// A stored model request composed again from what was stored: the protocol, the body
+/// exactly as it was sent, whatever changed in the agent or the tools since (§8.1), and
+/// whether an erased memory was redacted from what it read (then the body differs from
+/// what was sent exactly there, §10).
 pub async fn rebuild(
     space: &PrivateStore,
     session_id: &ConversationId,
     request_id: i64,
-) -> Result<(ProviderKind, serde_json::Value), RebuildError> {
+) -> Result<(ProviderKind, serde_json::Value, bool), RebuildError> {
     let stored = chat::stored_request(space, session_id, request_id).await?.ok_or(RebuildError::NotFound)?;
     if stored.source.summary_id.is_some() && stored.summary.is_none() {
         return Err(RebuildError::NotFound); // its summary is gone: composing without it would be wrong
@@ -50,7 +52,9 @@ pub async fn rebuild(
     let request =
         compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));
     let body = crate::providers::body(source.kind, &request);
-    Ok((source.kind, body))
+    let redacted =
+        history.iter().any(|m| m.redacted) || summary.is_some_and(|s| s.contains(crate::store::memories::ERASED));
+    Ok((source.kind, body, redacted))
 }
 
 /// A request from its parts — the agent's prompt, the summary standing in for older rows,
@@ -209,6 +213,7 @@ pub(super) mod tests {
             tool_name: None,
             error_code: None,
             error_message: None,
+            redacted: false,
         }
     }
 

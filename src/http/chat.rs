@@ -296,6 +296,9 @@ pub struct Rebuilt {
     pub kind: ProviderKind,
     pub body: Value,
     pub raw: String,
+    /// An erased memory was redacted from what the request read: the body reads
+    /// "[erased memory]" where the sentence was sent.
+    pub redacted: bool,
 }
 
 /// `GET /api/sessions/{id}/requests/{request}/rebuild`: a stored model request composed
@@ -306,9 +309,9 @@ pub async fn rebuild(
     Path((id, request)): Path<(ConversationId, i64)>,
 ) -> Result<Json<Rebuilt>, ApiError> {
     find(&caller, &id).await?;
-    let (kind, body) = crate::agent::rebuild(&caller.session.space, &id, request).await?;
+    let (kind, body, redacted) = crate::agent::rebuild(&caller.session.space, &id, request).await?;
     let raw = body.to_string();
-    Ok(Json(Rebuilt { id: request, kind, body, raw }))
+    Ok(Json(Rebuilt { id: request, kind, body, raw, redacted }))
 }
 
 /// Whether a turn was stopped (`POST /api/sessions/{id}/stop`).

@@ -150,6 +150,10 @@ pub struct Message {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub frame_id: Option<FrameId>,
+    /// An erased memory's sentence was redacted from this row (§10).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional, as = "Option<bool>")]
+    pub redacted: bool,
 }
 
 /// A tool call as an assistant row keeps it in `tool_calls`: what the model asked for,

@@ -536,6 +536,46 @@ fn escaped(text: &str) -> String {
     quoted[1..quoted.len() - 1].to_owned()
 }
 
+/// When a person is removed: every shared memory about them is erased, and each other
+/// person's file is queued to erase its memories about them and to redact the shared
+/// ones its turns proposed. Returns how many shared memories went.
+pub async fn forget_person(system: &SystemStore, removed: &UserId) -> Result<u64, StoreError> {
+    let now = timestamp();
+    let mut tx = system.pool().begin().await?;
+    let proposed: Vec<(String, String)> = sqlx::query_as(
+        "SELECT owner, id FROM shared_memories WHERE subject_kind = 'member' AND subject_id = ? AND owner <> ?",
+    )
+    .bind(removed)
+    .bind(removed)
+    .fetch_all(&mut *tx)
+    .await?;
+    for (owner, id) in &proposed {
+        sqlx::query("INSERT INTO memory_erasures (user_id, what, queued_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            .bind(owner)
+            .bind(id)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let gone = sqlx::query("DELETE FROM shared_memories WHERE subject_kind = 'member' AND subject_id = ?")
+        .bind(removed)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    sqlx::query(
+        "INSERT INTO memory_erasures (user_id, what, queued_at) SELECT id, 'member:' || ?, ? FROM users WHERE id <> ?
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(removed)
+    .bind(&now)
+    .bind(removed)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    checkpoint(system.pool()).await?;
+    Ok(gone)
+}
+
 /// Erasures waiting for a locked person's file (system `memory_erasures`): ids only.
 pub mod queue {
     use super::{MemoryId, StoreError, SystemStore, UserId, timestamp};

@@ -304,6 +304,7 @@ mod tests {
             error_message: None,
             created_at: String::new(),
             frame_id: None,
+            redacted: false,
         };
         Arc::new(Snapshot { conversation, summary: None, history: vec![message; rows] })
     }

@@ -65,6 +65,9 @@ impl Accounts {
     /// Removes a person's row (audited) and then their private file, ending their sessions.
     async fn destroy(&self, actor: &Actor, id: &UserId) -> Result<(), AccountError> {
         user_rows::delete(self.system(), actor, id).await?;
+        // Their shared memories went with their row; what others keep about them goes now
+        // from the shared pool and, queued, from each file at its next unlock (§10).
+        crate::store::memories::forget_person(self.system(), id).await?;
         self.sessions().end_user(id).await;
         let path = private::path_for(self.users_dir(), id);
         for suffix in ["", "-wal", "-shm"] {

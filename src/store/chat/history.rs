@@ -80,7 +80,7 @@ pub async fn all_rows(store: &PrivateStore, session_id: &ConversationId) -> Resu
 }
 
 const COLUMNS: &str = "id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-    error_message, created_at, frame_id";
+    error_message, created_at, frame_id, redacted";
 
 pub(super) async fn insert_message(
     tx: &mut sqlx::SqliteConnection,

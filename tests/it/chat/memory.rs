@@ -198,6 +198,14 @@ async fn erase_by_subject_reaches_both_pools_and_a_locked_owners_file_at_their_u
     let bo_history = history(&chat.server, &bo_token, &bo_session).await;
     let text = serde_json::to_string(&bo_history).unwrap();
     assert!(!text.contains(&by_model) && text.contains("[erased memory]"), "{text}");
+    let (_, records) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{bo_session}/requests"), Some(&bo_token), None).await;
+    let last = records.as_array().unwrap().last().unwrap()["id"].clone();
+    let path = format!("/api/sessions/{bo_session}/requests/{last}/rebuild");
+    let (status, rebuilt) = chat.server.call(Method::GET, &path, Some(&bo_token), None).await;
+    assert_eq!(status, 200, "a request whose inputs were redacted still rebuilds: {rebuilt}");
+    assert_eq!(rebuilt["redacted"], true, "and says so");
+    assert!(!rebuilt["raw"].as_str().unwrap().contains(&by_model));
 
     // A locked owner: Ada erases her own memories about Bo while... she is the one asking,
     // so lock Bo, and have Ada (an administrator) erase a shared memory Bo kept.
@@ -388,5 +396,32 @@ async fn what_bears_on_a_message_is_read_in_as_a_recorded_recall_and_the_request
         let (status, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
         assert_eq!(status, 200, "{rebuilt}");
         assert_eq!(rebuilt["raw"].as_str().unwrap(), original, "request {} rebuilt differently", record["id"]);
+        assert_eq!(rebuilt["redacted"], false);
     }
+}
+
+#[tokio::test]
+async fn removing_a_person_erases_what_is_remembered_about_them_in_every_pool() {
+    let chat = Chat::start().await;
+    let (bo, _) = add_bo(&chat).await;
+    let about_bo = json!({ "kind": "member", "id": bo });
+    for pool in ["private", "shared"] {
+        let body = json!({ "text": format!("Bo likes {pool} jokes."), "pool": pool, "subject": about_bo });
+        assert_eq!(chat.server.post("/api/memories", Some(&chat.token), body).await.0, 201);
+    }
+    let body = json!({ "text": "The heating comes on at six.", "pool": "shared", "subject": { "kind": "instance" } });
+    chat.server.post("/api/memories", Some(&chat.token), body).await;
+    let (status, _) = chat
+        .server
+        .call(Method::DELETE, &format!("/api/users/{bo}"), Some(&chat.token), Some(json!({ "confirm": "Bo" })))
+        .await;
+    assert_eq!(status, 204);
+    let left = memories(&chat.server, &chat.token, "").await;
+    assert_eq!(left.len(), 2, "the shared memory about Bo went at once: {left:?}");
+
+    // Ada's own file is cleared of him at her next unlock.
+    let (_, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let left = memories(&chat.server, login["token"].as_str().unwrap(), "").await;
+    let texts: Vec<&str> = left.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["The heating comes on at six."]);
 }

@@ -17,4 +17,8 @@ tool_calls?: Array<ToolCallRecord>, tool_call_id?: CallId, tool_name?: string, m
 /**
  * The sub-agent frame the row belongs to; none for the conversation itself.
  */
-frame_id?: FrameId, };
+frame_id?: FrameId, 
+/**
+ * An erased memory's sentence was redacted from this row (§10).
+ */
+redacted?: boolean, };

@@ -5,4 +5,9 @@ import type { JsonValue } from "./serde_json/JsonValue.js";
 /**
  * A stored model request composed again: the protocol, the body as JSON and as the bytes.
  */
-export type Rebuilt = { id: number, kind: ProviderKind, body: JsonValue, raw: string, };
+export type Rebuilt = { id: number, kind: ProviderKind, body: JsonValue, raw: string, 
+/**
+ * An erased memory was redacted from what the request read: the body reads
+ * "[erased memory]" where the sentence was sent.
+ */
+redacted: boolean, };
