@@ -75,15 +75,16 @@ fn percentile(samples: &mut [Duration], p: usize) -> Duration {
     samples[(samples.len() * p / 100).min(samples.len() - 1)]
 }
 
-async fn fill(space: &PrivateStore, count: usize) {
+/// Puts `texts` in the person's private pool, in one transaction.
+async fn fill(space: &PrivateStore, texts: impl Iterator<Item = String>) {
     let mut tx = space.pool().begin().await.expect("begin");
-    for n in 0..count {
+    for (n, text) in texts.enumerate() {
         sqlx::query(
             "INSERT INTO memories (id, text, subject_kind, author_kind, author_id, created_at, updated_at, expires_at)
              VALUES (?, ?, 'self', 'person', 'bench', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', '2099-01-01T00:00:00Z')",
         )
         .bind(format!("mem_{n:024}"))
-        .bind(sentence(n))
+        .bind(text)
         .execute(&mut *tx)
         .await
         .expect("insert");
@@ -97,7 +98,7 @@ async fn measure(count: usize) -> (Duration, Duration) {
     let space =
         PrivateStore::create(&private::path_for(dir.path(), &id), &dek, &salt, &id, &keys).await.expect("create");
     let system = SystemStore::open(&dir.path().join("system.db")).await.expect("system");
-    fill(&space, count).await;
+    fill(&space, (0..count).map(sentence)).await;
     let pools = Pools { owner: &id, space: &space, system: &system };
     let mut samples = Vec::with_capacity(QUERIES);
     for q in 0..QUERIES {
@@ -123,19 +124,7 @@ async fn evaluate() {
     let space =
         PrivateStore::create(&private::path_for(dir.path(), &id), &dek, &salt, &id, &keys).await.expect("create");
     let system = SystemStore::open(&dir.path().join("system.db")).await.expect("system");
-    let mut tx = space.pool().begin().await.expect("begin");
-    for (n, text) in texts.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO memories (id, text, subject_kind, author_kind, author_id, created_at, updated_at, expires_at)
-             VALUES (?, ?, 'self', 'person', 'bench', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', '2099-01-01T00:00:00Z')",
-        )
-        .bind(format!("mem_{n:024}"))
-        .bind(text)
-        .execute(&mut *tx)
-        .await
-        .expect("insert");
-    }
-    tx.commit().await.expect("commit");
+    fill(&space, texts.iter().map(|t| (*t).to_owned())).await;
     let pools = Pools { owner: &id, space: &space, system: &system };
     let queries = set["queries"].as_array().expect("queries");
     let nothing: Vec<&str> = set["nothing"].as_array().expect("nothing").iter().filter_map(|q| q.as_str()).collect();

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::ids::UserId;
 use crate::store::StoreError;
 use crate::store::approvals::NewCard;
-use crate::store::memories::{self, Memory, MemoryId, Pool, Pools, Subject};
+use crate::store::memories::{self, Author, Memory, MemoryId, NewMemory, Pool, Pools, Subject};
 use crate::store::private::PrivateStore;
 use crate::store::roles::{self, PrivacyTier, Role};
 use crate::store::system::SystemStore;
@@ -73,6 +73,31 @@ pub struct Checked {
     pub about: Option<String>,
     pub about_another: bool,
     pub local_only: bool,
+}
+
+impl Checked {
+    /// Keeps the checked memory, written by `author`; `source`: the conversation a model's
+    /// memory came from, and whether outside content was in it; `keep_days: None` pins it.
+    pub async fn keep(
+        &self,
+        pools: &Pools<'_>,
+        author: &Author,
+        source: Option<(&crate::ids::ConversationId, bool)>,
+        keep_days: Option<i64>,
+    ) -> Result<Memory, StoreError> {
+        pools
+            .create(&NewMemory {
+                text: &self.text,
+                pool: self.pool,
+                subject: &self.subject,
+                author,
+                source_session: source.map(|(id, _)| id),
+                outside: source.is_some_and(|(_, outside)| outside),
+                local_only: self.local_only,
+                keep_days,
+            })
+            .await
+    }
 }
 
 /// Reads `remember`'s arguments and checks them against the people here; the error is

@@ -13,8 +13,8 @@ use super::error::ApiError;
 use super::json::Body;
 use crate::agent::memory::{self, may_edit, may_erase};
 use crate::store::StoreError;
-use crate::store::memories::{Author, Memory, MemoryId, NewMemory, Pool, Pools, Subject};
-use crate::store::roles::{PrivacyTier, Role};
+use crate::store::memories::{Author, Memory, MemoryId, Pool, Pools, Subject};
+use crate::store::roles::Role;
 
 /// How many memories a list returns at most by default, and at all.
 const DEFAULT_LIMIT: usize = 200;
@@ -105,18 +105,7 @@ pub async fn create(
     let checked = memory::check(&state.system, me, &role, &arguments).await?.map_err(invalid)?;
     let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
     let author = Author::Person { id: me.clone() };
-    let kept = pools
-        .create(&NewMemory {
-            text: &checked.text,
-            pool: checked.pool,
-            subject: &checked.subject,
-            author: &author,
-            source_session: None,
-            outside: false,
-            local_only: checked.local_only || role.privacy_tier == PrivacyTier::LocalOnly,
-            keep_days: (!req.pinned).then_some(role.memory_retention_days),
-        })
-        .await?;
+    let kept = checked.keep(&pools, &author, None, (!req.pinned).then_some(role.memory_retention_days)).await?;
     Ok((StatusCode::CREATED, Json(Created { id: kept.id })))
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolResult};
 use crate::agent::memory::{self, REMEMBER};
-use crate::store::memories::{Author, MAX_CHARS, NewMemory, Pools};
+use crate::store::memories::{Author, MAX_CHARS, Pools};
 
 pub struct Remember;
 
@@ -59,17 +59,9 @@ impl Tool for Remember {
                 memory::check(&context.system, &context.user, &context.role, &arguments).await.map_err(failed)??;
             let pools = Pools { owner: &context.user, space: &context.space, system: &context.system };
             let author = Author::Model { agent: context.agent.clone() };
-            let kept = pools
-                .create(&NewMemory {
-                    text: &checked.text,
-                    pool: checked.pool,
-                    subject: &checked.subject,
-                    author: &author,
-                    source_session: Some(&context.chat_id),
-                    outside: context.outside_content,
-                    local_only: checked.local_only,
-                    keep_days: Some(context.role.memory_retention_days),
-                })
+            let source = Some((&context.chat_id, context.outside_content));
+            let kept = checked
+                .keep(&pools, &author, source, Some(context.role.memory_retention_days))
                 .await
                 .map_err(failed)?;
             let until = kept.expires_at.as_deref().and_then(|at| at.get(..10)).unwrap_or("until removed");
