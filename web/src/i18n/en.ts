@@ -240,6 +240,12 @@ export const en = {
   callTime: 'Check the time',
   callTimeIn: 'Check the time in {zone}',
   callScratchpad: 'Use its scratchpad for this reply',
+  /** `{text}` the sentence to keep */
+  callRemember: 'Remember “{text}”',
+  /** `{query}` what it looks for */
+  callRecall: 'Look through what is kept for “{query}”',
+  /** `{id}` the memory's id */
+  callForget: 'Erase the memory {id}',
 
   // a conversation saved as Markdown, and a reply copied
   exportConversation: 'Save as Markdown',

@@ -409,6 +409,9 @@ export const french: Words = {
     callTime: 'Regarder l’heure',
     callTimeIn: 'Regarder l’heure à {zone}',
     callScratchpad: 'Utiliser son bloc-notes pour cette réponse',
+    callRemember: 'Retenir « {text} »',
+    callRecall: 'Chercher « {query} » dans ce qui est gardé',
+    callForget: 'Effacer le souvenir {id}',
     turnModel: 'Réponse de {model}',
 
     // approval cards and questions

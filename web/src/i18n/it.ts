@@ -409,6 +409,9 @@ export const italian: Words = {
     callTime: 'Guardare l’ora',
     callTimeIn: 'Guardare l’ora a {zone}',
     callScratchpad: 'Usare il suo blocco appunti per questa risposta',
+    callRemember: 'Ricordare “{text}”',
+    callRecall: 'Cercare “{query}” in ciò che è conservato',
+    callForget: 'Cancellare il ricordo {id}',
     turnModel: 'Risposta di {model}',
 
     // approval cards and questions
