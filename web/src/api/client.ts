@@ -28,7 +28,12 @@ import {
   type InstalledModel,
   type LocalModelsReport,
   type Me,
+  type Memory,
+  type MemoryChange,
+  type MemoryErased,
+  type MemorySubject,
   type MessageHit,
+  type NewMemoryBody,
   type Model,
   type Note,
   type NoteHit,
@@ -36,6 +41,7 @@ import {
   type Notice,
   type Person,
   type PersonalRule,
+  type Pool,
   type PersonUsage,
   type PrivacyReport,
   type Provider,
@@ -46,6 +52,17 @@ import {
   type SessionDetail,
   type Unlocked,
 } from './types.js';
+
+/**
+ * What `GET /api/memories` narrows to: a pool, a subject (`self`, `instance` or a
+ * member's id), words to match, how many.
+ */
+export interface MemoryFilter {
+  readonly pool?: Pool;
+  readonly subject?: string;
+  readonly q?: string;
+  readonly limit?: number;
+}
 
 /** The body of `GET /api/health`. */
 export interface Health {
@@ -307,9 +324,17 @@ export class ApiClient {
     return list(await this.#request('GET', '/api/inbox', signal), 'inbox').filter(isCard);
   }
 
-  /** `POST /api/inbox/{id}` with a decision, bound to the arguments that were shown. */
-  async decide(id: string, decision: 'allow' | 'deny', argumentsHash: string, always = false): Promise<void> {
-    const body = { decision, arguments_hash: argumentsHash, ...(always ? { always: true } : {}) };
+  /**
+   * `POST /api/inbox/{id}` with a decision, bound to the arguments that were shown.
+   * `replace`, with allow on a `remember` card, names the similar memory the new one replaces.
+   */
+  async decide(id: string, decision: 'allow' | 'deny', argumentsHash: string, always = false, replace?: string): Promise<void> {
+    const body = {
+      decision,
+      arguments_hash: argumentsHash,
+      ...(always ? { always: true } : {}),
+      ...(replace === undefined ? {} : { replace }),
+    };
     await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, body);
   }
 
@@ -510,6 +535,44 @@ export class ApiClient {
   /** `PUT /api/agents/{id}` (administrators): writes `meta.json` and `AGENT.md`. */
   async saveAgent(id: string, meta: Record<string, unknown>, prompt: string): Promise<void> {
     await this.#request('PUT', `/api/agents/${encodeURIComponent(id)}`, undefined, { meta, prompt });
+  }
+
+  // ---- memories ------------------------------------------------------------
+
+  /**
+   * `GET /api/memories`: the memories I can read (my private pool and the shared one),
+   * newest first, or best match first with `q`.
+   */
+  async memories(filter: MemoryFilter = {}, signal?: AbortSignal): Promise<Memory[]> {
+    const query = new URLSearchParams();
+    if (filter.pool) query.set('pool', filter.pool);
+    if (filter.subject) query.set('subject', filter.subject);
+    if (filter.q && filter.q.trim() !== '') query.set('q', filter.q.trim());
+    if (filter.limit !== undefined) query.set('limit', String(filter.limit));
+    const text = query.toString();
+    return list(await this.#request('GET', `/api/memories${text === '' ? '' : `?${text}`}`, signal), 'memories') as Memory[];
+  }
+
+  /** `POST /api/memories`: a memory I write myself (no card); its id. */
+  async createMemory(body: NewMemoryBody): Promise<string> {
+    const created = record(await this.#request('POST', '/api/memories', undefined, body), 'memory');
+    if (typeof created['id'] !== 'string') throw unexpected('memory');
+    return created['id'];
+  }
+
+  /** `PATCH /api/memories/{id}`: its text, or pinned (no expiry) or not. */
+  async updateMemory(id: string, change: MemoryChange): Promise<Memory> {
+    return record(await this.#request('PATCH', `/api/memories/${encodeURIComponent(id)}`, undefined, change), 'memory') as unknown as Memory;
+  }
+
+  /** `DELETE /api/memories/{id}`: erased for good. */
+  async deleteMemory(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/memories/${encodeURIComponent(id)}`);
+  }
+
+  /** `POST /api/memories/erase`: everything about a subject I may erase, at once. */
+  async eraseMemories(subject: MemorySubject): Promise<MemoryErased> {
+    return record(await this.#request('POST', '/api/memories/erase', undefined, { subject }), 'erase') as unknown as MemoryErased;
   }
 
   // ---- administration --------------------------------------------------------

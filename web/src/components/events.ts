@@ -16,13 +16,17 @@ export class SignedInEvent extends Event {
   }
 }
 
-/** The person decided an approval card. */
+/**
+ * The person decided an approval card. `replace`, with allow on a `remember` card, is
+ * the similar memory the new one takes the place of ("Replace it").
+ */
 export class DecideEvent extends Event {
   static readonly type = 'skald-decide';
   constructor(
     readonly card: Card,
     readonly decision: 'allow' | 'deny',
     readonly always: boolean,
+    readonly replace?: string,
   ) {
     super(DecideEvent.type, options);
   }

@@ -22,6 +22,8 @@ export const inboxIcon = icon(
 );
 export const closeIcon = icon(svg`<path d="M18 6 6 18"/><path d="m6 6 12 12"/>`);
 export const noteIcon = icon(svg`<path d="M14 3H6a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V9Z"/><path d="M14 3v6h6"/><path d="M8 13h8"/><path d="M8 17h5"/>`);
+/** A bookmark: what is kept. */
+export const bookmarkIcon = icon(svg`<path d="M6 3h12v18l-6-4-6 4Z"/>`);
 export const eyeIcon = icon(svg`<path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12Z"/><circle cx="12" cy="12" r="3"/>`);
 export const boxIcon = icon(svg`<path d="M21 8v13H3V8"/><path d="M1 3h22v5H1z"/><path d="M10 12h4"/>`);
 export const gearIcon = icon(

@@ -47,9 +47,9 @@ export class CardActionsController implements ReactiveController {
 
   readonly #onDecide = (event: DecideEvent): void => {
     event.stopPropagation();
-    const { card, decision, always } = event;
+    const { card, decision, always, replace } = event;
     if (card.kind !== 'approval') return;
-    void this.#run(card.id, (client) => client.decide(card.id, decision, card.details.arguments_hash, always));
+    void this.#run(card.id, (client) => client.decide(card.id, decision, card.details.arguments_hash, always, replace));
   };
 
   readonly #onAnswer = (event: AnswerEvent): void => {

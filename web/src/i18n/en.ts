@@ -240,6 +240,12 @@ export const en = {
   callTime: 'Check the time',
   callTimeIn: 'Check the time in {zone}',
   callScratchpad: 'Use its scratchpad for this reply',
+  /** `{text}` the sentence to keep */
+  callRemember: 'Remember “{text}”',
+  /** `{query}` what it looks for */
+  callRecall: 'Look through what is kept for “{query}”',
+  /** `{id}` the memory's id */
+  callForget: 'Erase the memory {id}',
 
   // a conversation saved as Markdown, and a reply copied
   exportConversation: 'Save as Markdown',
@@ -462,6 +468,26 @@ export const en = {
   alwaysAllowConfirmTitle: 'Always allow “{tool}”?',
   alwaysAllowConfirmBody:
     'From now on Skald does “{tool}” for you without asking, in every conversation. You can take this back on My data, under Always allowed.',
+  // a remember card's lines (§10)
+  memoryRememberLabel: 'Remember',
+  memoryAboutLabel: 'About',
+  memoryWrittenByLabel: 'Written by',
+  memoryKeptUntilLabel: 'Kept until',
+  memoryWhereLabel: 'Where',
+  /** `{agent}` the agent that proposed it */
+  memoryWrittenByAgent: 'an agent, not a person ({agent})',
+  memoryThisHome: 'this home',
+  memoryWherePrivate: 'only you can read it',
+  memoryWhereShared: 'everyone here and the administrator can read it',
+  /** `{name}` the person it is about */
+  memoryAboutAnother:
+    'This is personal data about {name}. If it is shared, {name} will be able to see it, and it can be listed or erased on the Memory page.',
+  memoryLocalOnly: 'It stays on this computer: it is never sent to a model elsewhere.',
+  /** `{problem}` the server's reason */
+  memoryProblem: 'As it stands this would fail: {problem}',
+  memorySimilar: 'Something similar is already kept:',
+  memoryReplace: 'Replace it',
+  memoryKeepBoth: 'Keep both',
   questionKind: 'Skald asks',
   questionSuggestions: 'Suggested answers',
   questionAnswerLabel: 'Your answer',
@@ -544,6 +570,75 @@ export const en = {
   noteDeleteTitle: 'Delete this note?',
   /** `{title}` of the note */
   noteDeleteBody: '“{title}” will be gone for good, for you and for Skald.',
+
+  // memory (§10)
+  memoriesTitle: 'Memory',
+  memoriesLead:
+    'What Skald keeps from one conversation to the next, one sentence each. The assistant only keeps what you allowed; you can add, change or erase anything here.',
+  memoriesSearchLabel: 'Search what is kept',
+  memoriesSearchPlaceholder: 'Search',
+  memoriesPoolFilter: 'Who can read it',
+  memoriesSubjectFilter: 'About whom',
+  memoriesAnyPool: 'Anyone who can',
+  memoriesAnySubject: 'Anyone',
+  /** `{n}` memories found */
+  memoriesFound: { one: '{n} memory found.', other: '{n} memories found.' },
+  memoriesNoMatch: 'Nothing kept matches.',
+  memoriesEmptyTitle: 'Nothing kept yet',
+  memoriesEmpty: 'When Skald offers to keep something, it asks you first. You can also write one yourself.',
+  memoriesListLabel: 'What is kept',
+  memoryPoolPrivate: 'Only you',
+  memoryPoolShared: 'Everyone here and the administrator',
+  memoryAboutYou: 'you',
+  /** `{name}` the person, "you" or "this home" */
+  memoryAboutWhom: 'About {name}',
+  /** `{who}` who wrote it */
+  memoryWrittenBy: 'Written by {who}',
+  /** `{agent}` the agent; `{conversation}` the link to the conversation */
+  memoryByAgentIn: 'an agent ({agent}) in {conversation}',
+  /** `{agent}` the agent */
+  memoryByAgent: 'an agent ({agent})',
+  memoryByYou: 'you',
+  memoryConversationLink: 'this conversation',
+  /** `{date}` the day it will be deleted */
+  memoryExpires: 'Kept until {date}',
+  memoryPinnedForever: 'Kept until you remove it',
+  memoryLocalTag: 'stays on this computer',
+  memoryOutsideTag: 'from the web',
+  memoryPin: 'Keep until I remove it',
+  memoryUnpin: 'Let it expire',
+  memoryErase: 'Erase',
+  memoryTextLabel: 'The sentence',
+  memoryEraseTitle: 'Erase this?',
+  /** `{text}` the sentence */
+  memoryEraseBody: '“{text}” will be gone for good, for you and for Skald, and taken out of your conversations.',
+  memoryErased: 'Erased.',
+  memorySaved: 'Saved.',
+  /** `{name}` the person, "you" or "this home" */
+  memoryEraseAbout: 'Erase everything about {name}',
+  memoryEraseAboutTitle: 'Erase everything about {name}?',
+  /** `{n}` memories about `{name}` */
+  memoryEraseAboutBody: {
+    one: 'This erases {n} memory about {name} for good, and takes it out of your conversations.',
+    other: 'This erases {n} memories about {name} for good, and takes them out of your conversations.',
+  },
+  /** `{n}` memories erased */
+  memoryErasedCount: { one: '{n} memory erased.', other: '{n} memories erased.' },
+  /** `{n}` erasures waiting for other people's files */
+  memoryQueuedCount: {
+    one: 'It will also be taken out of {n} other person’s conversations when they next unlock.',
+    other: 'It will also be taken out of {n} other people’s conversations when they next unlock.',
+  },
+  memoryAddTitle: 'Add one yourself',
+  memoryAddText: 'One sentence, at most 300 characters',
+  memoryAddPool: 'Who can read it',
+  memoryAddSubject: 'About',
+  memorySubjectSelf: 'Me',
+  memorySubjectInstance: 'This home',
+  memoryAddPinned: 'Keep it until I remove it',
+  memoryAdd: 'Add',
+  memoryAdded: 'Added.',
+  memoryNeedsText: 'Write the sentence to keep.',
 
   // who can see my words
   privacyTitle: 'Who can see your words',

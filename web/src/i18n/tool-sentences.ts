@@ -66,6 +66,19 @@ export function describeCall(tool: string, raw: unknown): string | null {
     }
     case 'scratchpad':
       return strings.callScratchpad;
+    case 'remember': {
+      // The sentence in full: it is what would be kept, at most 300 characters.
+      const sentence = text('text');
+      return sentence === null ? null : fill(strings.callRemember, { text: sentence });
+    }
+    case 'recall': {
+      const query = text('query');
+      return query === null ? null : fill(strings.callRecall, { query });
+    }
+    case 'forget': {
+      const memory = text('id');
+      return memory === null ? null : fill(strings.callForget, { id: memory });
+    }
     default:
       return null;
   }

@@ -1,6 +1,6 @@
 /**
  * Which page of the workspace is open, as the address bar's fragment says
- * (`#/notes`, `#/admin/people`, …), so Back and Forward move between pages
+ * (`#/notes`, `#/memories`, `#/admin/people`, …), so Back and Forward move between pages
  * and a page can be opened directly.
  *
  * Pure: parses and prints fragments, never reads or writes `location`. The
@@ -15,6 +15,7 @@ export type Route =
   | { readonly page: 'chat' }
   | { readonly page: 'inbox' }
   | { readonly page: 'notes' }
+  | { readonly page: 'memories' }
   | { readonly page: 'privacy' }
   | { readonly page: 'data' }
   | { readonly page: 'admin'; readonly section: AdminSection };
@@ -28,6 +29,7 @@ export function parseRoute(hash: string): Route {
   switch (first) {
     case 'inbox':
     case 'notes':
+    case 'memories':
     case 'privacy':
     case 'data':
       return { page: first };

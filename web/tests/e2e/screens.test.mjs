@@ -1,11 +1,12 @@
 // Screenshots to be looked at (issue 24): the chat — a conversation of a few replies, a
-// code block and a card waiting — and the administration's People and Models pages, at
+// code block and a card waiting — the administration's People and Models pages, and the
+// Memory page, at
 // 1280×800, 800×600 and 200% zoom (a 640×400 window drawn at twice the scale), each in the
 // light and the dark theme, saved as web/test-output/screens/<page>-<size>-<theme>.png.
 // Each one must also hold what a person needs: the window itself never scrolls, nothing
 // is pushed sideways, the chat keeps its composer and the whole waiting card in view (in
 // the conversation's own pane, not under its header), and an administration page its
-// title and the link to the page it is on.
+// title and the link to the page it is on; the Memory page its title.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/screens.test.mjs
 import { after, before, describe, test } from 'node:test';
@@ -61,6 +62,12 @@ describe('screenshots of the chat and the administration', () => {
       { text: 'Saved.' },
     ]);
     await api(origin, setup.token, 'POST', `/api/sessions/${chat}/messages`, { text: 'Note the packing list for me.' });
+    for (const [text, pool, kind] of [
+      ['Ada walks two days every spring, boots already worn in.', 'private', 'self'],
+      ['The spare key is under the blue flowerpot by the back door.', 'shared', 'instance'],
+    ]) {
+      await api(origin, setup.token, 'POST', '/api/memories', { text, pool, subject: { kind } });
+    }
   });
 
   after(() => stopStack(stack));
@@ -94,7 +101,7 @@ describe('screenshots of the chat and the administration', () => {
   }
 
   for (const { size, viewport, deviceScaleFactor } of SIZES) {
-    test(`at ${size}: the chat, People and Models`, async () => {
+    test(`at ${size}: the chat, People, Models and Memory`, async () => {
       const { page, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`, { viewport, deviceScaleFactor });
       try {
         await logIn(page, ADA, TIMEOUT);
@@ -131,6 +138,14 @@ describe('screenshots of the chat and the administration', () => {
             const tab = page.locator(`[data-testid=admin-tab][data-section=${section}]`);
             if (!(await inView(page, tab))) found.push(`${section}-${size}-${theme}: the link to this page is not in view`);
           }
+        }
+        await page.evaluate(() => {
+          window.location.hash = '#/memories';
+        });
+        await page.locator('[data-testid=memory-item]').nth(1).waitFor({ timeout: TIMEOUT });
+        for (const theme of THEMES) {
+          found.push(...(await shoot(page, `memories-${size}`, theme)));
+          if (!(await inView(page, page.locator('#memories-title')))) found.push(`memories-${size}-${theme}: the page's title is not in view`);
         }
         await page.emulateMedia({ colorScheme: 'light' });
         assert.deepEqual(found, [], `what is wrong at ${size}`);

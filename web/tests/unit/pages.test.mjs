@@ -22,7 +22,7 @@ before(async () => {
 
 describe('routes in the address bar', () => {
   test('pages parse and print back; the unknown opens the conversation', () => {
-    for (const hash of ['#/inbox', '#/notes', '#/privacy', '#/data', '#/admin/rules', '#/admin/audit']) {
+    for (const hash of ['#/inbox', '#/notes', '#/memories', '#/privacy', '#/data', '#/admin/rules', '#/admin/audit']) {
       assert.equal(route.routeHash(route.parseRoute(hash)), hash);
     }
     assert.deepEqual(route.parseRoute(''), { page: 'chat' });

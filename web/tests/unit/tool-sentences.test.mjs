@@ -36,6 +36,13 @@ describe('a call in words', () => {
     assert.equal(describeCall('notify', { title: 'Oven', body: 'Take the bread out' }), 'Send you a notification: “Oven” — Take the bread out');
   });
 
+  test('memories: the sentence to keep in full, what is looked for, the memory erased', () => {
+    assert.equal(describeCall('remember', { text: 'Ada takes her tea with lemon.', pool: 'private', subject: { kind: 'self' } }), 'Remember “Ada takes her tea with lemon.”');
+    assert.equal(describeCall('recall', { query: 'tea' }), 'Look through what is kept for “tea”');
+    assert.equal(describeCall('forget', { id: 'mem_1' }), 'Erase the memory mem_1');
+    assert.equal(describeCall('forget', { id: 1 }), null);
+  });
+
   test('an unknown tool, or arguments that do not fit, get no sentence: the card shows them as they are', () => {
     assert.equal(describeCall('mcp__files__write', { path: '/etc/passwd' }), null);
     assert.equal(describeCall('web_fetch', { address: 'https://example.org' }), null);

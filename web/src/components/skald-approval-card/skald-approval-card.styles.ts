@@ -100,6 +100,60 @@ export const styles = css`
     margin-bottom: var(--skald-space-2);
   }
 
+  /* A remember card: one labelled line each, labels in a column of their own. */
+  .memory {
+    display: grid;
+    grid-template-columns: max-content 1fr;
+    gap: var(--skald-space-1) var(--skald-space-3);
+    margin: 0 0 var(--skald-space-2);
+  }
+
+  .memory .line {
+    display: contents;
+  }
+
+  .memory dt {
+    font-weight: 600;
+  }
+
+  .memory dd {
+    margin: 0;
+    min-width: 0;
+    overflow-wrap: anywhere;
+  }
+
+  .memory .sentence {
+    font-weight: 600;
+  }
+
+  .similar ul {
+    list-style: none;
+    margin: 0 0 var(--skald-space-2);
+    padding: 0;
+  }
+
+  .similar li {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    justify-content: space-between;
+    gap: var(--skald-space-1) var(--skald-space-2);
+    padding: var(--skald-space-1) var(--skald-space-2);
+    border-left: 0.2rem solid var(--skald-border);
+    overflow-wrap: anywhere;
+  }
+
+  @media (max-width: 30rem) {
+    .memory {
+      grid-template-columns: 1fr;
+      gap: 0;
+    }
+
+    .memory dd {
+      margin-bottom: var(--skald-space-1);
+    }
+  }
+
   .question-card {
     border-color: var(--skald-accent);
   }

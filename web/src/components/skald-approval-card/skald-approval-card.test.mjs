@@ -1,6 +1,7 @@
 // The approval card in Chromium: what a person reads on it (the tool, for whom, why, the
 // exact arguments and their fingerprint) and what each of Allow, Deny and Always allow
-// hands up — the card itself, so the decision is bound to the arguments shown.
+// hands up — the card itself, so the decision is bound to the arguments shown. A remember
+// card shows its memory's five lines, its warnings, and Replace it / Keep both / Deny.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -120,5 +121,78 @@ describe('the approval card', () => {
     assert.equal(await page.locator('skald-approval-card').getByRole('alert').innerText(), 'Someone decided this card in another window.');
     await button('allow').click();
     assert.deepEqual((await decisions()).map((d) => d.decision), ['allow']);
+  });
+
+  const remember = (memory = {}) =>
+    card({
+      tool: 'remember',
+      arguments: { text: 'Bea takes her coffee black.', pool: 'shared', subject: { kind: 'member', id: 'user_2' } },
+      why: 'Bea said so.',
+      reason: 'remember is always confirmed by the person',
+      memory: {
+        text: 'Bea takes her coffee black.',
+        pool: 'shared',
+        subject: { kind: 'member', id: 'user_2' },
+        about: 'Bea',
+        about_another: false,
+        agent: 'main',
+        kept_until: '2027-03-02T12:00:00Z',
+        local_only: false,
+        similar: [],
+        ...memory,
+      },
+    });
+  const lines = async () =>
+    Object.fromEntries(
+      await page.locator('skald-approval-card [data-testid=memory-lines] [data-line]').evaluateAll((els) =>
+        els.map((el) => [el.dataset.line, `${el.querySelector('dt').textContent.trim()}: ${el.querySelector('dd').textContent.trim()}`]),
+      ),
+    );
+
+  test('a remember card shows its five lines, and never offers always allow', async () => {
+    await show({ card: remember(), mayApprove: true });
+    assert.deepEqual(await lines(), {
+      remember: 'Remember: Bea takes her coffee black.',
+      about: 'About: Bea',
+      author: 'Written by: an agent, not a person (main)',
+      kept: 'Kept until: Mar 2, 2027',
+      where: 'Where: everyone here and the administrator can read it',
+    });
+    assert.equal(await button('always').count(), 0);
+    assert.equal(await button('allow').innerText(), 'Allow');
+    for (const testid of ['memory-about-another', 'memory-local', 'memory-problem', 'replace']) assert.equal(await button(testid).count(), 0, testid);
+    await button('allow').click();
+    assert.deepEqual((await emitted(page)).map((e) => [e.decision, e.always, e.replace]), [['allow', false, undefined]]);
+  });
+
+  test('about another member it warns; this home, kept here only, and a problem each say so', async () => {
+    await show({ card: remember({ about_another: true }), mayApprove: true });
+    assert.match(await button('memory-about-another').innerText(), /personal data about Bea\. If it is shared, Bea will be able to see it, and it can be listed or erased/);
+    await setProperties(page, 'skald-approval-card', {
+      card: remember({ pool: 'private', subject: { kind: 'instance' }, about: null, local_only: true, problem: 'a memory is one sentence' }),
+    });
+    const found = await lines();
+    assert.equal(found.about, 'About: this home');
+    assert.equal(found.where, 'Where: only you can read it');
+    assert.match(await button('memory-local').innerText(), /stays on this computer/);
+    assert.equal(await button('memory-problem').innerText(), 'As it stands this would fail: a memory is one sentence');
+  });
+
+  test('something similar kept: Replace it names it, Keep both allows, Deny denies', async () => {
+    await show({ card: remember({ similar: [{ id: 'mem_1', text: 'Bea takes milk in her coffee.', pool: 'shared' }] }), mayApprove: true });
+    const similar = page.locator('skald-approval-card .similar');
+    assert.match(await similar.innerText(), /Something similar is already kept:[\s\S]*Bea takes milk in her coffee\./);
+    assert.equal(await button('allow').innerText(), 'Keep both');
+    await button('replace').click();
+    await button('allow').click();
+    await button('deny').click();
+    assert.deepEqual((await emitted(page)).map((e) => [e.decision, e.always, e.replace]), [
+      ['allow', false, 'mem_1'],
+      ['allow', false, undefined],
+      ['deny', false, undefined],
+    ]);
+    // Someone whose role may not approve can only deny, and replace nothing.
+    await setProperties(page, 'skald-approval-card', { mayApprove: false });
+    assert.equal(await button('replace').count(), 0);
   });
 });

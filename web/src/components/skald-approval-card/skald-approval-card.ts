@@ -4,12 +4,18 @@
  * decision binds (by their hash, which is sent back with the decision, so a
  * card that changed since it was shown is refused rather than approved).
  * "Always allow" is offered only where the person's role may approve.
+ *
+ * A `remember` card (§10) shows instead the lines the server fixed when it made the
+ * card — the sentence, about whom, who wrote it, until when, who can read it — and,
+ * where something similar is already kept, Replace it / Keep both / Deny. It never
+ * offers "always allow": no rule may skip a memory's card, and the server refuses one.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 
-import type { ApprovalCard } from '../../api/types.js';
+import type { ApprovalCard, MemoryCard } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
+import { formatDay } from '../../i18n/format.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
 import { controls } from '../../styles/controls.js';
 import { DecideEvent } from '../events.js';
@@ -19,9 +25,13 @@ import { styles } from './skald-approval-card.styles.js';
 
 /**
  * Test hooks: `[data-testid=allow]`, `[data-testid=deny]`,
- * `[data-testid=always]`, `[data-testid=card-arguments]`.
+ * `[data-testid=always]`, `[data-testid=card-arguments]`; on a remember card
+ * `[data-testid=memory-lines]` (each line `[data-line=remember|about|author|kept|where]`),
+ * `memory-about-another`, `memory-local`, `memory-problem`, and per similar memory
+ * `[data-testid=replace]` (its `data-id`).
  *
- * @summary An approval card with the exact arguments and Allow / Deny / Always allow.
+ * @summary An approval card with the exact arguments and Allow / Deny / Always allow;
+ *   for a memory, its lines and Replace it / Keep both / Deny.
  * @fires skald-decide - the person decided
  */
 @customElement('skald-approval-card')
@@ -57,6 +67,9 @@ export class SkaldApprovalCard extends LitElement {
     // A tool the page knows reads as a sentence, with the exact arguments one click away;
     // any other shows them as they are.
     const sentence = describeCall(details.tool, details.arguments);
+    const memory = details.memory ?? null;
+    // "Always" can never skip a memory's card: not offered, so never refused.
+    const always = this.mayApprove && memory === null;
     const exact = html`<pre class="args" data-testid="card-arguments" aria-labelledby="args-label" tabindex="0">${prettyArguments(details.arguments)}</pre>
       <p class="meta">
         ${details.reason ? html`<span>${details.reason}</span>` : nothing}
@@ -69,12 +82,14 @@ export class SkaldApprovalCard extends LitElement {
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}
         </header>
         <h3 id="title">${strings.approvalTitle.replace('{tool}', label)}</h3>
-        <p id="what" class="summary" data-testid="card-sentence">
-          ${sentence ?? card.summary}
-          ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
-        </p>
+        ${memory === null
+          ? html`<p id="what" class="summary" data-testid="card-sentence">
+              ${sentence ?? card.summary}
+              ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
+            </p>`
+          : this.#renderMemory(memory)}
         ${details.why ? html`<blockquote class="why"><span class="visually-hidden">${strings.approvalWhy}</span>${details.why}</blockquote>` : nothing}
-        ${sentence === null
+        ${sentence === null && memory === null
           ? html`<p class="heading" id="args-label">${strings.approvalArguments}</p>
               ${exact}`
           : html`<details class="exact">
@@ -86,11 +101,11 @@ export class SkaldApprovalCard extends LitElement {
         <div class="actions">
           ${this.mayApprove
             ? html`<button type="button" class="primary" data-testid="allow" ?disabled=${this.busy} @click=${() => this.#decide('allow', false)}>
-                ${strings.allow}
+                ${memory !== null && memory.similar.length > 0 ? strings.memoryKeepBoth : strings.allow}
               </button>`
             : nothing}
           <button type="button" data-testid="deny" ?disabled=${this.busy} @click=${() => this.#decide('deny', false)}>${strings.deny}</button>
-          ${this.mayApprove
+          ${always
             ? html`<button
                 type="button"
                 class="quiet"
@@ -109,6 +124,57 @@ export class SkaldApprovalCard extends LitElement {
   }
 
   /**
+   * The memory's lines, each labelled, as the server fixed them: the person decides on
+   * exactly these. Warnings follow — personal data about someone else, kept on this
+   * computer only, a call that would fail — then what is already kept that is alike.
+   */
+  #renderMemory(memory: MemoryCard): TemplateResult {
+    const about = memory.subject.kind === 'instance' || memory.about === null ? strings.memoryThisHome : memory.about;
+    const where = memory.pool === 'shared' ? strings.memoryWhereShared : strings.memoryWherePrivate;
+    const line = (key: string, label: string, value: TemplateResult | string): TemplateResult =>
+      html`<div class="line" data-line=${key}><dt>${label}</dt><dd>${value}</dd></div>`;
+    return html`
+      <dl id="what" class="memory" data-testid="memory-lines">
+        ${line('remember', strings.memoryRememberLabel, html`<span class="sentence">${memory.text}</span>`)}
+        ${line('about', strings.memoryAboutLabel, about)}
+        ${line('author', strings.memoryWrittenByLabel, strings.memoryWrittenByAgent.replace('{agent}', memory.agent))}
+        ${line('kept', strings.memoryKeptUntilLabel, html`<time datetime=${memory.kept_until}>${formatDay(memory.kept_until)}</time>`)}
+        ${line('where', strings.memoryWhereLabel, where)}
+      </dl>
+      ${memory.about_another
+        ? html`<p class="notice warn" data-testid="memory-about-another">${strings.memoryAboutAnother.replaceAll('{name}', about)}</p>`
+        : nothing}
+      ${memory.local_only ? html`<p class="hint" data-testid="memory-local">${strings.memoryLocalOnly}</p>` : nothing}
+      ${memory.problem
+        ? html`<p class="notice error" data-testid="memory-problem">${strings.memoryProblem.replace('{problem}', memory.problem)}</p>`
+        : nothing}
+      ${memory.similar.length > 0
+        ? html`<div class="similar">
+            <p class="heading" id="similar-label">${strings.memorySimilar}</p>
+            <ul aria-labelledby="similar-label">
+              ${memory.similar.map(
+                (similar) => html`<li>
+                  <span class="sentence">${similar.text}</span>
+                  ${this.mayApprove
+                    ? html`<button
+                        type="button"
+                        data-testid="replace"
+                        data-id=${similar.id}
+                        ?disabled=${this.busy}
+                        @click=${() => this.#decide('allow', false, similar.id)}
+                      >
+                        ${strings.memoryReplace}
+                      </button>`
+                    : nothing}
+                </li>`,
+              )}
+            </ul>
+          </div>`
+        : nothing}
+    `;
+  }
+
+  /**
    * "Always allow" is asked again first: it lets the tool run unasked from now on, for this
    * person, until they take it back on My data.
    */
@@ -121,9 +187,9 @@ export class SkaldApprovalCard extends LitElement {
     if (confirmed) this.#decide('allow', true);
   }
 
-  #decide(decision: 'allow' | 'deny', always: boolean): void {
+  #decide(decision: 'allow' | 'deny', always: boolean, replace?: string): void {
     if (this.card === null || this.busy) return;
-    this.dispatchEvent(new DecideEvent(this.card, decision, always));
+    this.dispatchEvent(new DecideEvent(this.card, decision, always, replace));
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Skald once a person is logged in: the navigation (conversations, the
- * inbox with its count, notes, who can see my words, my data, and — for
+ * inbox with its count, notes, memory, who can see my words, my data, and — for
  * those who manage the instance — administration; who is logged in, Lock)
  * beside the open page.
  *
@@ -23,9 +23,10 @@ import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
 import { parseRoute, routeHash, sameRoute, type Route } from '../../state/route.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
-import { boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
+import { bookmarkIcon, boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
+import '../skald-memories/skald-memories.js';
 import '../skald-my-data/skald-my-data.js';
 import '../skald-notes/skald-notes.js';
 import '../skald-privacy/skald-privacy.js';
@@ -42,7 +43,7 @@ const TOAST_MS = 8000;
 
 /**
  * Test hooks: `[data-testid=nav-inbox]` (its `[data-testid=inbox-count]`),
- * `nav-notes`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
+ * `nav-notes`, `nav-memories`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
  * manage the instance), `[data-testid=lock]`, `[data-testid=me]`; the open
  * page's name is the `data-page` attribute of `#main`.
  *
@@ -360,6 +361,7 @@ export class SkaldWorkspace extends LitElement {
                   </a>
                 </li>
                 ${this.#pageLink('notes', '#/notes', noteIcon, strings.notesTitle)}
+                ${this.#pageLink('memories', '#/memories', bookmarkIcon, strings.memoriesTitle)}
                 ${this.#pageLink('privacy', '#/privacy', eyeIcon, strings.privacyNav)}
                 ${this.#pageLink('data', '#/data', boxIcon, strings.dataNav)}
                 ${admin ? this.#pageLink('admin', '#/admin/people', gearIcon, strings.adminNav) : nothing}
@@ -432,6 +434,8 @@ export class SkaldWorkspace extends LitElement {
         return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models}></skald-inbox>`;
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
+      case 'memories':
+        return html`<skald-memories .login=${login}></skald-memories>`;
       case 'privacy':
         return html`<skald-privacy .login=${login}></skald-privacy>`;
       case 'data':

@@ -1,0 +1,49 @@
+/** Styles for `<skald-memories>`: the add form, the filters in a row, one memory a row. */
+import { css } from 'lit';
+
+export const styles = css`
+  .filters {
+    display: grid;
+    grid-template-columns: minmax(min(100%, 14rem), 2fr) repeat(auto-fit, minmax(min(100%, 11rem), 1fr));
+    gap: 0 var(--skald-space-3);
+  }
+
+  .erase-about {
+    margin-bottom: var(--skald-space-3);
+  }
+
+  .none p {
+    margin: 0 0 var(--skald-space-1);
+  }
+
+  .text {
+    margin: 0 0 var(--skald-space-1);
+    font-weight: 600;
+    overflow-wrap: anywhere;
+  }
+
+  .facts {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: var(--skald-space-1) var(--skald-space-3);
+    margin: 0 0 var(--skald-space-1);
+    color: var(--skald-text-muted);
+  }
+
+  .facts button.link {
+    font-size: inherit;
+  }
+
+  .edit {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--skald-space-2);
+    margin-bottom: var(--skald-space-1);
+  }
+
+  .edit input {
+    flex: 1 1 16rem;
+    min-width: 0;
+  }
+`;

@@ -1,0 +1,491 @@
+/**
+ * The Memory page (§10): every memory the person can read — their private pool and
+ * the shared one — each with who can read it, whom it is about, who wrote it and
+ * until when it is kept. Search, narrow by pool and subject; edit a sentence, pin it
+ * (kept until removed) or let it expire again, erase one, or erase everything about
+ * a subject at once; add one by hand.
+ *
+ * Owns: the calls to `/api/memories`. Never: keeps a memory after the page leaves,
+ * nor puts one in the address bar. Names of other members come from the people list
+ * where the person may read it (administrators); anyone else sees a member's id.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+
+import { ApiError } from '../../api/client.js';
+import type { Memory, Pool } from '../../api/types.js';
+import { ResourceController } from '../../controllers/resource-controller.js';
+import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import { formatDay, formatNumber } from '../../i18n/format.js';
+import { plural } from '../../i18n/locale.js';
+import type { Login } from '../../state/login.js';
+import { countAbout, filterMemories, subjectKey, subjectKeys, subjectOfKey, type SubjectKey } from '../../state/memories.js';
+import { controls, page, pageHost } from '../../styles/controls.js';
+import { OpenSessionEvent } from '../events.js';
+import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
+import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
+import '../skald-confirm/skald-confirm.js';
+import { styles } from './skald-memories.styles.js';
+
+const SEARCH_DELAY_MS = 250;
+
+/** A memory whose sentence is being changed, and the words typed so far. */
+interface Editing {
+  readonly id: string;
+  readonly text: string;
+}
+
+/**
+ * Test hooks: `[data-testid=memory-add-text]`, `memory-add-pool`, `memory-add-subject`,
+ * `memory-add-pinned`, `memory-add`, `memory-add-error`; `memories-search`,
+ * `memories-pool`, `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its
+ * `data-id`) with `memory-text`, `memory-pool`, `memory-about`, `memory-author`,
+ * `memory-expiry`, `memory-edit`, `memory-edit-text`, `memory-save`, `memory-pin`,
+ * `memory-erase`; `memories-empty`, `memories-error`.
+ *
+ * @summary The Memory page: list, search, filter, edit, pin, erase, add.
+ * @fires skald-open-session - open the conversation a memory came from
+ */
+@customElement('skald-memories')
+export class SkaldMemories extends LitElement {
+  static override styles = [controls, pageHost, page, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+
+  @state() private query = '';
+  @state() private hits: readonly Memory[] | null = null;
+  @state() private pool: Pool | '' = '';
+  @state() private subject: SubjectKey = '';
+  @state() private editing: Editing | null = null;
+  @state() private busy = false;
+  @state() private error = '';
+  @state() private addError = '';
+  @state() private announcement = '';
+  @state() private names: ReadonlyMap<string, string> = new Map();
+
+  @state() private newText = '';
+  @state() private newPool: Pool = 'private';
+  @state() private newSubject: 'self' | 'instance' = 'self';
+  @state() private newPinned = false;
+
+  @query('skald-confirm') private confirm?: SkaldConfirm;
+
+  readonly #list = new ResourceController<readonly Memory[]>(this, (signal) => this.#client().memories({}, signal));
+  #searchTimer: ReturnType<typeof setTimeout> | undefined;
+  #searchRead = 0;
+
+  #client() {
+    const client = this.login?.client;
+    if (!client) throw new ApiError('network', 'not logged in', 0);
+    return client;
+  }
+
+  get #me(): string {
+    return this.login?.me.user.id ?? '';
+  }
+
+  /** Administrators may read everyone's names; a shared memory they did not keep is theirs to change too. */
+  get #admin(): boolean {
+    return this.login?.me.role?.manage_instance ?? false;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    void this.updateComplete.then(() => this.#readNames());
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearTimeout(this.#searchTimer);
+  }
+
+  /** Names only the people list holds; without it a member shows as their id, which is still true. */
+  async #readNames(): Promise<void> {
+    if (!this.#admin) return;
+    try {
+      const people = await this.#client().everyone();
+      this.names = new Map(people.map((person) => [person.id, person.name]));
+    } catch {
+      // Ids stay: nothing the person asked for failed.
+    }
+  }
+
+  #search(text: string): void {
+    this.query = text;
+    clearTimeout(this.#searchTimer);
+    if (text.trim() === '') {
+      // A search still under way must not bring its results back.
+      this.#searchRead += 1;
+      this.hits = null;
+      return;
+    }
+    this.#searchTimer = setTimeout(() => void this.#runSearch(text.trim()), SEARCH_DELAY_MS);
+  }
+
+  async #runSearch(text: string): Promise<void> {
+    const read = ++this.#searchRead;
+    try {
+      const hits = await this.#client().memories({ q: text });
+      if (read !== this.#searchRead) return;
+      this.hits = hits;
+      const shown = this.#narrow(hits).length;
+      this.announcement = plural(shown, strings.memoriesFound).replace('{n}', formatNumber(shown));
+    } catch (error) {
+      if (read === this.#searchRead) this.error = describeError(error);
+    }
+  }
+
+  async #refresh(): Promise<void> {
+    await this.#list.reload();
+    if (this.query.trim() !== '') await this.#runSearch(this.query.trim());
+  }
+
+  /** Runs one change; the server's reason shows when it is refused. */
+  async #act(change: () => Promise<string>, onError: (message: string) => void = (m) => (this.error = m)): Promise<boolean> {
+    if (this.busy) return false;
+    this.busy = true;
+    this.error = '';
+    this.addError = '';
+    try {
+      this.announcement = await change();
+      await this.#refresh();
+      return true;
+    } catch (error) {
+      onError(describeError(error));
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #add(event: Event): Promise<void> {
+    event.preventDefault();
+    const text = this.newText.trim();
+    if (text === '') {
+      this.addError = strings.memoryNeedsText;
+      return;
+    }
+    const body = { text, pool: this.newPool, subject: { kind: this.newSubject }, ...(this.newPinned ? { pinned: true } : {}) };
+    const added = await this.#act(
+      async () => {
+        await this.#client().createMemory(body);
+        return strings.memoryAdded;
+      },
+      (message) => (this.addError = message),
+    );
+    if (added) {
+      this.newText = '';
+      this.newPinned = false;
+    }
+  }
+
+  async #save(event: Event): Promise<void> {
+    event.preventDefault();
+    const editing = this.editing;
+    if (editing === null) return;
+    const saved = await this.#act(async () => {
+      await this.#client().updateMemory(editing.id, { text: editing.text.trim() });
+      return strings.memorySaved;
+    });
+    if (saved) {
+      this.editing = null;
+      await this.updateComplete;
+      this.renderRoot.querySelector<HTMLElement>(`[data-id="${editing.id}"] [data-testid=memory-edit]`)?.focus();
+    }
+  }
+
+  async #pin(memory: Memory): Promise<void> {
+    await this.#act(async () => {
+      await this.#client().updateMemory(memory.id, { pinned: !memory.pinned });
+      return strings.memorySaved;
+    });
+  }
+
+  async #erase(memory: Memory): Promise<void> {
+    const confirmed = await this.confirm?.ask({
+      title: strings.memoryEraseTitle,
+      body: strings.memoryEraseBody.replace('{text}', memory.text),
+      action: strings.memoryErase,
+    });
+    if (!confirmed) return;
+    if (
+      await this.#act(async () => {
+        await this.#client().deleteMemory(memory.id);
+        return strings.memoryErased;
+      })
+    ) {
+      // The memory that had the focus is gone: it goes to the list's heading.
+      await this.updateComplete;
+      this.renderRoot.querySelector<HTMLElement>('#list-title')?.focus();
+    }
+  }
+
+  async #eraseAbout(key: SubjectKey, count: number): Promise<void> {
+    const name = this.#subjectName(key);
+    const confirmed = await this.confirm?.ask({
+      title: strings.memoryEraseAboutTitle.replace('{name}', name),
+      body: plural(count, strings.memoryEraseAboutBody).replace('{n}', formatNumber(count)).replace('{name}', name),
+      action: strings.memoryErase,
+    });
+    if (!confirmed) return;
+    const erased = await this.#act(async () => {
+      const { erased, queued } = await this.#client().eraseMemories(subjectOfKey(key));
+      const done = plural(erased, strings.memoryErasedCount).replace('{n}', formatNumber(erased));
+      return queued > 0 ? `${done} ${plural(queued, strings.memoryQueuedCount).replace('{n}', formatNumber(queued))}` : done;
+    });
+    if (erased) {
+      this.subject = '';
+      await this.updateComplete;
+      this.renderRoot.querySelector<HTMLElement>('#list-title')?.focus();
+    }
+  }
+
+  #narrow(memories: readonly Memory[]): Memory[] {
+    return filterMemories(memories, { pool: this.pool, subject: this.subject }, this.#me);
+  }
+
+  #subjectName(key: SubjectKey): string {
+    if (key === 'self') return strings.memoryAboutYou;
+    if (key === 'instance') return strings.memoryThisHome;
+    return this.names.get(key) ?? key;
+  }
+
+  /** A shared memory is changed only by whoever kept it, or an administrator (the server says so too). */
+  #mayChange(memory: Memory): boolean {
+    return memory.pool === 'private' || memory.owner === this.#me || this.#admin;
+  }
+
+  override render(): TemplateResult {
+    return html`
+      <header class="bar"><h2 id="memories-title">${strings.memoriesTitle}</h2></header>
+      <div class="scroll">
+        <div class="column">
+          <p class="lead">${strings.memoriesLead}</p>
+          ${this.#renderAdd()}
+          <section class="block" aria-labelledby="list-title">
+            <h3 id="list-title" tabindex="-1">${strings.memoriesListLabel}</h3>
+            ${this.#renderFilters()}
+            ${this.error ? html`<p class="notice error" role="alert" data-testid="memories-error">${this.error}</p>` : nothing}
+            ${this.#list.status()} ${this.#renderList()}
+          </section>
+        </div>
+      </div>
+      <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
+      <skald-confirm></skald-confirm>
+    `;
+  }
+
+  #renderAdd(): TemplateResult {
+    return html`<section class="block" aria-labelledby="add-title">
+      <h3 id="add-title">${strings.memoryAddTitle}</h3>
+      <form @submit=${(e: Event) => void this.#add(e)}>
+        <div class="field">
+          <label for="add-text">${strings.memoryAddText}</label>
+          <input
+            id="add-text"
+            type="text"
+            data-testid="memory-add-text"
+            autocomplete="off"
+            aria-invalid=${this.addError ? 'true' : 'false'}
+            aria-describedby=${this.addError ? 'add-error' : nothing}
+            .value=${this.newText}
+            @input=${(e: Event) => (this.newText = (e.target as HTMLInputElement).value)}
+          />
+        </div>
+        <div class="grid-fields">
+          <div class="field">
+            <label for="add-pool">${strings.memoryAddPool}</label>
+            <select id="add-pool" data-testid="memory-add-pool" @change=${(e: Event) => (this.newPool = (e.target as HTMLSelectElement).value as Pool)}>
+              <option value="private" ?selected=${this.newPool === 'private'}>${strings.memoryPoolPrivate}</option>
+              <option value="shared" ?selected=${this.newPool === 'shared'}>${strings.memoryPoolShared}</option>
+            </select>
+          </div>
+          <div class="field">
+            <label for="add-subject">${strings.memoryAddSubject}</label>
+            <select
+              id="add-subject"
+              data-testid="memory-add-subject"
+              @change=${(e: Event) => (this.newSubject = (e.target as HTMLSelectElement).value as 'self' | 'instance')}
+            >
+              <option value="self" ?selected=${this.newSubject === 'self'}>${strings.memorySubjectSelf}</option>
+              <option value="instance" ?selected=${this.newSubject === 'instance'}>${strings.memorySubjectInstance}</option>
+            </select>
+          </div>
+        </div>
+        <div class="check">
+          <input
+            id="add-pinned"
+            type="checkbox"
+            data-testid="memory-add-pinned"
+            .checked=${this.newPinned}
+            @change=${(e: Event) => (this.newPinned = (e.target as HTMLInputElement).checked)}
+          />
+          <label for="add-pinned">${strings.memoryAddPinned}</label>
+        </div>
+        ${this.addError ? html`<p id="add-error" class="notice error" role="alert" data-testid="memory-add-error">${this.addError}</p>` : nothing}
+        <div class="actions">
+          <button type="submit" class="primary" data-testid="memory-add" ?disabled=${this.busy}>${plusIcon}${strings.memoryAdd}</button>
+        </div>
+      </form>
+    </section>`;
+  }
+
+  #renderFilters(): TemplateResult {
+    const all = this.#list.value ?? [];
+    const keys = subjectKeys(all, this.#me);
+    // A subject filtered on that is gone (erased) still shows as chosen until it is changed.
+    if (this.subject !== '' && !keys.includes(this.subject)) keys.push(this.subject);
+    const count = this.subject === '' ? 0 : countAbout(all, this.subject, this.#me);
+    return html`<div class="filters">
+        <div class="field search">
+          <label for="memories-search">${strings.memoriesSearchLabel}</label>
+          <input
+            id="memories-search"
+            type="search"
+            data-testid="memories-search"
+            placeholder=${strings.memoriesSearchPlaceholder}
+            .value=${this.query}
+            @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+          />
+        </div>
+        <div class="field">
+          <label for="memories-pool">${strings.memoriesPoolFilter}</label>
+          <select id="memories-pool" data-testid="memories-pool" @change=${(e: Event) => (this.pool = (e.target as HTMLSelectElement).value as Pool | '')}>
+            <option value="" ?selected=${this.pool === ''}>${strings.memoriesAnyPool}</option>
+            <option value="private" ?selected=${this.pool === 'private'}>${strings.memoryPoolPrivate}</option>
+            <option value="shared" ?selected=${this.pool === 'shared'}>${strings.memoryPoolShared}</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="memories-subject">${strings.memoriesSubjectFilter}</label>
+          <select id="memories-subject" data-testid="memories-subject" @change=${(e: Event) => (this.subject = (e.target as HTMLSelectElement).value)}>
+            <option value="" ?selected=${this.subject === ''}>${strings.memoriesAnySubject}</option>
+            ${keys.map((key) => html`<option value=${key} ?selected=${this.subject === key}>${this.#subjectName(key)}</option>`)}
+          </select>
+        </div>
+      </div>
+      ${count > 0
+        ? html`<div class="actions erase-about">
+            <button type="button" class="danger" data-testid="erase-about" ?disabled=${this.busy} @click=${() => void this.#eraseAbout(this.subject, count)}>
+              ${trashIcon}${strings.memoryEraseAbout.replace('{name}', this.#subjectName(this.subject))}
+            </button>
+          </div>`
+        : nothing}`;
+  }
+
+  #renderList(): TemplateResult | typeof nothing {
+    const all = this.#list.value;
+    if (all === undefined) return nothing;
+    if (all.length === 0 && this.hits === null) {
+      return html`<div class="none" data-testid="memories-empty">
+        <p><strong>${strings.memoriesEmptyTitle}</strong></p>
+        <p class="hint">${strings.memoriesEmpty}</p>
+      </div>`;
+    }
+    const shown = this.#narrow(this.hits ?? all);
+    if (shown.length === 0) return html`<p class="hint" data-testid="memories-no-match">${strings.memoriesNoMatch}</p>`;
+    return html`<ul class="rows" aria-labelledby="list-title">
+      ${shown.map((memory) => this.#renderItem(memory))}
+    </ul>`;
+  }
+
+  #renderItem(memory: Memory): TemplateResult {
+    const editing = this.editing?.id === memory.id ? this.editing : null;
+    const textId = `text-${memory.id}`;
+    const mayChange = this.#mayChange(memory);
+    return html`<li data-testid="memory-item" data-id=${memory.id}>
+      ${editing
+        ? html`<form class="edit" @submit=${(e: Event) => void this.#save(e)} @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && (this.editing = null)}>
+            <label class="visually-hidden" for="edit-${memory.id}">${strings.memoryTextLabel}</label>
+            <input
+              id="edit-${memory.id}"
+              type="text"
+              data-testid="memory-edit-text"
+              autocomplete="off"
+              .value=${editing.text}
+              @input=${(e: Event) => (this.editing = { id: memory.id, text: (e.target as HTMLInputElement).value })}
+            />
+            <div class="actions">
+              <button type="submit" class="primary" data-testid="memory-save" ?disabled=${this.busy}>${strings.save}</button>
+              <button type="button" @click=${() => (this.editing = null)}>${strings.cancel}</button>
+            </div>
+          </form>`
+        : html`<p class="text" id=${textId} data-testid="memory-text">${memory.text}</p>`}
+      <p class="facts small">
+        <span class="tag ${memory.pool === 'private' ? 'local' : 'plain'}" data-testid="memory-pool">
+          ${memory.pool === 'private' ? strings.memoryPoolPrivate : strings.memoryPoolShared}
+        </span>
+        <span data-testid="memory-about">${strings.memoryAboutWhom.replace('{name}', this.#subjectName(subjectKey(memory.subject, this.#me)))}</span>
+        <span data-testid="memory-author">${fill(strings.memoryWrittenBy, { who: this.#author(memory) })}</span>
+        <span data-testid="memory-expiry">
+          ${memory.pinned || memory.expires_at === null
+            ? strings.memoryPinnedForever
+            : fill(strings.memoryExpires, { date: html`<time datetime=${memory.expires_at}>${formatDay(memory.expires_at)}</time>` })}
+        </span>
+        ${memory.local_only ? html`<span class="tag local">${strings.memoryLocalTag}</span>` : nothing}
+        ${memory.outside ? html`<span class="tag remote">${strings.memoryOutsideTag}</span>` : nothing}
+      </p>
+      ${editing
+        ? nothing
+        : html`<div class="actions">
+            ${mayChange
+              ? html`<button
+                    type="button"
+                    class="quiet"
+                    data-testid="memory-edit"
+                    aria-describedby=${textId}
+                    ?disabled=${this.busy}
+                    @click=${() => (this.editing = { id: memory.id, text: memory.text })}
+                  >
+                    ${pencilIcon}${strings.edit}
+                  </button>
+                  <button
+                    type="button"
+                    class="quiet"
+                    data-testid="memory-pin"
+                    aria-describedby=${textId}
+                    ?disabled=${this.busy}
+                    @click=${() => void this.#pin(memory)}
+                  >
+                    ${memory.pinned ? strings.memoryUnpin : strings.memoryPin}
+                  </button>`
+              : nothing}
+            <button
+              type="button"
+              class="quiet"
+              data-testid="memory-erase"
+              aria-describedby=${textId}
+              ?disabled=${this.busy}
+              @click=${() => void this.#erase(memory)}
+            >
+              ${trashIcon}${strings.memoryErase}
+            </button>
+          </div>`}
+    </li>`;
+  }
+
+  /** "an agent (main) in this conversation" with the conversation one click away, "you", or a person. */
+  #author(memory: Memory): TemplateResult | string {
+    const author = memory.author;
+    if (author.kind === 'person') return author.id === this.#me ? strings.memoryByYou : (this.names.get(author.id) ?? author.id);
+    const session = memory.source_session;
+    if (session === null) return strings.memoryByAgent.replace('{agent}', author.agent);
+    const link = html`<button type="button" class="link" data-testid="memory-conversation" @click=${() => this.dispatchEvent(new OpenSessionEvent(session))}>
+      ${strings.memoryConversationLink}
+    </button>`;
+    return fill(strings.memoryByAgentIn.replace('{agent}', author.agent), { conversation: link });
+  }
+}
+
+/** A template's `{placeholders}` filled with text or markup, so a translation may put a link anywhere. */
+function fill(template: string, values: Readonly<Record<string, TemplateResult | string>>): TemplateResult {
+  const parts = template.split(/\{(\w+)\}/);
+  return html`${parts.map((part, i) => (i % 2 === 1 ? (values[part] ?? `{${part}}`) : part))}`;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-memories': SkaldMemories;
+  }
+}
