@@ -117,10 +117,13 @@ pub struct Change {
     text: Option<String>,
     #[ts(optional)]
     pinned: Option<bool>,
+    /// `shared` promotes a private memory, by its owner; a shared one never goes back.
+    #[ts(optional)]
+    pool: Option<Pool>,
 }
 
-/// `PATCH /api/memories/{id}` `{"text"?,"pinned"?}`: only the owner (for a shared one, the
-/// one who kept it or an administrator) edits.
+/// `PATCH /api/memories/{id}` `{"text"?,"pinned"?,"pool"?}`: only the owner (for a shared
+/// one, the one who kept it or an administrator) edits; the owner may share a private one.
 pub async fn update(
     State(state): State<AppState>,
     caller: Caller,
@@ -139,6 +142,13 @@ pub async fn update(
     }
     if let Some(text) = &req.text {
         crate::store::memories::check(text).map_err(invalid)?;
+    }
+    match (memory.pool, req.pool) {
+        (Pool::Shared, Some(Pool::Private)) => {
+            return Err(invalid("a shared memory cannot be made private again; erase it instead"));
+        }
+        (Pool::Private, Some(Pool::Shared)) => pools.promote(&id).await?,
+        _ => {}
     }
     let updated = pools.update(&id, req.text.as_deref(), req.pinned, role.memory_retention_days).await?;
     if req.text.as_ref().is_some_and(|t| t.trim() != memory.text) {

@@ -413,6 +413,41 @@ impl Pools<'_> {
         self.get(id).await?.ok_or(StoreError::NotFound)
     }
 
+    /// Moves a private memory to the shared pool as it is (same id, author, expiry), then
+    /// erases it from the private file: the owner's confirmed choice, never made silently.
+    pub async fn promote(&self, id: &MemoryId) -> Result<(), StoreError> {
+        let memory = self.get(id).await?.filter(|m| m.pool == Pool::Private).ok_or(StoreError::NotFound)?;
+        let (subject_kind, subject_id) = memory.subject.stored(Pool::Shared, self.owner);
+        let (author_kind, author_id) = match &memory.author {
+            Author::Model { agent } => ("model", agent.clone()),
+            Author::Person { id } => ("person", id.to_string()),
+        };
+        sqlx::query(
+            "INSERT INTO shared_memories (id, text, subject_kind, subject_id, author_kind, author_id, owner,
+                 source_session, outside, local_only, pinned, created_at, updated_at, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&memory.id)
+        .bind(&memory.text)
+        .bind(subject_kind)
+        .bind(subject_id)
+        .bind(author_kind)
+        .bind(author_id)
+        .bind(self.owner)
+        .bind(&memory.source_session)
+        .bind(memory.outside)
+        .bind(memory.local_only)
+        .bind(memory.pinned)
+        .bind(&memory.created_at)
+        .bind(timestamp())
+        .bind(&memory.expires_at)
+        .execute(self.system.pool())
+        .await?;
+        let _writing = self.space.writing(Touched::Nothing);
+        sqlx::query("DELETE FROM memories WHERE id = ?").bind(id).execute(self.space.pool()).await?;
+        checkpoint(self.space.pool()).await
+    }
+
     /// Erases one memory for good.
     pub async fn delete(&self, id: &MemoryId) -> Result<Memory, StoreError> {
         let memory = self.get(id).await?.ok_or(StoreError::NotFound)?;

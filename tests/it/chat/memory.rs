@@ -314,6 +314,23 @@ async fn the_memory_routes_check_their_input_and_who_may_change_what() {
     assert!(memories(&chat.server, &bo_token, "?q=router").await.is_empty());
     let (status, _) = chat.server.call(Method::DELETE, &path, Some(&chat.token), None).await;
     assert_eq!(status, 404);
+
+    // A private memory is shared by its owner's choice, and never goes back.
+    let body = json!({ "text": "Ada plays the cello.", "pool": "private", "subject": { "kind": "self" } });
+    let (_, created) = chat.server.post("/api/memories", Some(&chat.token), body).await;
+    let path = format!("/api/memories/{}", created["id"].as_str().unwrap());
+    assert!(memories(&chat.server, &bo_token, "?q=cello").await.is_empty(), "private until shared");
+    let (status, shared) =
+        chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(json!({ "pool": "shared" }))).await;
+    assert_eq!(status, 200, "{shared}");
+    assert_eq!(shared["pool"], "shared");
+    let seen = memories(&chat.server, &bo_token, "?q=cello").await;
+    assert_eq!(seen.len(), 1, "Bo now reads it");
+    assert_eq!(seen[0]["subject"]["id"], shared["owner"], "about Ada, by id");
+    assert_eq!(memories(&chat.server, &chat.token, "?pool=private").await.len(), 0, "no copy stays private");
+    let (status, _) =
+        chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(json!({ "pool": "private" }))).await;
+    assert_eq!(status, 400);
 }
 
 fn rand_bytes() -> [u8; 8] {
