@@ -93,6 +93,16 @@ pub enum Author {
     Person { id: UserId },
 }
 
+impl Author {
+    /// The author as stored: `author_kind` and `author_id`.
+    fn stored(&self) -> (&'static str, String) {
+        match self {
+            Self::Model { agent } => ("model", agent.clone()),
+            Self::Person { id } => ("person", id.to_string()),
+        }
+    }
+}
+
 /// A memory as the API shows it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Memory {
@@ -272,10 +282,7 @@ impl Pools<'_> {
         let text = check(new.text)
             .map_err(|_| StoreError::WrongState("a memory is one sentence of at most 300 characters"))?;
         let (subject_kind, subject_id) = new.subject.stored(new.pool, self.owner);
-        let (author_kind, author_id) = match new.author {
-            Author::Model { agent } => ("model", agent.clone()),
-            Author::Person { id } => ("person", id.to_string()),
-        };
+        let (author_kind, author_id) = new.author.stored();
         let id = MemoryId::generate();
         let created = timestamp();
         let expires = new.keep_days.map(days_from_now);
@@ -418,10 +425,7 @@ impl Pools<'_> {
     pub async fn promote(&self, id: &MemoryId) -> Result<(), StoreError> {
         let memory = self.get(id).await?.filter(|m| m.pool == Pool::Private).ok_or(StoreError::NotFound)?;
         let (subject_kind, subject_id) = memory.subject.stored(Pool::Shared, self.owner);
-        let (author_kind, author_id) = match &memory.author {
-            Author::Model { agent } => ("model", agent.clone()),
-            Author::Person { id } => ("person", id.to_string()),
-        };
+        let (author_kind, author_id) = memory.author.stored();
         sqlx::query(
             "INSERT INTO shared_memories (id, text, subject_kind, subject_id, author_kind, author_id, owner,
                  source_session, outside, local_only, pinned, created_at, updated_at, expires_at)
