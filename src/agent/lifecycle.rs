@@ -90,7 +90,7 @@ impl Runtime {
         let recall = match (&text, turn.recalls()) {
             (Some(words), Some(remote)) => {
                 let pools = Pools { owner: &session.user_id, space: &session.space, system: &self.inner.system };
-                memory::recall_call(&pools, words, remote).await?
+                memory::recall_call(&pools, &self.meaning(), words, remote).await?
             }
             _ => None,
         };
@@ -221,6 +221,9 @@ impl Runtime {
         }
         let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
+        // A temporary chat neither reads nor writes memories: the tools are not offered, so
+        // nothing is recalled into it either.
+        let memory_on = memory_on && !conversation.temporary;
         offered.retain(|tool| memory_on || !tools::MEMORY_TOOLS.contains(&tool.name.as_str()));
         let prompt = prompt_for(space.prompt_prefix(), &agent.prompt);
         let context = compose_context(&prompt, summary.as_ref().map(|s| s.text.as_str()), history, Rows::Conversation);

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::agent::meaning::{By, Meaning};
 use crate::ids::UserId;
 use crate::store::StoreError;
 use crate::store::approvals::NewCard;
@@ -17,9 +18,14 @@ use crate::store::users;
 /// The tool that proposes a memory: always a confirmed write (the gate's `CONFIRMED_WRITES`).
 pub const REMEMBER: &str = "remember";
 
-/// How similar (share of words held) an existing memory must be for a `remember` card to
-/// offer replacing it.
+/// How similar an existing memory must be for a `remember` card to offer replacing it: by
+/// words, the share of the new sentence's telling words it holds; by meaning, the cosine
+/// of the two sentences. A contradiction of the same fact scores 0.68–0.83 ("Ada now drinks
+/// coffee every morning" against "Ada prefers green tea in the morning, never coffee"),
+/// another fact about the same person 0.47–0.74: a false offer costs a "Keep both", a
+/// missed one a stale memory, so the line is drawn low.
 const SIMILAR: f64 = 0.5;
+const SIMILAR_MEANING: f64 = 0.65;
 
 /// A `remember` card's lines, fixed when the card is made: the person decides on these.
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
@@ -147,6 +153,7 @@ pub async fn check(
 pub async fn card_shows(
     space: &PrivateStore,
     system: &SystemStore,
+    meaning: &Meaning,
     owner: &UserId,
     role: &Role,
     card: &NewCard,
@@ -159,11 +166,11 @@ pub async fn card_shows(
     let lines = match check(system, owner, role, &arguments).await? {
         Ok(checked) => {
             let pools = Pools { owner, space, system };
-            let similar = pools
-                .search(&checked.text, None, 3)
-                .await?
+            let (found, by) = meaning.search(&pools, &checked.text, None, 3).await?;
+            let enough = if by == By::Meaning { SIMILAR_MEANING } else { SIMILAR };
+            let similar = found
                 .into_iter()
-                .filter(|m| m.score.is_some_and(|s| s >= SIMILAR) && may_edit(m, owner, false))
+                .filter(|m| m.score.is_some_and(|s| s >= enough) && may_edit(m, owner, false))
                 .map(|m: Memory| SimilarMemory { id: m.id, text: m.text, pool: m.pool })
                 .collect();
             MemoryCard {
@@ -222,19 +229,47 @@ pub async fn enabled(space: &PrivateStore) -> Result<bool, StoreError> {
 /// The most memories read into a turn's context.
 pub const RECALLED: usize = 3;
 
-/// How well a memory must match a message to be read into its turn (full-text score: the
-/// share of the message's telling words it holds). Tuned on `tests/data/recall_eval.json`
-/// (`cargo bench --bench memory_recall`): at 0.25, 80% of paraphrases recall their memory
-/// and 90% of unrelated messages recall nothing; 0.34 recalls for only 63%.
-const RECALL_CUTOFF: f64 = 0.25;
+/// How well a memory must match a message to be read into its turn, tuned on
+/// `tests/data/recall_eval.json` (`tests/it/chat/meaning.rs` reports the figures). By
+/// words (the share of the message's telling words it holds): at 0.25, 80% of paraphrases
+/// recall their memory and 90% of unrelated messages recall nothing. By meaning (cosine):
+/// the paraphrases' memories score 0.46–0.90 and the unrelated messages' best 0.13–0.41,
+/// so 0.44 recalls for all of both; 0.5 would miss 3% of paraphrases, 0.4 recall for 10%
+/// of the unrelated.
+pub const RECALL_CUTOFF_WORDS: f64 = 0.25;
+pub const RECALL_CUTOFF_MEANING: f64 = 0.44;
+
+/// How near a memory must lie to a search to be listed at all (the page's search, the
+/// `recall` tool): any shared telling word, or by meaning more than this cosine.
+const SEARCH_FLOOR_MEANING: f64 = 0.2;
+
+/// Whether a memory found by a search is worth listing.
+pub fn relevant(by: By, memory: &Memory) -> bool {
+    by == By::Words || memory.score.is_some_and(|s| s >= SEARCH_FLOOR_MEANING)
+}
+
+/// The cut-off for memories ranked `by`.
+pub fn cutoff(by: By) -> f64 {
+    match by {
+        By::Meaning => RECALL_CUTOFF_MEANING,
+        By::Words => RECALL_CUTOFF_WORDS,
+    }
+}
 
 /// What a turn whose message is `message` reads into its context: the best matches above
-/// the cut-off, at most [`RECALLED`].
-pub async fn for_turn(pools: &Pools<'_>, message: &str) -> Result<Vec<Memory>, StoreError> {
-    let mut found = pools.search(message, None, RECALLED * 4).await?;
-    found.retain(|m| m.score.is_some_and(|s| s >= RECALL_CUTOFF));
+/// the cut-off, at most [`RECALLED`]. `remote`: the context may reach a remote provider,
+/// so memories kept on this machine are left out (before the best are taken, so they
+/// leave room for others).
+pub async fn for_turn(
+    pools: &Pools<'_>,
+    meaning: &Meaning,
+    message: &str,
+    remote: bool,
+) -> Result<(Vec<Memory>, By), StoreError> {
+    let (mut found, by) = meaning.search(pools, message, None, RECALLED * 4).await?;
+    found.retain(|m| m.score.is_some_and(|s| s >= cutoff(by)) && !(remote && m.local_only));
     found.truncate(RECALLED);
-    Ok(found)
+    Ok((found, by))
 }
 
 /// A recall made for a turn before its first request, as the history records it.
@@ -248,9 +283,13 @@ pub struct Recall {
 /// The memories bearing on a person's message, as a `recall` call and its result; none
 /// when nothing is relevant. `remote`: the context may reach a remote provider, so
 /// memories kept on this machine are left out.
-pub async fn recall_call(pools: &Pools<'_>, message: &str, remote: bool) -> Result<Option<Recall>, StoreError> {
-    let mut found = for_turn(pools, message).await?;
-    found.retain(|m| !(remote && m.local_only));
+pub async fn recall_call(
+    pools: &Pools<'_>,
+    meaning: &Meaning,
+    message: &str,
+    remote: bool,
+) -> Result<Option<Recall>, StoreError> {
+    let (found, _) = for_turn(pools, meaning, message, remote).await?;
     if found.is_empty() {
         return Ok(None);
     }

@@ -18,6 +18,7 @@ pub mod events;
 pub mod gate;
 pub mod inbox;
 pub mod lifecycle;
+pub mod meaning;
 pub mod memory;
 pub mod runtime;
 pub mod standing;

@@ -234,6 +234,11 @@ impl Runtime {
         &self.inner.local
     }
 
+    /// Recall by meaning, with the embedding model when one is here.
+    pub fn meaning(&self) -> super::meaning::Meaning {
+        super::meaning::Meaning::new(self.inner.system.clone(), self.inner.local.clone())
+    }
+
     /// The person's role as it is now: a change by an administrator applies to the next
     /// turn. Kept from the last read until any person or role changes, so a turn's start
     /// does not wait on the shared database for it.

@@ -79,6 +79,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::memories::Change,
         super::memories::Erase,
         super::memories::Erased,
+        super::memories::Search,
     );
     Ok(())
 }

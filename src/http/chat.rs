@@ -28,6 +28,9 @@ const MAX_TITLE_CHARS: usize = 200;
 pub struct NewSession {
     agent: Option<String>,
     model: Option<String>,
+    /// A temporary chat: no memory read or written, not listed, deleted when left.
+    #[serde(default)]
+    temporary: bool,
 }
 
 /// `POST /api/sessions`: a new conversation, optionally pinned to a model the role allows.
@@ -45,7 +48,11 @@ pub async fn create(
         state.agent.check_pin_of(&caller.session, model).await?;
     }
     let id = ConversationId::generate();
-    let session = chat::create_conversation(&caller.session.space, &id, agent, req.model.as_deref()).await?;
+    let mut session = chat::create_conversation(&caller.session.space, &id, agent, req.model.as_deref()).await?;
+    if req.temporary {
+        chat::make_temporary(&caller.session.space, &id).await?;
+        session.temporary = true;
+    }
     Ok((StatusCode::CREATED, Json(session)))
 }
 

@@ -251,6 +251,11 @@ impl From<ImportError> for ApiError {
             ImportError::Invalid(_) | ImportError::Unsupported(_) => {
                 Self::BadRequest { code: "invalid_model", message }
             }
+            ImportError::Convert(crate::providers::local::convert::ConvertError::Io(source)) => {
+                drop(source);
+                Self::BadRequest { code: "unreadable", message }
+            }
+            ImportError::Convert(_) => Self::BadRequest { code: "invalid_model", message },
             ImportError::Io(source) => Self::Internal(Box::new(source)),
         }
     }

@@ -52,7 +52,11 @@ pub async fn list(
     let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MOST);
     let mut found = match query.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => pools.search(q, query.pool, MOST).await?,
+        Some(q) => {
+            let (mut found, by) = state.agent.meaning().search(&pools, q, query.pool, MOST).await?;
+            found.retain(|m| memory::relevant(by, m));
+            found
+        }
         None => pools.list(query.pool).await?,
     };
     if let Some(subject) = query.subject.as_deref() {
@@ -220,5 +224,22 @@ pub async fn recall(
     Query(query): Query<RecallQuery>,
 ) -> Result<Json<Vec<Memory>>, ApiError> {
     let pools = Pools { owner: &caller.session.user_id, space: &caller.session.space, system: &state.system };
-    Ok(Json(memory::for_turn(&pools, &query.q).await?))
+    let (found, _) = memory::for_turn(&pools, &state.agent.meaning(), &query.q, false).await?;
+    Ok(Json(found))
+}
+
+/// How memories are searched now (`GET /api/memories/search`).
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "MemorySearch")]
+pub struct Search {
+    /// `meaning` with the embedding model, `words` (full-text) without one.
+    pub by: memory::By,
+    /// The embedding model's name, when one is used.
+    pub model: Option<String>,
+}
+
+/// `GET /api/memories/search`: whether search and recall go by meaning or by words.
+pub async fn search(State(state): State<AppState>, _caller: Caller) -> Result<Json<Search>, ApiError> {
+    let model = state.agent.meaning().model_name().await;
+    Ok(Json(Search { by: if model.is_some() { memory::By::Meaning } else { memory::By::Words }, model }))
 }

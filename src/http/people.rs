@@ -128,6 +128,13 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
     if let Err(err) = state.agent.resume_ready(session.clone()).await {
         tracing::error!(user = %session.user_id, %err, "could not resume decided turns");
     }
+    // Temporary chats a crash or a timeout left behind, unless another window of theirs
+    // is open (it may be in one).
+    if state.accounts.sessions().count_user(&session.user_id) == 1
+        && let Err(err) = crate::store::chat::delete_temporary(&session.space).await
+    {
+        tracing::warn!(user = %session.user_id, %err, "could not delete temporary chats left behind");
+    }
     memory_upkeep(state, &session).await;
 }
 
@@ -135,11 +142,21 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
 /// the person stays unlocked.
 async fn memory_upkeep(state: &AppState, session: &std::sync::Arc<crate::users::sessions::Session>) {
     use crate::agent::memory::{SWEEP_EVERY, upkeep};
+    use crate::store::memories::Pools;
     if let Err(err) = upkeep(&state.system, &session.user_id, &session.space).await {
         tracing::error!(user = %session.user_id, %err, "could not apply erasures or sweep expired memories");
     }
-    let (system, held) = (state.system.clone(), session.clone());
+    // Vectors for memories that have none from the embedding model in use, off the
+    // unlock's path: hourly after, with the sweep.
+    let (system, held, meaning) = (state.system.clone(), session.clone(), state.agent.meaning());
     session.spawn(async move {
+        let index = async |held: &crate::users::sessions::Session| {
+            let pools = Pools { owner: &held.user_id, space: &held.space, system: &system };
+            if let Err(err) = meaning.index(&pools).await {
+                tracing::warn!(user = %held.user_id, %err, "could not embed memories for recall by meaning");
+            }
+        };
+        index(&held).await;
         let mut every = tokio::time::interval(SWEEP_EVERY);
         every.tick().await;
         loop {
@@ -150,6 +167,7 @@ async fn memory_upkeep(state: &AppState, session: &std::sync::Arc<crate::users::
             if let Err(err) = upkeep(&system, &held.user_id, &held.space).await {
                 tracing::warn!(user = %held.user_id, %err, "the hourly memory sweep failed");
             }
+            index(&held).await;
         }
     });
 }
@@ -186,8 +204,11 @@ pub async fn logout(State(state): State<AppState>, caller: Caller) -> StatusCode
     StatusCode::NO_CONTENT
 }
 
-/// `POST /api/lock`: locks every window of the caller.
+/// `POST /api/lock`: locks every window of the caller; their temporary chats go.
 pub async fn lock(State(state): State<AppState>, caller: Caller) -> StatusCode {
+    if let Err(err) = crate::store::chat::delete_temporary(&caller.session.space).await {
+        tracing::warn!(user = %caller.session.user_id, %err, "could not delete temporary chats at lock");
+    }
     state.accounts.sessions().end_user(&caller.session.user_id).await;
     StatusCode::NO_CONTENT
 }

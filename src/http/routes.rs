@@ -118,6 +118,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/memories", Session, Header, memories::list),
         route(M::POST, "/api/memories", Session, Header, memories::create),
         route(M::GET, "/api/memories/recall", Session, Header, memories::recall),
+        route(M::GET, "/api/memories/search", Session, Header, memories::search),
         route(M::POST, "/api/memories/erase", Session, Header, memories::erase),
         route(M::GET, "/api/memories/{id}", Session, Header, memories::get),
         route(M::PATCH, "/api/memories/{id}", Session, Header, memories::update),

@@ -61,6 +61,8 @@ pub enum LibraryError {
 pub struct Installed {
     pub id: String,
     pub model: String,
+    /// `chat`, or `embedding` (used for recall, not offered as a chat model).
+    pub kind: String,
 }
 
 /// What to download (`POST /api/local-models/downloads`).
@@ -163,18 +165,20 @@ impl Library {
             parameters: staged.parameters.and_then(|n| i64::try_from(n).ok()),
             quantization: staged.info.file_type.map(quantization),
             context_length: i64::from(staged.context),
+            kind: staged.kind.to_owned(),
             source,
             imported_by: actor.name.clone(),
             imported_at: String::new(),
         };
-        let model = Model {
+        // An embedding model is not offered to roles: recall finds it by its kind.
+        let model = (staged.kind == local_models::CHAT).then(|| Model {
             model_id: id.clone(),
             context_window: i64::from(staged.context),
             strength: local::strength(staged.parameters).to_owned(),
             tools: staged.info.template_takes_tools,
-        };
+        });
         staged.install(&self.models, &id)?;
-        if let Err(err) = local_models::insert(&self.system, actor, &row, &model).await {
+        if let Err(err) = local_models::insert(&self.system, actor, &row, model.as_ref()).await {
             let _ = std::fs::remove_file(self.models.path(&id));
             return Err(match err {
                 StoreError::WrongState(message) => LibraryError::ProviderNameTaken(message),
@@ -183,7 +187,7 @@ impl Library {
             });
         }
         tracing::info!(model = %id, bytes = row.file_size, "local model added");
-        Ok(Installed { model: format!("{}/{id}", local_models::PROVIDER_NAME), id })
+        Ok(Installed { model: format!("{}/{id}", local_models::PROVIDER_NAME), id, kind: row.kind })
     }
 
     /// Withdraws a model, unloads it if loaded and removes its file.

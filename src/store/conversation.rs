@@ -27,6 +27,9 @@ pub struct Conversation {
     pub pinned: bool,
     /// Put away: left out of the list unless the person asks for it.
     pub archived: bool,
+    /// Neither reads nor writes memories, is left out of the list, and is deleted when the
+    /// person leaves it or locks.
+    pub temporary: bool,
 }
 
 /// Who a row of history is from: the `messages.role` column, and the words the API shows.

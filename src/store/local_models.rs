@@ -27,13 +27,19 @@ pub struct LocalModel {
     pub parameters: Option<i64>,
     pub quantization: Option<String>,
     pub context_length: i64,
+    /// `chat`, or `embedding`: a model that turns text into vectors for recall by meaning
+    /// (§10), never offered as a chat model.
+    pub kind: String,
     pub source: String,
     pub imported_by: String,
     pub imported_at: String,
 }
 
 const SELECT: &str = "SELECT id, name, file_size, sha256, architecture, parameters, quantization, context_length, \
-     source, imported_by, imported_at FROM local_models";
+     kind, source, imported_by, imported_at FROM local_models";
+
+pub const CHAT: &str = "chat";
+pub const EMBEDDING: &str = "embedding";
 
 pub async fn list(store: &SystemStore) -> Result<Vec<LocalModel>, StoreError> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY imported_at, id")))
@@ -56,6 +62,12 @@ pub async fn by_sha256(store: &SystemStore, sha256: &str) -> Result<Option<Local
         .await?)
 }
 
+/// The embedding model recall uses: the first imported, while one is here.
+pub async fn embedder(store: &SystemStore) -> Result<Option<LocalModel>, StoreError> {
+    let sql = format!("{SELECT} WHERE kind = '{EMBEDDING}' ORDER BY imported_at, id LIMIT 1");
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_optional(store.pool()).await?)
+}
+
 /// Whether `id` is free for a new model.
 pub async fn id_free(store: &SystemStore, id: &str) -> Result<bool, StoreError> {
     let taken: Option<i64> =
@@ -63,11 +75,51 @@ pub async fn id_free(store: &SystemStore, id: &str) -> Result<bool, StoreError> 
     Ok(taken.is_none())
 }
 
-/// Records an imported model and offers it as `local/<id>`. The first import creates the
-/// `local` provider, and everyone else hears of it as of any new provider.
-pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model: &Model) -> Result<(), StoreError> {
+/// Records an imported model; a chat model (`model` given) is offered as `local/<id>`. The
+/// first chat model creates the `local` provider, and everyone else hears of it as of any
+/// new provider. An embedding model is recorded only: recall finds it here.
+pub async fn insert(
+    store: &SystemStore,
+    actor: &Actor,
+    row: &LocalModel,
+    model: Option<&Model>,
+) -> Result<(), StoreError> {
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    if let Some(model) = model {
+        offer(&mut tx, actor, model, &now).await?;
+    }
+    sqlx::query(
+        "INSERT INTO local_models (id, name, file_size, sha256, architecture, parameters, quantization,
+                                   context_length, kind, source, imported_by, imported_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&row.id)
+    .bind(&row.name)
+    .bind(row.file_size)
+    .bind(&row.sha256)
+    .bind(&row.architecture)
+    .bind(row.parameters)
+    .bind(&row.quantization)
+    .bind(row.context_length)
+    .bind(&row.kind)
+    .bind(&row.source)
+    .bind(&actor.name)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await
+    .map_err(|err| match err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Exists,
+        other => other.into(),
+    })?;
+    let detail = json!({ "model": row.id, "name": row.name, "sha256": row.sha256, "file_size": row.file_size, "kind": row.kind });
+    audit::record(&mut tx, actor, None, "local_model.imported", detail).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Offers `model` under the `local` provider, creating the provider on first use.
+async fn offer(tx: &mut sqlx::SqliteConnection, actor: &Actor, model: &Model, now: &str) -> Result<(), StoreError> {
     let created = sqlx::query(
         "INSERT INTO providers (id, name, kind, base_url, api_key, trusted_lan, created_by, created_at, updated_by,
                                 updated_at)
@@ -78,9 +130,9 @@ pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model:
     .bind(PROVIDER_NAME)
     .bind(PROVIDER_KIND)
     .bind(&actor.name)
-    .bind(&now)
+    .bind(now)
     .bind(&actor.name)
-    .bind(&now)
+    .bind(now)
     .execute(&mut *tx)
     .await
     .map_err(|err| match err {
@@ -93,32 +145,10 @@ pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model:
         == 1;
     if created {
         let detail = json!({ "provider": PROVIDER_ID, "name": PROVIDER_NAME, "kind": PROVIDER_KIND, "base_url": "" });
-        audit::record(&mut tx, actor, None, "provider.added", detail.clone()).await?;
+        audit::record(&mut *tx, actor, None, "provider.added", detail.clone()).await?;
         let body = providers::with_actor(detail, actor);
-        notices::tell_everyone_but(&mut tx, Some(&actor.id), "provider_added", &body).await?;
+        notices::tell_everyone_but(&mut *tx, Some(&actor.id), "provider_added", &body).await?;
     }
-    sqlx::query(
-        "INSERT INTO local_models (id, name, file_size, sha256, architecture, parameters, quantization,
-                                   context_length, source, imported_by, imported_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&row.id)
-    .bind(&row.name)
-    .bind(row.file_size)
-    .bind(&row.sha256)
-    .bind(&row.architecture)
-    .bind(row.parameters)
-    .bind(&row.quantization)
-    .bind(row.context_length)
-    .bind(&row.source)
-    .bind(&actor.name)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await
-    .map_err(|err| match err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Exists,
-        other => other.into(),
-    })?;
     sqlx::query(
         "INSERT INTO models (provider_id, model_id, context_window, strength, tools) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (provider_id, model_id) DO UPDATE SET context_window = excluded.context_window,
@@ -133,13 +163,10 @@ pub async fn insert(store: &SystemStore, actor: &Actor, row: &LocalModel, model:
     .await?;
     sqlx::query("UPDATE providers SET updated_by = ?, updated_at = ? WHERE id = ?")
         .bind(&actor.name)
-        .bind(&now)
+        .bind(now)
         .bind(PROVIDER_ID)
         .execute(&mut *tx)
         .await?;
-    let detail = json!({ "model": row.id, "name": row.name, "sha256": row.sha256, "file_size": row.file_size });
-    audit::record(&mut tx, actor, None, "local_model.imported", detail).await?;
-    tx.commit().await?;
     Ok(())
 }
 

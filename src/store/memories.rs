@@ -430,6 +430,7 @@ impl Pools<'_> {
             "INSERT INTO shared_memories (id, text, subject_kind, subject_id, author_kind, author_id, owner,
                  source_session, outside, local_only, pinned, created_at, updated_at, expires_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            // The vector is made again for the shared pool at the next upkeep or search.
         )
         .bind(&memory.id)
         .bind(&memory.text)
@@ -471,6 +472,102 @@ impl Pools<'_> {
         }
         gone += sweep_shared(self.system).await?;
         Ok(gone)
+    }
+}
+
+/// A memory whose sentence has no vector from the embedding model in use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unembedded {
+    pub pool: Pool,
+    pub id: MemoryId,
+    pub text: String,
+}
+
+/// A vector as stored: little-endian f32s.
+fn vector_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The dot product of a stored vector with `query` (both unit length: their cosine); none
+/// when the lengths differ.
+fn dot(stored: &[u8], query: &[f32]) -> Option<f32> {
+    if stored.len() != query.len() * 4 {
+        return None;
+    }
+    let values = stored.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Some(values.zip(query).map(|(a, b)| a * b).sum())
+}
+
+impl Pools<'_> {
+    /// Up to `limit` memories, in both pools, with no vector from `model` (the embedding
+    /// model's checksum): new ones, ones whose text changed, ones another model embedded.
+    pub async fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>, StoreError> {
+        let mut found = Vec::new();
+        for pool in [Pool::Private, Pool::Shared] {
+            let left = limit.saturating_sub(found.len());
+            if left == 0 {
+                break;
+            }
+            let sql = sqlx::AssertSqlSafe(format!(
+                // Three ranges of the vector_model index, so no row's vector is read to find them.
+                "SELECT id, text FROM {} WHERE vector_model IS NULL OR vector_model < ?1 OR vector_model > ?1 LIMIT ?2",
+                pool.table()
+            ));
+            let rows: Vec<(MemoryId, String)> =
+                sqlx::query_as(sql).bind(model).bind(left as i64).fetch_all(self.db(pool)).await?;
+            found.extend(rows.into_iter().map(|(id, text)| Unembedded { pool, id, text }));
+        }
+        Ok(found)
+    }
+
+    /// Keeps `vector` as memory `id`'s, made by `model` from `text`: unless its text has
+    /// changed since, when the vector would be stale.
+    pub async fn set_vector(&self, memory: &Unembedded, model: &str, vector: &[f32]) -> Result<(), StoreError> {
+        let _writing = (memory.pool == Pool::Private).then(|| self.space.writing(Touched::Nothing));
+        let sql = sqlx::AssertSqlSafe(format!(
+            "UPDATE {} SET vector = ?, vector_model = ? WHERE id = ? AND text = ?",
+            memory.pool.table()
+        ));
+        sqlx::query(sql)
+            .bind(vector_bytes(vector))
+            .bind(model)
+            .bind(&memory.id)
+            .bind(&memory.text)
+            .execute(self.db(memory.pool))
+            .await?;
+        Ok(())
+    }
+
+    /// The memories nearest `query` (a unit vector from `model`), best first, with their
+    /// cosine as the score: every vector is compared, which stays fast at the tens of
+    /// thousands a person keeps.
+    pub async fn nearest(
+        &self,
+        model: &str,
+        query: &[f32],
+        only: Option<Pool>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let mut scored: Vec<(f32, Pool, MemoryId)> = Vec::new();
+        for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
+            let sql = sqlx::AssertSqlSafe(format!("SELECT id, vector FROM {} WHERE vector_model = ?", pool.table()));
+            let mut rows = sqlx::query_as::<_, (MemoryId, Vec<u8>)>(sql).bind(model).fetch(self.db(pool));
+            while let Some((id, vector)) = futures_util::TryStreamExt::try_next(&mut rows).await? {
+                if let Some(score) = dot(&vector, query) {
+                    scored.push((score, pool, id));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.truncate(limit);
+        let mut found = Vec::with_capacity(scored.len());
+        for (score, pool, id) in scored {
+            let sql = sqlx::AssertSqlSafe(format!("{}, ? AS score FROM {} WHERE id = ?", select(pool), pool.table()));
+            let row: Option<Row> =
+                sqlx::query_as(sql).bind(f64::from(score)).bind(&id).fetch_optional(self.db(pool)).await?;
+            found.extend(row.map(|row| row.into_memory(pool, self.owner)));
+        }
+        Ok(found)
     }
 }
 

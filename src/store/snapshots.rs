@@ -289,6 +289,7 @@ mod tests {
             outside_content: false,
             pinned: false,
             archived: false,
+            temporary: false,
         };
         let message = Message {
             id: 1,

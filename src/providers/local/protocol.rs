@@ -46,11 +46,21 @@ pub struct Generate {
     pub offered: Vec<ToolSpec>,
 }
 
+/// Texts to embed with the embedding `model`, which the worker holds beside the chat
+/// model (loading it first if it holds none or another).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embed {
+    pub id: RequestId,
+    pub model: ModelSpec,
+    pub texts: Vec<String>,
+}
+
 /// From Skald to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToWorker {
     Generate(Generate),
+    Embed(Embed),
     /// Stop answering request `id` (the person stopped, or the turn stopped listening).
     Cancel {
         id: RequestId,
@@ -68,6 +78,8 @@ pub enum FromWorker {
     /// The next part of request `id`'s reply; an empty list is a heartbeat while a long
     /// prompt is evaluated.
     Deltas { id: RequestId, deltas: Vec<Delta> },
+    /// The answer to embedding request `id`: one unit vector per text, in order.
+    Embedded { id: RequestId, vectors: Vec<Vec<f32>> },
     /// Request `id` failed; `message` says why and what to do. Nothing more comes for it.
     Failed { id: RequestId, message: String },
     /// Request `id` is over (answered, stopped or failed); nothing more comes for it.
@@ -119,5 +131,13 @@ mod tests {
         };
         assert_eq!(serde_json::from_str::<FromWorker>(&encode(&answer)).unwrap(), answer);
         assert!(encode(&ToWorker::Cancel { id: 7 }).starts_with(r#"{"type":"cancel","id":7}"#));
+        let embed = ToWorker::Embed(Embed {
+            id: 8,
+            model: ModelSpec { id: "minilm".into(), path: "/m/minilm.gguf".into(), context: 512, footprint_bytes: 1 },
+            texts: vec!["one".into(), "two\nlines".into()],
+        });
+        assert_eq!(serde_json::from_str::<ToWorker>(&encode(&embed)).unwrap(), embed);
+        let vectors = FromWorker::Embedded { id: 8, vectors: vec![vec![0.25, -1.0], vec![0.0, 1.0]] };
+        assert_eq!(serde_json::from_str::<FromWorker>(&encode(&vectors)).unwrap(), vectors);
     }
 }

@@ -22,9 +22,9 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use super::Settings;
 use super::engine;
-use super::protocol::{FromWorker, Generate as Job, Inspected, ToWorker};
+use super::protocol::{Embed, FromWorker, Generate as Job, Inspected, ToWorker};
+use super::{RequestStats, Settings};
 
 /// Runs the worker until its stdin closes; or, given `inspect`, reads that model file.
 pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
@@ -144,20 +144,32 @@ impl Cancelled {
     }
 }
 
+/// A request to answer, in the order they came.
+enum Request {
+    Generate(Job),
+    Embed(Embed),
+}
+
 /// Takes requests off stdin until it closes. A line that is no request is logged (by its
 /// length only) and skipped.
-fn read_requests(jobs: &mpsc::Sender<Job>, cancelled: &Cancelled) {
+fn read_requests(jobs: &mpsc::Sender<Request>, cancelled: &Cancelled) {
     let stdin = std::io::stdin().lock();
     for line in stdin.lines() {
         let Ok(line) = line else { break };
-        match serde_json::from_str::<ToWorker>(&line) {
-            Ok(ToWorker::Generate(job)) => {
-                if jobs.send(job).is_err() {
-                    break;
-                }
+        let request = match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Generate(job)) => Request::Generate(job),
+            Ok(ToWorker::Embed(embed)) => Request::Embed(embed),
+            Ok(ToWorker::Cancel { id }) => {
+                cancelled.insert(id);
+                continue;
             }
-            Ok(ToWorker::Cancel { id }) => cancelled.insert(id),
-            Err(err) => tracing::warn!(bytes = line.len(), error = kind(&err), "unreadable request"),
+            Err(err) => {
+                tracing::warn!(bytes = line.len(), error = kind(&err), "unreadable request");
+                continue;
+            }
+        };
+        if jobs.send(request).is_err() {
+            break;
         }
     }
 }
@@ -172,13 +184,22 @@ fn kind(err: &serde_json::Error) -> &'static str {
     }
 }
 
-/// Answers requests in order, holding one model at a time: a request for another model
-/// lets the one held go and loads that one. Returns when stdin has closed and nothing is
+/// Answers requests in order, holding one chat model at a time: a request for another
+/// model lets the one held go and loads that one. The embedding model, once asked for, is
+/// held beside it for the worker's life. Returns when stdin has closed and nothing is
 /// left to answer.
-fn serve(settings: &Settings, queue: &mpsc::Receiver<Job>, out: &Output, cancelled: &Cancelled) {
-    let mut next: Option<Job> = None;
+fn serve(settings: &Settings, queue: &mpsc::Receiver<Request>, out: &Output, cancelled: &Cancelled) {
+    let mut embedder: Option<engine::Embedder> = None;
+    let mut next: Option<Request> = None;
     loop {
-        let Some(mut job) = next.take().or_else(|| queue.recv().ok()) else { return };
+        let mut job = match next.take().or_else(|| queue.recv().ok()) {
+            None => return,
+            Some(Request::Embed(embed)) => {
+                answer_embed(&mut embedder, &embed, settings, out, cancelled);
+                continue;
+            }
+            Some(Request::Generate(job)) => job,
+        };
         let spec = job.model.clone();
         let started = std::time::Instant::now();
         let fail = |job: &Job, message: String| {
@@ -205,13 +226,19 @@ fn serve(settings: &Settings, queue: &mpsc::Receiver<Job>, out: &Output, cancell
             let stats = session.answer(&job, out, cancelled);
             out.send(&FromWorker::Done { id, stats });
             cancelled.remove(id);
-            match queue.recv() {
-                Ok(same) if same.model == spec => job = same,
-                Ok(other) => {
+            let following = loop {
+                match queue.recv() {
+                    Ok(Request::Embed(embed)) => answer_embed(&mut embedder, &embed, settings, out, cancelled),
+                    other => break other.ok(),
+                }
+            };
+            match following {
+                Some(Request::Generate(same)) if same.model == spec => job = same,
+                Some(other) => {
                     next = Some(other);
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         drop(session);
@@ -221,4 +248,38 @@ fn serve(settings: &Settings, queue: &mpsc::Receiver<Job>, out: &Output, cancell
             return;
         }
     }
+}
+
+/// Embeds one request's texts, loading the embedding model it names first if another or
+/// none is held; the answer, or why not, then `done`.
+fn answer_embed(
+    embedder: &mut Option<engine::Embedder>,
+    embed: &Embed,
+    settings: &Settings,
+    out: &Output,
+    cancelled: &Cancelled,
+) {
+    let started = std::time::Instant::now();
+    if !embedder.as_ref().is_some_and(|held| held.holds(&embed.model)) {
+        *embedder = None;
+        match engine::Embedder::load(&embed.model, settings) {
+            Ok(loaded) => *embedder = Some(loaded),
+            Err(message) => out.send(&FromWorker::Failed { id: embed.id, message }),
+        }
+    }
+    if let Some(held) = embedder.as_ref()
+        && !cancelled.contains(embed.id)
+    {
+        out.send(&match held.embed(&embed.texts) {
+            Ok(vectors) => FromWorker::Embedded { id: embed.id, vectors },
+            Err(message) => FromWorker::Failed { id: embed.id, message },
+        });
+    }
+    let stats = RequestStats {
+        model: embed.model.id.clone(),
+        prompt_ms: started.elapsed().as_millis() as u64,
+        ..RequestStats::default()
+    };
+    out.send(&FromWorker::Done { id: embed.id, stats });
+    cancelled.remove(embed.id);
 }

@@ -84,7 +84,7 @@ pub async fn add_summary(
 }
 
 const SESSION_SELECT: &str = "SELECT s.id, s.agent, s.model, s.title, s.created_at, s.updated_at, s.outside_content,
-        s.pinned, s.archived, s.active_turn,
+        s.pinned, s.archived, s.temporary, s.active_turn,
         (SELECT t.state FROM turns t WHERE t.id = s.active_turn) AS turn_state
      FROM chat_sessions s";
 
@@ -119,6 +119,7 @@ pub async fn create_conversation(
         outside_content: false,
         pinned: false,
         archived: false,
+        temporary: false,
     };
     // What its first turn starts from is known without reading it back.
     let snapshot = Snapshot { conversation: session.clone(), summary: None, history: Vec::new() };
@@ -147,10 +148,34 @@ pub async fn conversation(store: &PrivateStore, id: &ConversationId) -> Result<O
     Ok(sqlx::query_as(sql).bind(id).fetch_optional(store.pool()).await?)
 }
 
-/// The conversations, most recently active first.
+/// The conversations, most recently active first; temporary ones are not listed.
 pub async fn conversations(store: &PrivateStore) -> Result<Vec<Conversation>, StoreError> {
-    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} ORDER BY s.updated_at DESC, s.id"));
+    let sql = sqlx::AssertSqlSafe(format!("{SESSION_SELECT} WHERE s.temporary = 0 ORDER BY s.updated_at DESC, s.id"));
     Ok(sqlx::query_as(sql).fetch_all(store.pool()).await?)
+}
+
+/// Makes a new conversation temporary: it neither reads nor writes memories.
+pub async fn make_temporary(store: &PrivateStore, id: &ConversationId) -> Result<(), StoreError> {
+    let _writing = store.writing(Touched::conversation(id));
+    sqlx::query("UPDATE chat_sessions SET temporary = 1 WHERE id = ?").bind(id).execute(store.pool()).await?;
+    Ok(())
+}
+
+/// Deletes every temporary conversation with no turn running (at lock, and at unlock for
+/// any a crash left), with its whole history; how many went.
+pub async fn delete_temporary(store: &PrivateStore) -> Result<u64, StoreError> {
+    let _writing = store.writing(Touched::Unknown);
+    let deleted = sqlx::query(
+        "DELETE FROM chat_sessions WHERE temporary = 1
+         AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = chat_sessions.id AND t.state = 'running')",
+    )
+    .execute(store.pool())
+    .await?
+    .rows_affected();
+    if deleted > 0 {
+        super::memories::checkpoint(store.pool()).await?;
+    }
+    Ok(deleted)
 }
 
 /// The person names a conversation: their title is never replaced by the model's. An empty

@@ -456,8 +456,8 @@ async fn a_model_uploaded_through_the_api_is_imported() {
 /// A file server on 127.0.0.1 for download tests: serves one file at `/model.gguf`,
 /// honouring `Range: bytes=N-`; while `cut_at` is set, a response stops after that many
 /// bytes of the file, as a dropped connection would.
-struct FileServer {
-    url: String,
+pub(super) struct FileServer {
+    pub(super) url: String,
     /// Each request's `Range` header, if it had one.
     ranges: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
     cut_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
@@ -467,7 +467,7 @@ struct FileServer {
 }
 
 impl FileServer {
-    async fn start(file: Vec<u8>) -> Self {
+    pub(super) async fn start(file: Vec<u8>) -> Self {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/model.gguf", listener.local_addr().unwrap());

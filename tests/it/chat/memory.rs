@@ -370,6 +370,54 @@ async fn with_memory_off_the_memory_tools_are_not_offered() {
 }
 
 #[tokio::test]
+async fn a_temporary_chat_neither_reads_nor_writes_memories_and_goes_when_left() {
+    let chat = Chat::start().await;
+    let body =
+        json!({ "text": "Ada drinks green tea every morning.", "pool": "private", "subject": { "kind": "self" } });
+    let (status, _) = chat.server.post("/api/memories", Some(&chat.token), body).await;
+    assert_eq!(status, 201);
+    let kept = chat.new_session(json!({})).await;
+
+    let (status, temporary) = chat.server.post("/api/sessions", Some(&chat.token), json!({ "temporary": true })).await;
+    assert_eq!((status, &temporary["temporary"]), (201, &json!(true)), "{temporary}");
+    let id = temporary["id"].as_str().unwrap().to_owned();
+    chat.model.push(Reply::text("Any tea you like."));
+    chat.send(&id, "Which tea should I make this morning?").await;
+    let history = chat.finished(&id).await;
+    assert_eq!(history.len(), 2, "no recall is read in: {history:?}");
+    let request = chat.model.requests().pop().unwrap();
+    assert!(!request.raw.contains("green tea every morning"), "{}", request.raw);
+    let tools: Vec<&str> = request.body["tools"]
+        .as_array()
+        .map_or_else(Vec::new, |tools| tools.iter().filter_map(|t| t["function"]["name"].as_str()).collect());
+    assert!(!tools.iter().any(|t| ["remember", "recall", "forget"].contains(t)), "{tools:?}");
+    let (_, listed) = chat.server.call(Method::GET, "/api/sessions", Some(&chat.token), None).await;
+    let listed: Vec<&str> = listed.as_array().unwrap().iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(listed, [kept.as_str()], "a temporary chat is not listed");
+
+    // Locking deletes it; the kept conversation stays.
+    let (status, _) = chat.server.call(Method::POST, "/api/lock", Some(&chat.token), None).await;
+    assert_eq!(status, 204);
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let token = login["token"].as_str().unwrap();
+    let (status, _) = chat.server.call(Method::GET, &format!("/api/sessions/{id}"), Some(token), None).await;
+    assert_eq!(status, 404, "the temporary chat is gone");
+    let (status, _) = chat.server.call(Method::GET, &format!("/api/sessions/{kept}"), Some(token), None).await;
+    assert_eq!(status, 200);
+
+    // One a window left open when the server stopped goes at the next unlock.
+    let (_, left) = chat.server.post("/api/sessions", Some(token), json!({ "temporary": true })).await;
+    let left = left["id"].as_str().unwrap().to_owned();
+    let (status, _) = chat.server.call(Method::POST, "/api/logout", Some(token), None).await;
+    assert_eq!(status, 204);
+    let (_, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = login["token"].as_str().unwrap();
+    let (status, _) = chat.server.call(Method::GET, &format!("/api/sessions/{left}"), Some(token), None).await;
+    assert_eq!(status, 404, "the temporary chat left behind is gone");
+}
+
+#[tokio::test]
 async fn what_bears_on_a_message_is_read_in_as_a_recorded_recall_and_the_request_rebuilds() {
     let chat = Chat::start().await;
     let body =

@@ -15,6 +15,7 @@
 //! loop); `sampling` picks each token under the grammars, `reading` turns the raw text
 //! into text and tool calls.
 
+mod embedding;
 mod reading;
 mod sampling;
 
@@ -37,6 +38,7 @@ use super::protocol::{FromWorker, Generate as Job, ModelSpec, RequestId};
 use super::worker::{Cancelled, Output};
 use super::{Loaded, RequestStats, Settings, fit};
 use crate::providers::{Delta, ProviderError};
+pub(super) use embedding::Embedder;
 use reading::{Parser, Shaper};
 use sampling::{Forced, Sampler, forced_outputs};
 

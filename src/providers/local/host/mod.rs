@@ -114,6 +114,10 @@ struct Route {
     model: String,
     /// Gone once the request failed (its error was sent) or was cancelled.
     reply: Option<mpsc::Sender<Result<Vec<Delta>, ProviderError>>>,
+    /// An embedding request's answer, once: its vectors or why not.
+    vectors: Option<tokio::sync::oneshot::Sender<Result<Vec<Vec<f32>>, ProviderError>>>,
+    /// An embedding request: not counted among the chat requests reported.
+    embedding: bool,
 }
 
 /// What the API reports of the engine.
@@ -241,7 +245,8 @@ impl Host {
         let (reply, replies) = mpsc::channel(REPLY_BUFFER);
         {
             let mut routes = lock(&worker.routes);
-            routes.pending.insert(request_id, Route { partition, model: id.to_owned(), reply: Some(reply) });
+            let route = Route { partition, model: id.to_owned(), reply: Some(reply), vectors: None, embedding: false };
+            routes.pending.insert(request_id, route);
             routes.last_activity = Instant::now();
         }
         let model = ModelSpec {
@@ -264,6 +269,64 @@ impl Host {
         }
         let cancel = Some((request_id, worker.to_worker.downgrade()));
         Ok(Box::pin(Reply { replies, cancel, routes: Arc::downgrade(&worker.routes) }))
+    }
+
+    /// Embeds `texts` with the embedding model `id` (at `path`), which the worker holds
+    /// beside whatever chat model it holds, starting a worker if none runs: one unit
+    /// vector per text, in order.
+    pub(super) async fn embed(
+        self: &Arc<Self>,
+        id: &str,
+        path: &Path,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        let checked = {
+            let (id, path) = (id.to_owned(), path.to_owned());
+            tokio::task::spawn_blocking(move || preflight(&id, &path, 512, 0))
+        };
+        let held =
+            checked.await.map_err(|err| ProviderError::Local(format!("the embedding model failed: {err}")))??;
+        let answer = {
+            let mut slot = self.slot.lock().await;
+            let wait = match self.verdict(id) {
+                Verdict::GivenUp => return Err(self.given_up(id)),
+                Verdict::Start { after } => after,
+            };
+            if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
+                slot.worker = None;
+            }
+            if slot.worker.is_none() {
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+                slot.generations += 1;
+                let generation = slot.generations;
+                slot.worker = Some(self.spawn(generation)?);
+            }
+            let worker = slot.worker.as_mut().expect("a worker was just started");
+            let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
+            let (vectors, answer) = tokio::sync::oneshot::channel();
+            {
+                let mut routes = lock(&worker.routes);
+                let route =
+                    Route { partition: 0, model: id.to_owned(), reply: None, vectors: Some(vectors), embedding: true };
+                routes.pending.insert(request_id, route);
+                routes.last_activity = Instant::now();
+            }
+            let model = ModelSpec {
+                id: id.to_owned(),
+                path: path.to_owned(),
+                context: held.context,
+                footprint_bytes: held.footprint.total(),
+            };
+            if worker.to_worker.send(ToWorker::Embed(protocol::Embed { id: request_id, model, texts })).is_err() {
+                tracing::warn!(model = id, "the built-in model's worker ended as a request was sent");
+            }
+            answer
+        };
+        answer
+            .await
+            .unwrap_or_else(|_| Err(ProviderError::Local("the embedding model did not answer; try again".into())))
     }
 
     fn verdict(&self, id: &str) -> Verdict {

@@ -179,10 +179,22 @@ impl Host {
                     route.reply = None;
                 }
             }
+            FromWorker::Embedded { id, vectors } => {
+                let waiting = lock(routes).pending.get_mut(&id).and_then(|route| route.vectors.take());
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(Ok(vectors));
+                }
+            }
             FromWorker::Failed { id, message } => {
-                let reply = lock(routes).pending.get_mut(&id).and_then(|route| route.reply.take());
+                let (reply, waiting) = {
+                    let mut routes = lock(routes);
+                    let route = routes.pending.get_mut(&id);
+                    route.map_or((None, None), |route| (route.reply.take(), route.vectors.take()))
+                };
                 if let Some(reply) = reply {
                     let _ = reply.send(Err(ProviderError::Local(message))).await;
+                } else if let Some(waiting) = waiting {
+                    let _ = waiting.send(Err(ProviderError::Local(message)));
                 }
             }
             FromWorker::Done { id, stats } => {
@@ -191,7 +203,9 @@ impl Host {
                     routes.last_activity = Instant::now();
                     routes.pending.remove(&id)
                 };
-                if let Some(route) = route {
+                if let Some(route) = route
+                    && !route.embedding
+                {
                     let mut report = lock(&self.report);
                     report.answered += 1;
                     let mut stats = stats;
@@ -240,15 +254,17 @@ impl Host {
             }
         }
         for (_, route) in pending {
+            let error = if crashed {
+                ProviderError::LocalCrashed(format!(
+                    "the built-in model stopped unexpectedly ({how}); try again, or choose another model"
+                ))
+            } else {
+                ProviderError::Local("the built-in model was let go before it answered; try again".to_owned())
+            };
             if let Some(reply) = route.reply {
-                let error = if crashed {
-                    ProviderError::LocalCrashed(format!(
-                        "the built-in model stopped unexpectedly ({how}); try again, or choose another model"
-                    ))
-                } else {
-                    ProviderError::Local("the built-in model was let go before it answered; try again".to_owned())
-                };
                 let _ = reply.send(Err(error)).await;
+            } else if let Some(waiting) = route.vectors {
+                let _ = waiting.send(Err(error));
             }
         }
         let mut slot = self.slot.lock().await;

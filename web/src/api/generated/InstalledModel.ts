@@ -3,4 +3,8 @@
 /**
  * A model just offered: its id and its name as roles allow it, `local/<id>`.
  */
-export type InstalledModel = { id: string, model: string, };
+export type InstalledModel = { id: string, model: string, 
+/**
+ * `chat`, or `embedding` (used for recall, not offered as a chat model).
+ */
+kind: string, };

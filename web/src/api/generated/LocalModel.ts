@@ -3,4 +3,9 @@
 /**
  * One model file as stored.
  */
-export type LocalModel = { id: string, name: string, file_size: number, sha256: string, architecture: string, parameters: number | null, quantization: string | null, context_length: number, source: string, imported_by: string, imported_at: string, };
+export type LocalModel = { id: string, name: string, file_size: number, sha256: string, architecture: string, parameters: number | null, quantization: string | null, context_length: number, 
+/**
+ * `chat`, or `embedding`: a model that turns text into vectors for recall by meaning
+ * (§10), never offered as a chat model.
+ */
+kind: string, source: string, imported_by: string, imported_at: string, };

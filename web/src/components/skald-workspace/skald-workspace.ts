@@ -467,7 +467,7 @@ export class SkaldWorkspace extends LitElement {
 
 /** A conversation known by id only, until the list has it. */
 function placeholder(id: string): Conversation {
-  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, active_turn: null, outside_content: false, pinned: false, archived: false };
+  return { id, agent: 'main', model: null, title: '', created_at: '', updated_at: '', turn_state: null, active_turn: null, outside_content: false, pinned: false, archived: false, temporary: false };
 }
 
 declare global {
