@@ -14,7 +14,9 @@ use super::json::Body;
 use crate::agent::memory::{self, may_edit, may_erase};
 use crate::store::StoreError;
 use crate::store::memories::{Author, Memory, MemoryId, Pool, Pools, Subject};
+use crate::ids::UserId;
 use crate::store::roles::Role;
+use crate::store::users;
 
 /// How many memories a list returns at most by default, and at all.
 const DEFAULT_LIMIT: usize = 200;
@@ -67,7 +69,26 @@ pub async fn list(
         });
     }
     found.truncate(limit);
-    Ok(Json(found))
+    Ok(Json(named(&state, me, found).await?))
+}
+
+/// Fills in the names of the people memories are about and of those who wrote them: the
+/// people here are few, and a member cannot list them otherwise.
+async fn named(state: &AppState, viewer: &UserId, mut found: Vec<Memory>) -> Result<Vec<Memory>, ApiError> {
+    let people: std::collections::HashMap<UserId, String> =
+        users::list(&state.system).await?.into_iter().map(|u| (u.id, u.name)).collect();
+    for memory in &mut found {
+        let about = match &memory.subject {
+            Subject::Own => Some(viewer),
+            Subject::Member { id } => Some(id),
+            Subject::Instance => None,
+        };
+        memory.about_name = about.and_then(|id| people.get(id).cloned());
+        if let Author::Person { id } = &memory.author {
+            memory.author_name = people.get(id).cloned();
+        }
+    }
+    Ok(found)
 }
 
 /// `GET /api/memories/{id}`
@@ -76,8 +97,10 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<MemoryId>,
 ) -> Result<Json<Memory>, ApiError> {
-    let pools = Pools { owner: &caller.session.user_id, space: &caller.session.space, system: &state.system };
-    pools.get(&id).await?.map(Json).ok_or_else(no_memory)
+    let me = &caller.session.user_id;
+    let pools = Pools { owner: me, space: &caller.session.space, system: &state.system };
+    let memory = pools.get(&id).await?.ok_or_else(no_memory)?;
+    Ok(Json(named(&state, me, vec![memory]).await?.remove(0)))
 }
 
 #[derive(Deserialize, ts_rs::TS)]
@@ -225,7 +248,7 @@ pub async fn recall(
 ) -> Result<Json<Vec<Memory>>, ApiError> {
     let pools = Pools { owner: &caller.session.user_id, space: &caller.session.space, system: &state.system };
     let (found, _) = memory::for_turn(&pools, &state.agent.meaning(), &query.q, false).await?;
-    Ok(Json(found))
+    Ok(Json(named(&state, &caller.session.user_id, found).await?))
 }
 
 /// How memories are searched now (`GET /api/memories/search`).

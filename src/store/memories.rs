@@ -130,6 +130,14 @@ pub struct Memory {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub score: Option<f64>,
+    /// The names of the person it is about and of the person who wrote it, where the API
+    /// shows it (a member reads names, not ids; the store leaves them empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub about_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub author_name: Option<String>,
 }
 
 /// A memory about to be written.
@@ -194,6 +202,8 @@ impl Row {
             local_only: self.local_only,
             outside: self.outside,
             score: self.score,
+            about_name: None,
+            author_name: None,
         }
     }
 }

@@ -35,4 +35,9 @@ outside: boolean,
 /**
  * How well it matched a query, higher is better; only on ranked results.
  */
-score?: number, };
+score?: number, 
+/**
+ * The names of the person it is about and of the person who wrote it, where the API
+ * shows it (a member reads names, not ids; the store leaves them empty).
+ */
+about_name?: string, author_name?: string, };
