@@ -12,9 +12,9 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
 use crate::agent::memory::{self, may_edit, may_erase};
+use crate::ids::UserId;
 use crate::store::StoreError;
 use crate::store::memories::{Author, Memory, MemoryId, Pool, Pools, Subject};
-use crate::ids::UserId;
 use crate::store::roles::Role;
 use crate::store::users;
 

@@ -227,3 +227,67 @@ async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
     assert!(summaries >= 1, "the conversation was compacted, locally");
     assert_eq!(remote.chat_requests().await, 0, "nothing of Kim's went to the remote provider");
 }
+
+/// Memories written by or about a `local_only` person are never recalled into a request to
+/// a remote provider, also when another person's turn would recall them (§10, §16); a
+/// shared memory that is not theirs is, so the test would see one that leaked.
+#[tokio::test]
+async fn a_local_only_persons_memories_never_reach_a_remote_provider_in_anyones_turn() {
+    if !is_root() {
+        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
+        return;
+    }
+    let ns = Namespace::create();
+    let remote = RemoteModel::start(&ns);
+    let (server, admin, kim) = with_kim().await;
+    let (_, me) = server.call(Method::GET, "/api/me", Some(&kim), None).await;
+    let kim_id = me["id"].as_str().or_else(|| me["user"]["id"].as_str()).expect("Kim's id").to_owned();
+    let keep = |token: &str, text: &str, subject: Value| {
+        let body = json!({ "text": text, "pool": "shared", "subject": subject });
+        let (server, token) = (&server, token.to_owned());
+        async move {
+            let (status, kept) = server.post("/api/memories", Some(&token), body).await;
+            assert_eq!(status, 201, "{kept}");
+        }
+    };
+    // Kim's own, written by her; one Ada keeps about Kim; and one of Ada's own.
+    keep(&kim, "Kim takes the number 14 tram to the museum on Tuesdays.", json!({ "kind": "self" })).await;
+    keep(&admin, "Kim's tram pass for the museum trips renews in June.", json!({ "kind": "member", "id": kim_id }))
+        .await;
+    keep(&admin, "Ada takes the number 9 tram to the museum on Fridays.", json!({ "kind": "self" })).await;
+    let (_, listed) = server.call(Method::GET, "/api/memories?pool=shared", Some(&admin), None).await;
+    let marked: Vec<(String, bool)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["text"].as_str().unwrap().to_owned(), m["local_only"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(marked.iter().filter(|(_, local)| *local).count(), 2, "both about Kim are marked: {marked:?}");
+
+    let lan = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
+    assert_eq!(server.post("/api/providers", Some(&admin), lan).await.0, 201);
+    let client = reqwest::Client::new();
+    let reply = json!({ "text": "The tram, as usual." });
+    client.post(format!("{}/_scripted/replies", remote.url)).json(&reply).send().await.unwrap();
+    let (_, session) = server.post("/api/sessions", Some(&admin), json!({})).await;
+    let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
+    let (status, sent) = server.post(&path, Some(&admin), json!({ "text": "Which tram goes to the museum?" })).await;
+    assert_eq!(status, 202, "{sent}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, history) = server.call(Method::GET, &path, Some(&admin), None).await;
+        let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+        if last["role"] == "assistant" && last["status"] != "tool_calls" {
+            assert_eq!(last["status"], "done", "{last}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the turn did not end");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let received: Value =
+        client.get(format!("{}/_scripted/requests", remote.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(received.as_array().unwrap().len(), 1, "Ada's turn went to the remote provider");
+    let sent = received[0]["body"]["messages"].to_string();
+    assert!(sent.contains("Ada takes the number 9 tram"), "a memory that is not Kim's is recalled: {sent}");
+    assert!(!sent.contains("number 14 tram") && !sent.contains("tram pass"), "nothing of Kim's memories: {sent}");
+}

@@ -19,8 +19,8 @@ impl Tool for Recall {
 
     fn description(&self) -> &'static str {
         "Searches what is remembered about this person, the people here and this home (their \
-         private memories and the shared ones) for words of the query, best match first. Each \
-         result has its id (for forget), its pool and whom it is about."
+         private memories and the shared ones) for what the query is about, best match first. \
+         Each result has its id (for forget) and its pool; the sentence names whom it is about."
     }
 
     fn parameters(&self) -> Value {
