@@ -124,6 +124,21 @@ async fn with_kim() -> (Server, String, String) {
     (server, admin, kim)
 }
 
+/// Waits for the turn whose messages are at `path` to end, answered.
+async fn answered(server: &Server, token: &str, path: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, history) = server.call(Method::GET, path, Some(token), None).await;
+        let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
+        if last["role"] == "assistant" && last["status"] != "tool_calls" {
+            assert_eq!(last["status"], "done", "{last}");
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the turn did not end");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
 fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
@@ -207,17 +222,7 @@ async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
     let long = |marker: &str| format!("{marker} {}", "and so on ".repeat(60));
     for marker in ["alpha", "bravo", "charlie", "delta"] {
         assert_eq!(server.post(&path, Some(&kim), json!({ "text": long(marker) })).await.0, 202);
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let (_, history) = server.call(Method::GET, &path, Some(&kim), None).await;
-            let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
-            if last["role"] == "assistant" && last["status"] != "tool_calls" {
-                assert_eq!(last["status"], "done", "{last}");
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "the turn did not end");
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        answered(&server, &kim, &path).await;
     }
     let summaries = local
         .requests()
@@ -273,17 +278,7 @@ async fn a_local_only_persons_memories_never_reach_a_remote_provider_in_anyones_
     let path = format!("/api/sessions/{}/messages", session["id"].as_str().unwrap());
     let (status, sent) = server.post(&path, Some(&admin), json!({ "text": "Which tram goes to the museum?" })).await;
     assert_eq!(status, 202, "{sent}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, history) = server.call(Method::GET, &path, Some(&admin), None).await;
-        let last = history.as_array().unwrap().last().cloned().unwrap_or_default();
-        if last["role"] == "assistant" && last["status"] != "tool_calls" {
-            assert_eq!(last["status"], "done", "{last}");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "the turn did not end");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    answered(&server, &admin, &path).await;
     let received: Value =
         client.get(format!("{}/_scripted/requests", remote.url)).send().await.unwrap().json().await.unwrap();
     assert_eq!(received.as_array().unwrap().len(), 1, "Ada's turn went to the remote provider");

@@ -641,6 +641,33 @@ mod tests {
         assert_eq!(slug(&"x".repeat(100)).len(), 56);
     }
 
+    /// A header with only its architecture.
+    fn info(architecture: Option<&str>) -> GgufInfo {
+        GgufInfo {
+            version: 3,
+            tensor_count: 0,
+            architecture: architecture.map(str::to_owned),
+            name: None,
+            context_length: None,
+            block_count: None,
+            embedding_length: None,
+            head_count: None,
+            head_count_kv: None,
+            file_type: None,
+            has_chat_template: false,
+            template_takes_tools: false,
+            file_size: 4,
+        }
+    }
+
+    #[test]
+    fn an_encoder_is_an_embedding_model_and_the_rest_chat_models() {
+        assert_eq!(kind(&info(Some("bert"))), "embedding");
+        assert_eq!(kind(&info(Some("nomic-bert"))), "embedding");
+        assert_eq!(kind(&info(Some("llama"))), "chat");
+        assert_eq!(kind(&info(None)), "chat");
+    }
+
     #[test]
     fn strength_grows_with_parameters() {
         assert_eq!(strength(Some(134_515_008)), "fast");
@@ -654,24 +681,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let temp = dir.path().join(".import-x.partial");
         std::fs::write(&temp, b"GGUF").unwrap();
-        let info = GgufInfo {
-            version: 3,
-            tensor_count: 0,
-            architecture: None,
-            name: None,
-            context_length: None,
-            block_count: None,
-            embedding_length: None,
-            head_count: None,
-            head_count_kv: None,
-            file_type: None,
-            has_chat_template: false,
-            template_takes_tools: false,
-            file_size: 4,
-        };
         let staged = Staged {
             temp: temp.clone(),
-            info,
+            info: info(None),
             sha256: String::new(),
             parameters: None,
             context: 512,

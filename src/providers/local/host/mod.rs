@@ -231,15 +231,7 @@ impl Host {
                     .map_err(|err| ProviderError::Local(format!("the built-in model failed: {err}")))??
             }
         };
-        if slot.worker.is_none() {
-            if !wait.is_zero() {
-                tokio::time::sleep(wait).await;
-            }
-            slot.generations += 1;
-            let generation = slot.generations;
-            slot.worker = Some(self.spawn(generation)?);
-        }
-        let worker = slot.worker.as_mut().expect("a worker was just started");
+        let worker = self.running(&mut slot, wait).await?;
         worker.model = Some(held.clone());
         let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
         let (reply, replies) = mpsc::channel(REPLY_BUFFER);
@@ -295,15 +287,7 @@ impl Host {
             if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
                 slot.worker = None;
             }
-            if slot.worker.is_none() {
-                if !wait.is_zero() {
-                    tokio::time::sleep(wait).await;
-                }
-                slot.generations += 1;
-                let generation = slot.generations;
-                slot.worker = Some(self.spawn(generation)?);
-            }
-            let worker = slot.worker.as_mut().expect("a worker was just started");
+            let worker = self.running(&mut slot, wait).await?;
             let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
             let (vectors, answer) = tokio::sync::oneshot::channel();
             {
@@ -327,6 +311,24 @@ impl Host {
         answer
             .await
             .unwrap_or_else(|_| Err(ProviderError::Local("the embedding model did not answer; try again".into())))
+    }
+
+    /// The worker the slot holds, started (after `wait`, the backoff after a crash) if none
+    /// runs.
+    async fn running<'s>(
+        self: &Arc<Self>,
+        slot: &'s mut Slot,
+        wait: Duration,
+    ) -> Result<&'s mut Running, ProviderError> {
+        if slot.worker.is_none() {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            slot.generations += 1;
+            let generation = slot.generations;
+            slot.worker = Some(self.spawn(generation)?);
+        }
+        Ok(slot.worker.as_mut().expect("a worker was just started"))
     }
 
     fn verdict(&self, id: &str) -> Verdict {
