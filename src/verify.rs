@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 21] = [
+const KNOWN_TABLES: [&str; 22] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -44,6 +44,8 @@ const KNOWN_TABLES: [&str; 21] = [
     "shared_memories_search_idx",
     "shared_memories_search_docsize",
     "shared_memories_search_config",
+    // a count of changes to the shared memories' vectors: a number, nothing anyone said
+    "shared_memories_vectors_version",
     // erasures waiting for a locked person's file: ids only, never text
     "memory_erasures",
 ];

@@ -500,15 +500,76 @@ fn vector_bytes(vector: &[f32]) -> Vec<u8> {
 
 /// The dot product of a stored vector with `query` (both unit length: their cosine); none
 /// when the lengths differ.
-fn dot(stored: &[u8], query: &[f32]) -> Option<f32> {
-    if stored.len() != query.len() * 4 {
-        return None;
+fn dot(stored: &[f32], query: &[f32]) -> Option<f32> {
+    (stored.len() == query.len()).then(|| stored.iter().zip(query).map(|(a, b)| a * b).sum())
+}
+
+/// A pool's vectors by memory, shared between the cache and a search.
+type Vectors = std::sync::Arc<Vec<(MemoryId, Vec<f32>)>>;
+
+/// One pool's vectors as last read, kept while its database is open, so a search compares
+/// in memory rather than reading every row again. The version a trigger counts up on every
+/// change to the pool's vectors (`<table>_vectors_version`) tells when it is stale.
+#[derive(Default)]
+pub struct VectorCache {
+    held: std::sync::Mutex<Option<CachedVectors>>,
+}
+
+struct CachedVectors {
+    version: i64,
+    model: String,
+    rows: Vectors,
+}
+
+impl std::fmt::Debug for VectorCache {
+    /// Never the vectors: they are derived from what people said.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorCache").finish_non_exhaustive()
     }
-    let values = stored.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    Some(values.zip(query).map(|(a, b)| a * b).sum())
+}
+
+impl VectorCache {
+    fn get(&self, version: i64, model: &str) -> Option<Vectors> {
+        let held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.as_ref().filter(|c| c.version == version && c.model == model).map(|c| c.rows.clone())
+    }
+
+    fn put(&self, version: i64, model: &str, rows: Vectors) {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held = Some(CachedVectors { version, model: model.to_owned(), rows });
+    }
 }
 
 impl Pools<'_> {
+    fn vectors(&self, pool: Pool) -> &VectorCache {
+        match pool {
+            Pool::Private => self.space.vectors(),
+            Pool::Shared => self.system.vectors(),
+        }
+    }
+
+    /// Every vector `model` made in `pool`, from the cache unless a write changed them.
+    async fn pool_vectors(&self, pool: Pool, model: &str) -> Result<Vectors, StoreError> {
+        let table = pool.table();
+        let sql = sqlx::AssertSqlSafe(format!("SELECT n FROM {table}_vectors_version"));
+        let version: i64 = sqlx::query_scalar(sql).fetch_one(self.db(pool)).await?;
+        if let Some(rows) = self.vectors(pool).get(version, model) {
+            return Ok(rows);
+        }
+        let sql = sqlx::AssertSqlSafe(format!("SELECT id, vector FROM {table} WHERE vector_model = ?"));
+        let stored: Vec<(MemoryId, Vec<u8>)> = sqlx::query_as(sql).bind(model).fetch_all(self.db(pool)).await?;
+        let rows: Vec<(MemoryId, Vec<f32>)> = stored
+            .into_iter()
+            .map(|(id, bytes)| {
+                let vector = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+                (id, vector)
+            })
+            .collect();
+        let rows = std::sync::Arc::new(rows);
+        self.vectors(pool).put(version, model, rows.clone());
+        Ok(rows)
+    }
+
     /// Up to `limit` memories, in both pools, with no vector from `model` (the embedding
     /// model's checksum): new ones, ones whose text changed, ones another model embedded.
     pub async fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>, StoreError> {
@@ -560,11 +621,9 @@ impl Pools<'_> {
     ) -> Result<Vec<Memory>, StoreError> {
         let mut scored: Vec<(f32, Pool, MemoryId)> = Vec::new();
         for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
-            let sql = sqlx::AssertSqlSafe(format!("SELECT id, vector FROM {} WHERE vector_model = ?", pool.table()));
-            let mut rows = sqlx::query_as::<_, (MemoryId, Vec<u8>)>(sql).bind(model).fetch(self.db(pool));
-            while let Some((id, vector)) = futures_util::TryStreamExt::try_next(&mut rows).await? {
-                if let Some(score) = dot(&vector, query) {
-                    scored.push((score, pool, id));
+            for (id, vector) in self.pool_vectors(pool, model).await?.iter() {
+                if let Some(score) = dot(vector, query) {
+                    scored.push((score, pool, id.clone()));
                 }
             }
         }
@@ -866,6 +925,39 @@ mod tests {
             local_only: false,
             keep_days: Some(90),
         }
+    }
+
+    #[tokio::test]
+    async fn vectors_rank_by_cosine_and_a_changed_or_erased_memory_is_never_compared_stale() {
+        let (_dir, space, system, ada) = pools().await;
+        let pools = Pools { owner: &ada, space: &space, system: &system };
+        let person = Author::Person { id: ada.clone() };
+        let tea = pools.create(&new("Ada drinks tea.", Pool::Private, &Subject::Own, &person)).await.unwrap();
+        let bins =
+            pools.create(&new("The bins go out on Monday.", Pool::Shared, &Subject::Instance, &person)).await.unwrap();
+        let missing = pools.unembedded("m1", 10).await.unwrap();
+        assert_eq!(missing.len(), 2);
+        let unit = |x: f32| [x, (1.0 - x * x).sqrt()];
+        for memory in &missing {
+            let vector = if memory.id == tea.id { unit(1.0) } else { unit(0.6) };
+            pools.set_vector(memory, "m1", &vector).await.unwrap();
+        }
+        assert!(pools.unembedded("m1", 10).await.unwrap().is_empty());
+        assert_eq!(pools.unembedded("m2", 10).await.unwrap().len(), 2, "another model's vectors do not count");
+        let found = pools.nearest("m1", &unit(1.0), None, 5).await.unwrap();
+        let ranked: Vec<(&MemoryId, f64)> = found.iter().map(|m| (&m.id, (m.score.unwrap() * 100.0).round())).collect();
+        assert_eq!(ranked, [(&tea.id, 100.0), (&bins.id, 60.0)]);
+        // A changed text drops its vector at once, though the last search held it in memory.
+        pools.update(&tea.id, Some("Ada drinks coffee now."), None, 90).await.unwrap();
+        let found = pools.nearest("m1", &unit(1.0), None, 5).await.unwrap();
+        assert_eq!(found.iter().map(|m| &m.id).collect::<Vec<_>>(), [&bins.id]);
+        assert_eq!(pools.unembedded("m1", 10).await.unwrap()[0].text, "Ada drinks coffee now.");
+        pools.delete(&bins.id).await.unwrap();
+        assert!(pools.nearest("m1", &unit(1.0), None, 5).await.unwrap().is_empty(), "an erased memory is gone");
+        // A vector made from a text that has changed since is not kept.
+        let stale = Unembedded { pool: Pool::Private, id: tea.id.clone(), text: "Ada drinks tea.".into() };
+        pools.set_vector(&stale, "m1", &unit(1.0)).await.unwrap();
+        assert!(pools.nearest("m1", &unit(1.0), None, 5).await.unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -28,6 +28,8 @@ pub struct PrivateStore {
     snapshots: Arc<Snapshots>,
     /// This person's own prompt prefix (see `database/migrations/user/0011_prompt_prefix.sql`).
     prompt_prefix: Arc<str>,
+    /// The private pool's memory vectors as last read; they go with the store at lock.
+    vectors: Arc<super::memories::VectorCache>,
 }
 
 /// Where a person's private file lives under the data directory.
@@ -153,7 +155,7 @@ impl PrivateStore {
                 }
                 _ => StoreError::Sqlx(err),
             })?;
-        Ok(Self { pool, snapshots, prompt_prefix: Arc::from("") })
+        Ok(Self { pool, snapshots, prompt_prefix: Arc::from(""), vectors: Arc::default() })
     }
 
     /// Tests: a new file for a new person in a temporary folder, kept while the folder is.
@@ -168,6 +170,11 @@ impl PrivateStore {
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The private pool's memory vectors as last read (recall by meaning).
+    pub fn vectors(&self) -> &super::memories::VectorCache {
+        &self.vectors
     }
 
     /// What conversations' next turns start from, kept between turns.

@@ -18,6 +18,8 @@ pub struct SystemStore {
     /// Counts committed changes to people and roles, so a cache of what someone's role
     /// allows can tell it is stale without a query.
     people_generation: Arc<AtomicU64>,
+    /// The shared pool's memory vectors as last read (recall by meaning).
+    vectors: Arc<super::memories::VectorCache>,
 }
 
 impl SystemStore {
@@ -28,7 +30,7 @@ impl SystemStore {
         let options = super::connect_options(path, true).map_err(fail)?.pragma("secure_delete", "ON");
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
         MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
-        Ok(Self { pool, people_generation: Arc::default() })
+        Ok(Self { pool, people_generation: Arc::default(), vectors: Arc::default() })
     }
 
     /// How many changes to people and roles have been committed since start.
@@ -43,6 +45,11 @@ impl SystemStore {
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The shared pool's memory vectors as last read (recall by meaning).
+    pub fn vectors(&self) -> &super::memories::VectorCache {
+        &self.vectors
     }
 
     /// Waits for in-flight statements, then closes every connection (checkpointing the WAL).

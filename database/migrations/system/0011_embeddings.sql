@@ -13,3 +13,14 @@ BEGIN
 END;
 
 CREATE INDEX shared_memories_by_vector_model ON shared_memories (vector_model);
+
+CREATE TABLE shared_memories_vectors_version (n INTEGER NOT NULL) STRICT;
+INSERT INTO shared_memories_vectors_version (n) VALUES (0);
+CREATE TRIGGER shared_memories_vectors_deleted AFTER DELETE ON shared_memories WHEN old.vector IS NOT NULL
+BEGIN
+    UPDATE shared_memories_vectors_version SET n = n + 1;
+END;
+CREATE TRIGGER shared_memories_vectors_changed AFTER UPDATE OF vector, vector_model ON shared_memories
+BEGIN
+    UPDATE shared_memories_vectors_version SET n = n + 1;
+END;

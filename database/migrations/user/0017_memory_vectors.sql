@@ -13,3 +13,16 @@ END;
 
 -- Finding the memories still to embed reads this index, not every row's vector.
 CREATE INDEX memories_by_vector_model ON memories (vector_model);
+
+-- Counts every change to the vectors, so a search's copy of them in memory knows when it
+-- is stale without reading them again.
+CREATE TABLE memories_vectors_version (n INTEGER NOT NULL) STRICT;
+INSERT INTO memories_vectors_version (n) VALUES (0);
+CREATE TRIGGER memories_vectors_deleted AFTER DELETE ON memories WHEN old.vector IS NOT NULL
+BEGIN
+    UPDATE memories_vectors_version SET n = n + 1;
+END;
+CREATE TRIGGER memories_vectors_changed AFTER UPDATE OF vector, vector_model ON memories
+BEGIN
+    UPDATE memories_vectors_version SET n = n + 1;
+END;
