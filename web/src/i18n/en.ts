@@ -639,6 +639,7 @@ export const en = {
   memoryAdd: 'Add',
   memoryAdded: 'Added.',
   memoryNeedsText: 'Write the sentence to keep.',
+  memoryEdit: 'Edit the sentence',
 
   // who can see my words
   privacyTitle: 'Who can see your words',

@@ -582,6 +582,7 @@ export const french: Words = {
     memoryAdd: 'Ajouter',
     memoryAdded: 'Ajouté.',
     memoryNeedsText: 'Écris la phrase à garder.',
+    memoryEdit: 'Modifier la phrase',
 
     privacyTitle: 'Qui peut voir tes mots',
     privacyLead:

@@ -582,6 +582,7 @@ export const italian: Words = {
     memoryAdd: 'Aggiungi',
     memoryAdded: 'Aggiunto.',
     memoryNeedsText: 'Scrivi la frase da conservare.',
+    memoryEdit: 'Modifica la frase',
 
     privacyTitle: 'Chi può vedere le tue parole',
     privacyLead:

@@ -175,7 +175,7 @@ describe('memories', () => {
       assert.match(await cat.locator('[data-testid=memory-expiry]').innerText(), new RegExp(`^Kept until ${DAY.source}$`));
       await cat.locator('[data-testid=memory-pin]').click();
       await cat.locator('[data-testid=memory-expiry]', { hasText: 'Kept until you remove it' }).waitFor({ timeout: TIMEOUT });
-      assert.equal(await cat.locator('[data-testid=memory-pin]').innerText(), 'Let it expire');
+      assert.equal(await cat.locator('[data-testid=memory-pin]').getAttribute('aria-label'), 'Let it expire');
 
       // Edited in place.
       await cat.locator('[data-testid=memory-edit]').click();

@@ -44,6 +44,7 @@ import {
 import { controls } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
+import { iconButton } from '../icon-button.js';
 import { copyIcon, leftIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
@@ -793,28 +794,6 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
-}
-
-/** A button that shows only an icon: its label is its name for screen readers and its tooltip. */
-function iconButton(button: {
-  readonly testid: string;
-  readonly label: string;
-  readonly icon: SVGTemplateResult;
-  readonly onClick: () => void;
-  readonly className?: string;
-  readonly disabled?: boolean;
-}): TemplateResult {
-  return html`<button
-    type="button"
-    class="quiet icon-button ${button.className ?? ''}"
-    data-testid=${button.testid}
-    title=${button.label}
-    aria-label=${button.label}
-    ?disabled=${button.disabled ?? false}
-    @click=${button.onClick}
-  >
-    ${button.icon}
-  </button>`;
 }
 
 /** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */

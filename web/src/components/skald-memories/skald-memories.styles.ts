@@ -46,4 +46,20 @@ export const styles = css`
     flex: 1 1 16rem;
     min-width: 0;
   }
+
+  .tools {
+    gap: var(--skald-space-1);
+  }
+
+  .tools button {
+    color: var(--skald-text-muted);
+  }
+
+  .tools button.pinned {
+    color: var(--skald-accent);
+  }
+
+  .tools button.erase:hover:not(:disabled) {
+    color: var(--skald-error);
+  }
 `;

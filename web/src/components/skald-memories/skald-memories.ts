@@ -19,11 +19,13 @@ import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { formatDay, formatNumber } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
+import { DebouncedSearch } from '../../state/debounced-search.js';
 import type { Login } from '../../state/login.js';
 import { countAbout, filterMemories, subjectKey, subjectKeys, subjectOfKey, type SubjectKey } from '../../state/memories.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { OpenSessionEvent } from '../events.js';
-import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
+import { iconButton } from '../icon-button.js';
+import { pencilIcon, pinIcon, plusIcon, trashIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import { styles } from './skald-memories.styles.js';
@@ -72,8 +74,17 @@ export class SkaldMemories extends LitElement {
   @query('skald-confirm') private confirm?: SkaldConfirm;
 
   readonly #list = new ResourceController<readonly Memory[]>(this, (signal) => this.#client().memories({}, signal));
-  #searchTimer: ReturnType<typeof setTimeout> | undefined;
-  #searchRead = 0;
+  readonly #search = new DebouncedSearch<readonly Memory[]>({
+    delayMs: SEARCH_DELAY_MS,
+    run: (query) => this.#client().memories({ q: query }),
+    onResults: (hits) => {
+      this.hits = hits;
+      if (hits === null) return;
+      const shown = this.#narrow(hits).length;
+      this.announcement = plural(shown, strings.memoriesFound).replace('{n}', formatNumber(shown));
+    },
+    onError: (error) => (this.error = describeError(error)),
+  });
 
   #client() {
     const client = this.login?.client;
@@ -97,7 +108,7 @@ export class SkaldMemories extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    clearTimeout(this.#searchTimer);
+    this.#search.cancel();
   }
 
   /** Names only the people list holds; without it a member shows as their id, which is still true. */
@@ -111,34 +122,9 @@ export class SkaldMemories extends LitElement {
     }
   }
 
-  #search(text: string): void {
-    this.query = text;
-    clearTimeout(this.#searchTimer);
-    if (text.trim() === '') {
-      // A search still under way must not bring its results back.
-      this.#searchRead += 1;
-      this.hits = null;
-      return;
-    }
-    this.#searchTimer = setTimeout(() => void this.#runSearch(text.trim()), SEARCH_DELAY_MS);
-  }
-
-  async #runSearch(text: string): Promise<void> {
-    const read = ++this.#searchRead;
-    try {
-      const hits = await this.#client().memories({ q: text });
-      if (read !== this.#searchRead) return;
-      this.hits = hits;
-      const shown = this.#narrow(hits).length;
-      this.announcement = plural(shown, strings.memoriesFound).replace('{n}', formatNumber(shown));
-    } catch (error) {
-      if (read === this.#searchRead) this.error = describeError(error);
-    }
-  }
-
   async #refresh(): Promise<void> {
     await this.#list.reload();
-    if (this.query.trim() !== '') await this.#runSearch(this.query.trim());
+    await this.#search.refresh();
   }
 
   /** Runs one change; the server's reason shows when it is refused. */
@@ -346,7 +332,10 @@ export class SkaldMemories extends LitElement {
             data-testid="memories-search"
             placeholder=${strings.memoriesSearchPlaceholder}
             .value=${this.query}
-            @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+            @input=${(e: Event) => {
+              this.query = (e.target as HTMLInputElement).value;
+              this.#search.input(this.query);
+            }}
           />
         </div>
         <div class="field">
@@ -428,39 +417,35 @@ export class SkaldMemories extends LitElement {
       </p>
       ${editing
         ? nothing
-        : html`<div class="actions">
+        : html`<div class="actions tools">
             ${mayChange
-              ? html`<button
-                    type="button"
-                    class="quiet"
-                    data-testid="memory-edit"
-                    aria-describedby=${textId}
-                    ?disabled=${this.busy}
-                    @click=${() => (this.editing = { id: memory.id, text: memory.text })}
-                  >
-                    ${pencilIcon}${strings.edit}
-                  </button>
-                  <button
-                    type="button"
-                    class="quiet"
-                    data-testid="memory-pin"
-                    aria-describedby=${textId}
-                    ?disabled=${this.busy}
-                    @click=${() => void this.#pin(memory)}
-                  >
-                    ${memory.pinned ? strings.memoryUnpin : strings.memoryPin}
-                  </button>`
+              ? html`${iconButton({
+                  testid: 'memory-edit',
+                  label: strings.memoryEdit,
+                  icon: pencilIcon,
+                  describedBy: textId,
+                  disabled: this.busy,
+                  onClick: () => (this.editing = { id: memory.id, text: memory.text }),
+                })}
+                ${iconButton({
+                  testid: 'memory-pin',
+                  label: memory.pinned ? strings.memoryUnpin : strings.memoryPin,
+                  icon: pinIcon,
+                  className: memory.pinned ? 'pinned' : '',
+                  describedBy: textId,
+                  disabled: this.busy,
+                  onClick: () => void this.#pin(memory),
+                })}`
               : nothing}
-            <button
-              type="button"
-              class="quiet"
-              data-testid="memory-erase"
-              aria-describedby=${textId}
-              ?disabled=${this.busy}
-              @click=${() => void this.#erase(memory)}
-            >
-              ${trashIcon}${strings.memoryErase}
-            </button>
+            ${iconButton({
+              testid: 'memory-erase',
+              label: strings.memoryErase,
+              icon: trashIcon,
+              className: 'erase',
+              describedBy: textId,
+              disabled: this.busy,
+              onClick: () => void this.#erase(memory),
+            })}
           </div>`}
     </li>`;
   }

@@ -13,6 +13,7 @@ import type { Conversation, MessageHit } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { snippetParts } from '../../state/notes.js';
+import { DebouncedSearch } from '../../state/debounced-search.js';
 import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
@@ -86,9 +87,20 @@ export class SkaldSessionList extends LitElement {
   @state() private hits: readonly MessageHit[] | null = null;
   @state() private searchError = '';
 
-  #searchTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Counts searches, so that an older answer arriving late is dropped. */
-  #searchRead = 0;
+  /** Inside the conversations, once typing pauses; an older answer arriving late is dropped. */
+  readonly #search = new DebouncedSearch<readonly MessageHit[]>({
+    delayMs: SEARCH_DELAY_MS,
+    minChars: SEARCH_MIN_CHARS,
+    run: (query) => (this.client ? this.client.searchSessions(query) : Promise.resolve([])),
+    onResults: (hits) => {
+      this.hits = hits;
+      this.searchError = '';
+    },
+    onError: (error) => {
+      this.hits = null;
+      this.searchError = strings.searchFailed.replace('{error}', describeError(error));
+    },
+  });
 
   @query('dialog') private dialog?: HTMLDialogElement;
   @query('.rename-field') private renameField?: HTMLInputElement;
@@ -100,8 +112,7 @@ export class SkaldSessionList extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    clearTimeout(this.#searchTimer);
-    this.#searchRead += 1;
+    this.#search.cancel();
   }
 
   protected override updated(changed: PropertyValues): void {
@@ -131,7 +142,7 @@ export class SkaldSessionList extends LitElement {
           data-testid="search"
           placeholder=${strings.searchPlaceholder}
           .value=${this.filter}
-          @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+          @input=${(e: Event) => this.#filterBy((e.target as HTMLInputElement).value)}
         />
       </div>
       <nav aria-label=${strings.sessionsLabel}>
@@ -208,35 +219,10 @@ export class SkaldSessionList extends LitElement {
       </ul>`;
   }
 
-  /** Filters the titles at once; searches inside the conversations once typing pauses. */
-  #search(text: string): void {
+  /** Filters the titles at once; searches inside the conversations once typing pauses (with a client to ask). */
+  #filterBy(text: string): void {
     this.filter = text;
-    clearTimeout(this.#searchTimer);
-    // A search still under way must not bring its results back.
-    this.#searchRead += 1;
-    const query = text.trim();
-    if (query.length < SEARCH_MIN_CHARS || !this.client) {
-      this.hits = null;
-      this.searchError = '';
-      return;
-    }
-    this.#searchTimer = setTimeout(() => void this.#runSearch(query), SEARCH_DELAY_MS);
-  }
-
-  async #runSearch(query: string): Promise<void> {
-    const client = this.client;
-    if (!client) return;
-    const read = ++this.#searchRead;
-    try {
-      const hits = await client.searchSessions(query);
-      if (read !== this.#searchRead) return;
-      this.hits = hits;
-      this.searchError = '';
-    } catch (error) {
-      if (read !== this.#searchRead) return;
-      this.hits = null;
-      this.searchError = strings.searchFailed.replace('{error}', describeError(error));
-    }
+    this.#search.input(this.client ? text : '');
   }
 
   #renderRow(session: Conversation): TemplateResult {
