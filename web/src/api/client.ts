@@ -31,6 +31,7 @@ import {
   type Memory,
   type MemoryChange,
   type MemoryErased,
+  type MemorySearch,
   type MemorySubject,
   type MessageHit,
   type NewMemoryBody,
@@ -551,6 +552,13 @@ export class ApiClient {
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
     const text = query.toString();
     return list(await this.#request('GET', `/api/memories${text === '' ? '' : `?${text}`}`, signal), 'memories') as Memory[];
+  }
+
+  /** `GET /api/memories/search`: whether search and recall go by meaning (and with which model) or by words. */
+  async memorySearch(signal?: AbortSignal): Promise<MemorySearch> {
+    const body = record(await this.#request('GET', '/api/memories/search', signal), 'memory search');
+    if (body['by'] !== 'meaning' && body['by'] !== 'words') throw unexpected('memory search');
+    return { by: body['by'], model: typeof body['model'] === 'string' ? body['model'] : null };
   }
 
   /** `POST /api/memories`: a memory I write myself (no card); its id. */

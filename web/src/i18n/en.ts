@@ -595,7 +595,7 @@ export const en = {
   /** `{who}` who wrote it */
   memoryWrittenBy: 'Written by {who}',
   /** `{agent}` the agent; `{conversation}` the link to the conversation */
-  memoryByAgentIn: 'an agent ({agent}) in {conversation}',
+  memoryByAgentIn: 'an agent ({agent}), in {conversation}',
   /** `{agent}` the agent */
   memoryByAgent: 'an agent ({agent})',
   memoryByYou: 'you',
@@ -640,6 +640,14 @@ export const en = {
   memoryAdded: 'Added.',
   memoryNeedsText: 'Write the sentence to keep.',
   memoryEdit: 'Edit the sentence',
+  /** `{title}` of the conversation a memory came from */
+  memoryConversationTitled: '“{title}”',
+  /** `{model}` the memory search model's name */
+  memoriesByMeaning: 'Searching by meaning, with {model}: a memory is found even when it is put in other words.',
+  memoriesSearchModel: 'the memory search model',
+  /** `{models}` is the page to do it on, a link for administrators */
+  memoriesByWords: 'Searching by words only — an administrator can add the memory search model in {models}.',
+  memoriesModelsPage: 'Administration → Models',
 
   // who can see my words
   privacyTitle: 'Who can see your words',

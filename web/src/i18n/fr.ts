@@ -543,7 +543,7 @@ export const french: Words = {
     memoryAboutYou: 'toi',
     memoryAboutWhom: 'À propos de {name}',
     memoryWrittenBy: 'Écrit par {who}',
-    memoryByAgentIn: 'un agent ({agent}) dans {conversation}',
+    memoryByAgentIn: 'un agent ({agent}), dans {conversation}',
     memoryByAgent: 'un agent ({agent})',
     memoryByYou: 'toi',
     memoryConversationLink: 'cette conversation',
@@ -583,6 +583,11 @@ export const french: Words = {
     memoryAdded: 'Ajouté.',
     memoryNeedsText: 'Écris la phrase à garder.',
     memoryEdit: 'Modifier la phrase',
+    memoryConversationTitled: '« {title} »',
+    memoriesByMeaning: 'Recherche par le sens, avec {model} : un souvenir est trouvé même dit avec d’autres mots.',
+    memoriesSearchModel: 'le modèle de recherche dans la mémoire',
+    memoriesByWords: 'Recherche par les mots seulement — un administrateur peut ajouter le modèle de recherche dans la mémoire dans {models}.',
+    memoriesModelsPage: 'Administration → Modèles',
 
     privacyTitle: 'Qui peut voir tes mots',
     privacyLead:

@@ -543,7 +543,7 @@ export const italian: Words = {
     memoryAboutYou: 'te',
     memoryAboutWhom: 'Riguarda {name}',
     memoryWrittenBy: 'Scritto da {who}',
-    memoryByAgentIn: 'un agente ({agent}) in {conversation}',
+    memoryByAgentIn: 'un agente ({agent}), in {conversation}',
     memoryByAgent: 'un agente ({agent})',
     memoryByYou: 'te',
     memoryConversationLink: 'questa conversazione',
@@ -583,6 +583,11 @@ export const italian: Words = {
     memoryAdded: 'Aggiunto.',
     memoryNeedsText: 'Scrivi la frase da conservare.',
     memoryEdit: 'Modifica la frase',
+    memoryConversationTitled: '«{title}»',
+    memoriesByMeaning: 'Ricerca in base al significato, con {model}: un ricordo si trova anche se detto con altre parole.',
+    memoriesSearchModel: 'il modello di ricerca nella memoria',
+    memoriesByWords: 'Ricerca solo per parole — un amministratore può aggiungere il modello di ricerca nella memoria in {models}.',
+    memoriesModelsPage: 'Amministrazione → Modelli',
 
     privacyTitle: 'Chi può vedere le tue parole',
     privacyLead:

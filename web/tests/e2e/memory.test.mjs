@@ -2,7 +2,9 @@
 // card that shows exactly what would be kept — the sentence, about whom, that an agent
 // wrote it, until when, who can read it — and the Memory page lists what is kept, with
 // search, pin, edit, erase, erase everything about someone, and a memory added by hand.
-// Both screens are axe-clean in the light and the dark theme.
+// Both screens are axe-clean in the light and the dark theme. The page says it searches
+// by words only while no memory search model is here, and names people rather than
+// showing their ids.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/memory.test.mjs
 import { after, before, describe, test } from 'node:test';
@@ -109,7 +111,11 @@ describe('memories', () => {
       assert.equal(await item.locator('[data-testid=memory-text]').innerText(), 'Ada takes her tea with lemon and honey.');
       assert.equal(await item.locator('[data-testid=memory-pool]').innerText(), 'Only you');
       assert.equal(await item.locator('[data-testid=memory-about]').innerText(), 'About you');
-      assert.equal(await item.locator('[data-testid=memory-author]').innerText(), 'Written by an agent (main) in this conversation');
+      assert.equal(
+        await item.locator('[data-testid=memory-author]').innerText(),
+        'Written by an agent (main), in “Remember that I take my tea with lemon.”',
+        'the conversation it came from, by its title',
+      );
       assert.match(await item.locator('[data-testid=memory-expiry]').innerText(), new RegExp(`^Kept until ${DAY.source}$`));
 
       // The conversation it came from is one click away.
@@ -208,6 +214,53 @@ describe('memories', () => {
 
       assert.deepEqual(problems(consoleMessages), []);
       assert.deepEqual(failedResponses, ['POST /api/memories 400'], 'only the refused sentence failed');
+    } finally {
+      await close();
+    }
+  });
+  test('without a memory search model the page says it searches by words only, and names people, never their ids', async () => {
+    const ada = await api(stack.server.origin, token, 'GET', '/api/me');
+    assert.deepEqual(await api(stack.server.origin, token, 'GET', '/api/memories/search'), { by: 'words', model: null });
+    await api(stack.server.origin, token, 'POST', '/api/memories', { text: 'Bea plays the cello on Sundays.', pool: 'shared', subject: { kind: 'member', id: bea } });
+
+    // Bea manages nothing: the way to the memory search model is named, not linked.
+    const seen = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(seen.page, BEA, TIMEOUT);
+      await seen.page.locator('[data-testid=nav-memories]').click();
+      const by = seen.page.locator('[data-testid=memories-search-by]');
+      await by.waitFor({ timeout: TIMEOUT });
+      assert.equal(await by.getAttribute('data-by'), 'words');
+      assert.equal(await by.innerText(), 'Searching by words only — an administrator can add the memory search model in Administration → Models.');
+      assert.equal(await by.locator('a').count(), 0, 'no link to a page Bea cannot open');
+      const cello = seen.page.locator('[data-testid=memory-item]', { hasText: 'Bea plays the cello on Sundays.' });
+      await cello.waitFor({ timeout: TIMEOUT });
+      assert.equal(await cello.locator('[data-testid=memory-about]').innerText(), 'About you');
+      assert.equal(await cello.locator('[data-testid=memory-author]').innerText(), 'Written by Ada', 'Ada by name, though Bea cannot list people');
+      assert.ok(!(await seen.page.locator('skald-memories').innerText()).includes(ada.user.id), 'no id on the page');
+      assert.deepEqual(problems(seen.consoleMessages), []);
+      assert.deepEqual(seen.failedResponses, []);
+    } finally {
+      await seen.close();
+    }
+
+    // Ada administers: the same words, with the way there a link.
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('[data-testid=nav-memories]').click();
+      const by = page.locator('[data-testid=memories-search-by]');
+      await by.waitFor({ timeout: TIMEOUT });
+      assert.equal(await by.innerText(), 'Searching by words only — an administrator can add the memory search model in Administration → Models.');
+      const cello = page.locator('[data-testid=memory-item]', { hasText: 'Bea plays the cello on Sundays.' });
+      assert.equal(await cello.locator('[data-testid=memory-about]').innerText(), 'About Bea');
+      assert.equal(await cello.locator('[data-testid=memory-author]').innerText(), 'Written by you');
+      await by.locator('[data-testid=memories-add-search-model]').click();
+      await page.locator('#main[data-page=admin]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=local-models]').waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.evaluate(() => window.location.hash), '#/admin/models');
+      assert.deepEqual(problems(consoleMessages), []);
+      assert.deepEqual(failedResponses, []);
     } finally {
       await close();
     }

@@ -47,6 +47,10 @@ export const styles = css`
     min-width: 0;
   }
 
+  a {
+    color: var(--skald-accent);
+  }
+
   .tools {
     gap: var(--skald-space-1);
   }

@@ -1,19 +1,20 @@
 /**
  * The Memory page (§10): every memory the person can read — their private pool and
  * the shared one — each with who can read it, whom it is about, who wrote it and
- * until when it is kept. Search, narrow by pool and subject; edit a sentence, pin it
+ * until when it is kept. Search (by meaning when the memory search model is here, else
+ * by words, as the page says), narrow by pool and subject; edit a sentence, pin it
  * (kept until removed) or let it expire again, erase one, or erase everything about
  * a subject at once; add one by hand.
  *
  * Owns: the calls to `/api/memories`. Never: keeps a memory after the page leaves,
- * nor puts one in the address bar. Names of other members come from the people list
- * where the person may read it (administrators); anyone else sees a member's id.
+ * nor puts its words in the address bar. People are named as the server names them
+ * with each memory (`about_name`, `author_name`), never by their ids.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Memory, Pool } from '../../api/types.js';
+import type { Conversation, Memory, MemorySearch, Pool } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -22,6 +23,7 @@ import { plural } from '../../i18n/locale.js';
 import { DebouncedSearch } from '../../state/debounced-search.js';
 import type { Login } from '../../state/login.js';
 import { countAbout, filterMemories, subjectKey, subjectKeys, subjectOfKey, type SubjectKey } from '../../state/memories.js';
+import { routeHash } from '../../state/route.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { OpenSessionEvent } from '../events.js';
 import { iconButton } from '../icon-button.js';
@@ -41,10 +43,11 @@ interface Editing {
 /**
  * Test hooks: `[data-testid=memory-add-text]`, `memory-add-pool`, `memory-add-subject`,
  * `memory-add-pinned`, `memory-add`, `memory-add-error`; `memories-search`,
- * `memories-pool`, `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its
- * `data-id`) with `memory-text`, `memory-pool`, `memory-about`, `memory-author`,
- * `memory-expiry`, `memory-edit`, `memory-edit-text`, `memory-save`, `memory-pin`,
- * `memory-erase`; `memories-empty`, `memories-error`.
+ * `memories-search-by` (its `data-by`: `meaning` or `words`), `memories-pool`,
+ * `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its `data-id`) with
+ * `memory-text`, `memory-pool`, `memory-about`, `memory-author`, `memory-expiry`,
+ * `memory-edit`, `memory-edit-text`, `memory-save`, `memory-pin`, `memory-erase`;
+ * `memories-empty`, `memories-error`.
  *
  * @summary The Memory page: list, search, filter, edit, pin, erase, add.
  * @fires skald-open-session - open the conversation a memory came from
@@ -64,7 +67,6 @@ export class SkaldMemories extends LitElement {
   @state() private error = '';
   @state() private addError = '';
   @state() private announcement = '';
-  @state() private names: ReadonlyMap<string, string> = new Map();
 
   @state() private newText = '';
   @state() private newPool: Pool = 'private';
@@ -74,6 +76,10 @@ export class SkaldMemories extends LitElement {
   @query('skald-confirm') private confirm?: SkaldConfirm;
 
   readonly #list = new ResourceController<readonly Memory[]>(this, (signal) => this.#client().memories({}, signal));
+  /** How search goes: by meaning, or by words only. */
+  readonly #searchBy = new ResourceController<MemorySearch>(this, (signal) => this.#client().memorySearch(signal));
+  /** The conversations, to name the one a memory came from by its title. */
+  readonly #sessions = new ResourceController<readonly Conversation[]>(this, (signal) => this.#client().sessions(signal));
   readonly #search = new DebouncedSearch<readonly Memory[]>({
     delayMs: SEARCH_DELAY_MS,
     run: (query) => this.#client().memories({ q: query }),
@@ -96,30 +102,14 @@ export class SkaldMemories extends LitElement {
     return this.login?.me.user.id ?? '';
   }
 
-  /** Administrators may read everyone's names; a shared memory they did not keep is theirs to change too. */
+  /** A shared memory an administrator did not keep is theirs to change too; they add the memory search model. */
   get #admin(): boolean {
     return this.login?.me.role?.manage_instance ?? false;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.updateComplete.then(() => this.#readNames());
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#search.cancel();
-  }
-
-  /** Names only the people list holds; without it a member shows as their id, which is still true. */
-  async #readNames(): Promise<void> {
-    if (!this.#admin) return;
-    try {
-      const people = await this.#client().everyone();
-      this.names = new Map(people.map((person) => [person.id, person.name]));
-    } catch {
-      // Ids stay: nothing the person asked for failed.
-    }
   }
 
   async #refresh(): Promise<void> {
@@ -234,7 +224,17 @@ export class SkaldMemories extends LitElement {
   #subjectName(key: SubjectKey): string {
     if (key === 'self') return strings.memoryAboutYou;
     if (key === 'instance') return strings.memoryThisHome;
-    return this.names.get(key) ?? key;
+    return this.#names().get(key) ?? strings.unknownPerson;
+  }
+
+  /** The people the memories on the page are about or were written by, by id, as the server names them. */
+  #names(): ReadonlyMap<string, string> {
+    const names = new Map<string, string>();
+    for (const memory of [...(this.#list.value ?? []), ...(this.hits ?? [])]) {
+      if (memory.subject.kind === 'member' && memory.about_name) names.set(memory.subject.id, memory.about_name);
+      if (memory.author.kind === 'person' && memory.author_name) names.set(memory.author.id, memory.author_name);
+    }
+    return names;
   }
 
   /** A shared memory is changed only by whoever kept it, or an administrator (the server says so too). */
@@ -331,12 +331,14 @@ export class SkaldMemories extends LitElement {
             type="search"
             data-testid="memories-search"
             placeholder=${strings.memoriesSearchPlaceholder}
+            aria-describedby=${this.#searchBy.value ? 'memories-search-by' : nothing}
             .value=${this.query}
             @input=${(e: Event) => {
               this.query = (e.target as HTMLInputElement).value;
               this.#search.input(this.query);
             }}
           />
+          ${this.#renderSearchBy()}
         </div>
         <div class="field">
           <label for="memories-pool">${strings.memoriesPoolFilter}</label>
@@ -361,6 +363,21 @@ export class SkaldMemories extends LitElement {
             </button>
           </div>`
         : nothing}`;
+  }
+
+  /** How search (and the assistant's recall) goes: by meaning with the model named, or by words only. */
+  #renderSearchBy(): TemplateResult | typeof nothing {
+    const by = this.#searchBy.value;
+    if (by === undefined) return nothing;
+    const text =
+      by.by === 'meaning'
+        ? html`${strings.memoriesByMeaning.replace('{model}', by.model ?? strings.memoriesSearchModel)}`
+        : fill(strings.memoriesByWords, {
+            models: this.#admin
+              ? html`<a href=${routeHash({ page: 'admin', section: 'models' })} data-testid="memories-add-search-model">${strings.memoriesModelsPage}</a>`
+              : strings.memoriesModelsPage,
+          });
+    return html`<p class="hint" id="memories-search-by" data-testid="memories-search-by" data-by=${by.by}>${text}</p>`;
   }
 
   #renderList(): TemplateResult | typeof nothing {
@@ -450,14 +467,20 @@ export class SkaldMemories extends LitElement {
     </li>`;
   }
 
-  /** "an agent (main) in this conversation" with the conversation one click away, "you", or a person. */
+  /**
+   * "an agent (main), in “Tea”" with the conversation one click away (named by its title
+   * when the list has it), "you", or a person by name.
+   */
   #author(memory: Memory): TemplateResult | string {
     const author = memory.author;
-    if (author.kind === 'person') return author.id === this.#me ? strings.memoryByYou : (this.names.get(author.id) ?? author.id);
+    if (author.kind === 'person') {
+      return author.id === this.#me ? strings.memoryByYou : (memory.author_name ?? this.#names().get(author.id) ?? strings.unknownPerson);
+    }
     const session = memory.source_session;
     if (session === null) return strings.memoryByAgent.replace('{agent}', author.agent);
+    const title = this.#sessions.value?.find((conversation) => conversation.id === session)?.title;
     const link = html`<button type="button" class="link" data-testid="memory-conversation" @click=${() => this.dispatchEvent(new OpenSessionEvent(session))}>
-      ${strings.memoryConversationLink}
+      ${title ? strings.memoryConversationTitled.replace('{title}', title) : strings.memoryConversationLink}
     </button>`;
     return fill(strings.memoryByAgentIn.replace('{agent}', author.agent), { conversation: link });
   }
