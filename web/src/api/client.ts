@@ -554,6 +554,13 @@ export class ApiClient {
     return list(await this.#request('GET', `/api/memories${text === '' ? '' : `?${text}`}`, signal), 'memories') as Memory[];
   }
 
+  /** `GET /api/memories/{id}`: one memory I can read; 404 `no_memory` once it is erased or expired. */
+  async memory(id: string, signal?: AbortSignal): Promise<Memory> {
+    const body = record(await this.#request('GET', `/api/memories/${encodeURIComponent(id)}`, signal), 'memory');
+    if (typeof body['id'] !== 'string') throw unexpected('memory');
+    return body as unknown as Memory;
+  }
+
   /** `GET /api/memories/search`: whether search and recall go by meaning (and with which model) or by words. */
   async memorySearch(signal?: AbortSignal): Promise<MemorySearch> {
     const body = record(await this.#request('GET', '/api/memories/search', signal), 'memory search');

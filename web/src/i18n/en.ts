@@ -418,6 +418,13 @@ export const en = {
   copyCode: 'Copy code',
   /** `{alt}` is the image's description or address */
   markdownImage: 'Image not shown: {alt}',
+  // the memories a reply used (§10)
+  /** `{n}` memories */
+  usedMemories: { one: 'Used {n} memory', other: 'Used {n} memories' },
+  usedMemoriesLabel: 'The memories this reply used',
+  usedMemoryPrivate: 'only you',
+  usedMemoryShared: 'everyone here',
+  usedMemoriesHint: 'Each opens on the Memory page, where you can change or erase it.',
 
   // models and privacy
   modelLabel: 'Model for this conversation',
@@ -640,6 +647,8 @@ export const en = {
   memoryAdded: 'Added.',
   memoryNeedsText: 'Write the sentence to keep.',
   memoryEdit: 'Edit the sentence',
+  memoryFocusedLabel: 'The memory you opened:',
+  memoryFocusGone: 'That memory is no longer kept: it was erased, or it expired.',
   /** `{title}` of the conversation a memory came from */
   memoryConversationTitled: '“{title}”',
   /** `{model}` the memory search model's name */

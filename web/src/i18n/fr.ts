@@ -341,6 +341,11 @@ export const french: Words = {
     turnRetried: 'Nouvel essai fait.',
     copyCode: 'Copier le code',
     markdownImage: 'Image non affichée : {alt}',
+    usedMemories: { one: '{n} souvenir utilisé', many: '{n} de souvenirs utilisés', other: '{n} souvenirs utilisés' },
+    usedMemoriesLabel: 'Les souvenirs utilisés pour cette réponse',
+    usedMemoryPrivate: 'toi seul',
+    usedMemoryShared: 'tout le monde ici',
+    usedMemoriesHint: 'Chacun s’ouvre sur la page Mémoire, où tu peux le modifier ou l’effacer.',
 
     // models and privacy
     modelLabel: 'Modèle de cette conversation',
@@ -583,6 +588,8 @@ export const french: Words = {
     memoryAdded: 'Ajouté.',
     memoryNeedsText: 'Écris la phrase à garder.',
     memoryEdit: 'Modifier la phrase',
+    memoryFocusedLabel: 'Le souvenir que tu as ouvert :',
+    memoryFocusGone: 'Ce souvenir n’est plus gardé : il a été effacé, ou il a expiré.',
     memoryConversationTitled: '« {title} »',
     memoriesByMeaning: 'Recherche par le sens, avec {model} : un souvenir est trouvé même dit avec d’autres mots.',
     memoriesSearchModel: 'le modèle de recherche dans la mémoire',

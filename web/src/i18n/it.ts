@@ -341,6 +341,11 @@ export const italian: Words = {
     turnRetried: 'Nuovo tentativo fatto.',
     copyCode: 'Copia il codice',
     markdownImage: 'Immagine non mostrata: {alt}',
+    usedMemories: { one: '{n} ricordo usato', many: '{n} di ricordi usati', other: '{n} ricordi usati' },
+    usedMemoriesLabel: 'I ricordi usati per questa risposta',
+    usedMemoryPrivate: 'solo tu',
+    usedMemoryShared: 'tutti qui',
+    usedMemoriesHint: 'Ognuno si apre nella pagina Memoria, dove puoi modificarlo o cancellarlo.',
 
     // models and privacy
     modelLabel: 'Modello per questa conversazione',
@@ -583,6 +588,8 @@ export const italian: Words = {
     memoryAdded: 'Aggiunto.',
     memoryNeedsText: 'Scrivi la frase da conservare.',
     memoryEdit: 'Modifica la frase',
+    memoryFocusedLabel: 'Il ricordo che hai aperto:',
+    memoryFocusGone: 'Questo ricordo non è più conservato: è stato cancellato, oppure è scaduto.',
     memoryConversationTitled: '«{title}»',
     memoriesByMeaning: 'Ricerca in base al significato, con {model}: un ricordo si trova anche se detto con altre parole.',
     memoriesSearchModel: 'il modello di ricerca nella memoria',

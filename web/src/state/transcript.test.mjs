@@ -145,6 +145,10 @@ describe('a conversation\'s live transcript', () => {
               return [`[${el.shadowRoot.querySelector('.label').textContent}: ${el.dataset.status}]`];
             case 'SKALD-APPROVAL-CARD':
               return ['[approval card]'];
+            case 'SKALD-USED-MEMORIES': {
+              const line = el.shadowRoot.querySelector('[data-testid=used-memories-summary]');
+              return line ? [`[${line.textContent.trim()}]`] : [];
+            }
             default:
               return [];
           }
@@ -305,5 +309,44 @@ describe('a conversation\'s live transcript', () => {
     await page.locator('[data-testid=allow]').click();
     await turnsBecome([{ status: 'parked', said: 'note the shopping', reply: ['[Write a note: running]'] }]);
     assert.deepEqual(server.requests.filter((r) => r.call === 'POST /api/inbox/card_1').map((r) => r.body), [{ decision: 'allow', arguments_hash: HASH }]);
+  });
+  test('what a turn recalled is one line under the reply — each memory once — and no row per recall', async () => {
+    const recall = (id, query) => ({ id, name: 'recall', arguments: JSON.stringify({ query }) });
+    server.history = [
+      row(1, 'turn_0', 'user', 'sent', { text: 'which tea this morning?' }),
+      // The server's own recall, right after the message; then the model recalls again.
+      row(2, 'turn_0', 'assistant', 'tool_calls', { tool_calls: [recall('call_auto', 'which tea this morning?')] }),
+      row(3, 'turn_0', 'tool', 'ok', { text: 'mem_tea (private): Ada drinks green tea.\nmem_pot (shared): The teapot is blue.', tool_call_id: 'call_auto', tool_name: 'recall' }),
+      row(4, 'turn_0', 'assistant', 'tool_calls', { text: 'Let me check one more thing.', tool_calls: [recall('call_model', 'kettle')], model: 'home/llama' }),
+      row(5, 'turn_0', 'tool', 'ok', { text: 'mem_pot (shared): The teapot is blue.\nmem_kettle (private): The kettle is slow.', tool_call_id: 'call_model', tool_name: 'recall' }),
+      row(6, 'turn_0', 'assistant', 'done', { text: 'Green tea, in the blue pot.', model: 'home/llama' }),
+    ];
+    server.turnState = 'done';
+    await openConversation();
+    await turnsBecome([
+      { status: 'done', said: 'which tea this morning?', reply: ['Let me check one more thing.', 'Green tea, in the blue pot.', '[Used 3 memories]'] },
+    ]);
+    await page.locator('[data-testid=used-memories-summary]').click();
+    assert.deepEqual(await page.locator('[data-testid=used-memory]').allInnerTexts(), ['Ada drinks green tea.', 'The teapot is blue.', 'The kettle is slow.']);
+
+    // Live: the recall is no row while it runs nor once it has found something; the line says what it found.
+    server.history = [...server.history, row(7, 'turn_1', 'user', 'sent', { text: 'and for lunch?' })];
+    server.turnState = 'running';
+    await send('and for lunch?');
+    server.push(event('turn_started', 1, { model: 'home/llama' }), event('tool_call_started', 2, { call: recall('call_live', 'and for lunch?') }));
+    const first = { status: 'done', said: 'which tea this morning?', reply: ['Let me check one more thing.', 'Green tea, in the blue pot.', '[Used 3 memories]'] };
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: [] }]);
+    server.push(
+      event('tool_call_finished', 3, { call_id: 'call_live', status: 'ok', result: 'mem_soup (private): Ada likes soup at noon.' }),
+      event('token', 4, { text: 'Soup.' }),
+    );
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: ['Soup.', '[Used 1 memory]'] }]);
+
+    // A recall that found nothing keeps its row: the person sees it looked.
+    server.push(
+      event('tool_call_started', 5, { call: recall('call_none', 'dessert') }),
+      event('tool_call_finished', 6, { call_id: 'call_none', status: 'ok', result: 'nothing remembered matches "dessert"' }),
+    );
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: ['Soup.', '[Recall what it knows: ok]', '[Used 1 memory]'] }]);
   });
 });

@@ -4,6 +4,9 @@
  * inline, and the composer with Send / Stop. A new conversation is made on
  * its first message, pinned to the model picked for it, if any.
  *
+ * Under a reply whose turn recalled memories, "Used N memories" links to each
+ * (state/recall.ts reads them from the recall results, which get no row of their own).
+ *
  * Owns: the conversation's transcript (state/transcript.ts does the
  * bookkeeping) and its calls: history, send, stop. Never: decides cards
  * itself (CardActionsController does) or keeps anything after it leaves.
@@ -25,6 +28,7 @@ import { explainTurnError, joinNames } from '../../i18n/turn-errors.js';
 import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
+import { summarisedRecall, usedMemories } from '../../state/recall.js';
 import {
   acceptSending,
   activeTurn,
@@ -56,6 +60,7 @@ import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
 import '../skald-tool-call/skald-tool-call.js';
+import '../skald-used-memories/skald-used-memories.js';
 import { styles } from './skald-chat.styles.js';
 
 /** How close to the bottom (px) counts as "following the reply". */
@@ -609,6 +614,7 @@ export class SkaldChat extends LitElement {
         ${(turn.status === 'running' || turn.status === 'sending') && !hasText
           ? html`<p class="thinking" aria-hidden="true"><span></span><span></span><span></span></p>`
           : nothing}
+        <skald-used-memories .memories=${usedMemories(turn.items)}></skald-used-memories>
         ${turn.status === 'stopped' ? html`<p class="stopped" data-testid="turn-stopped">${strings.turnStopped}</p>` : nothing}
         ${turn.status === 'error'
           ? html`<div class="notice error" role="alert" data-testid="turn-error">
@@ -751,7 +757,7 @@ export class SkaldChat extends LitElement {
     this.announcement = strings.exportConversationDone.replace('{file}', filename);
   }
 
-  #renderItem(item: TurnItem, ended: boolean): TemplateResult {
+  #renderItem(item: TurnItem, ended: boolean): TemplateResult | typeof nothing {
     switch (item.kind) {
       case 'text':
         return html`<skald-markdown .text=${item.text}></skald-markdown>`;
@@ -765,6 +771,8 @@ export class SkaldChat extends LitElement {
         </p>`;
       case 'tool': {
         const card = this.login?.inbox.forCall(item.id);
+        // What a recall found is told once, under the reply ("Used 2 memories"), not as a row per recall.
+        if (card === undefined && summarisedRecall(item, ended)) return nothing;
         return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
           ${card ? this.#renderCard(card) : nothing} ${item.status === 'denied' ? this.#renderWhoMayAllow() : nothing}`;
       }

@@ -4,13 +4,14 @@
  * until when it is kept. Search (by meaning when the memory search model is here, else
  * by words, as the page says), narrow by pool and subject; edit a sentence, pin it
  * (kept until removed) or let it expire again, erase one, or erase everything about
- * a subject at once; add one by hand.
+ * a subject at once; add one by hand. Opened from a reply's "used memories", it shows
+ * that memory, or says plainly that it is no longer kept.
  *
  * Owns: the calls to `/api/memories`. Never: keeps a memory after the page leaves,
  * nor puts its words in the address bar. People are named as the server names them
  * with each memory (`about_name`, `author_name`), never by their ids.
  */
-import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
@@ -44,10 +45,11 @@ interface Editing {
  * Test hooks: `[data-testid=memory-add-text]`, `memory-add-pool`, `memory-add-subject`,
  * `memory-add-pinned`, `memory-add`, `memory-add-error`; `memories-search`,
  * `memories-search-by` (its `data-by`: `meaning` or `words`), `memories-pool`,
- * `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its `data-id`) with
- * `memory-text`, `memory-pool`, `memory-about`, `memory-author`, `memory-expiry`,
- * `memory-edit`, `memory-edit-text`, `memory-save`, `memory-pin`, `memory-erase`;
- * `memories-empty`, `memories-error`.
+ * `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its `data-id`, and
+ * `data-focused` on the one opened from a reply) with `memory-text`, `memory-pool`,
+ * `memory-about`, `memory-author`, `memory-expiry`, `memory-edit`, `memory-edit-text`,
+ * `memory-save`, `memory-pin`, `memory-erase`; `memory-focus-gone`; `memories-empty`,
+ * `memories-error`.
  *
  * @summary The Memory page: list, search, filter, edit, pin, erase, add.
  * @fires skald-open-session - open the conversation a memory came from
@@ -57,6 +59,8 @@ export class SkaldMemories extends LitElement {
   static override styles = [controls, pageHost, page, styles];
 
   @property({ attribute: false }) login: Login | null = null;
+  /** A memory to show (a reply's "used memories" link): scrolled to and marked, or said to be gone. */
+  @property({ attribute: false }) focusMemory: string | null = null;
 
   @state() private query = '';
   @state() private hits: readonly Memory[] | null = null;
@@ -67,6 +71,10 @@ export class SkaldMemories extends LitElement {
   @state() private error = '';
   @state() private addError = '';
   @state() private announcement = '';
+  /** The memory marked as the one the person came to see. */
+  @state() private focused: string | null = null;
+  /** The memory the person came to see is no longer kept. */
+  @state() private focusGone = false;
 
   @state() private newText = '';
   @state() private newPool: Pool = 'private';
@@ -91,6 +99,8 @@ export class SkaldMemories extends LitElement {
     },
     onError: (error) => (this.error = describeError(error)),
   });
+  /** The `focusMemory` already shown (or found gone), so it is looked for once. */
+  #focusDone: string | null = null;
 
   #client() {
     const client = this.login?.client;
@@ -110,6 +120,54 @@ export class SkaldMemories extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#search.cancel();
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('focusMemory') && this.focusMemory !== this.#focusDone) {
+      this.focused = null;
+      this.focusGone = false;
+    }
+  }
+
+  protected override updated(): void {
+    const id = this.focusMemory;
+    // Once the list is here, so the memory is shown where it stands among the others.
+    if (id !== null && id !== this.#focusDone && this.#list.value !== undefined) {
+      this.#focusDone = id;
+      void this.#showFocused(id);
+    }
+  }
+
+  /**
+   * The memory a reply used, shown: every filter and search let go so it is in the list,
+   * scrolled to, marked and given the focus. Erased or expired since, the page says so.
+   */
+  async #showFocused(id: string): Promise<void> {
+    const list = this.#list.value ?? [];
+    if (!list.some((memory) => memory.id === id)) {
+      try {
+        // Beyond the first page of the list, perhaps: it is read on its own.
+        const memory = await this.#client().memory(id);
+        this.#list.set([memory, ...list]);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) {
+          this.focusGone = true;
+          this.announcement = strings.memoryFocusGone;
+        } else {
+          this.error = describeError(error);
+        }
+        return;
+      }
+    }
+    this.query = '';
+    this.#search.input('');
+    this.pool = '';
+    this.subject = '';
+    this.focused = id;
+    await this.updateComplete;
+    const row = this.renderRoot.querySelector<HTMLElement>(`[data-testid=memory-item][data-id="${CSS.escape(id)}"]`);
+    row?.scrollIntoView({ block: 'center' });
+    row?.focus({ preventScroll: true });
   }
 
   async #refresh(): Promise<void> {
@@ -252,6 +310,9 @@ export class SkaldMemories extends LitElement {
           <section class="block" aria-labelledby="list-title">
             <h3 id="list-title" tabindex="-1">${strings.memoriesListLabel}</h3>
             ${this.#renderFilters()}
+            ${this.focusGone
+              ? html`<p class="notice warn" role="status" data-testid="memory-focus-gone">${strings.memoryFocusGone}</p>`
+              : nothing}
             ${this.error ? html`<p class="notice error" role="alert" data-testid="memories-error">${this.error}</p>` : nothing}
             ${this.#list.status()} ${this.#renderList()}
           </section>
@@ -400,7 +461,14 @@ export class SkaldMemories extends LitElement {
     const editing = this.editing?.id === memory.id ? this.editing : null;
     const textId = `text-${memory.id}`;
     const mayChange = this.#mayChange(memory);
-    return html`<li data-testid="memory-item" data-id=${memory.id}>
+    const focused = this.focused === memory.id;
+    return html`<li
+      data-testid="memory-item"
+      data-id=${memory.id}
+      data-focused=${focused ? 'true' : nothing}
+      tabindex=${focused ? '-1' : nothing}
+    >
+      ${focused ? html`<span class="visually-hidden">${strings.memoryFocusedLabel}</span>` : nothing}
       ${editing
         ? html`<form class="edit" @submit=${(e: Event) => void this.#save(e)} @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && (this.editing = null)}>
             <label class="visually-hidden" for="edit-${memory.id}">${strings.memoryTextLabel}</label>

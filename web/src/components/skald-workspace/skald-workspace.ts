@@ -21,7 +21,7 @@ import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
-import { parseRoute, routeHash, sameRoute, type Route } from '../../state/route.js';
+import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../../state/route.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
 import { bookmarkIcon, boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
@@ -65,6 +65,8 @@ export class SkaldWorkspace extends LitElement {
   @state() private route: Route = { page: 'chat' };
   /** The conversation open on the chat page (`null`: a new one). */
   @state() private sessionId: string | null = null;
+  /** A memory the Memory page is to show (from a reply's "used memories"). */
+  @state() private memoryFocus: string | null = null;
   @state() private navOpen = false;
   @state() private toasts: readonly Toast[] = [];
 
@@ -100,7 +102,7 @@ export class SkaldWorkspace extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#alive = new AbortController();
-    this.route = parseRoute(window.location.hash);
+    this.route = this.#readAddress();
     window.addEventListener('hashchange', this.#onAddressChanged);
     window.addEventListener('popstate', this.#onAddressChanged);
     window.addEventListener('keydown', this.#onKey);
@@ -113,6 +115,20 @@ export class SkaldWorkspace extends LitElement {
     window.removeEventListener('hashchange', this.#onAddressChanged);
     window.removeEventListener('popstate', this.#onAddressChanged);
     window.removeEventListener('keydown', this.#onKey);
+  }
+
+  /**
+   * The page the address names. A memory to show is taken out of the address at once
+   * (kept for the Memory page here), so the history holds the page, never the id.
+   */
+  #readAddress(): Route {
+    const parsed = parseRoute(window.location.hash);
+    const route = withoutFocus(parsed);
+    if (parsed.page === 'memories' && parsed.focus !== undefined) {
+      this.memoryFocus = parsed.focus;
+      window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${routeHash(route)}`);
+    }
+    return route;
   }
 
   /** The keyboard shortcuts (state/shortcuts.ts), from anywhere in the workspace. */
@@ -152,8 +168,9 @@ export class SkaldWorkspace extends LitElement {
 
   /** A link was followed, Back or Forward pressed, or the address typed: open that page. */
   readonly #onAddressChanged = (): void => {
-    const route = parseRoute(window.location.hash);
+    const route = this.#readAddress();
     if (sameRoute(route, this.route)) return;
+    if (route.page !== 'memories') this.memoryFocus = null;
     this.route = route;
     this.navOpen = false;
     if (route.page === 'inbox') void this.login?.notices.refresh().catch(() => undefined);
@@ -167,6 +184,7 @@ export class SkaldWorkspace extends LitElement {
   #go(route: Route): void {
     this.navOpen = false;
     if (sameRoute(route, this.route)) return;
+    if (route.page !== 'memories') this.memoryFocus = null;
     this.route = route;
     const hash = routeHash(route);
     // pushState, not location.hash: an empty fragment would leave a bare '#'.
@@ -435,7 +453,7 @@ export class SkaldWorkspace extends LitElement {
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
       case 'memories':
-        return html`<skald-memories .login=${login}></skald-memories>`;
+        return html`<skald-memories .login=${login} .focusMemory=${this.memoryFocus}></skald-memories>`;
       case 'privacy':
         return html`<skald-privacy .login=${login}></skald-privacy>`;
       case 'data':
