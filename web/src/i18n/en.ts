@@ -361,6 +361,9 @@ export const en = {
   modelsFailed: 'Could not load the models',
   renameFailed: 'Could not rename',
   deleteFailed: 'Could not delete',
+  temporaryChat: 'Temporary chat',
+  temporaryChatHint: 'Nothing is remembered from it, and it is deleted when you leave it.',
+  temporaryDeleteFailed: 'Could not delete the temporary chat',
 
   // chat
   /** `{name}` is the person's name */
@@ -418,6 +421,10 @@ export const en = {
   copyCode: 'Copy code',
   /** `{alt}` is the image's description or address */
   markdownImage: 'Image not shown: {alt}',
+  // a temporary chat
+  /** `{title}` is "Temporary chat", set in bold */
+  temporaryBanner: '{title} — nothing is remembered from it or recalled into it, and it is deleted when you leave it.',
+  announceTemporary: 'A temporary chat: nothing is remembered from it or recalled into it, and it is deleted when you leave it.',
   // the memories a reply used (§10)
   /** `{n}` memories */
   usedMemories: { one: 'Used {n} memory', other: 'Used {n} memories' },

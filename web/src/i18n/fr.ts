@@ -291,6 +291,9 @@ export const french: Words = {
     modelsFailed: 'Impossible de charger les modèles',
     renameFailed: 'Impossible de renommer',
     deleteFailed: 'Impossible de supprimer',
+    temporaryChat: 'Conversation temporaire',
+    temporaryChatHint: 'Rien n’en est retenu, et elle est supprimée quand tu la quittes.',
+    temporaryDeleteFailed: 'Impossible de supprimer la conversation temporaire',
 
     // chat
     emptyTitle: 'En quoi puis-je t’aider, {name} ?',
@@ -341,6 +344,8 @@ export const french: Words = {
     turnRetried: 'Nouvel essai fait.',
     copyCode: 'Copier le code',
     markdownImage: 'Image non affichée : {alt}',
+    temporaryBanner: '{title} — rien n’en est retenu ni n’y est rappelé, et elle est supprimée quand tu la quittes.',
+    announceTemporary: 'Une conversation temporaire : rien n’en est retenu ni n’y est rappelé, et elle est supprimée quand tu la quittes.',
     usedMemories: { one: '{n} souvenir utilisé', many: '{n} de souvenirs utilisés', other: '{n} souvenirs utilisés' },
     usedMemoriesLabel: 'Les souvenirs utilisés pour cette réponse',
     usedMemoryPrivate: 'toi seul',

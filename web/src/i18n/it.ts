@@ -291,6 +291,9 @@ export const italian: Words = {
     modelsFailed: 'Impossibile caricare i modelli',
     renameFailed: 'Impossibile rinominare',
     deleteFailed: 'Impossibile eliminare',
+    temporaryChat: 'Conversazione temporanea',
+    temporaryChatHint: 'Non se ne ricorda nulla, e viene eliminata quando la lasci.',
+    temporaryDeleteFailed: 'Impossibile eliminare la conversazione temporanea',
 
     // chat
     emptyTitle: 'Come posso aiutarti, {name}?',
@@ -341,6 +344,8 @@ export const italian: Words = {
     turnRetried: 'Nuovo tentativo fatto.',
     copyCode: 'Copia il codice',
     markdownImage: 'Immagine non mostrata: {alt}',
+    temporaryBanner: '{title} — non se ne ricorda nulla né vi si richiama nulla, e viene eliminata quando la lasci.',
+    announceTemporary: 'Una conversazione temporanea: non se ne ricorda nulla né vi si richiama nulla, e viene eliminata quando la lasci.',
     usedMemories: { one: '{n} ricordo usato', many: '{n} di ricordi usati', other: '{n} ricordi usati' },
     usedMemoriesLabel: 'I ricordi usati per questa risposta',
     usedMemoryPrivate: 'solo tu',

@@ -74,6 +74,8 @@ class FakeServer {
         return json(200, { ...SESSION, turn_state: this.turnState, next_model: { name: 'home/llama', provider: 'home', privacy: 'local' } });
       case 'GET /api/sessions/chat_1/messages':
         return json(200, this.history);
+      case 'POST /api/sessions':
+        return json(201, { ...SESSION, title: '', temporary: body?.temporary === true });
       case 'POST /api/sessions/chat_1/messages':
         return json(202, { turn: 'turn_1', message: 1 });
       case 'POST /api/sessions/chat_1/stop':
@@ -119,6 +121,24 @@ describe('a conversation\'s live transcript', () => {
     );
     await server.opened;
     await waitUntil(() => server.historyReads() === 1, 'the history is read');
+    await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
+  };
+
+  /** Mounts a new conversation, not yet sent, as the workspace does for New chat or Temporary chat. */
+  const openNew = async (temporary) => {
+    await page.evaluate(
+      async ({ models, temporary }) => {
+        const { ApiClient } = window.skald['api/client.ts'];
+        const { startLogin } = window.skald['state/login.ts'];
+        const login = await startLogin(new ApiClient('launch-token'), { token: 'session-token' });
+        const chat = document.createElement('skald-chat');
+        Object.assign(chat, { login, session: null, models, modelsLoaded: true, temporary });
+        document.body.append(chat);
+        await chat.updateComplete;
+      },
+      { models: MODELS, temporary },
+    );
+    await server.opened;
     await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
   };
 
@@ -348,5 +368,25 @@ describe('a conversation\'s live transcript', () => {
       event('tool_call_finished', 6, { call_id: 'call_none', status: 'ok', result: 'nothing remembered matches "dessert"' }),
     );
     await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: ['Soup.', '[Recall what it knows: ok]', '[Used 1 memory]'] }]);
+  });
+
+  test('a temporary chat says so before its first message, and that message makes a temporary conversation', async () => {
+    await openNew(true);
+    const banner = page.locator('skald-temporary-banner [data-testid=temporary-banner]');
+    assert.match(await banner.innerText(), /^Temporary chat — nothing is remembered from it or recalled into it/);
+    assert.equal(await page.locator('[data-testid=chat-title]').innerText(), 'Temporary chat');
+    await send('a passing question');
+    await waitUntil(() => server.requests.some((r) => r.call === 'POST /api/sessions/chat_1/messages'), 'the message is sent');
+    assert.deepEqual(server.requests.find((r) => r.call === 'POST /api/sessions').body, { temporary: true });
+    assert.ok(await banner.isVisible(), 'the banner stays once the conversation exists');
+  });
+
+  test('a new conversation that is not temporary has no banner and asks for none', async () => {
+    await openNew(false);
+    assert.equal(await page.locator('skald-temporary-banner').count(), 0);
+    assert.equal(await page.locator('[data-testid=chat-title]').innerText(), 'New chat');
+    await send('an ordinary question');
+    await waitUntil(() => server.requests.some((r) => r.call === 'POST /api/sessions/chat_1/messages'), 'the message is sent');
+    assert.deepEqual(server.requests.find((r) => r.call === 'POST /api/sessions').body, {});
   });
 });

@@ -6,6 +6,8 @@
  *
  * Under a reply whose turn recalled memories, "Used N memories" links to each
  * (state/recall.ts reads them from the recall results, which get no row of their own).
+ * A temporary chat says so above the conversation, and is made temporary on its first
+ * message; deleting it when the person leaves it is the workspace's part.
  *
  * Owns: the conversation's transcript (state/transcript.ts does the
  * bookkeeping) and its calls: history, send, stop. Never: decides cards
@@ -59,6 +61,7 @@ import '../skald-message-edit/skald-message-edit.js';
 import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
+import '../skald-temporary-banner/skald-temporary-banner.js';
 import '../skald-tool-call/skald-tool-call.js';
 import '../skald-used-memories/skald-used-memories.js';
 import { styles } from './skald-chat.styles.js';
@@ -87,6 +90,8 @@ export class SkaldChat extends LitElement {
   @property({ attribute: false }) models: readonly Model[] = [];
   /** Whether the model list has been read (an empty list then means: none connected). */
   @property({ type: Boolean }) modelsLoaded = false;
+  /** A new conversation is to be temporary: no memory in or out, not listed, deleted when left. */
+  @property({ type: Boolean }) temporary = false;
 
   @state() private transcript: Transcript = emptyTranscript('');
   @state() private loading = false;
@@ -167,6 +172,7 @@ export class SkaldChat extends LitElement {
       const id = this.session?.id ?? null;
       if ((previous?.id ?? null) !== id) this.#open(id);
     }
+    if (changed.has('temporary') && this.temporary && this.session === null) this.announcement = strings.announceTemporary;
   }
 
   protected override firstUpdated(): void {
@@ -373,7 +379,7 @@ export class SkaldChat extends LitElement {
     const key = `sending-${++this.#turnCounter}`;
     try {
       if (session === null) {
-        session = await client.createSession(this.pickedModel ?? undefined);
+        session = await client.createSession(this.pickedModel ?? undefined, { temporary: this.temporary });
         this.#createdHere = session.id;
         this.transcript = emptyTranscript(session.id);
         this.dispatchEvent(new SessionChangedEvent(session));
@@ -524,9 +530,10 @@ export class SkaldChat extends LitElement {
     const parked = this.transcript.turns.some((t) => t.status === 'parked');
     const noModels = this.modelsLoaded && this.models.length === 0;
     const held = (this.login?.notices.held.length ?? 0) > 0;
+    const temporary = session?.temporary ?? this.temporary;
     return html`
       <header class="bar">
-        <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || strings.newChat}</h2>
+        <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || (temporary ? strings.temporaryChat : strings.newChat)}</h2>
         <div class="bar-tools">
           <skald-model-picker
             .models=${this.models}
@@ -542,6 +549,7 @@ export class SkaldChat extends LitElement {
       </header>
       <div class="log" role="log" aria-labelledby="chat-title" aria-busy=${busy ? 'true' : 'false'} tabindex="-1" @scroll=${this.#noteFollowing}>
         <div class="column">
+          ${temporary ? html`<skald-temporary-banner></skald-temporary-banner>` : nothing}
           ${this.loading ? html`<p class="hint center" role="status">${strings.loading}</p>` : nothing}
           ${this.loadError
             ? html`<div class="notice error" role="alert">

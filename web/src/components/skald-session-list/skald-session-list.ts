@@ -2,7 +2,8 @@
  * The person's conversations, newest first: search by title at once and,
  * below, inside the conversations through the server; open, rename in
  * place, delete after a confirmation. A conversation waiting on the
- * person (a parked turn) or being answered says so.
+ * person (a parked turn) or being answered says so. Beside "New chat", a
+ * temporary chat: one that is never listed here.
  */
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
@@ -17,7 +18,7 @@ import { DebouncedSearch } from '../../state/debounced-search.js';
 import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
-import { archiveIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
+import { archiveIcon, clockIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
 import { styles } from './skald-session-list.styles.js';
 
 /** How long typing pauses before the search inside conversations runs. */
@@ -56,14 +57,14 @@ export class DeleteSessionEvent extends Event {
 }
 
 /**
- * Test hooks: `[data-testid=new-chat]`, `[data-testid=search]`,
+ * Test hooks: `[data-testid=new-chat]`, `[data-testid=new-temporary-chat]`, `[data-testid=search]`,
  * `[data-testid=session]` (with `data-id`), `[data-testid=rename]`,
  * `[data-testid=delete]`, `[data-testid=confirm-delete]`,
  * `[data-testid=message-hit]` (with `data-id`, the conversation's id).
  *
  * @summary The conversation list with search, rename and delete.
  * @fires skald-open-session - open a conversation
- * @fires skald-new-chat-request - start a new one
+ * @fires skald-new-chat-request - start a new one (its `temporary` says which kind)
  * @fires skald-rename-session - a new title
  * @fires skald-delete-session - delete, confirmed
  */
@@ -131,9 +132,22 @@ export class SkaldSessionList extends LitElement {
     const shown = matching.filter((s) => !s.archived || this.showArchived || needle !== '');
     const pinned = shown.filter((s) => s.pinned);
     return html`
-      <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
-        ${plusIcon} ${strings.newChat}
-      </button>
+      <div class="new-row">
+        <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
+          ${plusIcon} ${strings.newChat}
+        </button>
+        <button
+          type="button"
+          class="new-temporary"
+          data-testid="new-temporary-chat"
+          title=${strings.temporaryChatHint}
+          aria-describedby="temporary-hint"
+          @click=${() => this.dispatchEvent(new NewChatEvent(true))}
+        >
+          ${clockIcon} ${strings.temporaryChat}
+        </button>
+        <span class="visually-hidden" id="temporary-hint">${strings.temporaryChatHint}</span>
+      </div>
       <div class="search">
         <label class="visually-hidden" for="search">${strings.searchLabel}</label>
         <input
