@@ -204,6 +204,16 @@ export const en = {
   localDeleteBody: 'Its file is deleted from this computer. Conversations using it will need another model; it can be downloaded or imported again.',
   localDeleted: '{name} was deleted.',
   localAdded: 'A built-in model was added.',
+  // the memory search model (kind embedding): no chat model
+  localMemorySearch: 'Memory search',
+  localNotChat: 'not a chat model',
+  localSearchLead: 'Finds memories by meaning; runs on this computer.',
+  /** `{size}` of the download, e.g. 84 MB */
+  localAlsoSearch: 'Also download memory search ({size})',
+  /** `{name}` of the model */
+  localSearchReady: '{name} is downloaded: memories are now found by meaning.',
+  localUse: 'Used for',
+  localSearchUse: 'Finding memories by meaning — not a chat model',
   /** a size: `{n}` is a number */
   bytesB: { one: '{n} byte', other: '{n} bytes' },
   bytesKB: '{n} KB',
