@@ -31,6 +31,7 @@ import {
   type Memory,
   type MemoryChange,
   type MemoryErased,
+  type MemorySearch,
   type MemorySubject,
   type MessageHit,
   type NewMemoryBody,
@@ -242,11 +243,15 @@ export class ApiClient {
     return list(body['hits'], 'search') as MessageHit[];
   }
 
-  /** `POST /api/sessions`, pinned to `model` when given. */
-  async createSession(model?: string): Promise<Conversation> {
-    const body = await this.#request('POST', '/api/sessions', undefined, model === undefined ? {} : { model });
+  /**
+   * `POST /api/sessions`, pinned to `model` when given. A `temporary` one reads and writes
+   * no memories, is left out of the list, and is the page's to delete when the person leaves it.
+   */
+  async createSession(model?: string, options: { readonly temporary?: boolean } = {}): Promise<Conversation> {
+    const json = { ...(model === undefined ? {} : { model }), ...(options.temporary ? { temporary: true } : {}) };
+    const body = await this.#request('POST', '/api/sessions', undefined, json);
     if (!isRecord(body) || typeof body['id'] !== 'string') throw unexpected('session');
-    return body as unknown as Conversation;
+    return { temporary: false, ...body } as unknown as Conversation;
   }
 
   /** `GET /api/sessions/{id}`, with the model its next turn would use. */
@@ -277,9 +282,23 @@ export class ApiClient {
     await this.#request('PATCH', `/api/sessions/${encodeURIComponent(id)}`, undefined, flags);
   }
 
-  /** `DELETE /api/sessions/{id}` */
+  /** `DELETE /api/sessions/{id}`; refused (409 `busy`) while a turn runs in it. */
   async deleteSession(id: string): Promise<void> {
     await this.#request('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `DELETE /api/sessions/{id}` as the page goes away (`pagehide`): sent with `keepalive`,
+   * so it outlives the page, and never waited for. Whatever the answer, nothing reads it.
+   */
+  deleteSessionAsPageLeaves(id: string): void {
+    void this.#fetch(new URL(`/api/sessions/${encodeURIComponent(id)}`, this.#baseUrl), {
+      method: 'DELETE',
+      headers: { Accept: 'application/json', Authorization: `Bearer ${this.#token}` },
+      credentials: 'omit',
+      cache: 'no-store',
+      keepalive: true,
+    }).catch(() => undefined);
   }
 
   /** `GET /api/sessions/{id}/messages`: the history, oldest first. */
@@ -551,6 +570,20 @@ export class ApiClient {
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
     const text = query.toString();
     return list(await this.#request('GET', `/api/memories${text === '' ? '' : `?${text}`}`, signal), 'memories') as Memory[];
+  }
+
+  /** `GET /api/memories/{id}`: one memory I can read; 404 `no_memory` once it is erased or expired. */
+  async memory(id: string, signal?: AbortSignal): Promise<Memory> {
+    const body = record(await this.#request('GET', `/api/memories/${encodeURIComponent(id)}`, signal), 'memory');
+    if (typeof body['id'] !== 'string') throw unexpected('memory');
+    return body as unknown as Memory;
+  }
+
+  /** `GET /api/memories/search`: whether search and recall go by meaning (and with which model) or by words. */
+  async memorySearch(signal?: AbortSignal): Promise<MemorySearch> {
+    const body = record(await this.#request('GET', '/api/memories/search', signal), 'memory search');
+    if (body['by'] !== 'meaning' && body['by'] !== 'words') throw unexpected('memory search');
+    return { by: body['by'], model: typeof body['model'] === 'string' ? body['model'] : null };
   }
 
   /** `POST /api/memories`: a memory I write myself (no card); its id. */

@@ -51,10 +51,10 @@ export class OpenSessionEvent extends Event {
   }
 }
 
-/** Start a new conversation. */
+/** Start a new conversation; a `temporary` one reads and keeps no memory and is deleted when left. */
 export class NewChatEvent extends Event {
   static readonly type = 'skald-new-chat-request';
-  constructor() {
+  constructor(readonly temporary = false) {
     super(NewChatEvent.type, options);
   }
 }

@@ -39,3 +39,5 @@ export const downIcon = icon(svg`<path d="m6 9 6 6 6-6"/>`);
 export const regenerateIcon = icon(svg`<path d="M21 12a9 9 0 1 1-2.6-6.4"/><path d="M21 3v6h-6"/>`);
 export const leftIcon = icon(svg`<path d="m15 18-6-6 6-6"/>`);
 export const rightIcon = icon(svg`<path d="m9 18 6-6-6-6"/>`);
+/** A clock: what does not last (a temporary chat). */
+export const clockIcon = icon(svg`<circle cx="12" cy="12" r="9"/><path d="M12 7v5l3 2"/>`);

@@ -204,6 +204,16 @@ export const en = {
   localDeleteBody: 'Its file is deleted from this computer. Conversations using it will need another model; it can be downloaded or imported again.',
   localDeleted: '{name} was deleted.',
   localAdded: 'A built-in model was added.',
+  // the memory search model (kind embedding): no chat model
+  localMemorySearch: 'Memory search',
+  localNotChat: 'not a chat model',
+  localSearchLead: 'Finds memories by meaning; runs on this computer.',
+  /** `{size}` of the download, e.g. 84 MB */
+  localAlsoSearch: 'Also download memory search ({size})',
+  /** `{name}` of the model */
+  localSearchReady: '{name} is downloaded: memories are now found by meaning.',
+  localUse: 'Used for',
+  localSearchUse: 'Finding memories by meaning — not a chat model',
   /** a size: `{n}` is a number */
   bytesB: { one: '{n} byte', other: '{n} bytes' },
   bytesKB: '{n} KB',
@@ -361,6 +371,9 @@ export const en = {
   modelsFailed: 'Could not load the models',
   renameFailed: 'Could not rename',
   deleteFailed: 'Could not delete',
+  temporaryChat: 'Temporary chat',
+  temporaryChatHint: 'Nothing is remembered from it, and it is deleted when you leave it.',
+  temporaryDeleteFailed: 'Could not delete the temporary chat',
 
   // chat
   /** `{name}` is the person's name */
@@ -418,6 +431,17 @@ export const en = {
   copyCode: 'Copy code',
   /** `{alt}` is the image's description or address */
   markdownImage: 'Image not shown: {alt}',
+  // a temporary chat
+  /** `{title}` is "Temporary chat", set in bold */
+  temporaryBanner: '{title} — nothing is remembered from it or recalled into it, and it is deleted when you leave it.',
+  announceTemporary: 'A temporary chat: nothing is remembered from it or recalled into it, and it is deleted when you leave it.',
+  // the memories a reply used (§10)
+  /** `{n}` memories */
+  usedMemories: { one: 'Used {n} memory', other: 'Used {n} memories' },
+  usedMemoriesLabel: 'The memories this reply used',
+  usedMemoryPrivate: 'only you',
+  usedMemoryShared: 'everyone here',
+  usedMemoriesHint: 'Each opens on the Memory page, where you can change or erase it.',
 
   // models and privacy
   modelLabel: 'Model for this conversation',
@@ -595,7 +619,7 @@ export const en = {
   /** `{who}` who wrote it */
   memoryWrittenBy: 'Written by {who}',
   /** `{agent}` the agent; `{conversation}` the link to the conversation */
-  memoryByAgentIn: 'an agent ({agent}) in {conversation}',
+  memoryByAgentIn: 'an agent ({agent}), in {conversation}',
   /** `{agent}` the agent */
   memoryByAgent: 'an agent ({agent})',
   memoryByYou: 'you',
@@ -639,6 +663,17 @@ export const en = {
   memoryAdd: 'Add',
   memoryAdded: 'Added.',
   memoryNeedsText: 'Write the sentence to keep.',
+  memoryEdit: 'Edit the sentence',
+  memoryFocusedLabel: 'The memory you opened:',
+  memoryFocusGone: 'That memory is no longer kept: it was erased, or it expired.',
+  /** `{title}` of the conversation a memory came from */
+  memoryConversationTitled: '“{title}”',
+  /** `{model}` the memory search model's name */
+  memoriesByMeaning: 'Searching by meaning, with {model}: a memory is found even when it is put in other words.',
+  memoriesSearchModel: 'the memory search model',
+  /** `{models}` is the page to do it on, a link for administrators */
+  memoriesByWords: 'Searching by words only — an administrator can add the memory search model in {models}.',
+  memoriesModelsPage: 'Administration → Models',
 
   // who can see my words
   privacyTitle: 'Who can see your words',

@@ -3,7 +3,7 @@
  * catalogue is offered in, which download belongs to which catalogue entry,
  * where an installed model came from. Pure: no calls, no DOM, no timers.
  */
-import type { CatalogueEntry, DownloadStatus } from '../api/types.js';
+import type { CatalogueEntry, DownloadStatus, LocalModel } from '../api/types.js';
 import { strings } from '../i18n/en.js';
 import { activeLocale, plural } from '../i18n/locale.js';
 
@@ -65,13 +65,37 @@ export function progressText(received: number, total: number | null | undefined)
   return strings.localProgress.replace('{received}', formatBytes(received)).replace('{total}', formatBytes(total));
 }
 
-/** The catalogue as it is offered: the recommended default first, then the tiny one, then the rest as listed. */
+/** The kind of a model that turns text into vectors for memory search: never a chat model. */
+export const EMBEDDING = 'embedding';
+
+/** Whether a model (installed, or of the catalogue) is the memory search kind, not a chat model. */
+export function isEmbedding(model: { readonly kind: string }): boolean {
+  return model.kind === EMBEDDING;
+}
+
+/**
+ * The catalogue as it is offered: the recommended default first, then the tiny one, then
+ * the other chat models as listed, and the memory search model last.
+ */
 export function orderCatalogue(entries: readonly CatalogueEntry[]): CatalogueEntry[] {
-  const rank = (entry: CatalogueEntry): number => (entry.recommended === 'default' ? 0 : entry.recommended === 'tiny' ? 1 : 2);
+  const rank = (entry: CatalogueEntry): number =>
+    isEmbedding(entry) ? 3 : entry.recommended === 'default' ? 0 : entry.recommended === 'tiny' ? 1 : 2;
   return entries
     .map((entry, index) => ({ entry, index }))
     .sort((a, b) => rank(a.entry) - rank(b.entry) || a.index - b.index)
     .map(({ entry }) => entry);
+}
+
+/**
+ * The model a catalogue entry is installed as, `local/<id>`, or `null`. The server says so
+ * by the file's checksum, which a model Skald converts on arrival (the memory search
+ * model: a wheel in, a GGUF kept) never matches; such a model is known by the address it
+ * was downloaded from instead.
+ */
+export function installedAs(entry: CatalogueEntry, models: readonly LocalModel[]): string | null {
+  if (entry.installed !== null) return entry.installed;
+  const fetched = models.find((model) => model.source === `url:${entry.source_url}` && model.kind === entry.kind);
+  return fetched ? `local/${fetched.id}` : null;
 }
 
 /**
@@ -127,14 +151,20 @@ export function describeSource(source: string): string {
   return source;
 }
 
-/** What a model of the catalogue is, in one line: approximate size, licence, tools, and
- * that the download is checked (every entry has a checksum). */
+/** What a model of the catalogue is, in one line: approximate size, licence, tools (for a
+ * chat model; the memory search model is none), and that the download is checked (every
+ * entry has a checksum). */
 export function entryFacts(entry: CatalogueEntry): string[] {
   return [
     strings.localAbout.replace('{size}', formatBytes(entry.size_bytes)),
     formatParameters(entry.parameters) === '' ? '' : strings.localParameters.replace('{n}', formatParameters(entry.parameters)),
     strings.localLicence.replace('{licence}', entry.licence),
-    entry.tools ? strings.localTools : strings.localNoTools,
+    isEmbedding(entry) ? strings.localNotChat : entry.tools ? strings.localTools : strings.localNoTools,
     strings.localChecked,
   ].filter((fact) => fact !== '');
+}
+
+/** What is fetched for an entry, for "Also download memory search (84 MB)": the exact download when known. */
+export function downloadSize(entry: CatalogueEntry): string {
+  return formatBytes(entry.download_bytes ?? entry.size_bytes);
 }

@@ -5,7 +5,10 @@
  *
  * Pure: parses and prints fragments, never reads or writes `location`. The
  * fragment names pages only, never a conversation or a note: nothing of a
- * person's space goes into the address bar or the history.
+ * person's space goes into the address bar or the history. One link carries more:
+ * a reply's "used memories" opens `#/memories?focus=<memory id>` — an id, never the
+ * memory's words — and the workspace takes the id out of the address as soon as it
+ * has read it, so the history keeps `#/memories` only.
  */
 
 export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'usage', 'audit'] as const;
@@ -15,21 +18,29 @@ export type Route =
   | { readonly page: 'chat' }
   | { readonly page: 'inbox' }
   | { readonly page: 'notes' }
-  | { readonly page: 'memories' }
+  | { readonly page: 'memories'; readonly focus?: string }
   | { readonly page: 'privacy' }
   | { readonly page: 'data' }
   | { readonly page: 'admin'; readonly section: AdminSection };
 
 export type Page = Route['page'];
 
+/** What a memory's id looks like; anything else in `focus` is not one, and is left out. */
+const MEMORY_ID = /^mem_[A-Za-z0-9_-]{1,64}$/;
+
 /** Reads a fragment such as `#/admin/roles`; anything it does not know opens the conversation. */
 export function parseRoute(hash: string): Route {
-  const path = hash.replace(/^#\/?/, '').split(/[?&]/)[0] ?? '';
+  const fragment = hash.replace(/^#\/?/, '');
+  const path = fragment.split(/[?&]/)[0] ?? '';
+  const query = fragment.includes('?') ? fragment.slice(fragment.indexOf('?') + 1) : '';
   const [first = '', second = ''] = path.split('/').filter((part) => part !== '');
   switch (first) {
+    case 'memories': {
+      const focus = new URLSearchParams(query).get('focus');
+      return focus !== null && MEMORY_ID.test(focus) ? { page: 'memories', focus } : { page: 'memories' };
+    }
     case 'inbox':
     case 'notes':
-    case 'memories':
     case 'privacy':
     case 'data':
       return { page: first };
@@ -49,9 +60,21 @@ export function routeHash(route: Route): string {
       return '';
     case 'admin':
       return `#/admin/${route.section}`;
+    case 'memories':
+      return route.focus === undefined ? '#/memories' : `#/memories?focus=${encodeURIComponent(route.focus)}`;
     default:
       return `#/${route.page}`;
   }
+}
+
+/** The link to the Memory page showing one memory. */
+export function memoryLink(id: string): string {
+  return routeHash({ page: 'memories', focus: id });
+}
+
+/** The route without what is only read once (a memory to show): what the address keeps. */
+export function withoutFocus(route: Route): Route {
+  return route.page === 'memories' ? { page: 'memories' } : route;
 }
 
 export function sameRoute(a: Route, b: Route): boolean {

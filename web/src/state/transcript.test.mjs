@@ -74,6 +74,8 @@ class FakeServer {
         return json(200, { ...SESSION, turn_state: this.turnState, next_model: { name: 'home/llama', provider: 'home', privacy: 'local' } });
       case 'GET /api/sessions/chat_1/messages':
         return json(200, this.history);
+      case 'POST /api/sessions':
+        return json(201, { ...SESSION, title: '', temporary: body?.temporary === true });
       case 'POST /api/sessions/chat_1/messages':
         return json(202, { turn: 'turn_1', message: 1 });
       case 'POST /api/sessions/chat_1/stop':
@@ -122,6 +124,24 @@ describe('a conversation\'s live transcript', () => {
     await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
   };
 
+  /** Mounts a new conversation, not yet sent, as the workspace does for New chat or Temporary chat. */
+  const openNew = async (temporary) => {
+    await page.evaluate(
+      async ({ models, temporary }) => {
+        const { ApiClient } = window.skald['api/client.ts'];
+        const { startLogin } = window.skald['state/login.ts'];
+        const login = await startLogin(new ApiClient('launch-token'), { token: 'session-token' });
+        const chat = document.createElement('skald-chat');
+        Object.assign(chat, { login, session: null, models, modelsLoaded: true, temporary });
+        document.body.append(chat);
+        await chat.updateComplete;
+      },
+      { models: MODELS, temporary },
+    );
+    await server.opened;
+    await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
+  };
+
   /** Polls a condition of this (Node) side until it holds. */
   const waitUntil = async (condition, what) => {
     const end = Date.now() + TIMEOUT;
@@ -145,6 +165,10 @@ describe('a conversation\'s live transcript', () => {
               return [`[${el.shadowRoot.querySelector('.label').textContent}: ${el.dataset.status}]`];
             case 'SKALD-APPROVAL-CARD':
               return ['[approval card]'];
+            case 'SKALD-USED-MEMORIES': {
+              const line = el.shadowRoot.querySelector('[data-testid=used-memories-summary]');
+              return line ? [`[${line.textContent.trim()}]`] : [];
+            }
             default:
               return [];
           }
@@ -305,5 +329,64 @@ describe('a conversation\'s live transcript', () => {
     await page.locator('[data-testid=allow]').click();
     await turnsBecome([{ status: 'parked', said: 'note the shopping', reply: ['[Write a note: running]'] }]);
     assert.deepEqual(server.requests.filter((r) => r.call === 'POST /api/inbox/card_1').map((r) => r.body), [{ decision: 'allow', arguments_hash: HASH }]);
+  });
+  test('what a turn recalled is one line under the reply — each memory once — and no row per recall', async () => {
+    const recall = (id, query) => ({ id, name: 'recall', arguments: JSON.stringify({ query }) });
+    server.history = [
+      row(1, 'turn_0', 'user', 'sent', { text: 'which tea this morning?' }),
+      // The server's own recall, right after the message; then the model recalls again.
+      row(2, 'turn_0', 'assistant', 'tool_calls', { tool_calls: [recall('call_auto', 'which tea this morning?')] }),
+      row(3, 'turn_0', 'tool', 'ok', { text: 'mem_tea (private): Ada drinks green tea.\nmem_pot (shared): The teapot is blue.', tool_call_id: 'call_auto', tool_name: 'recall' }),
+      row(4, 'turn_0', 'assistant', 'tool_calls', { text: 'Let me check one more thing.', tool_calls: [recall('call_model', 'kettle')], model: 'home/llama' }),
+      row(5, 'turn_0', 'tool', 'ok', { text: 'mem_pot (shared): The teapot is blue.\nmem_kettle (private): The kettle is slow.', tool_call_id: 'call_model', tool_name: 'recall' }),
+      row(6, 'turn_0', 'assistant', 'done', { text: 'Green tea, in the blue pot.', model: 'home/llama' }),
+    ];
+    server.turnState = 'done';
+    await openConversation();
+    await turnsBecome([
+      { status: 'done', said: 'which tea this morning?', reply: ['Let me check one more thing.', 'Green tea, in the blue pot.', '[Used 3 memories]'] },
+    ]);
+    await page.locator('[data-testid=used-memories-summary]').click();
+    assert.deepEqual(await page.locator('[data-testid=used-memory]').allInnerTexts(), ['Ada drinks green tea.', 'The teapot is blue.', 'The kettle is slow.']);
+
+    // Live: the recall is no row while it runs nor once it has found something; the line says what it found.
+    server.history = [...server.history, row(7, 'turn_1', 'user', 'sent', { text: 'and for lunch?' })];
+    server.turnState = 'running';
+    await send('and for lunch?');
+    server.push(event('turn_started', 1, { model: 'home/llama' }), event('tool_call_started', 2, { call: recall('call_live', 'and for lunch?') }));
+    const first = { status: 'done', said: 'which tea this morning?', reply: ['Let me check one more thing.', 'Green tea, in the blue pot.', '[Used 3 memories]'] };
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: [] }]);
+    server.push(
+      event('tool_call_finished', 3, { call_id: 'call_live', status: 'ok', result: 'mem_soup (private): Ada likes soup at noon.' }),
+      event('token', 4, { text: 'Soup.' }),
+    );
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: ['Soup.', '[Used 1 memory]'] }]);
+
+    // A recall that found nothing keeps its row: the person sees it looked.
+    server.push(
+      event('tool_call_started', 5, { call: recall('call_none', 'dessert') }),
+      event('tool_call_finished', 6, { call_id: 'call_none', status: 'ok', result: 'nothing remembered matches "dessert"' }),
+    );
+    await turnsBecome([first, { status: 'running', said: 'and for lunch?', reply: ['Soup.', '[Recall what it knows: ok]', '[Used 1 memory]'] }]);
+  });
+
+  test('a temporary chat says so before its first message, and that message makes a temporary conversation', async () => {
+    await openNew(true);
+    const banner = page.locator('skald-temporary-banner [data-testid=temporary-banner]');
+    assert.match(await banner.innerText(), /^Temporary chat — nothing is remembered from it or recalled into it/);
+    assert.equal(await page.locator('[data-testid=chat-title]').innerText(), 'Temporary chat');
+    await send('a passing question');
+    await waitUntil(() => server.requests.some((r) => r.call === 'POST /api/sessions/chat_1/messages'), 'the message is sent');
+    assert.deepEqual(server.requests.find((r) => r.call === 'POST /api/sessions').body, { temporary: true });
+    assert.ok(await banner.isVisible(), 'the banner stays once the conversation exists');
+  });
+
+  test('a new conversation that is not temporary has no banner and asks for none', async () => {
+    await openNew(false);
+    assert.equal(await page.locator('skald-temporary-banner').count(), 0);
+    assert.equal(await page.locator('[data-testid=chat-title]').innerText(), 'New chat');
+    await send('an ordinary question');
+    await waitUntil(() => server.requests.some((r) => r.call === 'POST /api/sessions/chat_1/messages'), 'the message is sent');
+    assert.deepEqual(server.requests.find((r) => r.call === 'POST /api/sessions').body, {});
   });
 });

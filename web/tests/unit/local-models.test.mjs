@@ -16,6 +16,7 @@ const entry = (id, recommended, url = `https://example.org/${id}.gguf`) => ({
   name: id,
   description: '',
   recommended,
+  kind: recommended === 'embedding' ? 'embedding' : 'chat',
   parameters: 1_540_000_000,
   size_bytes: 1_120_000_000,
   licence: 'Apache-2.0',
@@ -65,9 +66,24 @@ describe('progress', () => {
 });
 
 describe('the catalogue', () => {
-  test('offers the recommended default first, then the tiny one, then the rest as listed', () => {
-    const ordered = local.orderCatalogue([entry('a', null), entry('tiny', 'tiny'), entry('b', null), entry('main', 'default')]);
-    assert.deepEqual(ordered.map((e) => e.id), ['main', 'tiny', 'a', 'b']);
+  test('offers the recommended default first, then the tiny one, then the rest as listed, memory search last', () => {
+    const ordered = local.orderCatalogue([entry('search', 'embedding'), entry('a', null), entry('tiny', 'tiny'), entry('b', null), entry('main', 'default')]);
+    assert.deepEqual(ordered.map((e) => e.id), ['main', 'tiny', 'a', 'b', 'search']);
+  });
+
+  test('the memory search model is no chat model: no word of tools, and its download size as fetched', () => {
+    const search = { ...entry('search', 'embedding'), parameters: 22_713_216, size_bytes: 45_600_000, download_bytes: 83_506_384, tools: false };
+    assert.equal(local.isEmbedding(search), true);
+    assert.equal(local.isEmbedding(entry('main', 'default')), false);
+    assert.deepEqual(local.entryFacts(search), [
+      'about 46 MB',
+      '23M parameters',
+      'licence Apache-2.0',
+      'not a chat model',
+      'checked against its publisher’s checksum',
+    ]);
+    assert.equal(local.downloadSize(search), '84 MB');
+    assert.equal(local.downloadSize({ ...search, download_bytes: null }), '46 MB');
   });
 
   test('describes a model by its size, licence and whether it can use tools', () => {
@@ -79,6 +95,16 @@ describe('the catalogue', () => {
       'checked against its publisher’s checksum',
     ]);
     assert.match(local.entryFacts({ ...entry('t', 'tiny'), tools: false }).at(-2), /cannot use tools/);
+  });
+
+  test('an entry is installed as the server says, or — converted on arrival — as the model downloaded from its address', () => {
+    const search = { ...entry('search', 'embedding'), source_url: 'https://example.org/search.whl' };
+    const model = (id, source, kind) => ({ id, name: id, source, kind });
+    assert.equal(local.installedAs({ ...entry('main', 'default'), installed: 'local/main' }, []), 'local/main');
+    assert.equal(local.installedAs(search, [model('search', 'url:https://example.org/search.whl', 'embedding')]), 'local/search');
+    assert.equal(local.installedAs(search, [model('other', 'url:https://example.org/other.whl', 'embedding')]), null, 'another address');
+    assert.equal(local.installedAs(search, [model('up', 'upload', 'embedding')]), null, 'an upload is no download of it');
+    assert.equal(local.installedAs(search, []), null);
   });
 
   test('an entry shows the download started for it here, else the latest of its address', () => {

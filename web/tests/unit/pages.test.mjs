@@ -30,6 +30,18 @@ describe('routes in the address bar', () => {
     assert.equal(route.routeHash({ page: 'chat' }), '');
   });
 
+  test('a memory to show rides on the Memory page, as an id only; anything else in its place is left out', () => {
+    assert.deepEqual(route.parseRoute('#/memories?focus=mem_d7b496e085f4633fb9c1dffd'), { page: 'memories', focus: 'mem_d7b496e085f4633fb9c1dffd' });
+    assert.equal(route.memoryLink('mem_abc'), '#/memories?focus=mem_abc');
+    assert.deepEqual(route.parseRoute(route.memoryLink('mem_abc')), { page: 'memories', focus: 'mem_abc' });
+    for (const hash of ['#/memories?focus=', '#/memories?focus=tea%20with%20lemon', '#/memories?focus=note_4', '#/memories?q=mem_abc']) {
+      assert.deepEqual(route.parseRoute(hash), { page: 'memories' }, hash);
+    }
+    assert.deepEqual(route.parseRoute('#/notes?focus=mem_abc'), { page: 'notes' }, 'only the Memory page takes one');
+    assert.deepEqual(route.withoutFocus({ page: 'memories', focus: 'mem_abc' }), { page: 'memories' });
+    assert.deepEqual(route.withoutFocus({ page: 'admin', section: 'models' }), { page: 'admin', section: 'models' });
+  });
+
   test('an unknown administration section opens people', () => {
     assert.deepEqual(route.parseRoute('#/admin'), { page: 'admin', section: 'people' });
     assert.deepEqual(route.parseRoute('#/admin/secrets'), { page: 'admin', section: 'people' });

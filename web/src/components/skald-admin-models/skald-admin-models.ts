@@ -9,7 +9,9 @@
  *
  * The built-in provider (`local`) has a section of its own: its model files
  * with their size, quantization and origin, the disk they take, the one in
- * memory now; delete one, download a recommended one or import a file. A model
+ * memory now; delete one, download a recommended one or import a file. The
+ * memory search model (kind `embedding`) is listed as what it is — it finds
+ * memories by meaning and is no chat model — without a chat model's details. A model
  * that made the engine's worker crash says so, with how and the worker's last
  * log lines; one Skald stopped starting after repeated crashes offers "Try
  * again".
@@ -27,7 +29,7 @@ import { describeError } from '../../i18n/errors.js';
 import { formatNumber, formatTime } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
-import { describeSource, formatBytes, formatParameters } from '../../state/local-models.js';
+import { describeSource, formatBytes, formatParameters, isEmbedding } from '../../state/local-models.js';
 import { mayBeTrusted, providerPrivacy } from '../../state/providers.js';
 import { controls, page } from '../../styles/controls.js';
 import { trashIcon } from '../icons.js';
@@ -165,10 +167,12 @@ export class SkaldAdminModels extends LitElement {
   }
 
   #renderLocalModel(model: LocalModel, loaded: boolean, crash: EngineCrash | undefined): TemplateResult {
-    return html`<li data-testid="local-model" data-id=${model.id}>
+    const search = isEmbedding(model);
+    return html`<li data-testid="local-model" data-id=${model.id} data-kind=${model.kind}>
       <div class="row-head">
         <span class="row-title">
           <h4>${model.name}</h4>
+          ${search ? html`<span class="tag plain" data-testid="local-model-search">${strings.localMemorySearch}</span>` : nothing}
           <span class="tag local">${strings.privacyLocal}</span>
           ${loaded ? html`<span class="tag plain">${strings.localLoaded}</span>` : nothing}
         </span>
@@ -176,11 +180,14 @@ export class SkaldAdminModels extends LitElement {
           @click=${() => void this.#deleteLocal(model)}>${trashIcon}${strings.delete}<span class="visually-hidden"> ${model.name}</span></button>
       </div>
       <dl class="facts small">
-        <dt>${strings.localModelName}</dt>
-        <dd><span class="model">local/${model.id}</span></dd>
+        ${search
+          ? html`<dt>${strings.localUse}</dt>
+              <dd data-testid="local-model-use">${strings.localSearchUse}</dd>`
+          : html`<dt>${strings.localModelName}</dt>
+              <dd><span class="model">local/${model.id}</span></dd>`}
         <dt>${strings.localSize}</dt>
         <dd>${formatBytes(model.file_size)}</dd>
-        ${model.quantization ? html`<dt>${strings.localQuantization}</dt><dd>${model.quantization}</dd>` : nothing}
+        ${model.quantization && !search ? html`<dt>${strings.localQuantization}</dt><dd>${model.quantization}</dd>` : nothing}
         ${model.parameters ? html`<dt>${strings.localParameterCount}</dt><dd>${formatParameters(model.parameters)}</dd>` : nothing}
         <dt>${strings.localFrom}</dt>
         <dd>${describeSource(model.source)}</dd>

@@ -3,8 +3,8 @@
  *
  * Owns: checking the server answers (`GET /api/health`), then whether setup
  * is needed; the move from the picker (or setup) to the logged-in workspace
- * and back when the session locks — Lock here, the tray's Lock (the socket
- * closes with 4001), the idle timeout. Forwards the tray's "New chat"
+ * and back when the session locks — Lock here (after the workspace has deleted
+ * its temporary chat), the tray's Lock (the socket closes with 4001), the idle timeout. Forwards the tray's "New chat"
  * (`skald-new-chat` on window). Without a launch token (a reload forgets it),
  * says how to get back in and takes a pasted launch address. Never: reads the
  * URL itself (the launch client comes down from main.ts), or keeps a token
@@ -173,6 +173,8 @@ export class SkaldApp extends LitElement {
   async #lock(): Promise<void> {
     const screen = this.screen;
     if (screen.kind !== 'signed-in') return;
+    // Locking leaves a temporary chat: the page deletes it while the session still opens it.
+    await this.renderRoot.querySelector('skald-workspace')?.leaveTemporaryChat();
     try {
       await screen.login.client.lock();
     } catch (error) {

@@ -121,14 +121,6 @@ export const styles = css`
     color: var(--skald-text-muted);
   }
 
-  .icon-button {
-    min-height: 2rem;
-    min-width: 2rem;
-    padding: 0 0.4rem;
-    gap: 0.3rem;
-    font-size: 0.9rem;
-  }
-
   .copy-reply,
   .regenerate,
   .edit-message,

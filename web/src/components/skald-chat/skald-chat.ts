@@ -4,6 +4,11 @@
  * inline, and the composer with Send / Stop. A new conversation is made on
  * its first message, pinned to the model picked for it, if any.
  *
+ * Under a reply whose turn recalled memories, "Used N memories" links to each
+ * (state/recall.ts reads them from the recall results, which get no row of their own).
+ * A temporary chat says so above the conversation, and is made temporary on its first
+ * message; deleting it when the person leaves it is the workspace's part.
+ *
  * Owns: the conversation's transcript (state/transcript.ts does the
  * bookkeeping) and its calls: history, send, stop. Never: decides cards
  * itself (CardActionsController does) or keeps anything after it leaves.
@@ -25,6 +30,7 @@ import { explainTurnError, joinNames } from '../../i18n/turn-errors.js';
 import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
+import { summarisedRecall, usedMemories } from '../../state/recall.js';
 import {
   acceptSending,
   activeTurn,
@@ -44,6 +50,7 @@ import {
 import { controls } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
+import { iconButton } from '../icon-button.js';
 import { copyIcon, leftIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
 import '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
@@ -54,7 +61,9 @@ import '../skald-message-edit/skald-message-edit.js';
 import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
+import '../skald-temporary-banner/skald-temporary-banner.js';
 import '../skald-tool-call/skald-tool-call.js';
+import '../skald-used-memories/skald-used-memories.js';
 import { styles } from './skald-chat.styles.js';
 
 /** How close to the bottom (px) counts as "following the reply". */
@@ -81,6 +90,8 @@ export class SkaldChat extends LitElement {
   @property({ attribute: false }) models: readonly Model[] = [];
   /** Whether the model list has been read (an empty list then means: none connected). */
   @property({ type: Boolean }) modelsLoaded = false;
+  /** A new conversation is to be temporary: no memory in or out, not listed, deleted when left. */
+  @property({ type: Boolean }) temporary = false;
 
   @state() private transcript: Transcript = emptyTranscript('');
   @state() private loading = false;
@@ -161,6 +172,7 @@ export class SkaldChat extends LitElement {
       const id = this.session?.id ?? null;
       if ((previous?.id ?? null) !== id) this.#open(id);
     }
+    if (changed.has('temporary') && this.temporary && this.session === null) this.announcement = strings.announceTemporary;
   }
 
   protected override firstUpdated(): void {
@@ -367,7 +379,7 @@ export class SkaldChat extends LitElement {
     const key = `sending-${++this.#turnCounter}`;
     try {
       if (session === null) {
-        session = await client.createSession(this.pickedModel ?? undefined);
+        session = await client.createSession(this.pickedModel ?? undefined, { temporary: this.temporary });
         this.#createdHere = session.id;
         this.transcript = emptyTranscript(session.id);
         this.dispatchEvent(new SessionChangedEvent(session));
@@ -518,9 +530,10 @@ export class SkaldChat extends LitElement {
     const parked = this.transcript.turns.some((t) => t.status === 'parked');
     const noModels = this.modelsLoaded && this.models.length === 0;
     const held = (this.login?.notices.held.length ?? 0) > 0;
+    const temporary = session?.temporary ?? this.temporary;
     return html`
       <header class="bar">
-        <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || strings.newChat}</h2>
+        <h2 class="title" data-testid="chat-title" id="chat-title">${session?.title || (temporary ? strings.temporaryChat : strings.newChat)}</h2>
         <div class="bar-tools">
           <skald-model-picker
             .models=${this.models}
@@ -536,6 +549,7 @@ export class SkaldChat extends LitElement {
       </header>
       <div class="log" role="log" aria-labelledby="chat-title" aria-busy=${busy ? 'true' : 'false'} tabindex="-1" @scroll=${this.#noteFollowing}>
         <div class="column">
+          ${temporary ? html`<skald-temporary-banner></skald-temporary-banner>` : nothing}
           ${this.loading ? html`<p class="hint center" role="status">${strings.loading}</p>` : nothing}
           ${this.loadError
             ? html`<div class="notice error" role="alert">
@@ -608,6 +622,7 @@ export class SkaldChat extends LitElement {
         ${(turn.status === 'running' || turn.status === 'sending') && !hasText
           ? html`<p class="thinking" aria-hidden="true"><span></span><span></span><span></span></p>`
           : nothing}
+        <skald-used-memories .memories=${usedMemories(turn.items)}></skald-used-memories>
         ${turn.status === 'stopped' ? html`<p class="stopped" data-testid="turn-stopped">${strings.turnStopped}</p>` : nothing}
         ${turn.status === 'error'
           ? html`<div class="notice error" role="alert" data-testid="turn-error">
@@ -750,7 +765,7 @@ export class SkaldChat extends LitElement {
     this.announcement = strings.exportConversationDone.replace('{file}', filename);
   }
 
-  #renderItem(item: TurnItem, ended: boolean): TemplateResult {
+  #renderItem(item: TurnItem, ended: boolean): TemplateResult | typeof nothing {
     switch (item.kind) {
       case 'text':
         return html`<skald-markdown .text=${item.text}></skald-markdown>`;
@@ -764,6 +779,8 @@ export class SkaldChat extends LitElement {
         </p>`;
       case 'tool': {
         const card = this.login?.inbox.forCall(item.id);
+        // What a recall found is told once, under the reply ("Used 2 memories"), not as a row per recall.
+        if (card === undefined && summarisedRecall(item, ended)) return nothing;
         return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
           ${card ? this.#renderCard(card) : nothing} ${item.status === 'denied' ? this.#renderWhoMayAllow() : nothing}`;
       }
@@ -793,28 +810,6 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
-}
-
-/** A button that shows only an icon: its label is its name for screen readers and its tooltip. */
-function iconButton(button: {
-  readonly testid: string;
-  readonly label: string;
-  readonly icon: SVGTemplateResult;
-  readonly onClick: () => void;
-  readonly className?: string;
-  readonly disabled?: boolean;
-}): TemplateResult {
-  return html`<button
-    type="button"
-    class="quiet icon-button ${button.className ?? ''}"
-    data-testid=${button.testid}
-    title=${button.label}
-    aria-label=${button.label}
-    ?disabled=${button.disabled ?? false}
-    @click=${button.onClick}
-  >
-    ${button.icon}
-  </button>`;
 }
 
 /** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */

@@ -181,8 +181,12 @@ export class SkaldConnectModel extends LitElement {
     `;
   }
 
-  /** A built-in model is ready: the step goes on as after connecting a provider. */
+  /**
+   * A built-in model is ready: the step goes on as after connecting a provider. The memory
+   * search model answers nobody, so it connects nothing (its card says it is ready).
+   */
   #localAdded(event: LocalModelAddedEvent): void {
+    if (event.kind === 'embedding') return;
     if (!this.connected.includes('local')) this.connected = [...this.connected, 'local'];
     this.verdict = { ok: true, text: strings.localConnected.replace('{name}', event.label).replace('{model}', event.model) };
     this.#focusNext();

@@ -86,4 +86,26 @@ export const styles = css`
     max-width: 100%;
     font: inherit;
   }
+
+  /* In setup: the memory search model, downloaded along with the chat model. */
+  .also-search {
+    margin-top: var(--skald-space-3);
+  }
+
+  .also-search.check {
+    display: grid;
+    grid-template-columns: auto 1fr;
+    align-items: start;
+    gap: var(--skald-space-1) var(--skald-space-2);
+  }
+
+  .also-search.check input {
+    width: 1.15rem;
+    height: 1.15rem;
+    margin: 0.15rem 0 0;
+  }
+
+  .also-search.check .hint {
+    grid-column: 2;
+  }
 `;

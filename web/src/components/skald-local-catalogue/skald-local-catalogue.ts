@@ -5,6 +5,11 @@
  * the server's reason when one stops, with "Try again" (which resumes) and,
  * in setup, "Import a file instead". An upload shows its own progress.
  *
+ * The memory search model (kind `embedding`) is no chat model: on the models page its
+ * card says what it is for; in setup it is not offered as a choice of its own but
+ * beside the chat model — "Also download memory search", on unless unticked — and
+ * downloaded with it.
+ *
  * Owns: the administrator's calls to start downloads and upload files.
  * Never: decides whether a file is a usable model; the server checks it.
  */
@@ -20,7 +25,11 @@ import { describeError, sentence } from '../../i18n/errors.js';
 import type { LiveConnection } from '../../state/live.js';
 import {
   downloadFor,
+  downloadSize,
   entryFacts,
+  installedAs,
+  isActive,
+  isEmbedding,
   modelNameFromFile,
   orderCatalogue,
   progressPercent,
@@ -38,6 +47,8 @@ export class LocalModelAddedEvent extends Event {
     readonly model: string,
     /** What people see it called. */
     readonly label: string,
+    /** `chat`, or `embedding`: the memory search model, which answers nobody. */
+    readonly kind: string = 'chat',
   ) {
     super(LocalModelAddedEvent.type, { bubbles: true, composed: true });
   }
@@ -52,10 +63,12 @@ interface Upload {
 }
 
 /**
- * Test hooks: `[data-testid=local-entry]` (its `data-id`, `data-state`: `none`,
+ * Test hooks: `[data-testid=local-entry]` (its `data-id`, `data-kind`, `data-state`: `none`,
  * `running`, `checking`, `done`, `failed`, `interrupted`, `installed`) with
  * `local-download`, `local-progress` (the progress bar), `local-error`,
- * `local-retry`, `local-import-instead`; `[data-testid=local-unavailable]`;
+ * `local-retry`, `local-import-instead`; in setup, `[data-testid=local-also-search]`
+ * (the checkbox) and `[data-testid=local-search-download]` (that download, with the same
+ * hooks as an entry); `[data-testid=local-unavailable]`;
  * `[data-testid=local-file]` (the file field), `local-upload-progress`,
  * `local-upload-error`, `local-upload-done`.
  *
@@ -87,14 +100,20 @@ export class SkaldLocalCatalogue extends LitElement {
   @state() private uploadError = '';
   @state() private uploadDone = '';
   @state() private announcement = '';
+  /** In setup: the memory search model is downloaded along with the chat model chosen. */
+  @state() private alsoSearch = true;
 
   @query('#local-file') private fileField?: HTMLInputElement;
 
   #uploadAbort: AbortController | null = null;
 
-  readonly #catalogue = new ResourceController<Catalogue>(this, (signal) => {
-    if (this.client === null) return Promise.reject(new ApiError('network', '', 0));
-    return this.client.localCatalogue(signal);
+  readonly #catalogue = new ResourceController<Catalogue>(this, async (signal) => {
+    const client = this.client;
+    if (client === null) throw new ApiError('network', '', 0);
+    // The models here too: one converted on arrival is known by where it came from (installedAs).
+    const [catalogue, here] = await Promise.all([client.localCatalogue(signal), client.localModels(signal).catch(() => null)]);
+    if (here === null) return catalogue;
+    return { ...catalogue, models: catalogue.models.map((entry) => ({ ...entry, installed: installedAs(entry, here.models) })) };
   });
 
   readonly #downloads = new LocalDownloadsController(this, () => this.client, () => this.live, {
@@ -124,13 +143,17 @@ export class SkaldLocalCatalogue extends LitElement {
         <p class="hint" data-testid="local-unavailable">${catalogue.unavailable ? unavailableText(catalogue.unavailable) : strings.localUnavailable}</p>
       </section>`;
     }
-    const entries = catalogue ? orderCatalogue(catalogue.models).filter((entry) => !this.embedded || entry.installed === null) : [];
+    // In setup the memory search model goes along with a chat model, not as a choice beside them.
+    const entries = catalogue
+      ? orderCatalogue(catalogue.models).filter((entry) => (this.embedded ? entry.installed === null : !isEmbedding(entry)))
+      : [];
     return html`
       <section class="block" aria-labelledby="builtin-title">
         <h2 id="builtin-title" aria-level=${level}>${this.embedded ? strings.localCatalogueTitle : strings.localTitle}</h2>
         ${this.embedded ? nothing : html`<p class="hint lead">${this.alternative ? strings.localLeadAlternative : strings.localLead}</p>`}
         ${this.#catalogue.status()}
         ${entries.length > 0 ? html`<ul class="entries">${entries.map((entry) => this.#renderEntry(entry))}</ul>` : nothing}
+        ${this.embedded ? nothing : this.#renderAlsoSearch()}
       </section>
       ${this.embedded || this.importOpen || this.upload !== null ? this.#renderImport() : nothing}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
@@ -146,15 +169,51 @@ export class SkaldLocalCatalogue extends LitElement {
     return download && (download.state !== 'done' || entry.installed !== null) ? download : undefined;
   }
 
+  /** The memory search model of the catalogue, if it has one. */
+  #searchEntry(): CatalogueEntry | undefined {
+    return this.#catalogue.value?.models.find(isEmbedding);
+  }
+
+  /**
+   * In setup, under the chat models: "Also download memory search (84 MB)", ticked; once its
+   * download has started, how far it is instead. Nothing once it is here.
+   */
+  #renderAlsoSearch(): TemplateResult | typeof nothing {
+    const entry = this.#searchEntry();
+    if (entry === undefined) return nothing;
+    const download = this.#downloadOf(entry);
+    if (download !== undefined) {
+      return html`<div class="also-search" data-testid="local-search-download" data-id=${entry.id} data-state=${download.state}>
+        <p class="hint">${strings.localSearchLead}</p>
+        ${this.#renderDownload(entry, download)}
+      </div>`;
+    }
+    if (entry.installed !== null) return nothing;
+    return html`<div class="also-search check">
+      <input
+        id="also-search"
+        type="checkbox"
+        data-testid="local-also-search"
+        aria-describedby="also-search-hint"
+        .checked=${this.alsoSearch}
+        @change=${(e: Event) => (this.alsoSearch = (e.target as HTMLInputElement).checked)}
+      />
+      <label for="also-search">${strings.localAlsoSearch.replace('{size}', downloadSize(entry))}</label>
+      <p class="hint" id="also-search-hint">${strings.localSearchLead}</p>
+    </div>`;
+  }
+
   #renderEntry(entry: CatalogueEntry): TemplateResult {
     const download = this.#downloadOf(entry);
     const installed = entry.installed !== null && (download === undefined || download.state === 'done');
     const stateName = download?.state ?? (installed ? 'installed' : 'none');
     const refusal = this.refusals.get(entry.id);
-    return html`<li class="entry" data-testid="local-entry" data-id=${entry.id} data-state=${stateName}>
+    const search = isEmbedding(entry);
+    return html`<li class="entry" data-testid="local-entry" data-id=${entry.id} data-kind=${entry.kind} data-state=${stateName}>
       <div class="row-head">
         <div class="row-title">
           <strong>${entry.name}</strong>
+          ${search ? html`<span class="tag">${strings.localMemorySearch}</span>` : nothing}
           ${entry.recommended === 'default' ? html`<span class="tag">${strings.localRecommended}</span>` : nothing}
           ${entry.recommended === 'tiny' ? html`<span class="tag">${strings.localTiny}</span>` : nothing}
           ${installed ? html`<span class="tag ok">${strings.localInstalled}</span>` : nothing}
@@ -165,7 +224,7 @@ export class SkaldLocalCatalogue extends LitElement {
             </button>`
           : nothing}
       </div>
-      <p class="description">${entry.description}</p>
+      <p class="description">${search ? strings.localSearchLead : entry.description}</p>
       <p class="hint facts">${entryFacts(entry).join(' · ')}</p>
       ${refusal ? html`<p class="notice error" role="alert" data-testid="local-error">${refusal}</p>` : nothing}
       ${download ? this.#renderDownload(entry, download) : nothing}
@@ -188,7 +247,9 @@ export class SkaldLocalCatalogue extends LitElement {
       }
       case 'done':
         return html`<p class="notice ok" data-testid="local-ready">
-          ${strings.localReady.replace('{name}', entry.name).replace('{model}', download.model ?? entry.installed ?? '')}
+          ${isEmbedding(entry)
+            ? strings.localSearchReady.replace('{name}', entry.name)
+            : strings.localReady.replace('{name}', entry.name).replace('{model}', download.model ?? entry.installed ?? '')}
         </p>`;
       case 'failed':
       case 'interrupted':
@@ -202,7 +263,7 @@ export class SkaldLocalCatalogue extends LitElement {
             <button type="button" class="primary" data-testid="local-retry" @click=${() => void this.#start(entry)}>
               ${strings.localTryAgain}<span class="visually-hidden"> ${entry.name}</span>
             </button>
-            ${this.embedded
+            ${this.embedded || isEmbedding(entry)
               ? nothing
               : html`<button type="button" data-testid="local-import-instead" @click=${() => (this.importOpen = true)}>
                   ${strings.localImportInstead}
@@ -247,6 +308,12 @@ export class SkaldLocalCatalogue extends LitElement {
   async #start(entry: CatalogueEntry): Promise<void> {
     const client = this.client;
     if (client === null) return;
+    // In setup, the memory search model comes along with the chat model, unless unticked.
+    const search = this.#searchEntry();
+    if (!this.embedded && this.alsoSearch && !isEmbedding(entry) && search !== undefined && search.installed === null) {
+      const under = this.#downloadOf(search);
+      if (!isActive(under) && under?.state !== 'done') void this.#start(search);
+    }
     const refusals = new Map(this.refusals);
     refusals.delete(entry.id);
     this.refusals = refusals;
@@ -292,8 +359,10 @@ export class SkaldLocalCatalogue extends LitElement {
       this.#catalogue.set({ ...catalogue, models: catalogue.models.map((e) => (e === entry ? { ...e, installed: model } : e)) });
     }
     void this.#catalogue.reload();
-    this.announcement = strings.localReady.replace('{name}', label).replace('{model}', model);
-    this.dispatchEvent(new LocalModelAddedEvent(model, label));
+    const kind = entry?.kind ?? 'chat';
+    this.announcement =
+      kind === 'embedding' ? strings.localSearchReady.replace('{name}', label) : strings.localReady.replace('{name}', label).replace('{model}', model);
+    this.dispatchEvent(new LocalModelAddedEvent(model, label, kind));
   }
 
   async #picked(event: Event): Promise<void> {
@@ -318,9 +387,12 @@ export class SkaldLocalCatalogue extends LitElement {
         },
         abort.signal,
       );
-      this.uploadDone = strings.localImported.replace('{name}', name).replace('{model}', installed.model);
+      this.uploadDone =
+        installed.kind === 'embedding'
+          ? strings.localSearchReady.replace('{name}', name)
+          : strings.localImported.replace('{name}', name).replace('{model}', installed.model);
       this.announcement = this.uploadDone;
-      this.dispatchEvent(new LocalModelAddedEvent(installed.model, name));
+      this.dispatchEvent(new LocalModelAddedEvent(installed.model, name, installed.kind));
       // The file may be one the catalogue recommends: it is installed now.
       void this.#catalogue.reload();
     } catch (error) {

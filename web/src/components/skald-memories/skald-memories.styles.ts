@@ -1,4 +1,7 @@
-/** Styles for `<skald-memories>`: the add form, the filters in a row, one memory a row. */
+/**
+ * Styles for `<skald-memories>`: the add form, the filters in a row, one memory a row,
+ * the one opened from a reply marked.
+ */
 import { css } from 'lit';
 
 export const styles = css`
@@ -45,5 +48,43 @@ export const styles = css`
   .edit input {
     flex: 1 1 16rem;
     min-width: 0;
+  }
+
+  a {
+    color: var(--skald-accent);
+  }
+
+  /* The memory a reply's "used memories" link opened. */
+  li[data-focused] {
+    margin: 0 calc(-1 * var(--skald-space-2));
+    padding-left: var(--skald-space-2);
+    padding-right: var(--skald-space-2);
+    border-radius: var(--skald-radius);
+    background: var(--skald-accent-bg);
+    box-shadow: inset 0.25rem 0 0 var(--skald-accent);
+  }
+
+  li[data-focused]:focus {
+    outline: none;
+  }
+
+  li[data-focused]:focus-visible {
+    outline: 0.2rem solid var(--skald-focus);
+  }
+
+  .tools {
+    gap: var(--skald-space-1);
+  }
+
+  .tools button {
+    color: var(--skald-text-muted);
+  }
+
+  .tools button.pinned {
+    color: var(--skald-accent);
+  }
+
+  .tools button.erase:hover:not(:disabled) {
+    color: var(--skald-error);
   }
 `;

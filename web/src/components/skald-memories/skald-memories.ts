@@ -1,29 +1,34 @@
 /**
  * The Memory page (§10): every memory the person can read — their private pool and
  * the shared one — each with who can read it, whom it is about, who wrote it and
- * until when it is kept. Search, narrow by pool and subject; edit a sentence, pin it
+ * until when it is kept. Search (by meaning when the memory search model is here, else
+ * by words, as the page says), narrow by pool and subject; edit a sentence, pin it
  * (kept until removed) or let it expire again, erase one, or erase everything about
- * a subject at once; add one by hand.
+ * a subject at once; add one by hand. Opened from a reply's "used memories", it shows
+ * that memory, or says plainly that it is no longer kept.
  *
  * Owns: the calls to `/api/memories`. Never: keeps a memory after the page leaves,
- * nor puts one in the address bar. Names of other members come from the people list
- * where the person may read it (administrators); anyone else sees a member's id.
+ * nor puts its words in the address bar. People are named as the server names them
+ * with each memory (`about_name`, `author_name`), never by their ids.
  */
-import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Memory, Pool } from '../../api/types.js';
+import type { Conversation, Memory, MemorySearch, Pool } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { formatDay, formatNumber } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
+import { DebouncedSearch } from '../../state/debounced-search.js';
 import type { Login } from '../../state/login.js';
 import { countAbout, filterMemories, subjectKey, subjectKeys, subjectOfKey, type SubjectKey } from '../../state/memories.js';
+import { routeHash } from '../../state/route.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import { OpenSessionEvent } from '../events.js';
-import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
+import { iconButton } from '../icon-button.js';
+import { pencilIcon, pinIcon, plusIcon, trashIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import { styles } from './skald-memories.styles.js';
@@ -39,10 +44,12 @@ interface Editing {
 /**
  * Test hooks: `[data-testid=memory-add-text]`, `memory-add-pool`, `memory-add-subject`,
  * `memory-add-pinned`, `memory-add`, `memory-add-error`; `memories-search`,
- * `memories-pool`, `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its
- * `data-id`) with `memory-text`, `memory-pool`, `memory-about`, `memory-author`,
- * `memory-expiry`, `memory-edit`, `memory-edit-text`, `memory-save`, `memory-pin`,
- * `memory-erase`; `memories-empty`, `memories-error`.
+ * `memories-search-by` (its `data-by`: `meaning` or `words`), `memories-pool`,
+ * `memories-subject`, `erase-about`; `[data-testid=memory-item]` (its `data-id`, and
+ * `data-focused` on the one opened from a reply) with `memory-text`, `memory-pool`,
+ * `memory-about`, `memory-author`, `memory-expiry`, `memory-edit`, `memory-edit-text`,
+ * `memory-save`, `memory-pin`, `memory-erase`; `memory-focus-gone`; `memories-empty`,
+ * `memories-error`.
  *
  * @summary The Memory page: list, search, filter, edit, pin, erase, add.
  * @fires skald-open-session - open the conversation a memory came from
@@ -52,6 +59,8 @@ export class SkaldMemories extends LitElement {
   static override styles = [controls, pageHost, page, styles];
 
   @property({ attribute: false }) login: Login | null = null;
+  /** A memory to show (a reply's "used memories" link): scrolled to and marked, or said to be gone. */
+  @property({ attribute: false }) focusMemory: string | null = null;
 
   @state() private query = '';
   @state() private hits: readonly Memory[] | null = null;
@@ -62,7 +71,10 @@ export class SkaldMemories extends LitElement {
   @state() private error = '';
   @state() private addError = '';
   @state() private announcement = '';
-  @state() private names: ReadonlyMap<string, string> = new Map();
+  /** The memory marked as the one the person came to see. */
+  @state() private focused: string | null = null;
+  /** The memory the person came to see is no longer kept. */
+  @state() private focusGone = false;
 
   @state() private newText = '';
   @state() private newPool: Pool = 'private';
@@ -72,8 +84,23 @@ export class SkaldMemories extends LitElement {
   @query('skald-confirm') private confirm?: SkaldConfirm;
 
   readonly #list = new ResourceController<readonly Memory[]>(this, (signal) => this.#client().memories({}, signal));
-  #searchTimer: ReturnType<typeof setTimeout> | undefined;
-  #searchRead = 0;
+  /** How search goes: by meaning, or by words only. */
+  readonly #searchBy = new ResourceController<MemorySearch>(this, (signal) => this.#client().memorySearch(signal));
+  /** The conversations, to name the one a memory came from by its title. */
+  readonly #sessions = new ResourceController<readonly Conversation[]>(this, (signal) => this.#client().sessions(signal));
+  readonly #search = new DebouncedSearch<readonly Memory[]>({
+    delayMs: SEARCH_DELAY_MS,
+    run: (query) => this.#client().memories({ q: query }),
+    onResults: (hits) => {
+      this.hits = hits;
+      if (hits === null) return;
+      const shown = this.#narrow(hits).length;
+      this.announcement = plural(shown, strings.memoriesFound).replace('{n}', formatNumber(shown));
+    },
+    onError: (error) => (this.error = describeError(error)),
+  });
+  /** The `focusMemory` already shown (or found gone), so it is looked for once. */
+  #focusDone: string | null = null;
 
   #client() {
     const client = this.login?.client;
@@ -85,60 +112,67 @@ export class SkaldMemories extends LitElement {
     return this.login?.me.user.id ?? '';
   }
 
-  /** Administrators may read everyone's names; a shared memory they did not keep is theirs to change too. */
+  /** A shared memory an administrator did not keep is theirs to change too; they add the memory search model. */
   get #admin(): boolean {
     return this.login?.me.role?.manage_instance ?? false;
   }
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.updateComplete.then(() => this.#readNames());
-  }
-
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    clearTimeout(this.#searchTimer);
+    this.#search.cancel();
   }
 
-  /** Names only the people list holds; without it a member shows as their id, which is still true. */
-  async #readNames(): Promise<void> {
-    if (!this.#admin) return;
-    try {
-      const people = await this.#client().everyone();
-      this.names = new Map(people.map((person) => [person.id, person.name]));
-    } catch {
-      // Ids stay: nothing the person asked for failed.
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('focusMemory') && this.focusMemory !== this.#focusDone) {
+      this.focused = null;
+      this.focusGone = false;
     }
   }
 
-  #search(text: string): void {
-    this.query = text;
-    clearTimeout(this.#searchTimer);
-    if (text.trim() === '') {
-      // A search still under way must not bring its results back.
-      this.#searchRead += 1;
-      this.hits = null;
-      return;
+  protected override updated(): void {
+    const id = this.focusMemory;
+    // Once the list is here, so the memory is shown where it stands among the others.
+    if (id !== null && id !== this.#focusDone && this.#list.value !== undefined) {
+      this.#focusDone = id;
+      void this.#showFocused(id);
     }
-    this.#searchTimer = setTimeout(() => void this.#runSearch(text.trim()), SEARCH_DELAY_MS);
   }
 
-  async #runSearch(text: string): Promise<void> {
-    const read = ++this.#searchRead;
-    try {
-      const hits = await this.#client().memories({ q: text });
-      if (read !== this.#searchRead) return;
-      this.hits = hits;
-      const shown = this.#narrow(hits).length;
-      this.announcement = plural(shown, strings.memoriesFound).replace('{n}', formatNumber(shown));
-    } catch (error) {
-      if (read === this.#searchRead) this.error = describeError(error);
+  /**
+   * The memory a reply used, shown: every filter and search let go so it is in the list,
+   * scrolled to, marked and given the focus. Erased or expired since, the page says so.
+   */
+  async #showFocused(id: string): Promise<void> {
+    const list = this.#list.value ?? [];
+    if (!list.some((memory) => memory.id === id)) {
+      try {
+        // Beyond the first page of the list, perhaps: it is read on its own.
+        const memory = await this.#client().memory(id);
+        this.#list.set([memory, ...list]);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) {
+          this.focusGone = true;
+          this.announcement = strings.memoryFocusGone;
+        } else {
+          this.error = describeError(error);
+        }
+        return;
+      }
     }
+    this.query = '';
+    this.#search.input('');
+    this.pool = '';
+    this.subject = '';
+    this.focused = id;
+    await this.updateComplete;
+    const row = this.renderRoot.querySelector<HTMLElement>(`[data-testid=memory-item][data-id="${CSS.escape(id)}"]`);
+    row?.scrollIntoView({ block: 'center' });
+    row?.focus({ preventScroll: true });
   }
 
   async #refresh(): Promise<void> {
     await this.#list.reload();
-    if (this.query.trim() !== '') await this.#runSearch(this.query.trim());
+    await this.#search.refresh();
   }
 
   /** Runs one change; the server's reason shows when it is refused. */
@@ -248,7 +282,17 @@ export class SkaldMemories extends LitElement {
   #subjectName(key: SubjectKey): string {
     if (key === 'self') return strings.memoryAboutYou;
     if (key === 'instance') return strings.memoryThisHome;
-    return this.names.get(key) ?? key;
+    return this.#names().get(key) ?? strings.unknownPerson;
+  }
+
+  /** The people the memories on the page are about or were written by, by id, as the server names them. */
+  #names(): ReadonlyMap<string, string> {
+    const names = new Map<string, string>();
+    for (const memory of [...(this.#list.value ?? []), ...(this.hits ?? [])]) {
+      if (memory.subject.kind === 'member' && memory.about_name) names.set(memory.subject.id, memory.about_name);
+      if (memory.author.kind === 'person' && memory.author_name) names.set(memory.author.id, memory.author_name);
+    }
+    return names;
   }
 
   /** A shared memory is changed only by whoever kept it, or an administrator (the server says so too). */
@@ -266,6 +310,9 @@ export class SkaldMemories extends LitElement {
           <section class="block" aria-labelledby="list-title">
             <h3 id="list-title" tabindex="-1">${strings.memoriesListLabel}</h3>
             ${this.#renderFilters()}
+            ${this.focusGone
+              ? html`<p class="notice warn" role="status" data-testid="memory-focus-gone">${strings.memoryFocusGone}</p>`
+              : nothing}
             ${this.error ? html`<p class="notice error" role="alert" data-testid="memories-error">${this.error}</p>` : nothing}
             ${this.#list.status()} ${this.#renderList()}
           </section>
@@ -345,9 +392,14 @@ export class SkaldMemories extends LitElement {
             type="search"
             data-testid="memories-search"
             placeholder=${strings.memoriesSearchPlaceholder}
+            aria-describedby=${this.#searchBy.value ? 'memories-search-by' : nothing}
             .value=${this.query}
-            @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+            @input=${(e: Event) => {
+              this.query = (e.target as HTMLInputElement).value;
+              this.#search.input(this.query);
+            }}
           />
+          ${this.#renderSearchBy()}
         </div>
         <div class="field">
           <label for="memories-pool">${strings.memoriesPoolFilter}</label>
@@ -374,6 +426,21 @@ export class SkaldMemories extends LitElement {
         : nothing}`;
   }
 
+  /** How search (and the assistant's recall) goes: by meaning with the model named, or by words only. */
+  #renderSearchBy(): TemplateResult | typeof nothing {
+    const by = this.#searchBy.value;
+    if (by === undefined) return nothing;
+    const text =
+      by.by === 'meaning'
+        ? html`${strings.memoriesByMeaning.replace('{model}', by.model ?? strings.memoriesSearchModel)}`
+        : fill(strings.memoriesByWords, {
+            models: this.#admin
+              ? html`<a href=${routeHash({ page: 'admin', section: 'models' })} data-testid="memories-add-search-model">${strings.memoriesModelsPage}</a>`
+              : strings.memoriesModelsPage,
+          });
+    return html`<p class="hint" id="memories-search-by" data-testid="memories-search-by" data-by=${by.by}>${text}</p>`;
+  }
+
   #renderList(): TemplateResult | typeof nothing {
     const all = this.#list.value;
     if (all === undefined) return nothing;
@@ -394,7 +461,14 @@ export class SkaldMemories extends LitElement {
     const editing = this.editing?.id === memory.id ? this.editing : null;
     const textId = `text-${memory.id}`;
     const mayChange = this.#mayChange(memory);
-    return html`<li data-testid="memory-item" data-id=${memory.id}>
+    const focused = this.focused === memory.id;
+    return html`<li
+      data-testid="memory-item"
+      data-id=${memory.id}
+      data-focused=${focused ? 'true' : nothing}
+      tabindex=${focused ? '-1' : nothing}
+    >
+      ${focused ? html`<span class="visually-hidden">${strings.memoryFocusedLabel}</span>` : nothing}
       ${editing
         ? html`<form class="edit" @submit=${(e: Event) => void this.#save(e)} @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && (this.editing = null)}>
             <label class="visually-hidden" for="edit-${memory.id}">${strings.memoryTextLabel}</label>
@@ -428,51 +502,53 @@ export class SkaldMemories extends LitElement {
       </p>
       ${editing
         ? nothing
-        : html`<div class="actions">
+        : html`<div class="actions tools">
             ${mayChange
-              ? html`<button
-                    type="button"
-                    class="quiet"
-                    data-testid="memory-edit"
-                    aria-describedby=${textId}
-                    ?disabled=${this.busy}
-                    @click=${() => (this.editing = { id: memory.id, text: memory.text })}
-                  >
-                    ${pencilIcon}${strings.edit}
-                  </button>
-                  <button
-                    type="button"
-                    class="quiet"
-                    data-testid="memory-pin"
-                    aria-describedby=${textId}
-                    ?disabled=${this.busy}
-                    @click=${() => void this.#pin(memory)}
-                  >
-                    ${memory.pinned ? strings.memoryUnpin : strings.memoryPin}
-                  </button>`
+              ? html`${iconButton({
+                  testid: 'memory-edit',
+                  label: strings.memoryEdit,
+                  icon: pencilIcon,
+                  describedBy: textId,
+                  disabled: this.busy,
+                  onClick: () => (this.editing = { id: memory.id, text: memory.text }),
+                })}
+                ${iconButton({
+                  testid: 'memory-pin',
+                  label: memory.pinned ? strings.memoryUnpin : strings.memoryPin,
+                  icon: pinIcon,
+                  className: memory.pinned ? 'pinned' : '',
+                  describedBy: textId,
+                  disabled: this.busy,
+                  onClick: () => void this.#pin(memory),
+                })}`
               : nothing}
-            <button
-              type="button"
-              class="quiet"
-              data-testid="memory-erase"
-              aria-describedby=${textId}
-              ?disabled=${this.busy}
-              @click=${() => void this.#erase(memory)}
-            >
-              ${trashIcon}${strings.memoryErase}
-            </button>
+            ${iconButton({
+              testid: 'memory-erase',
+              label: strings.memoryErase,
+              icon: trashIcon,
+              className: 'erase',
+              describedBy: textId,
+              disabled: this.busy,
+              onClick: () => void this.#erase(memory),
+            })}
           </div>`}
     </li>`;
   }
 
-  /** "an agent (main) in this conversation" with the conversation one click away, "you", or a person. */
+  /**
+   * "an agent (main), in “Tea”" with the conversation one click away (named by its title
+   * when the list has it), "you", or a person by name.
+   */
   #author(memory: Memory): TemplateResult | string {
     const author = memory.author;
-    if (author.kind === 'person') return author.id === this.#me ? strings.memoryByYou : (this.names.get(author.id) ?? author.id);
+    if (author.kind === 'person') {
+      return author.id === this.#me ? strings.memoryByYou : (memory.author_name ?? this.#names().get(author.id) ?? strings.unknownPerson);
+    }
     const session = memory.source_session;
     if (session === null) return strings.memoryByAgent.replace('{agent}', author.agent);
+    const title = this.#sessions.value?.find((conversation) => conversation.id === session)?.title;
     const link = html`<button type="button" class="link" data-testid="memory-conversation" @click=${() => this.dispatchEvent(new OpenSessionEvent(session))}>
-      ${strings.memoryConversationLink}
+      ${title ? strings.memoryConversationTitled.replace('{title}', title) : strings.memoryConversationLink}
     </button>`;
     return fill(strings.memoryByAgentIn.replace('{agent}', author.agent), { conversation: link });
   }

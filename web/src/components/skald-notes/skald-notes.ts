@@ -18,6 +18,7 @@ import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { formatNumber, formatTime } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
+import { DebouncedSearch } from '../../state/debounced-search.js';
 import type { Login } from '../../state/login.js';
 import { snippetParts } from '../../state/notes.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
@@ -59,8 +60,15 @@ export class SkaldNotes extends LitElement {
   @query('skald-confirm') private confirm?: SkaldConfirm;
 
   readonly #list = new ResourceController<readonly NoteSummary[]>(this, (signal) => this.#client().notes(signal));
-  #searchTimer: ReturnType<typeof setTimeout> | undefined;
-  #searchRead = 0;
+  readonly #search = new DebouncedSearch<readonly NoteHit[]>({
+    delayMs: SEARCH_DELAY_MS,
+    run: (query) => this.#client().searchNotes(query),
+    onResults: (hits) => {
+      this.hits = hits;
+      if (hits !== null) this.announcement = plural(hits.length, strings.notesFound).replace('{n}', formatNumber(hits.length));
+    },
+    onError: (error) => (this.error = describeError(error)),
+  });
 
   #client() {
     const client = this.login?.client;
@@ -70,31 +78,7 @@ export class SkaldNotes extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    clearTimeout(this.#searchTimer);
-  }
-
-  #search(text: string): void {
-    this.query = text;
-    clearTimeout(this.#searchTimer);
-    if (text.trim() === '') {
-      // A search still under way must not bring its results back.
-      this.#searchRead += 1;
-      this.hits = null;
-      return;
-    }
-    this.#searchTimer = setTimeout(() => void this.#runSearch(text.trim()), SEARCH_DELAY_MS);
-  }
-
-  async #runSearch(text: string): Promise<void> {
-    const read = ++this.#searchRead;
-    try {
-      const hits = await this.#client().searchNotes(text);
-      if (read !== this.#searchRead) return;
-      this.hits = hits;
-      this.announcement = plural(hits.length, strings.notesFound).replace('{n}', formatNumber(hits.length));
-    } catch (error) {
-      if (read === this.#searchRead) this.error = describeError(error);
-    }
+    this.#search.cancel();
   }
 
   async #openNote(id: number): Promise<void> {
@@ -157,7 +141,7 @@ export class SkaldNotes extends LitElement {
 
   async #refresh(): Promise<void> {
     await this.#list.reload();
-    if (this.query.trim() !== '') await this.#runSearch(this.query.trim());
+    await this.#search.refresh();
   }
 
   override render(): TemplateResult {
@@ -180,7 +164,10 @@ export class SkaldNotes extends LitElement {
               data-testid="notes-search"
               placeholder=${strings.notesSearchPlaceholder}
               .value=${this.query}
-              @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+              @input=${(e: Event) => {
+                this.query = (e.target as HTMLInputElement).value;
+                this.#search.input(this.query);
+              }}
             />
           </div>
           ${this.#list.status()} ${this.#renderList()}

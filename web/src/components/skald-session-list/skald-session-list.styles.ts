@@ -9,8 +9,23 @@ export const styles = css`
     gap: var(--skald-space-2);
   }
 
-  .new {
+  /* New chat, and under it the quieter temporary one. */
+  .new-row {
+    display: grid;
+    gap: var(--skald-space-1);
+  }
+
+  .new,
+  .new-temporary {
     justify-content: flex-start;
+  }
+
+  .new-temporary {
+    min-height: 2.25rem;
+    border-color: transparent;
+    background: transparent;
+    font-weight: 400;
+    color: var(--skald-text-muted);
   }
 
   .search input {

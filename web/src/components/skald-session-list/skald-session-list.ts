@@ -2,7 +2,8 @@
  * The person's conversations, newest first: search by title at once and,
  * below, inside the conversations through the server; open, rename in
  * place, delete after a confirmation. A conversation waiting on the
- * person (a parked turn) or being answered says so.
+ * person (a parked turn) or being answered says so. Beside "New chat", a
+ * temporary chat: one that is never listed here.
  */
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
@@ -13,10 +14,11 @@ import type { Conversation, MessageHit } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { snippetParts } from '../../state/notes.js';
+import { DebouncedSearch } from '../../state/debounced-search.js';
 import { groupByPeriod, type Period } from '../../state/session-groups.js';
 import { controls } from '../../styles/controls.js';
 import { NewChatEvent, OpenSessionEvent } from '../events.js';
-import { archiveIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
+import { archiveIcon, clockIcon, pencilIcon, pinIcon, plusIcon, trashIcon, unarchiveIcon } from '../icons.js';
 import { styles } from './skald-session-list.styles.js';
 
 /** How long typing pauses before the search inside conversations runs. */
@@ -55,14 +57,14 @@ export class DeleteSessionEvent extends Event {
 }
 
 /**
- * Test hooks: `[data-testid=new-chat]`, `[data-testid=search]`,
+ * Test hooks: `[data-testid=new-chat]`, `[data-testid=new-temporary-chat]`, `[data-testid=search]`,
  * `[data-testid=session]` (with `data-id`), `[data-testid=rename]`,
  * `[data-testid=delete]`, `[data-testid=confirm-delete]`,
  * `[data-testid=message-hit]` (with `data-id`, the conversation's id).
  *
  * @summary The conversation list with search, rename and delete.
  * @fires skald-open-session - open a conversation
- * @fires skald-new-chat-request - start a new one
+ * @fires skald-new-chat-request - start a new one (its `temporary` says which kind)
  * @fires skald-rename-session - a new title
  * @fires skald-delete-session - delete, confirmed
  */
@@ -86,9 +88,20 @@ export class SkaldSessionList extends LitElement {
   @state() private hits: readonly MessageHit[] | null = null;
   @state() private searchError = '';
 
-  #searchTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Counts searches, so that an older answer arriving late is dropped. */
-  #searchRead = 0;
+  /** Inside the conversations, once typing pauses; an older answer arriving late is dropped. */
+  readonly #search = new DebouncedSearch<readonly MessageHit[]>({
+    delayMs: SEARCH_DELAY_MS,
+    minChars: SEARCH_MIN_CHARS,
+    run: (query) => (this.client ? this.client.searchSessions(query) : Promise.resolve([])),
+    onResults: (hits) => {
+      this.hits = hits;
+      this.searchError = '';
+    },
+    onError: (error) => {
+      this.hits = null;
+      this.searchError = strings.searchFailed.replace('{error}', describeError(error));
+    },
+  });
 
   @query('dialog') private dialog?: HTMLDialogElement;
   @query('.rename-field') private renameField?: HTMLInputElement;
@@ -100,8 +113,7 @@ export class SkaldSessionList extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    clearTimeout(this.#searchTimer);
-    this.#searchRead += 1;
+    this.#search.cancel();
   }
 
   protected override updated(changed: PropertyValues): void {
@@ -120,9 +132,22 @@ export class SkaldSessionList extends LitElement {
     const shown = matching.filter((s) => !s.archived || this.showArchived || needle !== '');
     const pinned = shown.filter((s) => s.pinned);
     return html`
-      <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
-        ${plusIcon} ${strings.newChat}
-      </button>
+      <div class="new-row">
+        <button type="button" class="new primary" data-testid="new-chat" @click=${() => this.dispatchEvent(new NewChatEvent())}>
+          ${plusIcon} ${strings.newChat}
+        </button>
+        <button
+          type="button"
+          class="new-temporary"
+          data-testid="new-temporary-chat"
+          title=${strings.temporaryChatHint}
+          aria-describedby="temporary-hint"
+          @click=${() => this.dispatchEvent(new NewChatEvent(true))}
+        >
+          ${clockIcon} ${strings.temporaryChat}
+        </button>
+        <span class="visually-hidden" id="temporary-hint">${strings.temporaryChatHint}</span>
+      </div>
       <div class="search">
         <label class="visually-hidden" for="search">${strings.searchLabel}</label>
         <input
@@ -131,7 +156,7 @@ export class SkaldSessionList extends LitElement {
           data-testid="search"
           placeholder=${strings.searchPlaceholder}
           .value=${this.filter}
-          @input=${(e: Event) => this.#search((e.target as HTMLInputElement).value)}
+          @input=${(e: Event) => this.#filterBy((e.target as HTMLInputElement).value)}
         />
       </div>
       <nav aria-label=${strings.sessionsLabel}>
@@ -208,35 +233,10 @@ export class SkaldSessionList extends LitElement {
       </ul>`;
   }
 
-  /** Filters the titles at once; searches inside the conversations once typing pauses. */
-  #search(text: string): void {
+  /** Filters the titles at once; searches inside the conversations once typing pauses (with a client to ask). */
+  #filterBy(text: string): void {
     this.filter = text;
-    clearTimeout(this.#searchTimer);
-    // A search still under way must not bring its results back.
-    this.#searchRead += 1;
-    const query = text.trim();
-    if (query.length < SEARCH_MIN_CHARS || !this.client) {
-      this.hits = null;
-      this.searchError = '';
-      return;
-    }
-    this.#searchTimer = setTimeout(() => void this.#runSearch(query), SEARCH_DELAY_MS);
-  }
-
-  async #runSearch(query: string): Promise<void> {
-    const client = this.client;
-    if (!client) return;
-    const read = ++this.#searchRead;
-    try {
-      const hits = await client.searchSessions(query);
-      if (read !== this.#searchRead) return;
-      this.hits = hits;
-      this.searchError = '';
-    } catch (error) {
-      if (read !== this.#searchRead) return;
-      this.hits = null;
-      this.searchError = strings.searchFailed.replace('{error}', describeError(error));
-    }
+    this.#search.input(this.client ? text : '');
   }
 
   #renderRow(session: Conversation): TemplateResult {

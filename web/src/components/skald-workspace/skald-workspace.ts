@@ -7,7 +7,10 @@
  * Owns: the conversation list and the model list of this login, which page
  * is open (kept in the address bar's fragment, see state/route.ts, so Back
  * works and a page can be opened directly), and the calls that change the
- * list (rename, delete). Never: talks to the socket itself (the login's
+ * list (rename, delete). A temporary chat is kept apart from the list, and
+ * deleted when the person leaves it: for another conversation or a new one,
+ * when they lock (the app asks, `leaveTemporaryChat`), and as the page goes
+ * away (`pagehide`). Never: talks to the socket itself (the login's
  * LiveConnection does) or locks by itself (it asks the app with `skald-lock`).
  */
 import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
@@ -21,7 +24,8 @@ import { describeError } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
-import { parseRoute, routeHash, sameRoute, type Route } from '../../state/route.js';
+import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../../state/route.js';
+import { deleteTemporaryChat } from '../../state/temporary-chat.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
 import { bookmarkIcon, boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
@@ -65,6 +69,12 @@ export class SkaldWorkspace extends LitElement {
   @state() private route: Route = { page: 'chat' };
   /** The conversation open on the chat page (`null`: a new one). */
   @state() private sessionId: string | null = null;
+  /** The new conversation on the chat page is to be temporary. */
+  @state() private temporaryNext = false;
+  /** The temporary chat made from this page, never in `sessions`; deleted when left. */
+  @state() private temporarySession: Conversation | null = null;
+  /** A memory the Memory page is to show (from a reply's "used memories"). */
+  @state() private memoryFocus: string | null = null;
   @state() private navOpen = false;
   @state() private toasts: readonly Toast[] = [];
 
@@ -100,10 +110,11 @@ export class SkaldWorkspace extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#alive = new AbortController();
-    this.route = parseRoute(window.location.hash);
+    this.route = this.#readAddress();
     window.addEventListener('hashchange', this.#onAddressChanged);
     window.addEventListener('popstate', this.#onAddressChanged);
     window.addEventListener('keydown', this.#onKey);
+    window.addEventListener('pagehide', this.#onPageHide);
   }
 
   override disconnectedCallback(): void {
@@ -113,6 +124,50 @@ export class SkaldWorkspace extends LitElement {
     window.removeEventListener('hashchange', this.#onAddressChanged);
     window.removeEventListener('popstate', this.#onAddressChanged);
     window.removeEventListener('keydown', this.#onKey);
+    window.removeEventListener('pagehide', this.#onPageHide);
+  }
+
+  /**
+   * Deletes the temporary chat, if one was made, before the app locks: the person is
+   * leaving it. Whatever the server answers, the page forgets it (the server deletes
+   * what is left at the lock, or at the next unlock).
+   */
+  async leaveTemporaryChat(): Promise<void> {
+    const temporary = this.temporarySession;
+    const client = this.login?.client;
+    this.temporarySession = null;
+    this.temporaryNext = false;
+    if (this.sessionId !== null && this.sessionId === temporary?.id) this.sessionId = null;
+    if (!temporary || !client) return;
+    try {
+      await deleteTemporaryChat(client, temporary.id);
+    } catch (error) {
+      this.#toast(strings.temporaryDeleteFailed, describeError(error), 'error');
+    }
+  }
+
+  /** The page is going away (closed, reloaded, navigated off): its temporary chat goes too. */
+  readonly #onPageHide = (): void => {
+    const temporary = this.temporarySession;
+    if (!temporary) return;
+    this.login?.client.deleteSessionAsPageLeaves(temporary.id);
+    // Brought back from the browser's cache, the page starts a new conversation instead.
+    this.temporarySession = null;
+    if (this.sessionId === temporary.id) this.sessionId = null;
+  };
+
+  /**
+   * The page the address names. A memory to show is taken out of the address at once
+   * (kept for the Memory page here), so the history holds the page, never the id.
+   */
+  #readAddress(): Route {
+    const parsed = parseRoute(window.location.hash);
+    const route = withoutFocus(parsed);
+    if (parsed.page === 'memories' && parsed.focus !== undefined) {
+      this.memoryFocus = parsed.focus;
+      window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${routeHash(route)}`);
+    }
+    return route;
   }
 
   /** The keyboard shortcuts (state/shortcuts.ts), from anywhere in the workspace. */
@@ -152,8 +207,9 @@ export class SkaldWorkspace extends LitElement {
 
   /** A link was followed, Back or Forward pressed, or the address typed: open that page. */
   readonly #onAddressChanged = (): void => {
-    const route = parseRoute(window.location.hash);
+    const route = this.#readAddress();
     if (sameRoute(route, this.route)) return;
+    if (route.page !== 'memories') this.memoryFocus = null;
     this.route = route;
     this.navOpen = false;
     if (route.page === 'inbox') void this.login?.notices.refresh().catch(() => undefined);
@@ -167,6 +223,7 @@ export class SkaldWorkspace extends LitElement {
   #go(route: Route): void {
     this.navOpen = false;
     if (sameRoute(route, this.route)) return;
+    if (route.page !== 'memories') this.memoryFocus = null;
     this.route = route;
     const hash = routeHash(route);
     // pushState, not location.hash: an empty fragment would leave a bare '#'.
@@ -224,6 +281,7 @@ export class SkaldWorkspace extends LitElement {
       case 'titled': {
         const { session, title } = event;
         this.sessions = this.sessions.map((s) => (s.id === session ? { ...s, title } : s));
+        if (this.temporarySession?.id === session) this.temporarySession = { ...this.temporarySession, title };
         break;
       }
       default:
@@ -243,21 +301,31 @@ export class SkaldWorkspace extends LitElement {
     setTimeout(() => (this.toasts = this.toasts.filter((t) => t.id !== id)), TOAST_MS);
   }
 
-  #newChat(): void {
+  /** A new conversation, or a new temporary one; a temporary chat open until now is left, so deleted. */
+  #newChat(temporary = false): void {
+    void this.leaveTemporaryChat();
     this.sessionId = null;
+    this.temporaryNext = temporary;
     this.#go({ page: 'chat' });
     void this.updateComplete.then(() => this.chat?.focus());
   }
 
   #openSession(id: string): void {
+    if (this.temporarySession !== null && this.temporarySession.id !== id) void this.leaveTemporaryChat();
     this.sessionId = id;
+    this.temporaryNext = false;
     this.#go({ page: 'chat' });
     void this.updateComplete.then(() => this.chat?.focus());
   }
 
   #sessionChanged(event: SessionChangedEvent): void {
     const session = event.session;
-    if (session !== null) {
+    if (session?.temporary) {
+      // A temporary chat this view just made (or its first title): kept apart, never listed.
+      this.temporarySession = session;
+      this.sessionId = session.id;
+      this.temporaryNext = false;
+    } else if (session !== null) {
       // A conversation this view just made: show it in the list at once.
       this.sessions = [session, ...this.sessions.filter((s) => s.id !== session.id)];
       this.sessionId = session.id;
@@ -320,7 +388,7 @@ export class SkaldWorkspace extends LitElement {
         @skald-open-session=${(e: OpenSessionEvent) => this.#openSession(e.sessionId)}
         @skald-new-chat-request=${(e: NewChatEvent) => {
           e.stopPropagation();
-          this.#newChat();
+          this.#newChat(e.temporary);
         }}
         @skald-session-changed=${(e: SessionChangedEvent) => this.#sessionChanged(e)}
         @skald-rename-session=${(e: RenameSessionEvent) => void this.#rename(e)}
@@ -435,7 +503,7 @@ export class SkaldWorkspace extends LitElement {
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
       case 'memories':
-        return html`<skald-memories .login=${login}></skald-memories>`;
+        return html`<skald-memories .login=${login} .focusMemory=${this.memoryFocus}></skald-memories>`;
       case 'privacy':
         return html`<skald-privacy .login=${login}></skald-privacy>`;
       case 'data':
@@ -445,12 +513,15 @@ export class SkaldWorkspace extends LitElement {
           @skald-models-changed=${() => void this.#loadModels()}></skald-admin>`;
       case 'chat': {
         const id = this.sessionId;
-        const openSession = id === null ? null : (this.sessions.find((s) => s.id === id) ?? placeholder(id));
+        const temporary = this.temporarySession;
+        const openSession =
+          id === null ? null : temporary?.id === id ? temporary : (this.sessions.find((s) => s.id === id) ?? placeholder(id));
         return html`<skald-chat
           .login=${login}
           .session=${openSession}
           .models=${this.models}
           ?modelsLoaded=${this.modelsLoaded}
+          ?temporary=${this.temporaryNext}
         ></skald-chat>`;
       }
     }
