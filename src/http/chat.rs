@@ -179,7 +179,13 @@ pub async fn delete(
     Path(id): Path<ConversationId>,
 ) -> Result<StatusCode, ApiError> {
     if state.agent.is_running(&caller.session.user_id, &id) {
-        return Err(TurnError::Busy.into());
+        // A temporary chat is deleted when left, even mid-reply (the page closing): its
+        // turn is stopped first. Any other conversation is kept until the turn ends.
+        let temporary = chat::conversation(&caller.session.space, &id).await?.is_some_and(|c| c.temporary);
+        if !temporary {
+            return Err(TurnError::Busy.into());
+        }
+        state.agent.stop(&caller.session, &id).await?;
     }
     chat::delete_conversation(&caller.session.space, &id).await.map_err(ApiError::about(Subject::Conversation))?;
     Ok(StatusCode::NO_CONTENT)

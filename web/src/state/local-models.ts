@@ -3,7 +3,7 @@
  * catalogue is offered in, which download belongs to which catalogue entry,
  * where an installed model came from. Pure: no calls, no DOM, no timers.
  */
-import type { CatalogueEntry, DownloadStatus, LocalModel } from '../api/types.js';
+import type { CatalogueEntry, DownloadStatus } from '../api/types.js';
 import { strings } from '../i18n/en.js';
 import { activeLocale, plural } from '../i18n/locale.js';
 
@@ -84,18 +84,6 @@ export function orderCatalogue(entries: readonly CatalogueEntry[]): CatalogueEnt
     .map((entry, index) => ({ entry, index }))
     .sort((a, b) => rank(a.entry) - rank(b.entry) || a.index - b.index)
     .map(({ entry }) => entry);
-}
-
-/**
- * The model a catalogue entry is installed as, `local/<id>`, or `null`. The server says so
- * by the file's checksum, which a model Skald converts on arrival (the memory search
- * model: a wheel in, a GGUF kept) never matches; such a model is known by the address it
- * was downloaded from instead.
- */
-export function installedAs(entry: CatalogueEntry, models: readonly LocalModel[]): string | null {
-  if (entry.installed !== null) return entry.installed;
-  const fetched = models.find((model) => model.source === `url:${entry.source_url}` && model.kind === entry.kind);
-  return fetched ? `local/${fetched.id}` : null;
 }
 
 /**

@@ -97,16 +97,6 @@ describe('the catalogue', () => {
     assert.match(local.entryFacts({ ...entry('t', 'tiny'), tools: false }).at(-2), /cannot use tools/);
   });
 
-  test('an entry is installed as the server says, or — converted on arrival — as the model downloaded from its address', () => {
-    const search = { ...entry('search', 'embedding'), source_url: 'https://example.org/search.whl' };
-    const model = (id, source, kind) => ({ id, name: id, source, kind });
-    assert.equal(local.installedAs({ ...entry('main', 'default'), installed: 'local/main' }, []), 'local/main');
-    assert.equal(local.installedAs(search, [model('search', 'url:https://example.org/search.whl', 'embedding')]), 'local/search');
-    assert.equal(local.installedAs(search, [model('other', 'url:https://example.org/other.whl', 'embedding')]), null, 'another address');
-    assert.equal(local.installedAs(search, [model('up', 'upload', 'embedding')]), null, 'an upload is no download of it');
-    assert.equal(local.installedAs(search, []), null);
-  });
-
   test('an entry shows the download started for it here, else the latest of its address', () => {
     const main = entry('main', 'default');
     const downloads = new Map([

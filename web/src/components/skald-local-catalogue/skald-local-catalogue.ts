@@ -27,7 +27,6 @@ import {
   downloadFor,
   downloadSize,
   entryFacts,
-  installedAs,
   isActive,
   isEmbedding,
   modelNameFromFile,
@@ -110,10 +109,7 @@ export class SkaldLocalCatalogue extends LitElement {
   readonly #catalogue = new ResourceController<Catalogue>(this, async (signal) => {
     const client = this.client;
     if (client === null) throw new ApiError('network', '', 0);
-    // The models here too: one converted on arrival is known by where it came from (installedAs).
-    const [catalogue, here] = await Promise.all([client.localCatalogue(signal), client.localModels(signal).catch(() => null)]);
-    if (here === null) return catalogue;
-    return { ...catalogue, models: catalogue.models.map((entry) => ({ ...entry, installed: installedAs(entry, here.models) })) };
+    return client.localCatalogue(signal);
   });
 
   readonly #downloads = new LocalDownloadsController(this, () => this.client, () => this.live, {
