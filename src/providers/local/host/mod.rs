@@ -91,6 +91,18 @@ struct Held {
     context: u32,
 }
 
+impl Held {
+    /// What the worker is told of the model, whose file is at `path`.
+    fn spec(&self, path: &Path) -> ModelSpec {
+        ModelSpec {
+            id: self.id.clone(),
+            path: path.to_owned(),
+            context: self.context,
+            footprint_bytes: self.footprint.total(),
+        }
+    }
+}
+
 /// The requests a worker is serving, and when it last did anything.
 struct Routes {
     pending: HashMap<RequestId, Route>,
@@ -241,12 +253,7 @@ impl Host {
             routes.pending.insert(request_id, route);
             routes.last_activity = Instant::now();
         }
-        let model = ModelSpec {
-            id: id.to_owned(),
-            path: path.to_owned(),
-            context: held.context,
-            footprint_bytes: held.footprint.total(),
-        };
+        let model = held.spec(path);
         let generate = ToWorker::Generate(protocol::Generate {
             id: request_id,
             model,
@@ -297,12 +304,7 @@ impl Host {
                 routes.pending.insert(request_id, route);
                 routes.last_activity = Instant::now();
             }
-            let model = ModelSpec {
-                id: id.to_owned(),
-                path: path.to_owned(),
-                context: held.context,
-                footprint_bytes: held.footprint.total(),
-            };
+            let model = held.spec(path);
             if worker.to_worker.send(ToWorker::Embed(protocol::Embed { id: request_id, model, texts })).is_err() {
                 tracing::warn!(model = id, "the built-in model's worker ended as a request was sent");
             }
