@@ -80,6 +80,9 @@ struct Running {
     /// The model it was last asked for: the model it holds once the requests sent so far
     /// are answered.
     model: Option<Held>,
+    /// The embedding model it was last asked for, checked once for the worker's life
+    /// rather than before every search.
+    embedding: Option<Held>,
     routes: Arc<Mutex<Routes>>,
 }
 
@@ -224,13 +227,7 @@ impl Host {
         let partition = self.partition(person);
 
         let mut slot = self.slot.lock().await;
-        let wait = match self.verdict(id) {
-            Verdict::GivenUp => return Err(self.given_up(id)),
-            Verdict::Start { after } => after,
-        };
-        if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
-            slot.worker = None;
-        }
+        let wait = self.admit(&mut slot, id)?;
         let held = slot.worker.as_ref().and_then(|w| w.model.clone());
         let held = match held {
             Some(held) if held.id == id => held,
@@ -279,22 +276,20 @@ impl Host {
         path: &Path,
         texts: Vec<String>,
     ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        let checked = {
-            let (id, path) = (id.to_owned(), path.to_owned());
-            tokio::task::spawn_blocking(move || preflight(&id, &path, 512, 0))
-        };
-        let held =
-            checked.await.map_err(|err| ProviderError::Local(format!("the embedding model failed: {err}")))??;
         let answer = {
             let mut slot = self.slot.lock().await;
-            let wait = match self.verdict(id) {
-                Verdict::GivenUp => return Err(self.given_up(id)),
-                Verdict::Start { after } => after,
+            let wait = self.admit(&mut slot, id)?;
+            let held = match slot.worker.as_ref().and_then(|w| w.embedding.clone()) {
+                Some(held) if held.id == id => held,
+                _ => {
+                    let (id, path) = (id.to_owned(), path.to_owned());
+                    tokio::task::spawn_blocking(move || preflight(&id, &path, 512, 0))
+                        .await
+                        .map_err(|err| ProviderError::Local(format!("the embedding model failed: {err}")))??
+                }
             };
-            if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
-                slot.worker = None;
-            }
             let worker = self.running(&mut slot, wait).await?;
+            worker.embedding = Some(held.clone());
             let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
             let (vectors, answer) = tokio::sync::oneshot::channel();
             {
@@ -313,6 +308,19 @@ impl Host {
         answer
             .await
             .unwrap_or_else(|_| Err(ProviderError::Local("the embedding model did not answer; try again".into())))
+    }
+
+    /// Whether model `id` may have a worker now, and after what backoff (its recent
+    /// crashes); a worker that has ended is let go, so a fresh one starts.
+    fn admit(&self, slot: &mut Slot, id: &str) -> Result<Duration, ProviderError> {
+        let wait = match self.verdict(id) {
+            Verdict::GivenUp => return Err(self.given_up(id)),
+            Verdict::Start { after } => after,
+        };
+        if slot.worker.as_ref().is_some_and(|w| lock(&w.routes).closed) {
+            slot.worker = None;
+        }
+        Ok(wait)
     }
 
     /// The worker the slot holds, started (after `wait`, the backoff after a crash) if none
@@ -350,6 +358,12 @@ impl Host {
     /// what it holds and exits.
     pub(super) async fn unload(&self, id: &str) {
         let mut slot = self.slot.lock().await;
+        // An embedding model is checked afresh at its next use (its file is gone).
+        if let Some(worker) = slot.worker.as_mut()
+            && worker.embedding.as_ref().is_some_and(|held| held.id == id)
+        {
+            worker.embedding = None;
+        }
         if slot.worker.as_ref().is_some_and(|w| w.model.as_ref().is_some_and(|held| held.id == id))
             && let Some(worker) = slot.worker.take()
         {

@@ -80,7 +80,7 @@ impl Host {
                 }
             }
         });
-        Ok(Running { generation, to_worker, model: None, routes })
+        Ok(Running { generation, to_worker, model: None, embedding: None, routes })
     }
 
     /// How the worker is started: this same binary, with only the settings it needs.
