@@ -139,19 +139,26 @@ async fn answered(server: &Server, token: &str, path: &str) {
     }
 }
 
+/// A network namespace with the scripted model server inside it (the remote provider) and
+/// a server with Ada and Kim; none, said on stderr, where namespaces cannot be made.
+async fn remote_and_kim() -> Option<(Namespace, RemoteModel, Server, String, String)> {
+    if !is_root() {
+        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
+        return None;
+    }
+    let ns = Namespace::create();
+    let remote = RemoteModel::start(&ns);
+    let (server, admin, kim) = with_kim().await;
+    Some((ns, remote, server, admin, kim))
+}
+
 fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
 
 #[tokio::test]
 async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_once_it_is_trusted() {
-    if !is_root() {
-        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
-        return;
-    }
-    let ns = Namespace::create();
-    let remote = RemoteModel::start(&ns);
-    let (server, admin, kim) = with_kim().await;
+    let Some((_ns, remote, server, admin, kim)) = remote_and_kim().await else { return };
     let provider = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
     let (status, created) = server.post("/api/providers", Some(&admin), provider).await;
     assert_eq!(status, 201, "{created}");
@@ -201,14 +208,8 @@ async fn a_local_only_person_never_reaches_an_untrusted_lan_provider_and_does_on
 /// which carries their words, never goes to the remote provider beside it (§8.6, §16).
 #[tokio::test]
 async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
-    if !is_root() {
-        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
-        return;
-    }
-    let ns = Namespace::create();
-    let remote = RemoteModel::start(&ns);
+    let Some((_ns, remote, server, admin, kim)) = remote_and_kim().await else { return };
     let local = scripted_model::ScriptedModel::start().await;
-    let (server, admin, kim) = with_kim().await;
     // A remote provider with a fast model, and a local one with a small window.
     let lan = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
     assert_eq!(server.post("/api/providers", Some(&admin), lan).await.0, 201);
@@ -238,13 +239,7 @@ async fn a_local_only_persons_compaction_never_goes_to_a_remote_provider() {
 /// shared memory that is not theirs is, so the test would see one that leaked.
 #[tokio::test]
 async fn a_local_only_persons_memories_never_reach_a_remote_provider_in_anyones_turn() {
-    if !is_root() {
-        eprintln!("skipped: creating a network namespace needs root (CI runs as root)");
-        return;
-    }
-    let ns = Namespace::create();
-    let remote = RemoteModel::start(&ns);
-    let (server, admin, kim) = with_kim().await;
+    let Some((_ns, remote, server, admin, kim)) = remote_and_kim().await else { return };
     let (_, me) = server.call(Method::GET, "/api/me", Some(&kim), None).await;
     let kim_id = me["id"].as_str().or_else(|| me["user"]["id"].as_str()).expect("Kim's id").to_owned();
     let keep = |token: &str, text: &str, subject: Value| {
