@@ -13,7 +13,7 @@ use sqlx::SqlitePool;
 use super::private::PrivateStore;
 use super::snapshots::Touched;
 use super::system::SystemStore;
-use super::{StoreError, timestamp};
+use super::{StoreError, checkpoint, timestamp};
 pub use crate::ids::MemoryId;
 use crate::ids::{ConversationId, UserId};
 
@@ -839,13 +839,6 @@ async fn sweep_pool(db: &SqlitePool, pool: Pool) -> Result<u64, StoreError> {
         checkpoint(db).await?;
     }
     Ok(gone)
-}
-
-/// Moves every committed page into the main file and empties the WAL, so an erased
-/// sentence's old pages do not linger there.
-pub(crate) async fn checkpoint(db: &SqlitePool) -> Result<(), StoreError> {
-    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(db).await?;
-    Ok(())
 }
 
 /// Words too common to tell one memory from another, in the page's languages.

@@ -81,6 +81,13 @@ pub(crate) fn connect_options(
         .log_slow_statements(log::LevelFilter::Off, std::time::Duration::from_secs(3600)))
 }
 
+/// Moves every committed page into the main file and empties the WAL, so the old pages
+/// of what was just erased do not linger there.
+pub(crate) async fn checkpoint(db: &sqlx::SqlitePool) -> Result<(), StoreError> {
+    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(db).await?;
+    Ok(())
+}
+
 /// Now, as stored everywhere: RFC 3339 in UTC with milliseconds.
 pub(crate) fn timestamp() -> String {
     let now = time::OffsetDateTime::now_utc();

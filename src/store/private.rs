@@ -69,7 +69,7 @@ impl PrivateStore {
         store.prompt_prefix = store.own_prompt_prefix().await?;
         // Write page 1 (which carries the salt) into the main file now, so the file on
         // disk can be matched against its owner's row from the first moment.
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&store.pool).await?;
+        super::checkpoint(&store.pool).await?;
         Ok(store)
     }
 

@@ -173,7 +173,7 @@ pub async fn delete_temporary(store: &PrivateStore) -> Result<u64, StoreError> {
     .await?
     .rows_affected();
     if deleted > 0 {
-        super::memories::checkpoint(store.pool()).await?;
+        super::checkpoint(store.pool()).await?;
     }
     Ok(deleted)
 }
