@@ -132,7 +132,8 @@ impl App {
             .seed()
             .map_err(|err| StartError::Prepare { path: data_dir.root().join("agents"), reason: err.to_string() })?;
         let notifier = Notifier::default();
-        let tools = Registry::builtin(FetchPolicy::from_env());
+        let mcp = crate::mcp::Hub::new(system.clone(), secrets.clone(), data_dir.root());
+        let tools = Registry::builtin(FetchPolicy::from_env()).with_mcp(mcp);
         let local = LocalModels::new(data_dir.models_dir(), local::Settings::from_env());
         let agent =
             Runtime::new(system.clone(), secrets.clone(), agents, tools, Limits::from_env(), notifier.clone(), local);
@@ -183,11 +184,15 @@ impl App {
         });
         let system = state.system.clone();
         let sessions = state.accounts.sessions().clone();
-        tokio::spawn(end_idle_sessions(sessions.clone(), state.shutdown.clone()));
+        let mcp = state.agent.mcp().cloned();
+        tokio::spawn(end_idle_sessions(sessions.clone(), mcp.clone(), state.shutdown.clone()));
         http::serve::serve(listener, http::router(state), connections, shutdown).await;
         tracing::info!("shutting down");
-        // Every key is forgotten before the process goes.
+        // Every key is forgotten before the process goes, and no server outlives it.
         sessions.end_all().await;
+        if let Some(mcp) = mcp {
+            mcp.stop_all().await;
+        }
         system.close().await;
         data_dir.remove_token();
         Ok(())
@@ -195,8 +200,9 @@ impl App {
 }
 
 /// Ends idle sessions in the background, so a key nobody uses does not stay in memory
-/// until the next request happens to notice.
-async fn end_idle_sessions(sessions: Sessions, shutdown: CancellationToken) {
+/// until the next request happens to notice; and stops the MCP instances of people no
+/// longer logged in (locked, idle, window closed), so none keeps running for them.
+async fn end_idle_sessions(sessions: Sessions, mcp: Option<crate::mcp::Hub>, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(IDLE_SWEEP);
     loop {
         tokio::select! {
@@ -205,6 +211,13 @@ async fn end_idle_sessions(sessions: Sessions, shutdown: CancellationToken) {
                 let ended = sessions.end_idle().await;
                 if ended > 0 {
                     tracing::info!(ended, "idle sessions locked");
+                }
+                if let Some(mcp) = &mcp {
+                    for user in mcp.people_running() {
+                        if sessions.count_user(&user) == 0 {
+                            mcp.stop_person(&user).await;
+                        }
+                    }
                 }
             }
         }

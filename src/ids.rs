@@ -155,6 +155,11 @@ prefixed_id!(
     "provider"
 );
 prefixed_id!(
+    /// An MCP server an administrator configured (§12): `mcp_…`.
+    McpServerId,
+    "mcp"
+);
+prefixed_id!(
     /// A memory, in either pool (`store::memories`): `mem_…`.
     MemoryId,
     "mem"

@@ -30,6 +30,7 @@ pub mod export;
 pub mod http;
 pub mod ids;
 pub mod logging;
+pub mod mcp;
 pub mod notify;
 pub mod patterns;
 pub mod providers;

@@ -36,6 +36,8 @@ pub struct Spec {
     /// The whole environment beyond [`INHERITED`]: a helper never sees the rest of
     /// Skald's (tokens, keys, whatever the person's session put there).
     pub env: Vec<(OsString, OsString)>,
+    /// Where it runs; Skald's own working folder when `None`.
+    pub cwd: Option<PathBuf>,
 }
 
 /// The variables a helper inherits from Skald: enough to find programs, a home and a
@@ -83,7 +85,10 @@ impl Exit {
     }
 }
 
-/// Starts a helper. Its stderr is drained into the log and a tail; its exit is watched.
+/// Starts a helper as the leader of its own process group, so that what it starts in turn
+/// (`npx` starting node, a shell script its program) ends with it: killing a helper, and a
+/// helper's end, kill the whole group. Its stderr is drained into the log and a tail; its
+/// exit is watched.
 pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).env_clear();
@@ -93,9 +98,13 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
         }
     }
     command.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
     let mut process = command.spawn()?;
     let pid = process.id().unwrap_or_default();
+    let group = rustix::process::Pid::from_raw(pid as i32);
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
     let drained = process.stderr.take().map(|stderr| {
         let (tail, name) = (tail.clone(), spec.name.clone());
@@ -126,6 +135,11 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Helper> {
                 process.wait().await
             }
         };
+        // What it started dies with it, however it ended. The group's id stays taken while
+        // any of them lives, so this reaches only them.
+        if let Some(group) = group {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         // Everything it wrote before it ended belongs to its tail.
         if let Some(drained) = drained {
             let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
@@ -361,6 +375,7 @@ mod tests {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), "env; echo first >&2; echo last words >&2; kill -SEGV $$".into()],
             env: vec![("GIVEN".into(), "yes".into())],
+            cwd: None,
         };
         let mut helper = spawn(&spec).unwrap();
         let mut stdout = helper.stdout.take().unwrap();
@@ -377,8 +392,52 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn what_a_helper_started_ends_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec {
+            name: "sh".into(),
+            program: "/bin/sh".into(),
+            // The grandchild outlives its parent unless the group is killed.
+            args: vec!["-c".into(), "sleep 600 & echo $! > grandchild; wait".into()],
+            env: vec![],
+            cwd: Some(dir.path().to_owned()),
+        };
+        let mut helper = spawn(&spec).unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let mut grandchild = None;
+        for _ in 0..200 {
+            if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|t| t.trim().parse::<i32>().ok()) {
+                grandchild = Some(pid);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let grandchild = rustix::process::Pid::from_raw(grandchild.expect("the grandchild started")).unwrap();
+        let exited = helper.exited();
+        helper.kill();
+        tokio::time::timeout(Duration::from_secs(10), exited).await.expect("it ended");
+        let mut gone = false;
+        for _ in 0..200 {
+            // Gone, or a zombie its init has not reaped yet: either way, not running.
+            let state = std::fs::read_to_string(format!("/proc/{}/stat", grandchild.as_raw_nonzero()));
+            if state.map_or(true, |s| s.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z'))) {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(gone, "the grandchild {grandchild:?} outlived the helper");
+    }
+
+    #[tokio::test]
     async fn dropping_a_helper_kills_it() {
-        let spec = Spec { name: "sleep".into(), program: "/bin/sleep".into(), args: vec!["600".into()], env: vec![] };
+        let spec = Spec {
+            name: "sleep".into(),
+            program: "/bin/sleep".into(),
+            args: vec!["600".into()],
+            env: vec![],
+            cwd: None,
+        };
         let helper = spawn(&spec).unwrap();
         let exited = helper.exited();
         drop(helper);

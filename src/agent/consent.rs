@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::gate::{Effect, Rule};
 use crate::providers::catalogue;
-pub use crate::store::accepted::{AgentTerms, AuditHead, ProviderTerms, Record, RoleTerms, Terms};
+pub use crate::store::accepted::{AgentTerms, AuditHead, McpTerms, ProviderTerms, Record, RoleTerms, Terms};
 use crate::store::roles::{PrivacyTier, Role};
 
 /// One difference between the record and the shared database.
@@ -93,6 +93,7 @@ pub fn differences(accepted: &Terms, now: &Terms) -> Vec<Change> {
         }
     }
     rule_differences(&accepted.rules, &now.rules, &mut changes);
+    mcp_differences(&accepted.mcp, &now.mcp, &mut changes);
     // Agents are compared once seen in both: an agent not yet used is not yet in force.
     for (id, agent) in &now.agents {
         match accepted.agents.get(id) {
@@ -112,6 +113,72 @@ pub fn differences(accepted: &Terms, now: &Terms) -> Vec<Change> {
         }
     }
     changes
+}
+
+fn mcp_differences(
+    was: &std::collections::BTreeMap<String, McpTerms>,
+    now: &std::collections::BTreeMap<String, McpTerms>,
+    changes: &mut Vec<Change>,
+) {
+    for (id, server) in now {
+        let where_to = |s: &McpTerms| {
+            format!(
+                "{}{}{}",
+                s.reaches,
+                if s.remote { ", off this home network" } else { "" },
+                if s.shared { ", one instance shared by everyone" } else { "" }
+            )
+        };
+        let what = match was.get(id) {
+            None => format!(
+                "The assistant may now use the tools of the MCP server {} ({}): a call's arguments go to it",
+                server.name,
+                where_to(server)
+            ),
+            Some(before) if before == server => continue,
+            Some(before) if before.spec != server.spec || before.remote != server.remote => {
+                format!("The MCP server {} was changed and approved again: now {}", server.name, where_to(server))
+            }
+            Some(before) => {
+                let added: Vec<&str> = server
+                    .tools
+                    .iter()
+                    .filter(|(name, pin)| before.tools.get(*name) != Some(*pin))
+                    .map(|(name, _)| name.as_str())
+                    .collect();
+                if added.is_empty() {
+                    // Only fewer tools: nothing more reaches it.
+                    changes.push(Change {
+                        key: format!("mcp.{id}"),
+                        widens: false,
+                        what: format!("The MCP server {} offers fewer tools", server.name),
+                        before: json!(before),
+                        after: json!(server),
+                    });
+                    continue;
+                }
+                format!("The MCP server {} has new or changed tools, approved: {}", server.name, added.join(", "))
+            }
+        };
+        changes.push(Change {
+            key: format!("mcp.{id}"),
+            widens: true,
+            what,
+            before: was.get(id).map_or(Value::Null, |w| json!(w)),
+            after: json!(server),
+        });
+    }
+    for (id, before) in was {
+        if !now.contains_key(id) {
+            changes.push(Change {
+                key: format!("mcp.{id}"),
+                widens: false,
+                what: format!("The MCP server {} is no longer used for you", before.name),
+                before: json!(before),
+                after: Value::Null,
+            });
+        }
+    }
 }
 
 fn role_differences(was: &RoleTerms, now: &RoleTerms, changes: &mut Vec<Change>) {
@@ -242,6 +309,11 @@ pub fn accept(record: &mut Record, now: &Terms, key: &str) {
             Some(agent) => terms.agents.insert(id.to_owned(), agent.clone()),
             None => terms.agents.remove(id),
         };
+    } else if let Some(id) = key.strip_prefix("mcp.") {
+        match now.mcp.get(id) {
+            Some(server) => terms.mcp.insert(id.to_owned(), server.clone()),
+            None => terms.mcp.remove(id),
+        };
     }
 }
 
@@ -266,6 +338,8 @@ pub struct Withheld {
     pub accepted_rules: Option<Vec<Rule>>,
     /// Agents whose current version they did not accept.
     pub agents: BTreeSet<String>,
+    /// MCP servers whose tools are not offered to them.
+    pub mcp: BTreeSet<String>,
 }
 
 impl Withheld {
@@ -292,6 +366,8 @@ impl Withheld {
                 withheld.providers.insert(id.to_owned());
             } else if let Some(id) = key.strip_prefix("agent.") {
                 withheld.agents.insert(id.to_owned());
+            } else if let Some(id) = key.strip_prefix("mcp.") {
+                withheld.mcp.insert(id.to_owned());
             }
         }
         withheld
@@ -377,7 +453,40 @@ mod tests {
             providers,
             rules: vec![Rule { tool: "note_*".into(), args: None, role: None, effect: Effect::Require, priority: 100 }],
             agents: BTreeMap::new(),
+            mcp: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn an_approved_mcp_server_widens_until_accepted_and_fewer_tools_narrow() {
+        let was = terms();
+        let mut now = terms();
+        let server = McpTerms {
+            name: "files".into(),
+            reaches: "node server.js".into(),
+            shared: false,
+            remote: false,
+            spec: "s1".into(),
+            tools: BTreeMap::from([("read".into(), "p1".into()), ("write".into(), "p2".into())]),
+        };
+        now.mcp.insert("mcp_1".into(), server.clone());
+        assert_eq!(keys(&differences(&was, &now)), [("mcp.mcp_1", true)]);
+        let withheld = Withheld::from_changes(&was, &differences(&was, &now));
+        assert!(withheld.mcp.contains("mcp_1"));
+        let mut record = Record { terms: was, audit: AuditHead::default(), declined: Default::default() };
+        accept(&mut record, &now, "mcp.mcp_1");
+        assert!(differences(&record.terms, &now).is_empty());
+        // A tool whose pin changed and was approved again widens; one fewer narrows.
+        let mut changed = now.clone();
+        changed.mcp.get_mut("mcp_1").unwrap().tools.insert("write".into(), "p3".into());
+        assert_eq!(keys(&differences(&now, &changed)), [("mcp.mcp_1", true)]);
+        let mut fewer = now.clone();
+        fewer.mcp.get_mut("mcp_1").unwrap().tools.remove("write");
+        assert_eq!(keys(&differences(&now, &fewer)), [("mcp.mcp_1", false)]);
+        let mut moved = now.clone();
+        moved.mcp.get_mut("mcp_1").unwrap().spec = "s2".into();
+        assert!(differences(&now, &moved)[0].what.contains("changed and approved again"));
+        assert_eq!(keys(&differences(&now, &terms())), [("mcp.mcp_1", false)]);
     }
 
     fn keys(changes: &[Change]) -> Vec<(&str, bool)> {

@@ -44,6 +44,9 @@ pub struct Situation<'a> {
     /// The arguments hash a person allowed on this call's card, if they did: it stands
     /// for their decision only while it matches these arguments.
     pub approved: Option<&'a str>,
+    /// The tool's server marks it destructive (an MCP annotation): a person's own "always
+    /// allow" no longer stands in for asking. Annotations only ever make the gate stricter.
+    pub destructive: bool,
 }
 
 /// The gate's answer, with the reason a card or the audit can show.
@@ -79,7 +82,7 @@ fn raw_decision(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> De
     // PERSONAL_PRIORITY.
     let tainted = situation.outside_content && situation.side_effects;
     let shared: Vec<&Rule> = shared.iter().filter(|r| r.effect != Effect::Allow || !tainted).collect();
-    let allows_count = situation.may_approve && !tainted;
+    let allows_count = situation.may_approve && !tainted && !situation.destructive;
     let personal: Vec<Rule> = personal
         .iter()
         .filter(|r| r.effect != Effect::Allow || allows_count)
@@ -161,7 +164,21 @@ mod tests {
             side_effects: tool != "note_read",
             outside_content: false,
             approved: None,
+            destructive: false,
         }
+    }
+
+    #[test]
+    fn a_tool_marked_destructive_is_never_covered_by_a_persons_own_allow() {
+        let args = json!({ "path": "/home" });
+        let personal = [rule("mcp__files__delete", Allow, 50)];
+        let plain = situation("mcp__files__delete", &args);
+        assert_eq!(effect_of(&plain, &[], &personal), Allow);
+        let destructive = Situation { destructive: true, ..plain.clone() };
+        assert_eq!(effect_of(&destructive, &[], &personal), Require);
+        // An administrator's explicit allow still stands; a deny always does.
+        assert_eq!(effect_of(&destructive, &[rule("mcp__files__*", Allow, 10)], &[]), Allow);
+        assert_eq!(effect_of(&destructive, &[rule("mcp__*", Deny, 10)], &personal), Deny);
     }
 
     fn effect_of(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Effect {

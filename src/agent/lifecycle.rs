@@ -219,7 +219,7 @@ impl Runtime {
         if let Some(summary) = &summary {
             history = &history[history.partition_point(|m| m.id <= summary.upto)..];
         }
-        let mut offered = self.inner.tools.offered(&role.tools, &agent.meta.tools);
+        let mut offered = self.inner.tools.offered_with_mcp(&role, &agent.meta.tools, &standing.withheld.mcp).await?;
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
         // A temporary chat neither reads nor writes memories: the tools are not offered, so
         // nothing is recalled into it either.

@@ -230,6 +230,11 @@ impl Runtime {
     }
 
     /// The built-in provider's models.
+    /// The MCP servers' connections, where Skald has them.
+    pub fn mcp(&self) -> Option<&crate::mcp::Hub> {
+        self.inner.tools.mcp()
+    }
+
     pub fn local_models(&self) -> &LocalModels {
         &self.inner.local
     }

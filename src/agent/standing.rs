@@ -78,6 +78,9 @@ impl Runtime {
                 key: providers.key_digest(&model.provider_id),
             });
         }
+        if let Some(hub) = self.inner.tools.mcp() {
+            terms.mcp = hub.terms(role).await?;
+        }
         for agent in agents {
             let bundled = self.inner.agents.is_bundled(agent);
             terms.agents.insert(agent.id.clone(), AgentTerms { version: agent.version.clone(), bundled });

@@ -216,6 +216,22 @@ impl From<AdminError> for ApiError {
     }
 }
 
+impl From<crate::mcp::admin::McpError> for ApiError {
+    fn from(err: crate::mcp::admin::McpError) -> Self {
+        use crate::mcp::admin::McpError;
+        let message = err.to_string();
+        match err {
+            McpError::InvalidName => Self::BadRequest { code: "invalid_name", message },
+            McpError::Invalid(_) => Self::BadRequest { code: "invalid_mcp_server", message },
+            McpError::NoServer => Self::Missing { code: "no_mcp_server", message },
+            McpError::NameTaken => Self::Conflict { code: "name_taken", message },
+            McpError::Sealing(_) => Self::Unavailable { code: "secrets_unavailable", message },
+            McpError::Unreachable(_) => Self::Upstream { code: "mcp_unreachable", message },
+            McpError::Store(store) => store.into(),
+        }
+    }
+}
+
 impl From<LibraryError> for ApiError {
     fn from(err: LibraryError) -> Self {
         let message = err.to_string();

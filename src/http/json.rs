@@ -33,3 +33,25 @@ fn describe(rejection: &JsonRejection) -> String {
         other => other.body_text(),
     }
 }
+
+/// A JSON body that may be left out: no body at all reads as `T::default()`.
+pub struct OptionalBody<T>(pub T);
+
+impl<S, T> FromRequest<S> for OptionalBody<T>
+where
+    T: DeserializeOwned + Default,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let empty = req.headers().get(axum::http::header::CONTENT_LENGTH).is_some_and(|len| len == "0")
+            || (req.headers().get(axum::http::header::CONTENT_TYPE).is_none()
+                && req.headers().get(axum::http::header::TRANSFER_ENCODING).is_none()
+                && req.headers().get(axum::http::header::CONTENT_LENGTH).is_none());
+        if empty {
+            return Ok(Self(T::default()));
+        }
+        Body::<T>::from_request(req, state).await.map(|Body(value)| Self(value))
+    }
+}

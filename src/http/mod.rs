@@ -17,6 +17,7 @@ pub mod error;
 pub mod inbox;
 pub mod json;
 pub mod local_models;
+pub mod mcp;
 pub mod me;
 pub mod memories;
 pub mod meta;

@@ -210,6 +210,9 @@ pub async fn lock(State(state): State<AppState>, caller: Caller) -> StatusCode {
         tracing::warn!(user = %caller.session.user_id, %err, "could not delete temporary chats at lock");
     }
     state.accounts.sessions().end_user(&caller.session.user_id).await;
+    if let Some(mcp) = state.agent.mcp() {
+        mcp.stop_person(&caller.session.user_id).await;
+    }
     StatusCode::NO_CONTENT
 }
 
@@ -222,5 +225,10 @@ pub struct Locked {
 /// `POST /api/lock-all`: locks everyone (what the tray's Lock does).
 pub async fn lock_all(State(state): State<AppState>) -> Json<Locked> {
     let locked = state.accounts.sessions().end_all().await;
+    if let Some(mcp) = state.agent.mcp() {
+        for user in mcp.people_running() {
+            mcp.stop_person(&user).await;
+        }
+    }
     Json(Locked { locked })
 }

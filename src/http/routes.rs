@@ -10,7 +10,7 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
 use super::{
-    AppState, admin, agents, chat, inbox, local_models, me, memories, meta, notes, people, providers, rules, ws,
+    AppState, admin, agents, chat, inbox, local_models, mcp, me, memories, meta, notes, people, providers, rules, ws,
 };
 
 /// One row of the table.
@@ -80,6 +80,14 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/providers/{id}", Admin, Header, providers::delete),
         route(M::POST, "/api/providers/{id}/refresh", Admin, Header, providers::refresh),
         route(M::GET, "/api/models", Session, Header, providers::models),
+        route(M::POST, "/api/mcp/servers", Admin, Header, mcp::add),
+        route(M::GET, "/api/mcp/servers", Admin, Header, mcp::list),
+        route(M::POST, "/api/mcp/import", Admin, Header, mcp::import),
+        route(M::GET, "/api/mcp/servers/{id}", Admin, Header, mcp::get),
+        route(M::PATCH, "/api/mcp/servers/{id}", Admin, Header, mcp::update),
+        route(M::DELETE, "/api/mcp/servers/{id}", Admin, Header, mcp::delete),
+        route(M::POST, "/api/mcp/servers/{id}/approve", Admin, Header, mcp::approve),
+        route(M::POST, "/api/mcp/servers/{id}/restart", Admin, Header, mcp::restart),
         route(M::POST, "/api/local-models", Admin, Header, local_models::import),
         route(M::POST, "/api/local-models/upload", Admin, Header, local_models::upload),
         route(M::POST, "/api/local-models/downloads", Admin, Header, local_models::download),

@@ -23,6 +23,26 @@ pub struct Terms {
     pub rules: Vec<Rule>,
     /// Agents by id, as far as they have been seen (an agent counts once it is used).
     pub agents: BTreeMap<String, AgentTerms>,
+    /// The approved MCP servers whose tools their role may be offered, by id: a call's
+    /// arguments leave Skald for them (§12). Records made before MCP have none.
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpTerms>,
+}
+
+/// Where an MCP server takes a call's arguments, and what was approved of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpTerms {
+    pub name: String,
+    /// The command it runs or the address it is reached at.
+    pub reaches: String,
+    /// One instance serves everyone.
+    pub shared: bool,
+    /// It takes words off this machine and the home network.
+    pub remote: bool,
+    /// The approved launch spec's digest.
+    pub spec: String,
+    /// Each approved tool their role may be offered, with its pin.
+    pub tools: BTreeMap<String, String>,
 }
 
 /// A role's attributes that decide where words go and what acts without asking.

@@ -19,6 +19,7 @@ mod conversation;
 pub mod data_dir;
 pub mod instance;
 pub mod local_models;
+pub mod mcp;
 pub mod memories;
 pub mod notes;
 pub mod notices;

@@ -91,10 +91,11 @@ pub trait Tool: Send + Sync {
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
 }
 
-/// Every tool Skald has; cheap to clone.
+/// Every tool Skald has — its own, and the approved tools of MCP servers; cheap to clone.
 #[derive(Clone)]
 pub struct Registry {
     tools: Arc<Vec<Box<dyn Tool>>>,
+    mcp: Option<crate::mcp::Hub>,
 }
 
 impl Registry {
@@ -118,6 +119,44 @@ impl Registry {
                 Box::new(recall::Recall),
                 Box::new(forget::Forget),
             ]),
+            mcp: None,
+        }
+    }
+
+    /// The same, with the MCP servers' tools.
+    pub fn with_mcp(self, hub: crate::mcp::Hub) -> Self {
+        Self { mcp: Some(hub), ..self }
+    }
+
+    /// The MCP connections, where there are any.
+    pub fn mcp(&self) -> Option<&crate::mcp::Hub> {
+        self.mcp.as_ref()
+    }
+
+    /// What a turn offers: the built-in tools both pattern lists allow, then the approved
+    /// MCP tools they allow — of servers the person has not declined (`withheld`), and only
+    /// servers that keep words here for a `local_only` role.
+    pub async fn offered_with_mcp(
+        &self,
+        role: &crate::store::roles::Role,
+        agent_patterns: &[String],
+        withheld: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<ToolSpec>, crate::store::StoreError> {
+        let mut offered = self.offered(&role.tools, agent_patterns);
+        if let Some(hub) = &self.mcp {
+            let local_only = role.privacy_tier == crate::store::roles::PrivacyTier::LocalOnly;
+            offered.extend(hub.offered(&role.tools, agent_patterns, local_only, withheld).await?);
+        }
+        Ok(offered)
+    }
+
+    /// Whether an offered tool's server marks it destructive (the gate is then stricter).
+    pub async fn destructive(&self, offered: &[ToolSpec], name: &str) -> bool {
+        match &self.mcp {
+            Some(hub) if crate::mcp::pin::is_mcp(name) && offered.iter().any(|t| t.name == name) => {
+                hub.destructive(name).await
+            }
+            _ => false,
         }
     }
 
@@ -137,6 +176,10 @@ impl Registry {
     /// Runs a call the model made. Only offered tools run; the arguments must be a JSON
     /// object (empty text counts as `{}`).
     pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str, context: &ToolContext) -> ToolResult {
+        if let Some(hub) = self.offered_mcp(offered, name) {
+            let arguments = parse_arguments(arguments)?;
+            return hub.call(&context.user, name, arguments).await;
+        }
         let tool = self.find(offered, name)?;
         let arguments = parse_arguments(arguments)?;
         known_fields_only(&tool.parameters(), &arguments, "")?;
@@ -144,13 +187,23 @@ impl Registry {
     }
 
     /// Whether an offered tool has side effects; none for a tool not offered here.
+    /// An MCP tool's annotations never count here: a server's `readOnlyHint` could be a lie,
+    /// so every MCP tool counts as one with side effects.
     pub fn side_effects(&self, offered: &[ToolSpec], name: &str) -> Option<bool> {
+        if self.offered_mcp(offered, name).is_some() {
+            return Some(true);
+        }
         self.find(offered, name).ok().map(Tool::side_effects)
     }
 
-    /// Whether a tool's results come from outside Skald.
+    /// Whether a tool's results come from outside Skald: a web page, an MCP server.
     pub fn brings_outside_content(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| t.name() == name && t.brings_outside_content())
+        crate::mcp::pin::is_mcp(name) || self.tools.iter().any(|t| t.name() == name && t.brings_outside_content())
+    }
+
+    /// The hub that runs `name`, when it is an offered MCP tool.
+    fn offered_mcp(&self, offered: &[ToolSpec], name: &str) -> Option<&crate::mcp::Hub> {
+        self.mcp.as_ref().filter(|_| crate::mcp::pin::is_mcp(name) && offered.iter().any(|t| t.name == name))
     }
 
     fn find(&self, offered: &[ToolSpec], name: &str) -> Result<&dyn Tool, String> {

@@ -74,6 +74,7 @@ pub(super) struct Ground<'a> {
 pub(super) fn verdict(
     call: &ToolCall,
     side_effects: Option<bool>,
+    destructive: bool,
     repeated: bool,
     card: Option<&approvals::Card>,
     ground: &Ground,
@@ -109,6 +110,7 @@ pub(super) fn verdict(
         side_effects,
         outside_content: ground.outside_content,
         approved,
+        destructive,
     };
     let decision = gate::decide(&situation, ground.shared, ground.personal);
     match decision.effect {
@@ -185,12 +187,17 @@ impl Turn {
             shared: &shared,
             personal: &personal,
         };
+        let mut destructive = Vec::with_capacity(calls.len());
+        for call in &calls {
+            destructive.push(registry.destructive(&self.offered, &call.name).await);
+        }
         let verdicts: Vec<Verdict> = calls
             .iter()
-            .map(|call| {
+            .zip(destructive)
+            .map(|(call, destructive)| {
                 let card = cards.iter().find(|c| c.call_id == *call.id);
                 let side_effects = registry.side_effects(&self.offered, &call.name);
-                verdict(call, side_effects, self.repeats.refuses(&call.id), card, &ground)
+                verdict(call, side_effects, destructive, self.repeats.refuses(&call.id), card, &ground)
             })
             .collect();
         let asks: Vec<approvals::NewCard> = calls
@@ -395,18 +402,18 @@ mod tests {
         Ground { role: "member", may_approve: true, outside_content: false, shared: &[], personal: &[] };
 
     fn judge(call: &ToolCall, card: Option<&approvals::Card>) -> Verdict {
-        verdict(call, Some(true), false, card, &GROUND)
+        verdict(call, Some(true), false, false, card, &GROUND)
     }
 
     #[test]
     fn a_call_repeating_the_response_before_is_refused_unrun() {
-        let refused = verdict(&call("note_write", "{}"), Some(true), true, None, &GROUND);
+        let refused = verdict(&call("note_write", "{}"), Some(true), false, true, None, &GROUND);
         assert_eq!(refused, Verdict::Refuse(REPEATED.to_owned()));
     }
 
     #[test]
     fn a_call_to_a_tool_not_offered_runs_only_to_return_its_error() {
-        assert_eq!(verdict(&call("rm", "{}"), None, false, None, &GROUND), Verdict::Run);
+        assert_eq!(verdict(&call("rm", "{}"), None, false, false, None, &GROUND), Verdict::Run);
         assert_eq!(judge(&call("note_write", "not json"), None), Verdict::Run);
     }
 
@@ -419,7 +426,10 @@ mod tests {
     #[test]
     fn a_call_no_rule_covers_is_refused_for_a_role_that_may_not_approve() {
         let ground = Ground { may_approve: false, ..GROUND };
-        assert!(matches!(verdict(&call("note_write", "{}"), Some(true), false, None, &ground), Verdict::Refuse(_)));
+        assert!(matches!(
+            verdict(&call("note_write", "{}"), Some(true), false, false, None, &ground),
+            Verdict::Refuse(_)
+        ));
     }
 
     #[test]
@@ -458,7 +468,9 @@ mod tests {
     fn a_question_goes_to_the_person_as_a_question_card_even_for_a_role_that_may_not_approve() {
         let ground = Ground { may_approve: false, ..GROUND };
         let question = call(tools::CLARIFY, r#"{"question":"Which day?"}"#);
-        let Verdict::Ask { kind, .. } = verdict(&question, Some(false), false, None, &ground) else { panic!("asks") };
+        let Verdict::Ask { kind, .. } = verdict(&question, Some(false), false, false, None, &ground) else {
+            panic!("asks")
+        };
         assert_eq!(kind, CardKind::Question);
     }
 }

@@ -155,7 +155,9 @@ impl Turn {
             .runtime
             .inner
             .tools
-            .offered(&self.role.tools, &agent.meta.tools)
+            .offered_with_mcp(&self.role, &agent.meta.tools, &standing.withheld.mcp)
+            .await
+            .map_err(|err| refused(err.into()))?
             .into_iter()
             .filter(|tool| self.offered.iter().any(|mine| mine.name == tool.name))
             .collect();

@@ -33,7 +33,7 @@ const ALLOW_VAR: &str = "SKALD_TEST_FETCH_ALLOW";
 /// worth of instructions.
 const MAX_SHOWN_URL_CHARS: usize = 300;
 /// The wrapper's tag name; page text never keeps it (see [`neutralise`]).
-const WRAPPER: &str = "untrusted_content";
+pub(crate) const WRAPPER: &str = "untrusted_content";
 
 /// What web_fetch may reach and how much it reads.
 #[derive(Debug, Clone)]
@@ -435,7 +435,7 @@ fn size(bytes: usize) -> String {
 /// Page text with every mention of the wrapper's tag name altered, so the page can neither
 /// close the wrapper nor open a second one that looks like Skald's. Run on the final text,
 /// after entities are decoded and tags removed, since either can assemble the name.
-fn neutralise(text: &str) -> String {
+pub(crate) fn neutralise(text: &str) -> String {
     // ASCII lowercasing keeps every byte offset, so matches index the original text.
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());

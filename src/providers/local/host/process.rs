@@ -104,6 +104,7 @@ impl Host {
             program: settings.worker_program.clone(),
             args: vec!["model-worker".into()],
             env,
+            cwd: None,
         }
     }
 
@@ -314,6 +315,7 @@ pub(in crate::providers::local) async fn inspect(settings: &Settings, path: &Pat
         program: settings.worker_program.clone(),
         args: vec!["model-worker".into(), "--inspect".into(), path.as_os_str().to_owned()],
         env: Vec::new(),
+        cwd: None,
     };
     let mut helper = supervise::spawn(&spec)
         .map_err(|err| format!("Skald could not start its model reader ({} {err})", spec.program.display()))?;

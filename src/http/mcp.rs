@@ -1,0 +1,140 @@
+//! MCP servers (§12): administrators add, import, change, approve, restart and remove
+//! them. The checks, the sealing and the pins are [`crate::mcp`]'s; these handlers parse,
+//! call it, record the administrator's own approval as accepted by them (§3), and answer.
+//! No route returns an environment value or a token.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::AppState;
+use super::auth::{AdminActor, Caller};
+use super::error::ApiError;
+use super::json::{Body, OptionalBody};
+use crate::ids::McpServerId;
+use crate::mcp::Hub;
+pub use crate::mcp::admin::{Imported, NewServerBody, PatchBody, ServerView};
+
+fn hub(state: &AppState) -> Result<&Hub, ApiError> {
+    state.agent.mcp().ok_or(ApiError::Unavailable { code: "mcp_unavailable", message: "MCP is not set up here".into() })
+}
+
+/// A new server's id.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "McpAdded")]
+pub struct Added {
+    pub id: McpServerId,
+}
+
+/// `POST /api/mcp/servers` (administrators): adds a server and lists its tools; none is
+/// offered before approval. 201 `{"id"}`.
+pub async fn add(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<NewServerBody>,
+) -> Result<(StatusCode, Json<Added>), ApiError> {
+    let id = hub(&state)?.add(&actor, req).await?;
+    Ok((StatusCode::CREATED, Json(Added { id })))
+}
+
+/// What `POST /api/mcp/import` takes: the configuration other MCP clients write.
+#[derive(Deserialize, ts_rs::TS)]
+#[ts(rename = "McpImport")]
+pub struct ImportBody {
+    #[serde(rename = "mcpServers")]
+    #[ts(rename = "mcpServers", type = "Record<string, unknown>")]
+    pub mcp_servers: serde_json::Value,
+}
+
+/// `POST /api/mcp/import` (administrators): adds each server of an `mcpServers` object;
+/// each entry says what it came to.
+pub async fn import(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<ImportBody>,
+) -> Result<Json<Vec<Imported>>, ApiError> {
+    let config = serde_json::json!({ "mcpServers": req.mcp_servers });
+    Ok(Json(hub(&state)?.import(&actor, &config).await?))
+}
+
+/// `GET /api/mcp/servers` (administrators): every server with its state, approval and
+/// tools (each with its pin and status).
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ServerView>>, ApiError> {
+    Ok(Json(hub(&state)?.list().await?))
+}
+
+/// `GET /api/mcp/servers/{id}` (administrators)
+pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<ServerView>, ApiError> {
+    Ok(Json(hub(&state)?.get(&McpServerId::new(id)).await?))
+}
+
+/// What `POST /api/mcp/servers/{id}/approve` takes.
+#[derive(Default, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "McpApprove")]
+pub struct ApproveBody {
+    /// The tools to approve as they are now; every tool the server lists when absent.
+    #[ts(optional)]
+    pub tools: Option<Vec<String>>,
+}
+
+/// The tools an approval covered.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "McpApproved")]
+pub struct Approved {
+    pub tools: Vec<String>,
+}
+
+/// `POST /api/mcp/servers/{id}/approve` (administrators): approves the server's launch
+/// spec and its tools as they are now. For everyone else it is a change to where their
+/// words may go, held until they accept it (§3); the administrator's own is theirs.
+pub async fn approve(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    caller: Caller,
+    Path(id): Path<String>,
+    OptionalBody(body): OptionalBody<ApproveBody>,
+) -> Result<Json<Approved>, ApiError> {
+    let id = McpServerId::new(id);
+    let tools = hub(&state)?.approve(&actor, &id, body.tools.as_deref()).await?;
+    let key = format!("mcp.{id}");
+    state.agent.accept_own(&caller.session, |change| change.key == key).await;
+    Ok(Json(Approved { tools }))
+}
+
+/// `PATCH /api/mcp/servers/{id}` (administrators): a change to what runs or is reached
+/// withdraws the approval until it is given again.
+pub async fn update(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+    Body(req): Body<PatchBody>,
+) -> Result<StatusCode, ApiError> {
+    hub(&state)?.patch(&actor, &McpServerId::new(id), req).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/mcp/servers/{id}/restart` (administrators): stops its instances, forgets its
+/// crashes and lists its tools again.
+pub async fn restart(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = McpServerId::new(id);
+    crate::store::mcp::restarted(&state.system, &actor, &id).await?;
+    hub(&state)?.restart(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/mcp/servers/{id}` (administrators): removes it, its instances and their
+/// folders.
+pub async fn delete(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    hub(&state)?.remove(&actor, &McpServerId::new(id)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
