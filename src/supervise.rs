@@ -397,7 +397,7 @@ mod tests {
         let spec = Spec {
             name: "sh".into(),
             program: "/bin/sh".into(),
-            // The grandchild outlives its parent unless the group is killed.
+            // The grandchild outlives the shell unless the group is killed.
             args: vec!["-c".into(), "sleep 600 & echo $! > grandchild; wait".into()],
             env: vec![],
             cwd: Some(dir.path().to_owned()),

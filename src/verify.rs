@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 22] = [
+const KNOWN_TABLES: [&str; 24] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -48,6 +48,10 @@ const KNOWN_TABLES: [&str; 22] = [
     "shared_memories_vectors_version",
     // erasures waiting for a locked person's file: ids only, never text
     "memory_erasures",
+    // MCP servers an administrator configured (their environment and token sealed under the
+    // instance key) and the tools they list, with their pins: nothing anyone said (§12)
+    "mcp_servers",
+    "mcp_tools",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
@@ -312,7 +316,10 @@ async fn key_candidates(pool: &SqlitePool, tables: &[String]) -> Result<Vec<(Str
         let columns: Vec<String> =
             sqlx::query_scalar("SELECT name FROM pragma_table_info(?)").bind(table).fetch_all(pool).await?;
         for column in columns {
-            if (table == "key_wraps" && column == "wrapped") || (table == "providers" && column == "api_key") {
+            let sealed = (table == "key_wraps" && column == "wrapped")
+                || (table == "providers" && column == "api_key")
+                || (table == "mcp_servers" && (column == "env" || column == "token"));
+            if sealed {
                 continue;
             }
             // Names come from the schema itself and are quoted.

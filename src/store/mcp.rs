@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use sqlx::types::Json;
 
 use super::audit::{self, Actor};
+use super::providers::name_taken;
 use super::{StoreError, SystemStore, notices, timestamp};
 use crate::ids::McpServerId;
 
@@ -396,11 +397,4 @@ pub async fn tell_everyone(store: &SystemStore, actor: &Actor, kind: &str, detai
     notices::tell_everyone_but(&mut tx, Some(&actor.id), kind, &body).await?;
     tx.commit().await?;
     Ok(())
-}
-
-fn name_taken(err: sqlx::Error) -> StoreError {
-    match err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::NameTaken,
-        other => StoreError::Sqlx(other),
-    }
 }

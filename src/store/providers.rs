@@ -285,7 +285,8 @@ async fn replace_models(
     Ok(())
 }
 
-fn name_taken(err: sqlx::Error) -> StoreError {
+/// A unique-name violation said as what it means.
+pub(super) fn name_taken(err: sqlx::Error) -> StoreError {
     match err {
         sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::NameTaken,
         other => StoreError::Sqlx(other),
