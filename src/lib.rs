@@ -39,6 +39,7 @@ pub mod rules;
 pub mod secrets;
 pub mod store;
 pub mod supervise;
+pub mod untrusted;
 pub mod users;
 pub mod verify;
 

@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::agent::tools::web_fetch::{WRAPPER, neutralise};
 use crate::rules::canonical;
+use crate::untrusted::{WRAPPER, neutralise};
 
 /// Every MCP tool's name starts so: `mcp__<server>__<tool>`.
 pub const PREFIX: &str = "mcp__";

@@ -1,17 +1,18 @@
 //! Imports run one way (docs/architecture.md §0.2): base modules → `rules` → `store` →
-//! `secrets` → `providers`, `users` and the other readers of the store → `agent` → `http` →
+//! `secrets` → `providers`, `users` and the other readers of the store → `mcp` → `agent` → `http` →
 //! `app` → the shell in `src-tauri/`. A module may name `crate::X` only for an `X` in a lower layer or
 //! in its own module; so there is no circle between the top-level modules either.
 
 use std::path::Path;
 
 /// Each top-level module of `src/` by layer, lowest first.
-const LAYERS: [&[&str]; 8] = [
-    &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify"],
+const LAYERS: [&[&str]; 9] = [
+    &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify", "untrusted"],
     &["rules"],
     &["store"],
     &["secrets"],
     &["providers", "users", "export", "verify"],
+    &["mcp"],
     &["agent"],
     &["http"],
     &["app"],

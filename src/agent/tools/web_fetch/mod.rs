@@ -7,6 +7,7 @@
 
 mod html;
 
+use crate::untrusted::{WRAPPER, neutralise};
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +33,6 @@ const ALLOW_VAR: &str = "SKALD_TEST_FETCH_ALLOW";
 /// An address or host shown outside the wrapper is kept short, so it cannot carry a page's
 /// worth of instructions.
 const MAX_SHOWN_URL_CHARS: usize = 300;
-/// The wrapper's tag name; page text never keeps it (see [`neutralise`]).
-pub(crate) const WRAPPER: &str = "untrusted_content";
 
 /// What web_fetch may reach and how much it reads.
 #[derive(Debug, Clone)]
@@ -430,23 +429,6 @@ fn size(bytes: usize) -> String {
     } else {
         format!("{bytes} bytes")
     }
-}
-
-/// Page text with every mention of the wrapper's tag name altered, so the page can neither
-/// close the wrapper nor open a second one that looks like Skald's. Run on the final text,
-/// after entities are decoded and tags removed, since either can assemble the name.
-pub(crate) fn neutralise(text: &str) -> String {
-    // ASCII lowercasing keeps every byte offset, so matches index the original text.
-    let lower = text.to_ascii_lowercase();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = 0;
-    for (at, _) in lower.match_indices(WRAPPER) {
-        out.push_str(&text[rest..at]);
-        out.push_str("untrusted-content");
-        rest = at + WRAPPER.len();
-    }
-    out.push_str(&text[rest..]);
-    out
 }
 
 /// An address or host cut to a length fit for one line of a message.
