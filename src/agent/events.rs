@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 use ts_rs::TS;
 
 use super::inbox::CardView;
-use crate::ids::{ConversationId, TurnId, UserId};
+use crate::ids::{CallId, ConversationId, TurnId, UserId};
 use crate::providers::local::download::Status as DownloadStatus;
 use crate::store::chat::{MessageStatus, TurnState};
 
@@ -56,6 +56,19 @@ pub enum LiveEvent {
         name: String,
         status: MessageStatus,
         result: String,
+    },
+    /// How far a running tool call got, as its server reports it (MCP progress).
+    ToolProgress {
+        #[serde(flatten)]
+        of: TurnRef,
+        call_id: CallId,
+        progress: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        total: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        message: Option<String>,
     },
     /// A card the turn waits on (§8.5), as the inbox shows it.
     Card {
@@ -347,6 +360,7 @@ mod tests {
                 call_id: "c".into(),
                 for_person: None,
                 memory: None,
+                tool_server: None,
             }),
             state: CardState::Pending,
             summary: "notify".into(),

@@ -39,6 +39,9 @@ pub enum DecisionError {
     WrongKind(&'static str),
     #[error("an answer is 1 to 4000 characters")]
     BadAnswer,
+    /// A filled form that does not fit the server's schema: which field, and what it takes.
+    #[error("{0}")]
+    BadForm(String),
     #[error(transparent)]
     Turn(#[from] TurnError),
 }
@@ -89,6 +92,9 @@ pub enum Asks {
     Approval(CallDetails),
     /// A question the assistant asked (`clarify`).
     Question(QuestionDetails),
+    /// A form a tool server asks the person to fill in while its call runs (MCP
+    /// elicitation); answered with accept (the filled form), decline or cancel.
+    Form(super::forms::FormDetails),
 }
 
 /// The call a card is about: what the assistant wants to run, why, and for whom.
@@ -114,6 +120,18 @@ pub struct CallDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub memory: Option<super::memory::MemoryCard>,
+    /// An MCP call's server: where its arguments go, and whether it is shared by everyone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_server: Option<crate::mcp::ServerLabel>,
+}
+
+/// What a card shows beside the call, fixed when it is made (`cards.shows`) other than a
+/// `remember` card's lines, which are stored as they are.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardShows {
+    ToolServer(crate::mcp::ServerLabel),
 }
 
 /// A question card's call, with the question as `clarify` gave it.
@@ -139,6 +157,7 @@ impl CardView {
     pub fn for_person(mut self, person: Option<CardFor>) -> Self {
         match &mut self.asks {
             Asks::Approval(call) | Asks::Question(QuestionDetails { call, .. }) => call.for_person = person,
+            Asks::Form(form) => form.for_person = person,
         }
         self
     }
@@ -157,6 +176,10 @@ pub fn card_view(card: &Card) -> CardView {
         call_id: card.call_id.clone(),
         for_person: None,
         memory: card.shows.as_deref().and_then(|shows| serde_json::from_str(shows).ok()),
+        tool_server: card.shows.as_deref().and_then(|shows| match serde_json::from_str(shows) {
+            Ok(CardShows::ToolServer(label)) => Some(label),
+            Err(_) => None,
+        }),
     };
     let (summary, asks) = match card.kind {
         CardKind::Approval => (summary(&card.tool, &call.arguments), Asks::Approval(call)),
@@ -307,6 +330,17 @@ impl Runtime {
         Ok((view, resumed))
     }
 
+    /// Sends a person's reply to a tool server's form card (§8.5): the filled form, a
+    /// decline or a cancel. Nothing of it is kept here.
+    pub fn reply_to_form(
+        &self,
+        session: &Session,
+        card_id: &str,
+        reply: super::forms::FormReply,
+    ) -> Result<CardView, DecisionError> {
+        self.forms().reply(self.events(), &session.user_id, card_id, reply)
+    }
+
     /// A person as a card names them; none for someone no longer here.
     pub async fn person(&self, user: &UserId) -> Result<Option<CardFor>, StoreError> {
         let row = crate::store::users::find(self.system(), user).await?;
@@ -316,11 +350,9 @@ impl Runtime {
     /// The cards waiting on the person, each naming them, as the inbox shows them.
     pub async fn inbox(&self, session: &Session) -> Result<Vec<CardView>, StoreError> {
         let person = self.person(&session.user_id).await?;
-        Ok(approvals::pending(&session.space)
-            .await?
-            .iter()
-            .map(|card| card_view(card).for_person(person.clone()))
-            .collect())
+        let stored = approvals::pending(&session.space).await?;
+        let forms = self.forms().pending(&session.user_id);
+        Ok(stored.iter().map(card_view).chain(forms).map(|card| card.for_person(person.clone())).collect())
     }
 }
 

@@ -15,6 +15,7 @@ pub mod consent;
 pub mod context;
 pub mod definition;
 pub mod events;
+pub mod forms;
 pub mod gate;
 pub mod inbox;
 pub mod lifecycle;

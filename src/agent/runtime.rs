@@ -90,6 +90,8 @@ pub(super) struct Inner {
     /// How many events each parked turn had sent, by turn id: its `turn_ended`, when it is
     /// withdrawn, is numbered after them so the page sees no gap.
     pub(super) parked_events: Mutex<HashMap<String, u64>>,
+    /// Tool servers' forms waiting on people, in memory only.
+    pub(super) forms: super::forms::Forms,
 }
 
 pub(super) struct ProviderCache {
@@ -209,8 +211,13 @@ impl Runtime {
             records: standing::RecordLocks::default(),
             chain_checked: Mutex::default(),
             parked_events: Mutex::default(),
+            forms: super::forms::Forms::default(),
         };
         Self { inner: Arc::new(inner) }
+    }
+
+    pub fn forms(&self) -> &super::forms::Forms {
+        &self.inner.forms
     }
 
     pub fn events(&self) -> &Events {

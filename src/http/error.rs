@@ -171,6 +171,7 @@ impl From<DecisionError> for ApiError {
             DecisionError::AlwaysNotPermitted(_) => Self::Refused { code: "always_not_permitted", message },
             DecisionError::WrongKind(_) => Self::BadRequest { code: "wrong_card_kind", message },
             DecisionError::BadAnswer => Self::BadRequest { code: "invalid_answer", message },
+            DecisionError::BadForm(_) => Self::BadRequest { code: "invalid_form", message },
             DecisionError::Turn(turn) => turn.into(),
         }
     }

@@ -9,6 +9,7 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::forms::FormReply;
 use crate::agent::inbox::{CardView, Decision};
 
 /// `GET /api/inbox`: pending cards, oldest first, each saying for whom it is.
@@ -33,6 +34,9 @@ pub struct Answer {
     /// With allow on a `remember` card: the similar memory it offered that the new one replaces.
     #[ts(optional, as = "Option<String>")]
     replace: Option<crate::store::memories::MemoryId>,
+    /// With accept on a form card: the filled form, one value per field.
+    #[ts(optional, type = "Record<string, unknown>")]
+    content: Option<serde_json::Value>,
 }
 
 /// A card as it was decided, and whether its turn went on.
@@ -43,13 +47,33 @@ pub struct Decided {
 }
 
 /// `POST /api/inbox/{id}`: allows or denies an approval card (`always` beside `allow`
-/// adds a personal always-allow rule where the role permits), or answers a question card.
+/// adds a personal always-allow rule where the role permits), answers a question card, or
+/// accepts (with the filled form), declines or cancels a tool server's form card.
 pub async fn decide(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
     Body(req): Body<Answer>,
 ) -> Result<Json<Decided>, ApiError> {
+    if state.agent.forms().is_open(&caller.session.user_id, &id) {
+        let other = req.always || req.answer.is_some() || req.arguments_hash.is_some() || req.replace.is_some();
+        let reply = match (req.decision.as_deref(), req.content) {
+            (Some("accept"), content) if !other => FormReply::Accept(content.unwrap_or_else(|| serde_json::json!({}))),
+            (Some("decline"), None) if !other => FormReply::Decline,
+            (Some("cancel"), None) if !other => FormReply::Cancel,
+            _ => {
+                let message = r#"a form takes {"decision":"accept","content":{…}}, {"decision":"decline"} or {"decision":"cancel"}"#;
+                return Err(ApiError::BadRequest { code: "invalid_decision", message: message.to_owned() });
+            }
+        };
+        let card = state.agent.reply_to_form(&caller.session, &id, reply)?;
+        return Ok(Json(Decided { card, resumed: false }));
+    }
+    if req.content.is_some() {
+        // A form that is gone (its call ended) or never was: nothing waits for the content.
+        let message = "there is no such form waiting in your inbox: its call ended".to_owned();
+        return Err(ApiError::Missing { code: "no_card", message });
+    }
     let allow = match (req.decision.as_deref(), &req.answer) {
         (Some("allow"), None) => true,
         (Some("deny"), None) => false,

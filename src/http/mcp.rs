@@ -138,3 +138,62 @@ pub async fn delete(
     hub(&state)?.remove(&actor, &McpServerId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// A person's own token for an MCP server reached over HTTP.
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "McpOwnToken")]
+pub struct OwnToken {
+    pub token: String,
+}
+
+/// The longest token a person may set.
+const MAX_TOKEN_CHARS: usize = 8192;
+
+/// The id of an HTTP server the caller's role is offered, or 404.
+async fn offered_http(state: &AppState, caller: &Caller, id: &str) -> Result<McpServerId, ApiError> {
+    let role = state.agent.role_of(&caller.session.user_id).await?;
+    let hub = hub(state)?;
+    let offered = hub.terms(&role).await?.contains_key(id);
+    let server = crate::store::mcp::get(&state.system, &McpServerId::new(id)).await?;
+    match server {
+        Some(server) if offered && server.transport == "http" => Ok(server.id),
+        _ => Err(ApiError::Missing {
+            code: "no_tool_server",
+            message: "there is no tool server reached over HTTP by that id among yours".into(),
+        }),
+    }
+}
+
+/// `PUT /api/me/tool-servers/{id}/token` `{"token"}`: my own token for an HTTP tool
+/// server, kept in my encrypted file and used for my calls instead of the shared one.
+pub async fn put_own_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(req): Body<OwnToken>,
+) -> Result<StatusCode, ApiError> {
+    let token = zeroize::Zeroizing::new(req.token);
+    let valid = !token.trim().is_empty() && token.chars().count() <= MAX_TOKEN_CHARS && !token.contains(['\r', '\n']);
+    if !valid {
+        let message = format!("a token is 1 to {MAX_TOKEN_CHARS} characters on one line");
+        return Err(ApiError::BadRequest { code: "invalid_token", message });
+    }
+    let id = offered_http(&state, &caller, &id).await?;
+    caller.session.space.put_mcp_token(id.as_str(), token.trim()).await?;
+    hub(&state)?.stop_instance(&id, &caller.session.user_id).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/me/tool-servers/{id}/token`: forgets my own token; my calls use the
+/// shared one again, if there is one.
+pub async fn delete_own_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = offered_http(&state, &caller, &id).await?;
+    caller.session.space.delete_mcp_token(id.as_str()).await?;
+    hub(&state)?.stop_instance(&id, &caller.session.user_id).await;
+    Ok(StatusCode::NO_CONTENT)
+}

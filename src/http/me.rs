@@ -168,6 +168,24 @@ pub struct PrivacyAgent {
     pub changed_at: Option<String>,
 }
 
+/// A tool server my turns may call (§12.1): where a call's arguments go, whether one
+/// instance serves everyone, and the tools my role is offered.
+#[derive(Serialize, ts_rs::TS)]
+pub struct PrivacyToolServer {
+    pub id: String,
+    pub name: String,
+    /// The command it runs or the address it is reached at.
+    pub reaches: String,
+    /// One instance serves everyone: what one person's calls leave in it, another's may read.
+    pub shared: bool,
+    pub privacy: Tier,
+    pub tools: Vec<String>,
+    /// Reached over HTTP: I may set my own token for it.
+    pub http: bool,
+    /// My own token for it is set (it is never shown).
+    pub own_token: bool,
+}
+
 /// What the administrators can see about me: never my words.
 #[derive(Serialize, ts_rs::TS)]
 pub struct AdministratorsSee {
@@ -185,6 +203,8 @@ pub struct PrivacyReport {
     /// (§6.2): always empty.
     pub supervisors: Vec<PublicUser>,
     pub providers: Vec<PrivacyProvider>,
+    /// The tool servers (MCP) my turns may call.
+    pub tool_servers: Vec<PrivacyToolServer>,
     pub agents: Vec<PrivacyAgent>,
     pub administrators_see: AdministratorsSee,
     pub notices: Vec<notices::Notice>,
@@ -225,6 +245,24 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
             }),
         }
     }
+    let mut tool_servers = Vec::new();
+    if let Some(hub) = state.agent.mcp() {
+        let own = caller.session.space.mcp_token_servers().await?;
+        let servers = crate::store::mcp::list(system).await?;
+        for (id, terms) in hub.terms(&role).await? {
+            let http = servers.iter().any(|s| s.id.as_str() == id && s.transport == "http");
+            tool_servers.push(PrivacyToolServer {
+                own_token: own.contains(&id),
+                http,
+                id,
+                privacy: if terms.remote { Tier::Remote } else { Tier::Local },
+                tools: terms.tools.into_keys().collect(),
+                name: terms.name,
+                reaches: terms.reaches,
+                shared: terms.shared,
+            });
+        }
+    }
     state.agent.observe_all().await; // the agents as their files are now, on record
     let versions = agent_versions::latest(system).await?;
     let agents = state
@@ -254,6 +292,7 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
         keys,
         supervisors: Vec::new(),
         providers,
+        tool_servers,
         agents,
         administrators_see: AdministratorsSee {
             name: row.name,

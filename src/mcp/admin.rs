@@ -75,6 +75,10 @@ pub struct NewServerBody {
     #[serde(default)]
     #[ts(optional, as = "Option<bool>")]
     pub shared: bool,
+    /// Folders a server that asks for roots is told of: absolute paths, or ones under
+    /// `{instance_dir}`. None by default.
+    #[ts(optional)]
+    pub roots: Option<Vec<String>>,
     #[ts(optional)]
     pub timeout_seconds: Option<i64>,
     /// `2025-11-25` (the default) or `2026-07-28`.
@@ -103,6 +107,8 @@ pub struct PatchBody {
     pub trusted_lan: Option<bool>,
     #[ts(optional)]
     pub shared: Option<bool>,
+    #[ts(optional)]
+    pub roots: Option<Vec<String>>,
     #[ts(optional)]
     pub timeout_seconds: Option<i64>,
     #[ts(optional)]
@@ -175,6 +181,7 @@ pub struct ServerView {
     pub has_token: bool,
     pub trusted_lan: bool,
     pub shared: bool,
+    pub roots: Vec<String>,
     pub timeout_seconds: i64,
     pub protocol: String,
     pub enabled: bool,
@@ -234,6 +241,7 @@ impl Hub {
         };
         let env = body.env.as_ref().map(|env| self.seal_env(&id, env)).transpose()?;
         let token = body.token.as_deref().map(|token| self.seal_token(&id, token)).transpose()?;
+        let roots = valid_roots(body.roots.unwrap_or_default())?;
         let new = NewServer {
             id: &id,
             name,
@@ -245,6 +253,7 @@ impl Hub {
             token: token.as_deref(),
             trusted_lan: body.trusted_lan,
             shared: body.shared,
+            roots: &roots,
             timeout_ms,
             protocol,
         };
@@ -327,6 +336,7 @@ impl Hub {
             has_token: server.token.is_some(),
             trusted_lan: server.trusted_lan,
             shared: server.shared,
+            roots: server.roots.0,
             timeout_seconds: server.timeout_ms / 1000,
             protocol: server.protocol,
             enabled: server.enabled,
@@ -359,7 +369,11 @@ impl Hub {
             self.probe(&server).await.map_err(McpError::Unreachable)?;
         }
         let spec = self.spec_now(&server).map_err(McpError::Invalid)?;
-        Ok(stored::approve(self.system(), actor, id, &spec, tools).await?)
+        let approved = stored::approve(self.system(), actor, id, &spec, tools).await?;
+        // An instance started from what was there before (a file named in the command
+        // has changed since) is not what was approved: it starts again at the next call.
+        self.stop_unlike(id, &spec).await;
+        Ok(approved)
     }
 
     /// Applies a change; one to what runs or is reached withdraws the approval. Running
@@ -392,13 +406,15 @@ impl Hub {
         };
         let timeout_ms = body.timeout_seconds.map(timeout_ms).transpose()?;
         let protocol = body.protocol.as_deref().map(valid_protocol).transpose()?;
+        let roots = body.roots.map(valid_roots).transpose()?;
         let spec_changed = command.as_ref().is_some_and(|c| Some(c) != server.command.as_ref())
             || args.as_ref().is_some_and(|a| *a != server.args.0)
             || env.is_some()
             || url.as_ref().is_some_and(|u| Some(u) != server.url.as_ref())
             || token.is_some()
             || body.trusted_lan.is_some_and(|t| t != server.trusted_lan)
-            || body.shared.is_some_and(|s| s != server.shared);
+            || body.shared.is_some_and(|s| s != server.shared)
+            || roots.as_ref().is_some_and(|r| *r != server.roots.0);
         let change = ServerChange {
             command: command.as_deref(),
             args: args.as_deref(),
@@ -407,6 +423,7 @@ impl Hub {
             token: token.as_ref().map(|t| t.as_deref()),
             trusted_lan: body.trusted_lan,
             shared: body.shared,
+            roots: roots.as_deref(),
             timeout_ms,
             protocol,
             enabled: body.enabled,
@@ -525,6 +542,38 @@ fn valid_url(url: &str) -> Result<&str, McpError> {
     }
 }
 
+/// At most this many roots per server.
+const MAX_ROOTS: usize = 16;
+
+/// Roots as an administrator lists them: existing folders named by absolute paths
+/// without `..`, or folders under the instance's own (`{instance_dir}/…`), made when it
+/// starts. A folder listed twice counts once.
+fn valid_roots(roots: Vec<String>) -> Result<Vec<String>, McpError> {
+    if roots.len() > MAX_ROOTS {
+        return Err(invalid(&format!("a server takes at most {MAX_ROOTS} roots")));
+    }
+    let mut valid: Vec<String> = Vec::with_capacity(roots.len());
+    for root in roots {
+        let path = std::path::Path::new(&root);
+        let climbs = root.split('/').any(|part| part == "..");
+        if root.contains('\0') || climbs {
+            return Err(invalid(&format!("the root {root:?} may not climb out with \"..\"")));
+        }
+        let own = root == super::INSTANCE_DIR || root.starts_with(&format!("{}/", super::INSTANCE_DIR));
+        let folder_here = path.is_absolute() && path.is_dir();
+        if !(own || folder_here) {
+            return Err(invalid(&format!(
+                "the root {root:?} is not a folder here: give an absolute path to an existing folder, or one under {}",
+                super::INSTANCE_DIR
+            )));
+        }
+        if !valid.contains(&root) {
+            valid.push(root);
+        }
+    }
+    Ok(valid)
+}
+
 fn timeout_ms(seconds: i64) -> Result<i64, McpError> {
     if (1..=3600).contains(&seconds) {
         Ok(seconds * 1000)
@@ -593,6 +642,7 @@ fn import_body(name: &str, entry: &Value) -> Result<NewServerBody, String> {
         token: None,
         trusted_lan: false,
         shared: false,
+        roots: None,
         timeout_seconds: None,
         protocol: None,
     };

@@ -5,20 +5,37 @@
 //! protocol the administrator chose; every request has the server's timeout; dropping a
 //! call's future tells the server it was cancelled.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation, InitializeRequestParams,
-    ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData, FormElicitationCapability, Implementation, InitializeRequestParams, InputRequest,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RootsCapabilities, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+// Roots are protocol 2025-11-25's, Skald's default; SEP-2577 deprecates them from
+// 2026-07-28 on, and they are answered for as long as a server asks.
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
 use tokio::sync::RwLock;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
 use crate::supervise::{self, Exit, Helper};
+
+/// How many times one call may come back asking for input (protocol 2026-07-28).
+const MAX_INPUT_ROUNDS: usize = 8;
 
 /// How to reach a server.
 pub enum Launch {
@@ -61,22 +78,180 @@ pub struct Listing {
     pub changed: tokio::sync::Notify,
 }
 
+/// The person a call is made for, as the server's questions and progress reach them
+/// (§8.5). The agent makes one per call.
+pub trait Asker: Send + Sync {
+    /// Whose call it is. A question goes only to the person who made the call.
+    fn owner(&self) -> &str;
+    /// Puts the server's question to the person; resolves with their reply. Dropped,
+    /// unanswered, when the call ends first.
+    fn ask(&self, question: Question) -> BoxFuture<'static, Reply>;
+    /// The server's word on how far the call got.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+}
+
+/// What a server asks the person (a form elicitation): its words and the form's schema
+/// (an object of primitive fields).
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub message: String,
+    pub schema: Value,
+}
+
+/// The person's reply to a question, as the server receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Accept(serde_json::Map<String, Value>),
+    Decline,
+    Cancel,
+}
+
+/// One call in flight on a connection.
+struct Call {
+    /// The progress token the SDK gave its request.
+    token: Mutex<Option<ProgressToken>>,
+    asker: Arc<dyn Asker>,
+    /// Cancelled when the call ends, however it ends: a question still open is withdrawn.
+    gone: CancellationToken,
+    /// Questions open on the person now: the server's timeout does not run meanwhile.
+    asking: AtomicUsize,
+    /// When the person last answered: the server's time starts again from there.
+    answered_at: Mutex<Option<Instant>>,
+}
+
+impl Call {
+    /// A later deadline for a call whose time ran out while, or since, the person was
+    /// asked something: the server's timeout counts the server's time, not theirs.
+    fn extended(&self, timeout: Duration) -> Option<Instant> {
+        if self.asking.load(Ordering::Acquire) > 0 {
+            return Some(Instant::now() + timeout);
+        }
+        let answered = *self.answered_at.lock().expect("mcp call");
+        answered.map(|at| at + timeout).filter(|later| *later > Instant::now())
+    }
+}
+
+/// The calls in flight on a connection, for the questions and progress the server sends.
+#[derive(Default)]
+struct InFlight {
+    calls: Mutex<Vec<Arc<Call>>>,
+}
+
+impl InFlight {
+    fn enter(self: &Arc<Self>, asker: Arc<dyn Asker>) -> Entered {
+        let call = Arc::new(Call {
+            token: Mutex::new(None),
+            asker,
+            gone: CancellationToken::new(),
+            asking: AtomicUsize::new(0),
+            answered_at: Mutex::new(None),
+        });
+        self.calls.lock().expect("mcp calls").push(call.clone());
+        Entered { in_flight: self.clone(), call }
+    }
+
+    /// The call a question is about. A server's request names no call over stdio, so it
+    /// is the latest call when every call in flight is one person's; with several people's
+    /// calls on a shared server, none: their questions are never shown to someone else.
+    fn asked(&self) -> Option<Arc<Call>> {
+        let calls = self.calls.lock().expect("mcp calls");
+        let last = calls.last()?;
+        calls.iter().all(|c| c.asker.owner() == last.asker.owner()).then(|| last.clone())
+    }
+
+    fn by_token(&self, token: &ProgressToken) -> Option<Arc<Call>> {
+        let calls = self.calls.lock().expect("mcp calls");
+        calls.iter().find(|c| c.token.lock().expect("mcp call").as_ref() == Some(token)).cloned()
+    }
+}
+
+/// A call's place among those in flight, given up when the call ends.
+struct Entered {
+    in_flight: Arc<InFlight>,
+    call: Arc<Call>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.call.gone.cancel();
+        self.in_flight.calls.lock().expect("mcp calls").retain(|c| !Arc::ptr_eq(c, &self.call));
+    }
+}
+
+/// Puts a server's form to the person a call is for and returns their reply as the
+/// server takes it. The question is withdrawn when the call ends or the server cancels it.
+async fn elicit(call: &Call, request: ElicitRequestParams, cancelled: Option<&CancellationToken>) -> ElicitResult {
+    let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
+        // Not offered: a URL elicitation would send the person to a page of the server's.
+        return ElicitResult::new(ElicitationAction::Decline);
+    };
+    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    let never = CancellationToken::new();
+    let cancelled = cancelled.unwrap_or(&never);
+    call.asking.fetch_add(1, Ordering::AcqRel);
+    let reply = tokio::select! {
+        reply = call.asker.ask(Question { message, schema }) => reply,
+        () = cancelled.cancelled() => Reply::Cancel,
+        () = call.gone.cancelled() => Reply::Cancel,
+    };
+    *call.answered_at.lock().expect("mcp call") = Some(Instant::now());
+    call.asking.fetch_sub(1, Ordering::AcqRel);
+    match reply {
+        Reply::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)),
+        Reply::Decline => ElicitResult::new(ElicitationAction::Decline),
+        Reply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    }
+}
+
 /// Skald's side of the protocol.
 pub struct Handler {
     protocol: ProtocolVersion,
     listing: Arc<Listing>,
+    in_flight: Arc<InFlight>,
+    /// The folders the administrator listed for this server, told when it asks.
+    roots: Vec<PathBuf>,
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> InitializeRequestParams {
         // Only what Skald answers is advertised: the SDK then refuses the rest for us.
-        let capabilities = ClientCapabilities::default();
+        // Forms only: a URL elicitation would send the person to a page of the server's.
+        let mut capabilities = ClientCapabilities::default();
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        capabilities.elicitation = Some(elicitation);
+        if !self.roots.is_empty() {
+            capabilities.roots = Some(RootsCapabilities::default());
+        }
         let info = Implementation::new("skald", env!("CARGO_PKG_VERSION"));
         InitializeRequestParams::new(capabilities, info).with_protocol_version(self.protocol.clone())
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.listing.changed.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(call) = self.in_flight.asked() else {
+            tracing::warn!("an MCP server asked a question outside one person's call; it was declined");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        Ok(elicit(&call, request, Some(&context.ct)).await)
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        Ok(roots_result(&self.roots))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        if let Some(call) = self.in_flight.by_token(&params.progress_token) {
+            call.asker.progress(params.progress, params.total, params.message);
+        }
     }
 }
 
@@ -86,17 +261,26 @@ pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     helper: Option<Helper>,
     pub listing: Arc<Listing>,
+    in_flight: Arc<InFlight>,
     timeout: Duration,
+    roots: Vec<PathBuf>,
 }
 
 impl Connection {
     /// Starts or reaches the server, makes the handshake and reads its tools, all within
     /// `timeout`.
-    pub async fn open(launch: Launch, protocol: &str, timeout: Duration) -> Result<Self, ConnectError> {
+    pub async fn open(
+        launch: Launch,
+        protocol: &str,
+        timeout: Duration,
+        roots: Vec<PathBuf>,
+    ) -> Result<Self, ConnectError> {
         let protocol =
             if protocol == "2026-07-28" { ProtocolVersion::V_2026_07_28 } else { ProtocolVersion::V_2025_11_25 };
         let listing = Arc::new(Listing::default());
-        let handler = Handler { protocol, listing: listing.clone() };
+        let in_flight = Arc::new(InFlight::default());
+        let handler =
+            Handler { protocol, listing: listing.clone(), in_flight: in_flight.clone(), roots: roots.clone() };
         let seconds = timeout.as_secs();
         let (service, helper) = match launch {
             Launch::Stdio(spec) => {
@@ -125,7 +309,7 @@ impl Connection {
         let service = service
             .map_err(|_| ConnectError::Timeout(seconds))?
             .map_err(|err| ConnectError::Handshake(err.to_string()))?;
-        let connection = Self { service, helper, listing, timeout };
+        let connection = Self { service, helper, listing, in_flight, timeout, roots };
         connection.relist().await?;
         Ok(connection)
     }
@@ -140,23 +324,86 @@ impl Connection {
         Ok(listed)
     }
 
-    /// Calls a tool. Dropping the future (the person stopped the turn) sends the server
-    /// `notifications/cancelled`, as the timeout does.
+    /// Calls a tool for the person `asker` speaks for (none for a probe): the server's
+    /// questions and progress reach them. The timeout counts the server's time only, not
+    /// the person's over a question. Dropping the future (the person stopped the turn)
+    /// sends the server `notifications/cancelled`, as the timeout does, and withdraws a
+    /// question still open.
     pub async fn call(
         &self,
         tool: &str,
-        arguments: serde_json::Map<String, serde_json::Value>,
+        arguments: serde_json::Map<String, Value>,
+        asker: Option<Arc<dyn Asker>>,
     ) -> Result<CallToolResult, CallError> {
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let called = tokio::time::timeout(self.timeout, self.service.peer().call_tool(params));
-        match called.await {
-            Err(_) => Err(CallError::Timeout(self.timeout.as_secs())),
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(rmcp::ServiceError::McpError(err))) => Err(CallError::Refused(err.message.into_owned())),
-            Ok(Err(rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_))) => {
-                Err(CallError::Closed)
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let entered = asker.map(|asker| self.in_flight.enter(asker));
+        let mut deadline = Instant::now() + self.timeout;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let called = self.call_once(params.clone(), entered.as_ref());
+            tokio::pin!(called);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut called => break outcome,
+                    () = tokio::time::sleep_until(deadline) => {
+                        match entered.as_ref().and_then(|e| e.call.extended(self.timeout)) {
+                            Some(later) => deadline = later,
+                            None => return Err(CallError::Timeout(self.timeout.as_secs())),
+                        }
+                    }
+                }
+            };
+            let needs = match outcome {
+                Ok(CallToolResponse::Complete(result)) => return Ok(result),
+                Ok(CallToolResponse::InputRequired(needs)) => needs,
+                Ok(_) => {
+                    return Err(CallError::Failed("the server answered with something other than a result".into()));
+                }
+                Err(rmcp::ServiceError::McpError(err)) => return Err(CallError::Refused(err.message.into_owned())),
+                Err(rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)) => {
+                    return Err(CallError::Closed);
+                }
+                Err(other) => return Err(CallError::Failed(other.to_string())),
+            };
+            // Protocol 2026-07-28: the server's questions come back as the call's result,
+            // and the call is made again with the answers and the server's state.
+            let mut answers = BTreeMap::new();
+            for (key, request) in needs.input_requests.unwrap_or_default() {
+                let answer = match (request, entered.as_ref()) {
+                    (InputRequest::Elicitation(request), Some(entered)) => {
+                        serde_json::to_value(elicit(&entered.call, request.params, None).await)
+                    }
+                    (InputRequest::ListRoots(_), _) => serde_json::to_value(roots_result(&self.roots)),
+                    _ => serde_json::to_value(ElicitResult::new(ElicitationAction::Decline)),
+                };
+                answers.insert(key, answer.unwrap_or_default());
             }
-            Ok(Err(other)) => Err(CallError::Failed(other.to_string())),
+            params.input_responses = Some(answers);
+            params.request_state = needs.request_state;
+        }
+        Err(CallError::Failed(format!("the server asked for input more than {MAX_INPUT_ROUNDS} times")))
+    }
+
+    /// Sends one `tools/call` and waits for its answer, the call's progress token noted
+    /// for the notifications that name it (the SDK sets its own on every request). Dropped
+    /// before the answer, it tells the server the call was cancelled.
+    async fn call_once(
+        &self,
+        params: CallToolRequestParams,
+        entered: Option<&Entered>,
+    ) -> Result<CallToolResponse, rmcp::ServiceError> {
+        let peer = self.service.peer();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await?;
+        if let Some(entered) = entered {
+            *entered.call.token.lock().expect("mcp call") = Some(handle.progress_token.clone());
+        }
+        let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
+        let answer = handle.await_response().await;
+        abandoned.id = None;
+        match answer? {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(needs) => Ok(CallToolResponse::InputRequired(needs)),
+            _ => Err(rmcp::ServiceError::UnexpectedResponse),
         }
     }
 
@@ -165,9 +412,10 @@ impl Connection {
         self.helper.as_ref().map(Helper::exited)
     }
 
-    /// Whether the session is over (the server went away).
+    /// Whether the session is over: the server went away, or its process ended (which the
+    /// session may notice only at its next message).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed()
+        self.service.is_closed() || self.helper.as_ref().is_some_and(Helper::has_ended)
     }
 
     /// The process id of a stdio server.
@@ -190,6 +438,39 @@ pub fn ended(exit: &Exit) -> String {
         Some(line) => format!("it {}: {line}", exit.describe()),
         None => format!("it {}", exit.describe()),
     }
+}
+
+/// A request still waiting when its future is dropped: the server is told it was cancelled.
+struct Abandoned {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let cancelled = CancelledNotificationParam::new(Some(id), Some("the person stopped the call".into()));
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
+    }
+}
+
+/// The roots as the protocol states them: `file://` URIs, named by their last part.
+#[allow(deprecated)]
+fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
+    let roots = roots
+        .iter()
+        .filter_map(|path| {
+            let uri = url::Url::from_directory_path(path).ok()?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let mut root = Root::new(uri.to_string());
+            root.name = name;
+            Some(root)
+        })
+        .collect();
+    ListRootsResult::new(roots)
 }
 
 /// The working folder of one instance.

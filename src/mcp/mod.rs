@@ -107,6 +107,8 @@ struct Inner {
 struct Resolved {
     launch: Launch,
     spec: String,
+    /// The folders the server is told of when it asks for roots.
+    roots: Vec<PathBuf>,
 }
 
 impl Hub {
@@ -213,6 +215,23 @@ impl Hub {
         Ok(terms)
     }
 
+    /// What a card about a call of `name` shows of its server; none for a tool that is no
+    /// MCP server's.
+    pub async fn label(&self, name: &str) -> Option<ServerLabel> {
+        let (server, _) = pin::split(name)?;
+        let servers = stored::list(&self.inner.system).await.ok()?;
+        let server = servers.into_iter().find(|s| s.name == server)?;
+        let reaches = match (&server.command, &server.url) {
+            (Some(command), _) => std::iter::once(command.as_str())
+                .chain(server.args.0.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, Some(url)) => url.clone(),
+            (None, None) => String::new(),
+        };
+        Some(ServerLabel { privacy: tier(&server), server: server.name, reaches, shared: server.shared })
+    }
+
     /// Whether the server behind an offered MCP tool marks it destructive: the gate is then
     /// stricter (annotations never loosen it).
     pub async fn destructive(&self, name: &str) -> bool {
@@ -228,8 +247,17 @@ impl Hub {
 
     /// Runs a call of an offered MCP tool for `user`: on their instance (or the shared
     /// one), only while the server's spec and the tool's definition are the ones approved.
-    /// What comes back is the result or error the model reads.
-    pub async fn call(&self, user: &UserId, name: &str, arguments: Value) -> Result<String, String> {
+    /// What comes back is the result or error the model reads. `asker` speaks for the
+    /// person: the server's questions and progress reach them through it. An HTTP server
+    /// is reached with the person's own token when they set one in their `space`.
+    pub async fn call(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        name: &str,
+        arguments: Value,
+        asker: Arc<dyn connection::Asker>,
+    ) -> Result<String, String> {
         let Some((server_name, tool)) = pin::split(name) else {
             return Err(format!("there is no tool named {name:?} available here"));
         };
@@ -241,7 +269,11 @@ impl Hub {
             return Err(format!("the MCP server {server_name} is turned off; an administrator can turn it on"));
         }
         let owner = if server.shared { Owner::Everyone } else { Owner::Person(user.clone()) };
-        let live = self.connect(&server, owner).await?;
+        let own_token = match server.transport.as_str() {
+            "http" => space.mcp_token(server.id.as_str()).await.map_err(|err| err.to_string())?,
+            _ => None,
+        };
+        let live = self.connect(&server, owner, own_token).await?;
         if server.approved_spec.as_deref() != Some(live.spec.as_str()) {
             return Err(format!(
                 "Refused: the MCP server {server_name} changed since it was approved (what it runs or reaches is \
@@ -267,7 +299,7 @@ impl Hub {
             ));
         }
         let Value::Object(arguments) = arguments else { return Err("the arguments must be a JSON object".into()) };
-        match live.connection.call(tool, arguments).await {
+        match live.connection.call(tool, arguments, Some(asker)).await {
             Ok(result) => pin::result_text(server_name, tool, &result),
             Err(CallError::Closed) => {
                 let how = match live.connection.ended() {
@@ -288,7 +320,12 @@ impl Hub {
 
     /// The live instance of `server` for `owner`, started if there is none (after the
     /// backoff its crashes call for).
-    async fn connect(&self, server: &ServerRow, owner: Owner) -> Result<Arc<Live>, String> {
+    async fn connect(
+        &self,
+        server: &ServerRow,
+        owner: Owner,
+        own_token: Option<Zeroizing<String>>,
+    ) -> Result<Arc<Live>, String> {
         let key = (server.id.clone(), owner.clone());
         let slot = self.inner.slots.lock().expect("mcp slots").entry(key).or_default().clone();
         let mut slot = slot.lock().await;
@@ -307,9 +344,10 @@ impl Hub {
             }
             Verdict::Start { after } => tokio::time::sleep(after).await,
         }
-        let resolved = self.resolve(server, &owner).map_err(|why| format!("the MCP server {}: {why}", server.name))?;
+        let resolved =
+            self.resolve(server, &owner, own_token).map_err(|why| format!("the MCP server {}: {why}", server.name))?;
         let timeout = Duration::from_millis(u64::try_from(server.timeout_ms).unwrap_or(60_000));
-        let opened = Connection::open(resolved.launch, &server.protocol, timeout).await;
+        let opened = Connection::open(resolved.launch, &server.protocol, timeout, resolved.roots).await;
         let connection = match opened {
             Ok(connection) => connection,
             Err(err) => {
@@ -394,18 +432,26 @@ impl Hub {
 
     /// Resolves a server's row into what to start or reach for `owner`, and the digest of
     /// its launch spec.
-    fn resolve(&self, server: &ServerRow, owner: &Owner) -> Result<Resolved, String> {
+    fn resolve(
+        &self,
+        server: &ServerRow,
+        owner: &Owner,
+        own_token: Option<Zeroizing<String>>,
+    ) -> Result<Resolved, String> {
         match server.transport.as_str() {
             "stdio" => {
                 let command = server.command.as_deref().ok_or("it has no command")?;
                 let env = self.env_of(server)?;
                 let files = hashed_files(command, &server.args.0);
-                let spec = pin::spec_digest(&pin::stdio_spec(command, &server.args.0, &env, server.shared, &files));
+                let mut spec = pin::stdio_spec(command, &server.args.0, &env, server.shared, &files);
+                spec["roots"] = serde_json::json!(server.roots.0);
+                let spec = pin::spec_digest(&spec);
                 let dir = connection::instance_dir(&self.inner.root, server.id.as_str(), owner.folder());
                 make_private_dir(&dir)
                     .map_err(|err| format!("its folder {} could not be made: {err}", dir.display()))?;
                 let place = dir.to_string_lossy().into_owned();
                 let fill = |text: &str| text.replace(INSTANCE_DIR, &place);
+                let roots = self.roots_of(server, &fill)?;
                 let spec_env = env
                     .as_object()
                     .into_iter()
@@ -419,16 +465,36 @@ impl Hub {
                     env: spec_env,
                     cwd: Some(dir),
                 });
-                Ok(Resolved { launch, spec })
+                Ok(Resolved { launch, spec, roots })
             }
             _ => {
                 let url = server.url.clone().ok_or("it has no address")?;
                 let token = self.token_of(server)?;
-                let spec =
-                    pin::spec_digest(&pin::http_spec(&url, server.trusted_lan, token.as_deref().map(String::as_str)));
-                Ok(Resolved { launch: Launch::Http { url, token, client: self.inner.http.clone() }, spec })
+                // What was approved is the shared token; a person's own stands in for it.
+                let mut spec = pin::http_spec(&url, server.trusted_lan, token.as_deref().map(String::as_str));
+                let token = own_token.or(token);
+                spec["roots"] = serde_json::json!(server.roots.0);
+                let spec = pin::spec_digest(&spec);
+                let dir = connection::instance_dir(&self.inner.root, server.id.as_str(), owner.folder());
+                let place = dir.to_string_lossy().into_owned();
+                let roots = self.roots_of(server, &|text: &str| text.replace(INSTANCE_DIR, &place))?;
+                Ok(Resolved { launch: Launch::Http { url, token, client: self.inner.http.clone() }, spec, roots })
             }
         }
+    }
+
+    /// The folders a server is told of, its instance's own ones made.
+    fn roots_of(&self, server: &ServerRow, fill: &dyn Fn(&str) -> String) -> Result<Vec<PathBuf>, String> {
+        let mut roots = Vec::with_capacity(server.roots.0.len());
+        for root in &server.roots.0 {
+            let path = PathBuf::from(fill(root));
+            if root.starts_with(INSTANCE_DIR) {
+                make_private_dir(&path)
+                    .map_err(|err| format!("its folder {} could not be made: {err}", path.display()))?;
+            }
+            roots.push(path);
+        }
+        Ok(roots)
     }
 
     /// The server's declared environment, opened.
@@ -459,6 +525,11 @@ impl Hub {
         self.stop_where(|(_, owner)| *owner == Owner::Person(user.clone())).await;
     }
 
+    /// Stops a person's instance of one server: their own token for it changed.
+    pub async fn stop_instance(&self, id: &McpServerId, user: &UserId) {
+        self.stop_where(|(server, owner)| server == id && *owner == Owner::Person(user.clone())).await;
+    }
+
     /// The people with an instance running.
     pub fn people_running(&self) -> Vec<UserId> {
         let slots = self.inner.slots.lock().expect("mcp slots");
@@ -477,6 +548,23 @@ impl Hub {
     /// Stops every instance of a server (it was changed, restarted or removed).
     pub async fn stop_server(&self, id: &McpServerId) {
         self.stop_where(|(server, _)| server == id).await;
+    }
+
+    /// Stops the instances of a server started from another spec than `spec`.
+    pub async fn stop_unlike(&self, id: &McpServerId, spec: &str) {
+        let stale: Vec<Owner> = {
+            let slots = self.inner.slots.lock().expect("mcp slots");
+            slots
+                .iter()
+                .filter(|((server, _), slot)| {
+                    server == id && slot.try_lock().map_or(true, |live| live.as_ref().is_some_and(|l| l.spec != spec))
+                })
+                .map(|((_, owner), _)| owner.clone())
+                .collect()
+        };
+        for owner in stale {
+            self.stop_where(|(server, o)| server == id && *o == owner).await;
+        }
     }
 
     /// Stops everything: Skald is shutting down.
@@ -506,7 +594,7 @@ impl Hub {
     /// again (a shared server's one instance stays). The error says why it could not.
     pub async fn probe(&self, server: &ServerRow) -> Result<(), String> {
         let owner = if server.shared { Owner::Everyone } else { Owner::Probe };
-        let result = self.connect(server, owner.clone()).await.map(|_| ());
+        let result = self.connect(server, owner.clone(), None).await.map(|_| ());
         if owner == Owner::Probe {
             self.stop_where(|(id, o)| *id == server.id && *o == Owner::Probe).await;
         }
@@ -515,7 +603,7 @@ impl Hub {
 
     /// The spec digest a server's row resolves to now (its files hashed as they are).
     pub fn spec_now(&self, server: &ServerRow) -> Result<String, String> {
-        self.resolve(server, &Owner::Probe).map(|r| r.spec)
+        self.resolve(server, &Owner::Probe, None).map(|r| r.spec)
     }
 
     /// Forgets a server's crashes: an administrator restarts it.
@@ -549,6 +637,19 @@ impl Hub {
     pub(crate) fn system(&self) -> &SystemStore {
         &self.inner.system
     }
+}
+
+/// What a card about an MCP call shows of the server it goes to (§12.1): its name, where
+/// its arguments go, and whether one instance serves everyone.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(rename = "ToolServerLabel")]
+pub struct ServerLabel {
+    pub server: String,
+    /// The command it runs or the address it is reached at.
+    pub reaches: String,
+    /// One instance serves everyone: what one person's calls leave in it, another's may read.
+    pub shared: bool,
+    pub privacy: Tier,
 }
 
 /// Whether a server keeps words on this machine or the home network (§16): a stdio server

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::store::providers::ProviderKind;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[ts(rename = "Privacy")]
 pub enum Tier {

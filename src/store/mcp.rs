@@ -26,6 +26,8 @@ pub struct ServerRow {
     pub token: Option<Vec<u8>>,
     pub trusted_lan: bool,
     pub shared: bool,
+    /// The folders a server that asks for roots is told of.
+    pub roots: Json<Vec<String>>,
     pub timeout_ms: i64,
     pub protocol: String,
     pub enabled: bool,
@@ -91,6 +93,7 @@ pub struct NewServer<'a> {
     pub token: Option<&'a [u8]>,
     pub trusted_lan: bool,
     pub shared: bool,
+    pub roots: &'a [String],
     pub timeout_ms: i64,
     pub protocol: &'a str,
 }
@@ -105,6 +108,7 @@ pub struct ServerChange<'a> {
     pub token: Option<Option<&'a [u8]>>,
     pub trusted_lan: Option<bool>,
     pub shared: Option<bool>,
+    pub roots: Option<&'a [String]>,
     pub timeout_ms: Option<i64>,
     pub protocol: Option<&'a str>,
     pub enabled: Option<bool>,
@@ -113,7 +117,7 @@ pub struct ServerChange<'a> {
 macro_rules! select_servers {
     ($tail:literal) => {
         concat!(
-            "SELECT id, name, transport, command, args, env, url, token, trusted_lan, shared, timeout_ms, protocol, ",
+            "SELECT id, name, transport, command, args, env, url, token, trusted_lan, shared, roots, timeout_ms, protocol, ",
             "enabled, approved_spec, approved_by, approved_at, created_by, created_at, updated_by, updated_at ",
             "FROM mcp_servers ",
             $tail
@@ -143,9 +147,9 @@ pub async fn insert(store: &SystemStore, actor: &Actor, new: &NewServer<'_>) -> 
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
-        "INSERT INTO mcp_servers (id, name, transport, command, args, env, url, token, trusted_lan, shared, timeout_ms,
-                                  protocol, created_by, created_at, updated_by, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO mcp_servers (id, name, transport, command, args, env, url, token, trusted_lan, shared, roots,
+                                  timeout_ms, protocol, created_by, created_at, updated_by, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(new.id)
     .bind(new.name)
@@ -157,6 +161,7 @@ pub async fn insert(store: &SystemStore, actor: &Actor, new: &NewServer<'_>) -> 
     .bind(new.token)
     .bind(new.trusted_lan)
     .bind(new.shared)
+    .bind(Json(new.roots))
     .bind(new.timeout_ms)
     .bind(new.protocol)
     .bind(&actor.name)
@@ -168,7 +173,7 @@ pub async fn insert(store: &SystemStore, actor: &Actor, new: &NewServer<'_>) -> 
     .map_err(name_taken)?;
     let detail = json!({
         "server": new.id, "name": new.name, "transport": new.transport, "command": new.command, "args": new.args,
-        "url": new.url, "shared": new.shared, "has_env": new.env.is_some(), "has_token": new.token.is_some(),
+        "url": new.url, "shared": new.shared, "roots": new.roots, "has_env": new.env.is_some(), "has_token": new.token.is_some(),
     });
     audit::record(&mut tx, actor, None, "mcp.added", detail).await?;
     tx.commit().await?;
@@ -176,7 +181,7 @@ pub async fn insert(store: &SystemStore, actor: &Actor, new: &NewServer<'_>) -> 
 }
 
 /// Applies a change. A change to the launch spec (command, arguments, environment,
-/// address, token, shared) withdraws the approval: the server offers nothing until an
+/// address, token, shared, roots) withdraws the approval: the server offers nothing until an
 /// administrator approves it again.
 pub async fn update(
     store: &SystemStore,
@@ -190,7 +195,7 @@ pub async fn update(
         "UPDATE mcp_servers SET command = coalesce(?, command), args = coalesce(?, args),
                 env = CASE WHEN ? THEN ? ELSE env END, url = coalesce(?, url),
                 token = CASE WHEN ? THEN ? ELSE token END, trusted_lan = coalesce(?, trusted_lan),
-                shared = coalesce(?, shared), timeout_ms = coalesce(?, timeout_ms), protocol = coalesce(?, protocol),
+                shared = coalesce(?, shared), roots = coalesce(?, roots), timeout_ms = coalesce(?, timeout_ms), protocol = coalesce(?, protocol),
                 enabled = coalesce(?, enabled),
                 approved_spec = CASE WHEN ? THEN NULL ELSE approved_spec END,
                 updated_by = ?, updated_at = ?
@@ -205,6 +210,7 @@ pub async fn update(
     .bind(change.token.flatten())
     .bind(change.trusted_lan)
     .bind(change.shared)
+    .bind(change.roots.map(Json))
     .bind(change.timeout_ms)
     .bind(change.protocol)
     .bind(change.enabled)
@@ -221,7 +227,7 @@ pub async fn update(
     let detail = json!({
         "server": id, "command": change.command, "args": change.args, "url": change.url,
         "env_changed": change.env.is_some(), "token_changed": change.token.is_some(),
-        "trusted_lan": change.trusted_lan, "shared": change.shared, "timeout_ms": change.timeout_ms,
+        "trusted_lan": change.trusted_lan, "shared": change.shared, "roots": change.roots, "timeout_ms": change.timeout_ms,
         "protocol": change.protocol, "enabled": change.enabled, "approval_withdrawn": spec_changed,
     });
     audit::record(&mut tx, actor, None, "mcp.changed", detail).await?;

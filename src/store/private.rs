@@ -221,6 +221,41 @@ impl PrivateStore {
         let done = sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
+
+    /// The person's own token for an MCP server, when they set one.
+    pub async fn mcp_token(&self, server: &str) -> Result<Option<zeroize::Zeroizing<String>>, StoreError> {
+        let token: Option<String> = sqlx::query_scalar("SELECT token FROM mcp_credentials WHERE server_id = ?")
+            .bind(server)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(token.map(zeroize::Zeroizing::new))
+    }
+
+    /// The servers the person set their own token for.
+    pub async fn mcp_token_servers(&self) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT server_id FROM mcp_credentials ORDER BY server_id").fetch_all(&self.pool).await?)
+    }
+
+    pub async fn put_mcp_token(&self, server: &str, token: &str) -> Result<(), StoreError> {
+        let _writing = self.writing(Touched::Nothing);
+        sqlx::query(
+            "INSERT INTO mcp_credentials (server_id, token, updated_at) VALUES (?, ?, ?)
+             ON CONFLICT (server_id) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at",
+        )
+        .bind(server)
+        .bind(token)
+        .bind(timestamp())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn delete_mcp_token(&self, server: &str) -> Result<bool, StoreError> {
+        let _writing = self.writing(Touched::Nothing);
+        let done =
+            sqlx::query("DELETE FROM mcp_credentials WHERE server_id = ?").bind(server).execute(&self.pool).await?;
+        Ok(done.rows_affected() > 0)
+    }
 }
 
 /// The first 16 bytes of a SQLCipher file are its salt.

@@ -20,6 +20,7 @@ mod branches;
 mod consent;
 #[cfg(feature = "local-model")]
 mod local;
+mod mcp;
 #[cfg(feature = "local-model")]
 mod meaning;
 mod memory;

@@ -18,6 +18,8 @@ CREATE TABLE mcp_servers (
     trusted_lan   INTEGER NOT NULL DEFAULT 0 CHECK (trusted_lan IN (0, 1)),
     -- one instance for everyone instead of one per person
     shared        INTEGER NOT NULL DEFAULT 0 CHECK (shared IN (0, 1)),
+    -- the folders a server that asks for roots is told of, as the administrator listed them
+    roots         TEXT    NOT NULL DEFAULT '[]' CHECK (json_type(roots) = 'array'),
     timeout_ms    INTEGER NOT NULL DEFAULT 60000 CHECK (timeout_ms BETWEEN 1000 AND 3600000),
     protocol      TEXT    NOT NULL DEFAULT '2025-11-25' CHECK (protocol IN ('2025-11-25', '2026-07-28')),
     enabled       INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),

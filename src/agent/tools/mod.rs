@@ -64,6 +64,11 @@ pub struct ToolContext {
     /// Set by a tool that brought outside content in without being an outside tool itself
     /// (a note written from a fetched page): the conversation is marked after the call.
     pub brought_outside: std::sync::atomic::AtomicBool,
+    pub turn_id: crate::ids::TurnId,
+    /// The turn's events: a tool server's progress shows on its call.
+    pub turn_events: super::events::TurnEvents,
+    /// Where a tool server's forms wait on the person.
+    pub forms: super::forms::Forms,
 }
 
 impl ToolContext {
@@ -175,10 +180,28 @@ impl Registry {
 
     /// Runs a call the model made. Only offered tools run; the arguments must be a JSON
     /// object (empty text counts as `{}`).
-    pub async fn call(&self, offered: &[ToolSpec], name: &str, arguments: &str, context: &ToolContext) -> ToolResult {
+    pub async fn call(
+        &self,
+        offered: &[ToolSpec],
+        call: &crate::providers::ToolCall,
+        context: &ToolContext,
+    ) -> ToolResult {
+        let (name, arguments) = (call.name.as_str(), call.arguments.as_str());
         if let Some(hub) = self.offered_mcp(offered, name) {
             let arguments = parse_arguments(arguments)?;
-            return hub.call(&context.user, name, arguments).await;
+            let person = crate::store::users::find(&context.system, &context.user).await.ok().flatten();
+            let asker = super::forms::FormCall {
+                forms: context.forms.clone(),
+                events: context.events.clone(),
+                turn_events: context.turn_events.clone(),
+                user: context.user.clone(),
+                person: person.map(|row| super::inbox::CardFor { id: row.id, name: row.name }),
+                session: context.chat_id.clone(),
+                turn: context.turn_id.clone(),
+                call: crate::ids::CallId::new(call.id.clone()),
+                tool: name.to_owned(),
+            };
+            return hub.call(&context.user, &context.space, name, arguments, std::sync::Arc::new(asker)).await;
         }
         let tool = self.find(offered, name)?;
         let arguments = parse_arguments(arguments)?;
@@ -211,7 +234,20 @@ impl Registry {
             .iter()
             .find(|t| t.name() == name && offered.iter().any(|o| o.name == name))
             .map(AsRef::as_ref)
-            .ok_or_else(|| format!("there is no tool named {name:?} available here"))
+            .ok_or_else(|| not_offered(name))
+    }
+}
+
+/// Why a call to a tool not offered did not run, in words the model can pass on.
+fn not_offered(name: &str) -> String {
+    if crate::mcp::pin::is_mcp(name) {
+        format!(
+            "there is no tool named {name:?} available here: a tool server's tools are offered only as an \
+             administrator approved them, so one that changed since, or that this person's role or agent does not \
+             include, does not run. Tell the person; do not retry."
+        )
+    } else {
+        format!("there is no tool named {name:?} available here")
     }
 }
 

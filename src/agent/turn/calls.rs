@@ -220,6 +220,10 @@ impl Turn {
                     card,
                 )
                 .await?;
+                if let Some(hub) = self.runtime.mcp().filter(|_| card.shows.is_none()) {
+                    let shows = hub.label(&card.tool).await.map(super::super::inbox::CardShows::ToolServer);
+                    card.shows = shows.map(|shows| serde_json::to_string(&shows).expect("a label serializes"));
+                }
             }
             return self.wait_on(asks).await;
         }
@@ -237,6 +241,9 @@ impl Turn {
             remote: self.may_reach_remote(),
             outside_content: self.outside_content.load(Ordering::Acquire),
             brought_outside: AtomicBool::new(false),
+            turn_id: self.turn_id.clone(),
+            turn_events: self.events.clone(),
+            forms: self.runtime.forms().clone(),
         };
         let slots = tokio::sync::Semaphore::new(super::MAX_PARALLEL_FRAMES);
         let this: &Turn = self;
@@ -253,7 +260,7 @@ impl Turn {
                         Verdict::Run => tokio::select! {
                             biased;
                             () = stop.cancelled() => Outcome::cancelled(),
-                            result = registry.call(offered, &call.name, &call.arguments, context) => match result {
+                            result = registry.call(offered, call, context) => match result {
                                 Ok(output) => Outcome::Done(output, MessageStatus::Ok),
                                 Err(why) => Outcome::error(why),
                             },

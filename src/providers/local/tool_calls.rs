@@ -217,30 +217,79 @@ pub fn mend_arguments(messages: &mut Value) {
 /// and a bound becomes one grammar rule per repeat.
 const GRAMMAR_BOUND_LIMIT: u64 = 1000;
 
-/// Drops from tool schemas (OpenAI's `tools` list) the length and count bounds too large
-/// for llama.cpp's grammar — a note's 65,536 characters, say — leaving those values
-/// unbounded there; the tool still checks them when it is called. One such bound would
-/// otherwise cost every tool its grammar.
-pub fn loosen_for_grammar(schema: &mut Value) {
+/// How deep `$ref`s are followed when a tool server's schema is inlined for the grammar.
+const REF_DEPTH: usize = 6;
+
+/// Makes tool schemas (OpenAI's `tools` list) ones llama.cpp's grammar takes, leaving
+/// what they admit looser, never tighter; the tool still checks its arguments when it is
+/// called. One schema the grammar refuses would otherwise cost every tool its grammar, and
+/// a tool server's schema (MCP) can be anything:
+/// - length and count bounds too large for it (a note's 65,536 characters) are dropped;
+/// - `$ref`s into the schema's own `$defs` are inlined (to a bounded depth; a cycle, or a
+///   reference elsewhere, becomes "any value"), and the definitions dropped;
+/// - regular expressions (`pattern`, `patternProperties`), which it reads only in part,
+///   are dropped.
+pub fn loosen_for_grammar(tools: &mut Value) {
+    if let Value::Array(tools) = tools {
+        for parameters in tools.iter_mut().filter_map(|t| t.pointer_mut("/function/parameters")) {
+            let root = parameters.clone();
+            inline_refs(parameters, &root, 0);
+        }
+    }
+    loosen(tools);
+}
+
+/// Replaces each `$ref` in `schema` by what it names in `root`.
+fn inline_refs(schema: &mut Value, root: &Value, depth: usize) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                let target = reference
+                    .strip_prefix('#')
+                    .filter(|_| depth < REF_DEPTH)
+                    .and_then(|pointer| root.pointer(pointer))
+                    .filter(|target| target.is_object())
+                    .cloned();
+                let mut inlined = target.unwrap_or_else(|| Value::Object(Map::new()));
+                inline_refs(&mut inlined, root, depth + 1);
+                *schema = inlined;
+                return;
+            }
+            map.remove("$defs");
+            map.remove("definitions");
+            for (key, value) in map.iter_mut() {
+                if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                    inline_refs(value, root, depth);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| inline_refs(item, root, depth)),
+        _ => {}
+    }
+}
+
+fn loosen(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             map.retain(|key, value| {
                 let bound = matches!(key.as_str(), "maxLength" | "minLength" | "maxItems" | "minItems");
-                !(bound && value.as_u64().is_none_or(|n| n > GRAMMAR_BOUND_LIMIT))
+                let pattern = matches!(key.as_str(), "pattern" | "patternProperties");
+                let too_large = bound && value.as_u64().is_none_or(|n| n > GRAMMAR_BOUND_LIMIT);
+                !(pattern || too_large)
             });
             for (key, value) in map.iter_mut() {
                 match (key.as_str(), value) {
                     // Names of properties or definitions, not keywords: each holds a schema.
-                    ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(named)) => {
-                        named.values_mut().for_each(loosen_for_grammar);
+                    ("properties" | "$defs" | "definitions", Value::Object(named)) => {
+                        named.values_mut().for_each(loosen);
                     }
                     // Values, not schemas: left as they are.
                     ("enum" | "const" | "default" | "examples", _) => {}
-                    (_, value) => loosen_for_grammar(value),
+                    (_, value) => loosen(value),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(loosen_for_grammar),
+        Value::Array(items) => items.iter_mut().for_each(loosen),
         _ => {}
     }
 }
@@ -583,5 +632,39 @@ mod tests {
         assert_eq!(properties["maxLength"], json!({ "type": "integer", "maximum": 1000000 }));
         assert_eq!(properties["odd"], json!({ "type": "string" }));
         assert_eq!(properties["shape"]["default"], json!({ "maxLength": 5000 }), "a value, not a schema");
+    }
+
+    #[test]
+    fn a_tool_servers_refs_are_inlined_and_its_patterns_and_cycles_loosened() {
+        let mut tools = json!([{ "type": "function", "function": { "name": "mcp__files__write", "parameters": {
+            "type": "object",
+            "$defs": {
+                "path": { "type": "string", "pattern": "^(/[^/]+)+$", "maxLength": 4096 },
+                "node": { "type": "object", "properties": { "next": { "$ref": "#/$defs/node" } } }
+            },
+            "properties": {
+                "path": { "$ref": "#/$defs/path" },
+                "tree": { "$ref": "#/$defs/node" },
+                "remote": { "$ref": "https://example.org/schema.json" },
+                "missing": { "$ref": "#/$defs/nowhere" },
+                "keep": { "type": "string", "default": { "$ref": "#/a value" } }
+            }
+        }}}]);
+        loosen_for_grammar(&mut tools);
+        let parameters = &tools[0]["function"]["parameters"];
+        assert!(parameters.get("$defs").is_none(), "{parameters}");
+        assert_eq!(parameters["properties"]["path"], json!({ "type": "string" }));
+        assert_eq!(parameters["properties"]["remote"], json!({}));
+        assert_eq!(parameters["properties"]["missing"], json!({}));
+        assert_eq!(parameters["properties"]["keep"]["default"], json!({ "$ref": "#/a value" }));
+        let mut depth = 0;
+        let mut node = &parameters["properties"]["tree"];
+        while let Some(next) = node.pointer("/properties/next") {
+            node = next;
+            depth += 1;
+        }
+        assert_eq!(node, &json!({}), "a cycle ends in any value");
+        assert!(depth <= REF_DEPTH, "{depth}");
+        assert!(!tools.to_string().contains("$ref\":\"#/$defs"), "{tools}");
     }
 }

@@ -27,6 +27,9 @@ import {
   type HistoryRow,
   type InstalledModel,
   type LocalModelsReport,
+  type McpImported,
+  type McpServer,
+  type McpServerPatch,
   type Me,
   type Memory,
   type MemoryChange,
@@ -34,6 +37,7 @@ import {
   type MemorySearch,
   type MemorySubject,
   type MessageHit,
+  type NewMcpServer,
   type NewMemoryBody,
   type Model,
   type Note,
@@ -362,6 +366,15 @@ export class ApiClient {
     await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, { answer });
   }
 
+  /**
+   * `POST /api/inbox/{id}` with the reply to a tool server's form: accept with the filled
+   * form, decline or cancel. What is typed goes to the server and is kept nowhere.
+   */
+  async replyToForm(id: string, decision: 'accept' | 'decline' | 'cancel', content?: Record<string, unknown>): Promise<void> {
+    const body = decision === 'accept' ? { decision, content: content ?? {} } : { decision };
+    await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, body);
+  }
+
   /** `GET /api/providers/detect` (administrators): model servers running here. */
   async detectProviders(signal?: AbortSignal): Promise<DetectedServer[]> {
     return list(await this.#request('GET', '/api/providers/detect', signal), 'detect') as DetectedServer[];
@@ -554,6 +567,54 @@ export class ApiClient {
   /** `PUT /api/agents/{id}` (administrators): writes `meta.json` and `AGENT.md`. */
   async saveAgent(id: string, meta: Record<string, unknown>, prompt: string): Promise<void> {
     await this.#request('PUT', `/api/agents/${encodeURIComponent(id)}`, undefined, { meta, prompt });
+  }
+
+  /** `PUT /api/me/tool-servers/{id}/token`: my own token for an HTTP tool server, kept in my file. */
+  async putOwnToken(id: string, token: string): Promise<void> {
+    await this.#request('PUT', `/api/me/tool-servers/${encodeURIComponent(id)}/token`, undefined, { token });
+  }
+
+  /** `DELETE /api/me/tool-servers/{id}/token`: my calls use the shared token again. */
+  async deleteOwnToken(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/me/tool-servers/${encodeURIComponent(id)}/token`);
+  }
+
+  // ---- tool servers (MCP, administrators) -----------------------------------
+
+  /** `GET /api/mcp/servers`: every tool server with its state, approval and tools. */
+  async mcpServers(signal?: AbortSignal): Promise<McpServer[]> {
+    return list(await this.#request('GET', '/api/mcp/servers', signal), 'tool servers') as McpServer[];
+  }
+
+  /** `POST /api/mcp/servers`: adds a server, which lists its tools; none is offered before approval. */
+  async addMcpServer(body: NewMcpServer): Promise<string> {
+    const added = record(await this.#request('POST', '/api/mcp/servers', undefined, body), 'added server');
+    return String(added['id']);
+  }
+
+  /** `POST /api/mcp/servers/{id}/approve`: the tools named, or all it lists now. */
+  async approveMcp(id: string, tools: string[] | null): Promise<void> {
+    await this.#request('POST', `/api/mcp/servers/${encodeURIComponent(id)}/approve`, undefined, tools === null ? {} : { tools });
+  }
+
+  /** `PATCH /api/mcp/servers/{id}`: a change to what runs or is reached withdraws the approval. */
+  async patchMcp(id: string, patch: McpServerPatch): Promise<void> {
+    await this.#request('PATCH', `/api/mcp/servers/${encodeURIComponent(id)}`, undefined, patch);
+  }
+
+  /** `POST /api/mcp/servers/{id}/restart`: stops its instances, forgets its crashes, lists it again. */
+  async restartMcp(id: string): Promise<void> {
+    await this.#request('POST', `/api/mcp/servers/${encodeURIComponent(id)}/restart`, undefined, {});
+  }
+
+  /** `DELETE /api/mcp/servers/{id}`: removes it with its instances' folders. */
+  async removeMcp(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/mcp/servers/${encodeURIComponent(id)}`);
+  }
+
+  /** `POST /api/mcp/import`: each server of another client's `mcpServers`, added or refused. */
+  async importMcp(servers: Record<string, unknown>): Promise<McpImported[]> {
+    return list(await this.#request('POST', '/api/mcp/import', undefined, { mcpServers: servers }), 'imported servers') as McpImported[];
   }
 
   // ---- memories ------------------------------------------------------------

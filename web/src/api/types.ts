@@ -30,6 +30,9 @@ export type ApprovalCard = Extract<Card, { readonly kind: 'approval' }>;
 /** A question the assistant asked (`clarify`). */
 export type QuestionCard = Extract<Card, { readonly kind: 'question' }>;
 
+/** A form a tool server asks the person to fill in while its call runs (MCP elicitation). */
+export type FormCard = Extract<Card, { readonly kind: 'form' }>;
+
 /** Turn events: those that name a conversation and a turn. */
 export type TurnEvent = Extract<LiveEvent, { readonly turn: string }>;
 
@@ -49,7 +52,7 @@ export function isCard(value: unknown): value is Card {
   return (
     isRecord(value) &&
     typeof value['id'] === 'string' &&
-    (value['kind'] === 'approval' || value['kind'] === 'question') &&
+    (value['kind'] === 'approval' || value['kind'] === 'question' || value['kind'] === 'form') &&
     isRecord(value['details'])
   );
 }

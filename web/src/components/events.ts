@@ -43,6 +43,18 @@ export class AnswerEvent extends Event {
   }
 }
 
+/** A reply to a tool server's form card: accept with the filled form, decline or cancel. */
+export class FormReplyEvent extends Event {
+  static readonly type = 'skald-form-reply';
+  constructor(
+    readonly card: Card,
+    readonly decision: 'accept' | 'decline' | 'cancel',
+    readonly content: Record<string, unknown> | null,
+  ) {
+    super(FormReplyEvent.type, options);
+  }
+}
+
 /** Open a conversation (from the list, the inbox, a notification). */
 export class OpenSessionEvent extends Event {
   static readonly type = 'skald-open-session';
@@ -88,6 +100,7 @@ declare global {
     [SignedInEvent.type]: SignedInEvent;
     [DecideEvent.type]: DecideEvent;
     [AnswerEvent.type]: AnswerEvent;
+    [FormReplyEvent.type]: FormReplyEvent;
     [OpenSessionEvent.type]: OpenSessionEvent;
     [NewChatEvent.type]: NewChatEvent;
     [SessionChangedEvent.type]: SessionChangedEvent;

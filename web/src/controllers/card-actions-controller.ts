@@ -1,7 +1,7 @@
 /**
  * Decides approval cards and answers questions for whichever view shows them
- * (a conversation inline, or the inbox): listens for `skald-decide` and
- * `skald-answer` on its host, calls the server, and keeps per-card busy and
+ * (a conversation inline, or the inbox): listens for `skald-decide`,
+ * `skald-answer` and `skald-form-reply` on its host, calls the server, and keeps per-card busy and
  * error states for the cards to show.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
@@ -9,7 +9,7 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { ApiError, type ApiClient } from '../api/client.js';
 import { describeError } from '../i18n/errors.js';
 import type { InboxStore } from '../state/inbox.js';
-import type { AnswerEvent, DecideEvent } from '../components/events.js';
+import type { AnswerEvent, DecideEvent, FormReplyEvent } from '../components/events.js';
 
 type Host = ReactiveControllerHost & HTMLElement;
 
@@ -30,11 +30,13 @@ export class CardActionsController implements ReactiveController {
   hostConnected(): void {
     this.#host.addEventListener('skald-decide', this.#onDecide);
     this.#host.addEventListener('skald-answer', this.#onAnswer);
+    this.#host.addEventListener('skald-form-reply', this.#onFormReply);
   }
 
   hostDisconnected(): void {
     this.#host.removeEventListener('skald-decide', this.#onDecide);
     this.#host.removeEventListener('skald-answer', this.#onAnswer);
+    this.#host.removeEventListener('skald-form-reply', this.#onFormReply);
   }
 
   busy(cardId: string): boolean {
@@ -56,6 +58,12 @@ export class CardActionsController implements ReactiveController {
     event.stopPropagation();
     const { card, answer } = event;
     void this.#run(card.id, (client) => client.answer(card.id, answer));
+  };
+
+  readonly #onFormReply = (event: FormReplyEvent): void => {
+    event.stopPropagation();
+    const { card, decision, content } = event;
+    void this.#run(card.id, (client) => client.replyToForm(card.id, decision, content ?? undefined));
   };
 
   async #run(cardId: string, call: (client: ApiClient) => Promise<void>): Promise<void> {

@@ -11,7 +11,7 @@
  * has read it, so the history keeps `#/memories` only.
  */
 
-export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'usage', 'audit'] as const;
+export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'tools', 'usage', 'audit'] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type Route =

@@ -27,6 +27,15 @@ export interface ToolItem {
   readonly arguments: string;
   readonly status: ToolStatus;
   readonly result: string | null;
+  /** How far a running call got, as a tool server reports it. */
+  readonly progress?: ToolProgress | null;
+}
+
+/** A tool server's word on how far its call got. */
+export interface ToolProgress {
+  readonly progress: number;
+  readonly total: number | null;
+  readonly message: string | null;
 }
 
 /** Something the person should know about the turn's progress. */
@@ -278,6 +287,14 @@ function applyTo(turn: Turn, event: TurnEvent): Turn {
             : item,
         ),
       };
+    case 'tool_progress': {
+      const progress: ToolProgress = { progress: event.progress, total: event.total ?? null, message: event.message ?? null };
+      return {
+        ...turn,
+        seq,
+        items: turn.items.map((item) => (item.kind === 'tool' && item.id === event.call_id ? { ...item, progress } : item)),
+      };
+    }
     case 'turn_parked':
       return { ...turn, status: 'parked', seq };
     case 'retrying':

@@ -2,6 +2,7 @@
 import type { CallId } from "./CallId.js";
 import type { CardFor } from "./CardFor.js";
 import type { MemoryCard } from "./MemoryCard.js";
+import type { ToolServerLabel } from "./ToolServerLabel.js";
 import type { TurnId } from "./TurnId.js";
 import type { JsonValue } from "./serde_json/JsonValue.js";
 
@@ -25,4 +26,8 @@ for?: CardFor,
  * A `remember` card's lines: the sentence, about whom, by which agent, kept until
  * when, who can read it, and memories it may replace.
  */
-memory?: MemoryCard, };
+memory?: MemoryCard, 
+/**
+ * An MCP call's server: where its arguments go, and whether it is shared by everyone.
+ */
+tool_server?: ToolServerLabel, };

@@ -3,6 +3,7 @@ import type { ApprovalDetails } from "./ApprovalDetails.js";
 import type { CardId } from "./CardId.js";
 import type { CardState } from "./CardState.js";
 import type { ConversationId } from "./ConversationId.js";
+import type { FormDetails } from "./FormDetails.js";
 import type { QuestionDetails } from "./QuestionDetails.js";
 
 /**
@@ -13,4 +14,4 @@ export type Card = { id: CardId, state: CardState,
 /**
  * One line: the question, or the tool with its most telling argument.
  */
-summary: string, session_id: ConversationId, created_at: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails });
+summary: string, session_id: ConversationId, created_at: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails } | { "kind": "form", "details": FormDetails });

@@ -8,4 +8,8 @@ arguments_hash?: string, answer?: string,
 /**
  * With allow on a `remember` card: the similar memory it offered that the new one replaces.
  */
-replace?: string, };
+replace?: string, 
+/**
+ * With accept on a form card: the filled form, one value per field.
+ */
+content?: Record<string, unknown>, };

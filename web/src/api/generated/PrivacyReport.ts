@@ -4,6 +4,7 @@ import type { Notice } from "./Notice.js";
 import type { Person } from "./Person.js";
 import type { PrivacyAgent } from "./PrivacyAgent.js";
 import type { PrivacyProvider } from "./PrivacyProvider.js";
+import type { PrivacyToolServer } from "./PrivacyToolServer.js";
 import type { SpaceKey } from "./SpaceKey.js";
 
 /**
@@ -14,4 +15,8 @@ export type PrivacyReport = { keys: Array<SpaceKey>,
  * The people whose keys open my space besides mine. Supervision is not built yet
  * (§6.2): always empty.
  */
-supervisors: Array<Person>, providers: Array<PrivacyProvider>, agents: Array<PrivacyAgent>, administrators_see: AdministratorsSee, notices: Array<Notice>, };
+supervisors: Array<Person>, providers: Array<PrivacyProvider>, 
+/**
+ * The tool servers (MCP) my turns may call.
+ */
+tool_servers: Array<PrivacyToolServer>, agents: Array<PrivacyAgent>, administrators_see: AdministratorsSee, notices: Array<Notice>, };

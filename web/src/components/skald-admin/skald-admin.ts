@@ -20,6 +20,7 @@ import '../skald-admin-models/skald-admin-models.js';
 import '../skald-admin-people/skald-admin-people.js';
 import '../skald-admin-roles/skald-admin-roles.js';
 import '../skald-admin-rules/skald-admin-rules.js';
+import '../skald-admin-tools/skald-admin-tools.js';
 import '../skald-admin-usage/skald-admin-usage.js';
 import { styles } from './skald-admin.styles.js';
 
@@ -29,6 +30,7 @@ const LABELS: Readonly<Record<AdminSection, TextKey>> = {
   models: 'adminModels',
   rules: 'adminRules',
   agents: 'adminAgents',
+  tools: 'adminTools',
   usage: 'adminUsage',
   audit: 'adminAudit',
 };
@@ -89,6 +91,8 @@ export class SkaldAdmin extends LitElement {
         return html`<skald-admin-rules .login=${login}></skald-admin-rules>`;
       case 'agents':
         return html`<skald-admin-agents .login=${login}></skald-admin-agents>`;
+      case 'tools':
+        return html`<skald-admin-tools .login=${login}></skald-admin-tools>`;
       case 'usage':
         return html`<skald-admin-usage .login=${login}></skald-admin-usage>`;
       case 'audit':

@@ -189,4 +189,36 @@ export const styles = css`
     flex: 1;
     min-width: 0;
   }
+
+  .form-card {
+    border-color: var(--skald-accent);
+  }
+
+  .form-card header {
+    color: var(--skald-accent);
+  }
+
+  .fields {
+    display: flex;
+    flex-direction: column;
+    gap: var(--skald-space-2);
+  }
+
+  .field {
+    display: flex;
+    flex-direction: column;
+    gap: var(--skald-space-1);
+  }
+
+  .field.checkbox {
+    flex-direction: row;
+    flex-wrap: wrap;
+    align-items: center;
+  }
+
+  .field input:not([type='checkbox']),
+  .field select {
+    min-width: 0;
+    max-width: 100%;
+  }
 `;

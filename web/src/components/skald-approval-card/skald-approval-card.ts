@@ -13,7 +13,7 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 
-import type { ApprovalCard, MemoryCard } from '../../api/types.js';
+import type { ApprovalCard, MemoryCard, ToolServerLabel } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
 import { formatDay } from '../../i18n/format.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
@@ -88,6 +88,7 @@ export class SkaldApprovalCard extends LitElement {
               ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
             </p>`
           : this.#renderMemory(memory)}
+        ${details.tool_server ? this.#renderToolServer(details.tool_server) : nothing}
         ${details.why ? html`<blockquote class="why"><span class="visually-hidden">${strings.approvalWhy}</span>${details.why}</blockquote>` : nothing}
         ${sentence === null && memory === null
           ? html`<p class="heading" id="args-label">${strings.approvalArguments}</p>
@@ -121,6 +122,15 @@ export class SkaldApprovalCard extends LitElement {
       </section>
       <skald-confirm></skald-confirm>
     `;
+  }
+
+  /** Where an MCP call's arguments go, and whether everyone's calls share the server. */
+  #renderToolServer(server: ToolServerLabel): TemplateResult {
+    const where = server.privacy === 'remote' ? strings.toolServerRemote : strings.toolServerLocal;
+    return html`<p class="hint" data-testid="tool-server">
+      ${strings.toolServerGoes.replace('{server}', server.server)} · ${where}
+      ${server.shared ? html` · <strong data-testid="tool-server-shared">${strings.toolServerShared}</strong>` : nothing}
+    </p>`;
   }
 
   /**

@@ -61,6 +61,7 @@ import '../skald-message-edit/skald-message-edit.js';
 import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
+import '../skald-form-card/skald-form-card.js';
 import '../skald-temporary-banner/skald-temporary-banner.js';
 import '../skald-tool-call/skald-tool-call.js';
 import '../skald-used-memories/skald-used-memories.js';
@@ -131,6 +132,7 @@ export class SkaldChat extends LitElement {
     };
     this.addEventListener('skald-decide', remember);
     this.addEventListener('skald-answer', remember);
+    this.addEventListener('skald-form-reply', remember);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#reload(),
@@ -204,7 +206,7 @@ export class SkaldChat extends LitElement {
     const decided = this.#decided;
     const log = this.log;
     if (decided === null || !log) return;
-    const cards = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    const cards = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card'), ...log.querySelectorAll('skald-form-card')];
     if (cards.some((el) => el.card?.id === decided)) return;
     this.#decided = null;
     const next = cards[0];
@@ -233,7 +235,7 @@ export class SkaldChat extends LitElement {
     // of this conversation's cards not yet seen.
     const waiting = this.login?.inbox.forSession(this.transcript.sessionId) ?? [];
     if (waiting.every((card) => this.#cardsSeen.has(card.id))) return;
-    const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card')];
+    const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card'), ...log.querySelectorAll('skald-form-card')];
     const fresh = shown.filter((el) => el.card !== null && !this.#cardsSeen.has(el.card.id));
     for (const el of shown) if (el.card) this.#cardsSeen.add(el.card.id);
     const card = fresh.at(-1);
@@ -267,7 +269,7 @@ export class SkaldChat extends LitElement {
   /** The last card in the log, if this conversation has one waiting (looked for only then). */
   #waitingCard(log: HTMLElement): Element | undefined {
     if ((this.login?.inbox.forSession(this.transcript.sessionId) ?? []).length === 0) return undefined;
-    const cards = log.querySelectorAll('skald-approval-card, skald-question-card');
+    const cards = log.querySelectorAll('skald-approval-card, skald-question-card, skald-form-card');
     return cards[cards.length - 1];
   }
 
@@ -808,7 +810,9 @@ export class SkaldChat extends LitElement {
           ?busy=${busy}
           .error=${error}
         ></skald-approval-card>`
-      : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
+      : card.kind === 'form'
+        ? html`<skald-form-card .card=${card} ?busy=${busy} .error=${error}></skald-form-card>`
+        : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
 }
 

@@ -13,7 +13,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
-import type { AuditEntry, PrivacyAgent, PrivacyProvider, PrivacyReport } from '../../api/types.js';
+import type { AuditEntry, PrivacyAgent, PrivacyProvider, PrivacyReport, PrivacyToolServer } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { auditLabel, strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -45,6 +45,10 @@ export class SkaldPrivacy extends LitElement {
   @state() private prompts: ReadonlyMap<string, string | null> = new Map();
   @state() private open: ReadonlySet<string> = new Set();
   @state() private promptError = '';
+  /** My own token for an HTTP tool server, as I type it (sent, never shown back). */
+  @state() private tokenDrafts: ReadonlyMap<string, string> = new Map();
+  @state() private tokenError = '';
+  @state() private tokenSaved = '';
 
   readonly #report = new ResourceController<PrivacyReport>(this, (signal) => {
     const client = this.login?.client;
@@ -106,6 +110,16 @@ export class SkaldPrivacy extends LitElement {
             </ul>`}
       </section>
 
+      <section class="block" aria-labelledby="tool-servers-title">
+        <h3 id="tool-servers-title">${strings.privacyToolServersTitle}</h3>
+        <p>${strings.privacyToolServersLead}</p>
+        ${report.tool_servers.length === 0
+          ? html`<p class="muted">${strings.privacyToolServersNone}</p>`
+          : html`<ul class="rows">
+              ${report.tool_servers.map((server) => this.#renderToolServer(server))}
+            </ul>`}
+      </section>
+
       <section class="block" aria-labelledby="agents-title">
         <h3 id="agents-title">${strings.privacyAgentsTitle}</h3>
         <p>${strings.privacyAgentsLead}</p>
@@ -154,6 +168,71 @@ export class SkaldPrivacy extends LitElement {
       </p>
       <p class="small muted">${strings.privacyModels.replace('{models}', provider.models.join(', '))}</p>
     </li>`;
+  }
+
+  #renderToolServer(server: PrivacyToolServer): TemplateResult {
+    const local = server.privacy === 'local';
+    return html`<li data-testid="privacy-tool-server" data-name=${server.name}>
+      <div class="row-head">
+        <span class="row-title"><h4>${server.name}</h4>
+          <span class="tag ${local ? 'local' : 'remote'}">${local ? strings.privacyLocal : strings.privacyRemote}</span>
+          ${server.shared ? html`<span class="tag" data-testid="tool-server-shared">${strings.toolsShared}</span>` : nothing}
+        </span>
+      </div>
+      <p class="small"><code>${server.reaches}</code></p>
+      ${server.shared ? html`<p class="small">${strings.toolServerShared}</p>` : nothing}
+      <p class="small muted">${server.tools.join(', ')}</p>
+      ${server.http ? this.#renderOwnToken(server) : nothing}
+    </li>`;
+  }
+
+  /** My own token for an HTTP tool server: set, changed or removed; never shown. */
+  #renderOwnToken(server: PrivacyToolServer): TemplateResult {
+    const id = `own-token-${server.id}`;
+    const draft = this.tokenDrafts.get(server.id) ?? '';
+    return html`<form class="own-token" data-testid="own-token" @submit=${(e: Event) => void this.#saveToken(e, server)}>
+      <p class="small" data-testid="own-token-state">${server.own_token ? strings.privacyOwnTokenSet : strings.privacyOwnTokenNone}</p>
+      <label for=${id}>${strings.privacyOwnToken}</label>
+      <input id=${id} type="password" autocomplete="off" .value=${draft}
+        @input=${(e: Event) => (this.tokenDrafts = new Map([...this.tokenDrafts, [server.id, (e.target as HTMLInputElement).value]]))} />
+      <div class="actions">
+        <button type="submit" ?disabled=${draft.trim() === ''}>${strings.privacyOwnTokenSave}</button>
+        ${server.own_token
+          ? html`<button type="button" data-testid="own-token-remove" @click=${() => void this.#removeToken(server)}>${strings.privacyOwnTokenRemove}</button>`
+          : nothing}
+      </div>
+      ${this.tokenError ? html`<p class="notice error" role="alert">${this.tokenError}</p>` : nothing}
+      ${this.tokenSaved === server.id ? html`<p class="small" role="status">${strings.privacyOwnTokenSaved}</p>` : nothing}
+    </form>`;
+  }
+
+  async #saveToken(event: Event, server: PrivacyToolServer): Promise<void> {
+    event.preventDefault();
+    const client = this.login?.client;
+    const token = (this.tokenDrafts.get(server.id) ?? '').trim();
+    if (!client || token === '') return;
+    this.tokenError = '';
+    try {
+      await client.putOwnToken(server.id, token);
+      this.tokenDrafts = new Map([...this.tokenDrafts].filter(([k]) => k !== server.id));
+      this.tokenSaved = server.id;
+      await this.#report.reload();
+    } catch (error) {
+      this.tokenError = describeError(error);
+    }
+  }
+
+  async #removeToken(server: PrivacyToolServer): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    this.tokenError = '';
+    try {
+      await client.deleteOwnToken(server.id);
+      this.tokenSaved = '';
+      await this.#report.reload();
+    } catch (error) {
+      this.tokenError = describeError(error);
+    }
   }
 
   #renderAgent(agent: PrivacyAgent): TemplateResult {

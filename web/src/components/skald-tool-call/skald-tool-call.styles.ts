@@ -116,4 +116,22 @@ export const styles = css`
     overflow-wrap: anywhere;
     font-size: 0.85rem;
   }
+
+  .progress {
+    display: inline-flex;
+    align-items: center;
+    gap: var(--skald-space-2);
+    min-width: 0;
+    color: var(--skald-text-muted);
+  }
+
+  .progress progress {
+    width: 6rem;
+  }
+
+  .progress-text {
+    overflow: hidden;
+    text-overflow: ellipsis;
+    white-space: nowrap;
+  }
 `;

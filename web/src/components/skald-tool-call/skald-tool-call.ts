@@ -8,7 +8,7 @@ import { customElement, property } from 'lit/decorators.js';
 
 import { strings, toolLabel } from '../../i18n/en.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
-import type { ToolItem } from '../../state/transcript.js';
+import type { ToolItem, ToolProgress } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { prettyArguments } from '../skald-approval-card/skald-approval-card.js';
 import { styles } from './skald-tool-call.styles.js';
@@ -60,6 +60,7 @@ export class SkaldToolCall extends LitElement {
           <span class="icon" data-status=${status} aria-hidden="true"></span>
           <span class="label" title=${item.name}>${toolLabel(item.name)}</span>
           <span class="status" data-status=${status}>${statusText}</span>
+          ${status === 'running' && item.progress ? this.#renderProgress(item.progress) : nothing}
         </summary>
         <div class="body">
           ${sentence !== null ? html`<p class="sentence" data-testid="tool-sentence">${sentence}</p>` : nothing}
@@ -72,6 +73,18 @@ export class SkaldToolCall extends LitElement {
         </div>
       </details>
     `;
+  }
+
+  #renderProgress(progress: ToolProgress): TemplateResult {
+    const { total, message } = progress;
+    const share = total !== null && total > 0 ? Math.min(1, Math.max(0, progress.progress / total)) : null;
+    const label = message ?? (share !== null ? strings.toolProgress.replace('{percent}', String(Math.round(share * 100))) : '');
+    return html`<span class="progress" data-testid="tool-progress">
+      ${share !== null
+        ? html`<progress max="1" .value=${share} aria-label=${strings.toolProgressLabel}></progress>`
+        : html`<progress aria-label=${strings.toolProgressLabel}></progress>`}
+      ${label ? html`<span class="progress-text">${label}</span>` : nothing}
+    </span>`;
   }
 }
 
