@@ -21,6 +21,7 @@ pub mod inbox;
 pub mod lifecycle;
 pub mod meaning;
 pub mod memory;
+pub mod prompts;
 pub mod runtime;
 pub mod standing;
 pub mod tools;

@@ -12,6 +12,7 @@ use super::AppState;
 use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::{Body, OptionalBody};
+use crate::agent::prompts::PromptRefused;
 use crate::ids::McpServerId;
 use crate::mcp::Hub;
 pub use crate::mcp::admin::{Imported, NewServerBody, PatchBody, ServerView};
@@ -196,4 +197,54 @@ pub async fn delete_own_token(
     caller.session.space.delete_mcp_token(id.as_str()).await?;
     hub(&state)?.stop_instance(&id, &caller.session.user_id).await;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /api/me/tool-prompts`: the prompts of the tool servers I am offered, as templates
+/// for my messages.
+pub async fn my_prompts(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<crate::mcp::PromptView>>, ApiError> {
+    Ok(Json(state.agent.tool_prompts(&caller.session).await?))
+}
+
+/// What `POST /api/me/tool-prompts/{server}/{name}` takes.
+#[derive(Default, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "ToolPromptFill")]
+pub struct PromptFill {
+    /// A value for each of the prompt's arguments.
+    #[serde(default)]
+    #[ts(optional, type = "Record<string, string>")]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A prompt as text for my message.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(rename = "ToolPromptText")]
+pub struct PromptText {
+    pub text: String,
+}
+
+/// `POST /api/me/tool-prompts/{server}/{name}` `{"arguments"?}`: one of those prompts,
+/// filled in, as the text of a message I read, edit and send myself.
+pub async fn my_prompt(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((server, name)): Path<(String, String)>,
+    OptionalBody(req): OptionalBody<PromptFill>,
+) -> Result<Json<PromptText>, ApiError> {
+    if req.arguments.values().any(|v| !v.is_string()) {
+        let message = "each of a prompt's arguments is text".to_owned();
+        return Err(ApiError::BadRequest { code: "invalid_arguments", message });
+    }
+    let filled = state.agent.tool_prompt(&caller.session, &McpServerId::new(server), &name, req.arguments).await?;
+    match filled {
+        Ok(text) => Ok(Json(PromptText { text })),
+        Err(PromptRefused::NotYours) => Err(ApiError::Missing {
+            code: "no_tool_server",
+            message: "there is no tool server by that id among yours (a new one waits until you continue)".into(),
+        }),
+        Err(PromptRefused::Server(why)) => Err(ApiError::Unavailable { code: "tool_server_failed", message: why }),
+    }
 }

@@ -407,6 +407,37 @@ impl Connection {
         }
     }
 
+    /// The prompts the server lists; none when it offers none.
+    pub async fn prompts(&self) -> Result<Vec<rmcp::model::Prompt>, CallError> {
+        let offers = self.service.peer_info().is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offers {
+            return Ok(Vec::new());
+        }
+        match tokio::time::timeout(self.timeout, self.service.peer().list_all_prompts()).await {
+            Err(_) => Err(CallError::Timeout(self.timeout.as_secs())),
+            Ok(Ok(prompts)) => Ok(prompts),
+            Ok(Err(err)) => Err(CallError::Failed(err.to_string())),
+        }
+    }
+
+    /// One prompt, filled with `arguments`.
+    pub async fn prompt(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<rmcp::model::GetPromptResult, CallError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        match tokio::time::timeout(self.timeout, self.service.get_prompt(params)).await {
+            Err(_) => Err(CallError::Timeout(self.timeout.as_secs())),
+            Ok(Ok(got)) => Ok(got),
+            Ok(Err(rmcp::ServiceError::McpError(err))) => Err(CallError::Refused(err.message.into_owned())),
+            Ok(Err(err)) => Err(CallError::Failed(err.to_string())),
+        }
+    }
+
     /// Waits until a stdio server's process ends, however it ends; `None` for HTTP.
     pub fn ended(&self) -> Option<impl Future<Output = Exit> + Send + 'static> {
         self.helper.as_ref().map(Helper::exited)

@@ -265,21 +265,7 @@ impl Hub {
         let Some(server) = servers.into_iter().find(|s| s.name == server_name) else {
             return Err(format!("there is no MCP server named {server_name:?} any more"));
         };
-        if !server.enabled {
-            return Err(format!("the MCP server {server_name} is turned off; an administrator can turn it on"));
-        }
-        let owner = if server.shared { Owner::Everyone } else { Owner::Person(user.clone()) };
-        let own_token = match server.transport.as_str() {
-            "http" => space.mcp_token(server.id.as_str()).await.map_err(|err| err.to_string())?,
-            _ => None,
-        };
-        let live = self.connect(&server, owner, own_token).await?;
-        if server.approved_spec.as_deref() != Some(live.spec.as_str()) {
-            return Err(format!(
-                "Refused: the MCP server {server_name} changed since it was approved (what it runs or reaches is \
-                 not what was approved), so none of its tools run until an administrator approves it again."
-            ));
-        }
+        let live = self.approved_live(user, space, &server).await?;
         let listed = live.connection.listing.tools.read().await.iter().find(|t| t.name == tool).cloned();
         let Some(listed) = listed else {
             return Err(format!("the MCP server {server_name} no longer offers a tool named {tool:?}"));
@@ -316,6 +302,81 @@ impl Hub {
             }
             Err(err) => Err(format!("the MCP server {server_name}: {err}")),
         }
+    }
+
+    /// The person's instance of an enabled server (or the shared one), started if need
+    /// be, reached with their own token where they set one; refused unless it runs what
+    /// was approved.
+    async fn approved_live(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        server: &ServerRow,
+    ) -> Result<Arc<Live>, String> {
+        let name = &server.name;
+        if !server.enabled {
+            return Err(format!("the MCP server {name} is turned off; an administrator can turn it on"));
+        }
+        let owner = if server.shared { Owner::Everyone } else { Owner::Person(user.clone()) };
+        let own_token = match server.transport.as_str() {
+            "http" => space.mcp_token(server.id.as_str()).await.map_err(|err| err.to_string())?,
+            _ => None,
+        };
+        let live = self.connect(server, owner, own_token).await?;
+        if server.approved_spec.as_deref() != Some(live.spec.as_str()) {
+            return Err(format!(
+                "Refused: the MCP server {name} changed since it was approved (what it runs or reaches is not what \
+                 was approved), so none of its tools run until an administrator approves it again."
+            ));
+        }
+        Ok(live)
+    }
+
+    /// The prompts of the servers named in `servers` (those a person is offered), each
+    /// listed by their own instance, as templates for their messages. A server that
+    /// cannot be reached lists none (logged).
+    pub async fn prompts(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<PromptView>, StoreError> {
+        let mut prompts = Vec::new();
+        for server in stored::list(&self.inner.system).await?.iter().filter(|s| servers.contains(s.id.as_str())) {
+            let listed = match self.approved_live(user, space, server).await {
+                Ok(live) => live.connection.prompts().await.map_err(|err| err.to_string()),
+                Err(why) => Err(why),
+            };
+            match listed {
+                Ok(listed) => prompts.extend(listed.into_iter().map(|prompt| PromptView::of(server, prompt))),
+                Err(why) => tracing::warn!(server = %server.name, %why, "an MCP server's prompts could not be listed"),
+            }
+        }
+        Ok(prompts)
+    }
+
+    /// A prompt of one of the servers named in `servers`, filled with `arguments`, as the
+    /// text of a message the person reads, edits and sends themselves.
+    pub async fn prompt_text(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+        server: &McpServerId,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<String, String> {
+        let row = stored::get(&self.inner.system, server).await.map_err(|err| err.to_string())?;
+        let Some(row) = row.filter(|r| servers.contains(r.id.as_str())) else {
+            return Err("there is no such tool server among yours".into());
+        };
+        let live = self.approved_live(user, space, &row).await?;
+        let got = live
+            .connection
+            .prompt(name, arguments)
+            .await
+            .map_err(|err| format!("the MCP server {}: {err}", row.name))?;
+        Ok(pin::prompt_text(&got))
     }
 
     /// The live instance of `server` for `owner`, started if there is none (after the
@@ -650,6 +711,46 @@ pub struct ServerLabel {
     /// One instance serves everyone: what one person's calls leave in it, another's may read.
     pub shared: bool,
     pub privacy: Tier,
+}
+
+/// A tool server's prompt, offered to a person as a template for their message.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(rename = "ToolPrompt")]
+pub struct PromptView {
+    pub server_id: McpServerId,
+    pub server: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgument>,
+}
+
+/// What a prompt takes.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(rename = "ToolPromptArgument")]
+pub struct PromptArgument {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+impl PromptView {
+    fn of(server: &ServerRow, prompt: rmcp::model::Prompt) -> Self {
+        let arguments = prompt
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| PromptArgument { name: a.name, description: a.description, required: a.required.unwrap_or(false) })
+            .collect();
+        Self {
+            server_id: server.id.clone(),
+            server: server.name.clone(),
+            name: prompt.name,
+            title: prompt.title,
+            description: prompt.description,
+            arguments,
+        }
+    }
 }
 
 /// Whether a server keeps words on this machine or the home network (§16): a stdio server

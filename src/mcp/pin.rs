@@ -83,6 +83,29 @@ pub fn http_spec(url: &str, trusted_lan: bool, token: Option<&str>) -> Value {
     })
 }
 
+/// A prompt's messages as the text of one message a person may edit: each message's
+/// text in order, a message of the assistant's role marked so, other content named but not
+/// shown. At most [`MAX_RESULT_CHARS`] characters.
+pub fn prompt_text(prompt: &rmcp::model::GetPromptResult) -> String {
+    let parts: Vec<String> = prompt
+        .messages
+        .iter()
+        .map(|message| {
+            let text = match &message.content {
+                ContentBlock::Text(text) => text.text.clone(),
+                ContentBlock::Image(image) => format!("[an image ({})]", image.mime_type),
+                ContentBlock::ResourceLink(link) => format!("[a resource: {} <{}>]", link.name, link.uri),
+                _ => "[content that is not text]".to_owned(),
+            };
+            match message.role {
+                rmcp::model::Role::Assistant => format!("(assistant) {text}"),
+                _ => text,
+            }
+        })
+        .collect();
+    parts.join("\n\n").chars().take(MAX_RESULT_CHARS).collect()
+}
+
 /// A tool's result as the model reads it: its text (and structured content, images said as
 /// such), cut at [`MAX_RESULT_CHARS`], wrapped as untrusted data from `server`. An error
 /// result comes back as `Err`, wrapped alike: a server's error text is outside content too.

@@ -1,5 +1,6 @@
 """A small MCP server of Skald's tests, on the PyPI `mcp` SDK, that misbehaves on request:
-a tool that ends the server in the middle of its call, one that sleeps, and one whose
+a tool that ends the server in the middle of its call, one that sleeps, one whose input
+schema refers to its own definitions ($ref, as pydantic writes a nested model), and one whose
 description changes — read at start from the file WOBBLY_DESCRIPTION names (a change
 between runs), or changed live by a call, which also tells the client that the tools
 changed.
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 DESCRIPTION = Path(os.environ.get("WOBBLY_DESCRIPTION", "description"))
 DEFAULT = "Tells the weather in a city."
@@ -60,6 +62,17 @@ async def redescribe(text: str, ctx: Context) -> str:
     describe_weather(text)
     await ctx.session.send_tool_list_changed()
     return "Changed."
+
+
+class Place(BaseModel):
+    city: str
+    country: str | None = None
+
+
+@server.tool(description="Plans a trip to a place, for some days.")
+def plan(place: Place, days: int = 1) -> str:
+    # Its input schema has the $defs and $ref pydantic writes for a nested model.
+    return f"{days} days in {place.city}."
 
 
 @server.tool(description="Says which bearer token the call came with.")

@@ -734,6 +734,28 @@ async fn every_tool_offered_at_once_keeps_the_templates_grammar() {
     assert_eq!(request["grammar"], "lazy", "{request}");
 }
 
+/// A tool server's schema with `$ref`s into its own definitions (pydantic's, for a nested
+/// model) offered to the built-in model beside every other tool: the turn's request still
+/// runs under the template's grammar, the schema loosened for it, instead of failing.
+#[tokio::test]
+async fn a_tool_servers_schema_with_refs_keeps_the_templates_grammar() {
+    let local = Local::with_tools_template(&["*"], &[]).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let (status, added) = local
+        .server
+        .post("/api/mcp/servers", Some(&local.token), super::mcp::wobbly(&scratch.path().join("d"), 20))
+        .await;
+    assert_eq!(status, 201, "{added}");
+    let path = format!("/api/mcp/servers/{}/approve", added["id"].as_str().unwrap());
+    let (status, approved) = local.server.post(&path, Some(&local.token), json!({})).await;
+    assert_eq!(status, 200, "{approved}");
+    assert!(approved["tools"].as_array().unwrap().iter().any(|t| t == "plan"), "{approved}");
+    let session = local.session(&local.token).await;
+    local.send(&local.token, &session, "Plan a trip to Oslo.").await;
+    let request = local.last_request(|r| r["number"].as_u64() >= Some(1)).await;
+    assert_eq!(request["grammar"], "lazy", "{request}");
+}
+
 /// A model whose template lays out tools in the Hermes style (SmolLM2 under a template
 /// of our own): llama.cpp derives the call syntax from the template and gives a lazy
 /// grammar that takes over where a call begins. The model is made to begin one; from

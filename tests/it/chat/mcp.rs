@@ -45,7 +45,7 @@ fn everything(name: &str) -> Value {
 /// Our misbehaving server, reading its weather tool's description from `description` (a
 /// file named in the environment, not in the arguments: a file an argument names is part
 /// of the launch spec, and a change to it would be a changed server).
-fn wobbly(description: &Path, timeout_seconds: u64) -> Value {
+pub(super) fn wobbly(description: &Path, timeout_seconds: u64) -> Value {
     let script = servers().join("wobbly.py").display().to_string();
     json!({
         "name": "wobbly", "transport": "stdio", "command": python(), "args": [script],
@@ -692,4 +692,37 @@ async fn a_person_may_reach_an_http_server_with_their_own_token_kept_in_their_fi
     assert!(text(&row).contains("Bearer shared-secret-token"), "back to the shared one: {row}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[tokio::test]
+async fn a_servers_prompts_are_templates_for_a_persons_message_only_once_they_accepted_it() {
+    let chat = Chat::start().await;
+    let bo = chat.enrol("Bo", "member").await;
+    let id = chat.add_mcp(everything("everything")).await;
+    let (status, none) = chat.server.call(Method::GET, "/api/me/tool-prompts", Some(&chat.token), None).await;
+    assert_eq!((status, none.as_array().map(Vec::len)), (200, Some(0)), "nothing before approval: {none}");
+    chat.approve_mcp(&id, json!({})).await;
+
+    let (status, prompts) = chat.server.call(Method::GET, "/api/me/tool-prompts", Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{prompts}");
+    let args = prompts.as_array().unwrap().iter().find(|p| p["name"] == "args-prompt").expect("args-prompt").clone();
+    assert_eq!((args["server"].as_str(), args["server_id"].as_str()), (Some("everything"), Some(id.as_str())));
+    let city = args["arguments"].as_array().unwrap().iter().find(|a| a["name"] == "city").unwrap();
+    assert_eq!(city["required"], true, "{args}");
+    let path = format!("/api/me/tool-prompts/{id}/args-prompt");
+    let (status, filled) = chat.server.post(&path, Some(&chat.token), json!({ "arguments": { "city": "Oslo" } })).await;
+    assert_eq!((status, filled["text"].as_str()), (200, Some("What's weather in Oslo?")), "{filled}");
+    let (status, refused) = chat.server.post(&path, Some(&chat.token), json!({ "arguments": { "city": 3 } })).await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, failed) = chat.server.post(&path, Some(&chat.token), json!({})).await;
+    assert_eq!(status, 503, "a required argument left out is the server's error: {failed}");
+
+    // Bo has not accepted the new server yet: none of its prompts, and none to fill in.
+    let (_, held) = chat.server.call(Method::GET, "/api/me/tool-prompts", Some(&bo), None).await;
+    assert_eq!(held.as_array().map(Vec::len), Some(0), "{held}");
+    let (status, _) = chat.server.post(&path, Some(&bo), json!({ "arguments": { "city": "Oslo" } })).await;
+    assert_eq!(status, 404);
+    accept_holds(&chat.server, &bo).await;
+    let (_, accepted) = chat.server.call(Method::GET, "/api/me/tool-prompts", Some(&bo), None).await;
+    assert!(accepted.to_string().contains("simple-prompt"), "{accepted}");
 }

@@ -55,6 +55,7 @@ import {
   type RolePatch,
   type RuleInput,
   type SessionDetail,
+  type ToolPrompt,
   type Unlocked,
 } from './types.js';
 
@@ -577,6 +578,19 @@ export class ApiClient {
   /** `DELETE /api/me/tool-servers/{id}/token`: my calls use the shared token again. */
   async deleteOwnToken(id: string): Promise<void> {
     await this.#request('DELETE', `/api/me/tool-servers/${encodeURIComponent(id)}/token`);
+  }
+
+  /** `GET /api/me/tool-prompts`: the tool servers' prompts I am offered, as templates. */
+  async toolPrompts(signal?: AbortSignal): Promise<ToolPrompt[]> {
+    return list(await this.#request('GET', '/api/me/tool-prompts', signal), 'tool prompts') as ToolPrompt[];
+  }
+
+  /** `POST /api/me/tool-prompts/{server}/{name}`: a prompt filled in, as text for my message. */
+  async fillToolPrompt(server: string, name: string, args: Record<string, string>): Promise<string> {
+    const path = `/api/me/tool-prompts/${encodeURIComponent(server)}/${encodeURIComponent(name)}`;
+    const body = record(await this.#request('POST', path, undefined, { arguments: args }), 'tool prompt');
+    if (typeof body['text'] !== 'string') throw unexpected('tool prompt');
+    return body['text'];
   }
 
   // ---- tool servers (MCP, administrators) -----------------------------------

@@ -55,6 +55,14 @@ export class FormReplyEvent extends Event {
   }
 }
 
+/** A tool server's prompt, filled in, for the composer. */
+export class UsePromptEvent extends Event {
+  static readonly type = 'skald-use-prompt';
+  constructor(readonly text: string) {
+    super(UsePromptEvent.type, options);
+  }
+}
+
 /** Open a conversation (from the list, the inbox, a notification). */
 export class OpenSessionEvent extends Event {
   static readonly type = 'skald-open-session';
@@ -101,6 +109,7 @@ declare global {
     [DecideEvent.type]: DecideEvent;
     [AnswerEvent.type]: AnswerEvent;
     [FormReplyEvent.type]: FormReplyEvent;
+    [UsePromptEvent.type]: UsePromptEvent;
     [OpenSessionEvent.type]: OpenSessionEvent;
     [NewChatEvent.type]: NewChatEvent;
     [SessionChangedEvent.type]: SessionChangedEvent;

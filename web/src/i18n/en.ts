@@ -1078,6 +1078,9 @@ export const en = {
   privacyOwnTokenSave: 'Save my token',
   privacyOwnTokenRemove: 'Remove my token',
   privacyOwnTokenSaved: 'Saved. Your next call uses it.',
+  toolPromptsTitle: 'Templates from tool servers',
+  toolPromptsUse: 'Put in my message',
+  toolPromptsMissing: '“{name}” is needed.',
 } as const;
 
 /**

@@ -1007,6 +1007,9 @@ export const french: Words = {
     privacyOwnTokenSave: 'Enregistrer mon jeton',
     privacyOwnTokenRemove: 'Retirer mon jeton',
     privacyOwnTokenSaved: 'Enregistré. Ton prochain appel l’utilise.',
+    toolPromptsTitle: 'Modèles des serveurs d’outils',
+    toolPromptsUse: 'Mettre dans mon message',
+    toolPromptsMissing: '« {name} » est nécessaire.',
   },
 
   tools: {

@@ -1007,6 +1007,9 @@ export const italian: Words = {
     privacyOwnTokenSave: 'Salva il mio token',
     privacyOwnTokenRemove: 'Rimuovi il mio token',
     privacyOwnTokenSaved: 'Salvato. La tua prossima chiamata lo usa.',
+    toolPromptsTitle: 'Modelli dai server di strumenti',
+    toolPromptsUse: 'Metti nel mio messaggio',
+    toolPromptsMissing: '«{name}» è necessario.',
   },
 
   tools: {

@@ -82,13 +82,14 @@ describe('tool servers', () => {
   test('a member sees the shared server on their privacy page, and fills in its form in a conversation', async () => {
     const { page, close, consoleMessages } = await open();
     try {
-      await logIn(page, BEA, TIMEOUT);
+      // The approval is a change to where Bea's words may go: she continues past it first.
       const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', BEA);
       const held = (await api(stack.server.origin, session.token, 'GET', '/api/notices')).filter((n) => n.holds);
       for (const notice of held) {
         await api(stack.server.origin, session.token, 'POST', `/api/notices/${notice.id}/accept`, { decision: 'accept' });
       }
       assert.ok(held.length >= 1, 'the approved server held the member until they continued');
+      await logIn(page, BEA, TIMEOUT);
 
       await page.locator('[data-testid=nav-privacy]').click();
       const listed = page.locator('[data-testid=privacy-tool-server][data-name=everything]');
@@ -118,7 +119,25 @@ describe('tool servers', () => {
       await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
       const result = page.locator('skald-tool-call').last();
       await result.locator('summary').click();
-      assert.match(await result.innerText(), /Name: Bea Example/);
+      assert.match(await result.locator('pre.result').innerText(), /Name: Bea Example/, 'the server had what Bea typed');
+
+      // The server's prompts are templates: one fills the composer, and nothing is sent.
+      await page.locator('[data-testid=new-chat]').click();
+      const templates = page.locator('[data-testid=tool-prompts]');
+      await templates.waitFor({ timeout: TIMEOUT });
+      await templates.locator('summary').click();
+      await templates.locator('[data-testid=tool-prompt][data-name=args-prompt]').click();
+      await checkView(page, 'templates');
+      const city = templates.locator('input[name=city]');
+      assert.equal(await city.getAttribute('required'), '', 'the argument the server requires is required');
+      await city.fill('Oslo');
+      await templates.locator('[data-testid=tool-prompt-use]').click();
+      await page.waitForFunction(() => {
+        let element = document.activeElement;
+        while (element?.shadowRoot?.activeElement) element = element.shadowRoot.activeElement;
+        return element?.getAttribute('data-testid') === 'composer' && element.value === "What's weather in Oslo?";
+      }, undefined, { timeout: TIMEOUT });
+      assert.equal(await page.locator('[data-testid=turn]').count(), 0, 'choosing a template sends nothing');
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();

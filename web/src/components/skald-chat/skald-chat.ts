@@ -62,6 +62,7 @@ import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
 import '../skald-form-card/skald-form-card.js';
+import '../skald-tool-prompts/skald-tool-prompts.js';
 import '../skald-temporary-banner/skald-temporary-banner.js';
 import '../skald-tool-call/skald-tool-call.js';
 import '../skald-used-memories/skald-used-memories.js';
@@ -573,6 +574,13 @@ export class SkaldChat extends LitElement {
           ${this.sendError ? html`<p class="notice error" role="alert" data-testid="send-error">${this.sendError}</p>` : nothing}
           ${parked && !busy ? html`<p class="hint parked">${strings.parkedHint}</p>` : nothing}
           <skald-held-changes .login=${this.login}></skald-held-changes>
+          <skald-tool-prompts
+            .login=${this.login}
+            @skald-use-prompt=${(e: { text: string }) => {
+              this.draft = e.text;
+              this.composer?.focus();
+            }}
+          ></skald-tool-prompts>
           <skald-composer
             .value=${this.draft}
             ?busy=${busy}
