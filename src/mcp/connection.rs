@@ -366,6 +366,8 @@ impl Connection {
             };
             // Protocol 2026-07-28: the server's questions come back as the call's result,
             // and the call is made again with the answers and the server's state.
+            let asked = needs.input_requests.as_ref().map_or(0, BTreeMap::len);
+            tracing::debug!(tool, asked, "an MCP call came back asking for input");
             let mut answers = BTreeMap::new();
             for (key, request) in needs.input_requests.unwrap_or_default() {
                 let answer = match (request, entered.as_ref()) {

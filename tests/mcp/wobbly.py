@@ -75,6 +75,18 @@ def plan(place: Place, days: int = 1) -> str:
     return f"{days} days in {place.city}."
 
 
+class Colour(BaseModel):
+    colour: str
+
+
+@server.tool(description="Asks the person for a colour, and says what they chose.")
+async def ask(ctx: Context) -> str:
+    answer = await ctx.elicit("Which colour would you like?", Colour)
+    if answer.action == "accept":
+        return f"You chose {answer.data.colour}."
+    return f"You chose nothing ({answer.action})."
+
+
 @server.tool(description="Says which bearer token the call came with.")
 def whoami(ctx: Context) -> str:
     headers = ctx.headers or {}

@@ -726,3 +726,29 @@ async fn a_servers_prompts_are_templates_for_a_persons_message_only_once_they_ac
     let (_, accepted) = chat.server.call(Method::GET, "/api/me/tool-prompts", Some(&bo), None).await;
     assert!(accepted.to_string().contains("simple-prompt"), "{accepted}");
 }
+
+/// The administrator asked for protocol 2026-07-28; PyPI's SDK (mcp 2.3.0) answers the
+/// handshake with 2025-11-25, over stdio and HTTP alike: Skald goes on at the version the
+/// server speaks, forms included, and logs nothing of what was typed.
+#[tokio::test]
+async fn a_server_that_answers_an_older_protocol_than_asked_for_still_asks_its_forms() {
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_LOG".into(), "info,skald::mcp=debug".into()));
+    let chat = Chat::start_in(sandbox, ScriptedModel::start().await, None).await;
+    let scratch = tempfile::tempdir().unwrap();
+    let mut body = wobbly(&scratch.path().join("description"), 20);
+    body["protocol"] = json!("2026-07-28");
+    let id = chat.add_mcp(body).await;
+    assert_eq!(chat.mcp_server(&id).await["protocol"], "2026-07-28");
+    chat.approve_mcp(&id, json!({})).await;
+    chat.allow("mcp__wobbly__ask").await;
+    let session = ask_for_form(&chat, "mcp__wobbly__ask").await;
+    let card = form_card(&chat).await;
+    assert_eq!(card["details"]["message"], "Which colour would you like?");
+    let (status, body) = chat.decide(&card, json!({ "decision": "accept", "content": { "colour": "teal" } })).await;
+    assert_eq!(status, 200, "{body}");
+    let history = chat.finished(&session).await;
+    let row = history.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(text(row).contains("You chose teal."), "{row}");
+    assert!(!chat.server.stderr().contains("teal"), "what was typed is not logged");
+}
