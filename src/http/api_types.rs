@@ -37,6 +37,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::mcp::PromptFill,
         super::mcp::PromptText,
         crate::mcp::PromptView,
+        crate::mcp::ResourceView,
         crate::store::notices::Notice,
         crate::store::roles::Role,
         crate::store::audit::Entry,

@@ -14,6 +14,7 @@ use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
+use crate::agent::prompts::PromptRefused;
 use crate::ids::{ConversationId, TurnId};
 use crate::providers::privacy::Tier;
 use crate::store::chat::{self, Conversation, Message};
@@ -199,7 +200,24 @@ pub struct NewMessage {
     /// message there, edited and sent again.
     #[ts(optional)]
     replaces: Option<TurnId>,
+    /// Resources of tool servers (MCP) to attach: read now, they follow the words as
+    /// outside content.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<Attached>>")]
+    resources: Vec<Attached>,
 }
+
+/// A tool server's resource to attach to a message.
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "AttachedResource")]
+pub struct Attached {
+    server: crate::ids::McpServerId,
+    uri: String,
+}
+
+/// How many resources one message may carry.
+const MAX_ATTACHED: usize = 4;
 
 /// A turn just started: its id and the person's message row (202 of send and retry).
 #[derive(Serialize, ts_rs::TS)]
@@ -232,9 +250,27 @@ pub async fn send(
             format!("the message is longer than {} KiB; attach it as a file instead", MAX_MESSAGE_BYTES / 1024);
         return Err(ApiError::BadRequest { code: "message_too_long", message });
     }
+    if req.resources.len() > MAX_ATTACHED {
+        let message = format!("a message takes at most {MAX_ATTACHED} resources");
+        return Err(ApiError::BadRequest { code: "too_many_resources", message });
+    }
+    let mut text = req.text;
+    if !req.resources.is_empty() {
+        let wanted: Vec<_> = req.resources.into_iter().map(|r| (r.server, r.uri)).collect();
+        match state.agent.attach(&caller.session, &id, &wanted).await? {
+            Ok(blocks) => text = format!("{text}\n\n{blocks}"),
+            Err(PromptRefused::NotYours) => {
+                let message = "there is no tool server by that id among yours (a new one waits until you continue)";
+                return Err(ApiError::Missing { code: "no_tool_server", message: message.into() });
+            }
+            Err(PromptRefused::Server(why)) => {
+                return Err(ApiError::Unavailable { code: "tool_server_failed", message: why });
+            }
+        }
+    }
     let started = match req.replaces {
-        Some(turn) => state.agent.version_turn(caller.session.clone(), &id, &turn, Some(req.text)).await?,
-        None => state.agent.start_turn(caller.session.clone(), &id, req.text).await?,
+        Some(turn) => state.agent.version_turn(caller.session.clone(), &id, &turn, Some(text)).await?,
+        None => state.agent.start_turn(caller.session.clone(), &id, text).await?,
     };
     Ok((StatusCode::ACCEPTED, Json(started.into())))
 }

@@ -248,3 +248,12 @@ pub async fn my_prompt(
         Err(PromptRefused::Server(why)) => Err(ApiError::Unavailable { code: "tool_server_failed", message: why }),
     }
 }
+
+/// `GET /api/me/tool-resources`: the resources of the tool servers I am offered, which I
+/// may attach to a message.
+pub async fn my_resources(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<crate::mcp::ResourceView>>, ApiError> {
+    Ok(Json(state.agent.tool_resources(&caller.session).await?))
+}

@@ -66,6 +66,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/me/privacy", Session, Header, me::privacy),
         route(M::PUT, "/api/me/tool-servers/{id}/token", Session, Header, mcp::put_own_token),
         route(M::GET, "/api/me/tool-prompts", Session, Header, mcp::my_prompts),
+        route(M::GET, "/api/me/tool-resources", Session, Header, mcp::my_resources),
         route(M::POST, "/api/me/tool-prompts/{server}/{name}", Session, Header, mcp::my_prompt),
         route(M::DELETE, "/api/me/tool-servers/{id}/token", Session, Header, mcp::delete_own_token),
         route(M::GET, "/api/me/export", Session, Header, me::export),

@@ -422,6 +422,30 @@ impl Connection {
         }
     }
 
+    /// The resources the server lists; none when it offers none.
+    pub async fn resources(&self) -> Result<Vec<rmcp::model::Resource>, CallError> {
+        let offers = self.service.peer_info().is_some_and(|info| info.capabilities.resources.is_some());
+        if !offers {
+            return Ok(Vec::new());
+        }
+        match tokio::time::timeout(self.timeout, self.service.peer().list_all_resources()).await {
+            Err(_) => Err(CallError::Timeout(self.timeout.as_secs())),
+            Ok(Ok(resources)) => Ok(resources),
+            Ok(Err(err)) => Err(CallError::Failed(err.to_string())),
+        }
+    }
+
+    /// What one resource holds.
+    pub async fn read(&self, uri: &str) -> Result<rmcp::model::ReadResourceResult, CallError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(self.timeout, self.service.read_resource(params)).await {
+            Err(_) => Err(CallError::Timeout(self.timeout.as_secs())),
+            Ok(Ok(read)) => Ok(read),
+            Ok(Err(rmcp::ServiceError::McpError(err))) => Err(CallError::Refused(err.message.into_owned())),
+            Ok(Err(err)) => Err(CallError::Failed(err.to_string())),
+        }
+    }
+
     /// One prompt, filled with `arguments`.
     pub async fn prompt(
         &self,

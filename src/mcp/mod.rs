@@ -355,6 +355,59 @@ impl Hub {
         Ok(prompts)
     }
 
+    /// The resources of the servers named in `servers` (those a person is offered), each
+    /// listed by their own instance. A server that cannot be reached lists none (logged).
+    pub async fn resources(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<ResourceView>, StoreError> {
+        let mut resources = Vec::new();
+        for server in stored::list(&self.inner.system).await?.iter().filter(|s| servers.contains(s.id.as_str())) {
+            let listed = match self.approved_live(user, space, server).await {
+                Ok(live) => live.connection.resources().await.map_err(|err| err.to_string()),
+                Err(why) => Err(why),
+            };
+            match listed {
+                Ok(listed) => resources.extend(listed.into_iter().map(|r| ResourceView {
+                    server_id: server.id.clone(),
+                    server: server.name.clone(),
+                    uri: r.uri,
+                    name: r.name,
+                    title: r.title,
+                    description: r.description,
+                    mime_type: r.mime_type,
+                    size: r.size,
+                })),
+                Err(why) => {
+                    tracing::warn!(server = %server.name, %why, "an MCP server's resources could not be listed")
+                }
+            }
+        }
+        Ok(resources)
+    }
+
+    /// One resource of one of the servers named in `servers`, as outside content for a
+    /// person's message: its text, bounded and wrapped as untrusted. A resource of bytes
+    /// (an image, a file) is refused here.
+    pub async fn read_resource(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+        server: &McpServerId,
+        uri: &str,
+    ) -> Result<String, String> {
+        let row = stored::get(&self.inner.system, server).await.map_err(|err| err.to_string())?;
+        let Some(row) = row.filter(|r| servers.contains(r.id.as_str())) else {
+            return Err("there is no such tool server among yours".into());
+        };
+        let live = self.approved_live(user, space, &row).await?;
+        let read = live.connection.read(uri).await.map_err(|err| format!("the MCP server {}: {err}", row.name))?;
+        pin::resource_text(&row.name, uri, &read)
+    }
+
     /// A prompt of one of the servers named in `servers`, filled with `arguments`, as the
     /// text of a message the person reads, edits and sends themselves.
     pub async fn prompt_text(
@@ -723,6 +776,20 @@ pub struct PromptView {
     pub title: Option<String>,
     pub description: Option<String>,
     pub arguments: Vec<PromptArgument>,
+}
+
+/// A tool server's resource, which a person may attach to their message.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(rename = "ToolResource")]
+pub struct ResourceView {
+    pub server_id: McpServerId,
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+    pub size: Option<u64>,
 }
 
 /// What a prompt takes.

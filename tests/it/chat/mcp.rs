@@ -752,3 +752,43 @@ async fn a_server_that_answers_an_older_protocol_than_asked_for_still_asks_its_f
     assert!(text(row).contains("You chose teal."), "{row}");
     assert!(!chat.server.stderr().contains("teal"), "what was typed is not logged");
 }
+
+#[tokio::test]
+async fn a_resource_attached_to_a_message_reaches_the_model_as_outside_content() {
+    let chat = Chat::start().await;
+    let id = chat.add_mcp(everything("everything")).await;
+    chat.approve_mcp(&id, json!({})).await;
+    let (status, resources) = chat.server.call(Method::GET, "/api/me/tool-resources", Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{resources}");
+    let uri = "demo://resource/static/document/features.md";
+    let listed = resources.as_array().unwrap().iter().find(|r| r["uri"] == uri).expect("features.md is listed");
+    assert_eq!((listed["server"].as_str(), listed["name"].as_str()), (Some("everything"), Some("features.md")));
+
+    chat.model.push(Reply::text("Read it."));
+    let session = chat.new_session(json!({})).await;
+    let path = format!("/api/sessions/{session}/messages");
+    let attached = json!({ "text": "What does this say?", "resources": [{ "server": id, "uri": uri }] });
+    let (status, body) = chat.server.post(&path, Some(&chat.token), attached).await;
+    assert_eq!(status, 202, "{body}");
+    chat.finished(&session).await;
+    let requests = chat.model.requests();
+    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let said = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(said.starts_with("What does this say?"), "{said}");
+    assert!(said.contains("<untrusted_content source=\"mcp:everything/resource\">"), "{said}");
+    assert!(said.contains("Everything Server - Features"), "the resource's text: {said}");
+    assert_eq!(chat.session_state(&session).await["outside_content"], true);
+
+    // A server not among the person's, or a resource the server does not have, attaches nothing.
+    let elsewhere = json!({ "text": "x", "resources": [{ "server": "mcp_nosuch", "uri": uri }] });
+    assert_eq!(chat.server.post(&path, Some(&chat.token), elsewhere).await.0, 404);
+    let missing = json!({ "text": "x", "resources": [{ "server": id, "uri": "demo://resource/none" }] });
+    let (status, body) = chat.server.post(&path, Some(&chat.token), missing).await;
+    assert_eq!(status, 503, "{body}");
+    let other = chat.new_session(json!({})).await;
+    let path = format!("/api/sessions/{other}/messages");
+    let too_many: Vec<Value> = (0..5).map(|_| json!({ "server": id, "uri": uri })).collect();
+    let (status, _) = chat.server.post(&path, Some(&chat.token), json!({ "text": "x", "resources": too_many })).await;
+    assert_eq!(status, 400);
+    assert_eq!(chat.session_state(&other).await["outside_content"], false, "nothing was attached");
+}

@@ -15,6 +15,7 @@ import {
   isRecord,
   isUnlocked,
   type AgentDetail,
+  type AttachedResource,
   type AgentList,
   type ApprovalRule,
   type AuditEntry,
@@ -56,6 +57,7 @@ import {
   type RuleInput,
   type SessionDetail,
   type ToolPrompt,
+  type ToolResource,
   type Unlocked,
 } from './types.js';
 
@@ -313,9 +315,15 @@ export class ApiClient {
   }
 
   /** `POST /api/sessions/{id}/messages`: sends a message; the reply streams over the socket. */
-  async send(id: string, text: string): Promise<{ readonly turn: string; readonly message: number }> {
-    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, { text });
+  async send(id: string, text: string, resources: readonly AttachedResource[] = []): Promise<{ readonly turn: string; readonly message: number }> {
+    const payload = resources.length > 0 ? { text, resources } : { text };
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, payload);
     return started(body, 'send');
+  }
+
+  /** `GET /api/me/tool-resources`: the tool servers' resources I may attach to a message. */
+  async toolResources(signal?: AbortSignal): Promise<ToolResource[]> {
+    return list(await this.#request('GET', '/api/me/tool-resources', signal), 'tool resources') as ToolResource[];
   }
 
   /**

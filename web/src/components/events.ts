@@ -4,7 +4,7 @@
  * app or the workspace) listens once. Events one component alone fires live
  * in that component's file.
  */
-import type { Card, Conversation, Unlocked } from '../api/types.js';
+import type { AttachedResource, Card, Conversation, Unlocked } from '../api/types.js';
 
 const options = { bubbles: true, composed: true } as const;
 
@@ -63,6 +63,14 @@ export class UsePromptEvent extends Event {
   }
 }
 
+/** The tool servers' resources ticked for the next message. */
+export class AttachEvent extends Event {
+  static readonly type = 'skald-attach';
+  constructor(readonly resources: readonly AttachedResource[]) {
+    super(AttachEvent.type, options);
+  }
+}
+
 /** Open a conversation (from the list, the inbox, a notification). */
 export class OpenSessionEvent extends Event {
   static readonly type = 'skald-open-session';
@@ -110,6 +118,7 @@ declare global {
     [AnswerEvent.type]: AnswerEvent;
     [FormReplyEvent.type]: FormReplyEvent;
     [UsePromptEvent.type]: UsePromptEvent;
+    [AttachEvent.type]: AttachEvent;
     [OpenSessionEvent.type]: OpenSessionEvent;
     [NewChatEvent.type]: NewChatEvent;
     [SessionChangedEvent.type]: SessionChangedEvent;

@@ -1078,9 +1078,12 @@ export const en = {
   privacyOwnTokenSave: 'Save my token',
   privacyOwnTokenRemove: 'Remove my token',
   privacyOwnTokenSaved: 'Saved. Your next call uses it.',
-  toolPromptsTitle: 'Templates from tool servers',
+  toolPromptsTitle: 'From tool servers: templates and attachments',
   toolPromptsUse: 'Put in my message',
   toolPromptsMissing: '“{name}” is needed.',
+  toolResourcesTitle: 'Attach to my next message',
+  toolResourcesHint: 'What you tick is read when you send, and goes with your words as outside content: the assistant treats it as untrusted.',
+  toolResourcesTicked: '{count} attached',
 } as const;
 
 /**

@@ -1007,9 +1007,12 @@ export const french: Words = {
     privacyOwnTokenSave: 'Enregistrer mon jeton',
     privacyOwnTokenRemove: 'Retirer mon jeton',
     privacyOwnTokenSaved: 'Enregistré. Ton prochain appel l’utilise.',
-    toolPromptsTitle: 'Modèles des serveurs d’outils',
+    toolPromptsTitle: 'Des serveurs d’outils : modèles et pièces jointes',
     toolPromptsUse: 'Mettre dans mon message',
     toolPromptsMissing: '« {name} » est nécessaire.',
+    toolResourcesTitle: 'Joindre à mon prochain message',
+    toolResourcesHint: 'Ce que tu coches est lu à l’envoi et part avec tes mots comme contenu extérieur : l’assistant le traite comme non fiable.',
+    toolResourcesTicked: '{count} joint(s)',
   },
 
   tools: {

@@ -1007,9 +1007,12 @@ export const italian: Words = {
     privacyOwnTokenSave: 'Salva il mio token',
     privacyOwnTokenRemove: 'Rimuovi il mio token',
     privacyOwnTokenSaved: 'Salvato. La tua prossima chiamata lo usa.',
-    toolPromptsTitle: 'Modelli dai server di strumenti',
+    toolPromptsTitle: 'Dai server di strumenti: modelli e allegati',
     toolPromptsUse: 'Metti nel mio messaggio',
     toolPromptsMissing: '«{name}» è necessario.',
+    toolResourcesTitle: 'Allega al mio prossimo messaggio',
+    toolResourcesHint: 'Ciò che spunti viene letto all’invio e va con le tue parole come contenuto esterno: l’assistente lo tratta come non affidabile.',
+    toolResourcesTicked: '{count} allegati',
   },
 
   tools: {

@@ -138,6 +138,18 @@ describe('tool servers', () => {
         return element?.getAttribute('data-testid') === 'composer' && element.value === "What's weather in Oslo?";
       }, undefined, { timeout: TIMEOUT });
       assert.equal(await page.locator('[data-testid=turn]').count(), 0, 'choosing a template sends nothing');
+
+      // A resource ticked goes with the next message, as outside content.
+      await templates.locator('[data-testid=tool-resource][data-uri="demo://resource/static/document/features.md"]').check();
+      await templates.locator('[data-testid=attached-count]').waitFor();
+      await stack.model.push({ text: 'It lists the features.' });
+      await page.locator('[data-testid=composer]').press('Enter');
+      await page.locator('[data-testid=turn]').last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      const requests = await stack.model.requests();
+      const said = requests.at(-1).body.messages.filter((m) => m.role === 'user').at(-1).content;
+      assert.match(said, /^What's weather in Oslo\?/);
+      assert.match(said, /<untrusted_content source="mcp:everything\/resource">/);
+      assert.equal(await templates.locator('[data-testid=attached-count]').count(), 0, 'the attachment went with that message only');
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();

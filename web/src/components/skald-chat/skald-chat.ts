@@ -18,7 +18,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Card, Conversation, LiveEvent, Model, SessionDetail } from '../../api/types.js';
+import type { AttachedResource, Card, Conversation, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { ClipboardController } from '../../controllers/clipboard-controller.js';
@@ -100,6 +100,8 @@ export class SkaldChat extends LitElement {
   @state() private loadError = '';
   @state() private sendError = '';
   @state() private draft = '';
+  /** Tool servers' resources to attach to the next message. */
+  @state() private attached: readonly AttachedResource[] = [];
   @state() private stopping = false;
   /** The model picked for a new conversation (`null`: automatic). */
   @state() private pickedModel: string | null = null;
@@ -394,7 +396,8 @@ export class SkaldChat extends LitElement {
       this.transcript = addSending(this.transcript, key, text);
       this.announcement = strings.announceSent;
       await this.#pin;
-      const sent = await client.send(session.id, text);
+      const sent = await client.send(session.id, text, this.attached);
+      this.attached = [];
       this.transcript = acceptSending(this.transcript, key, sent.turn);
       this.dispatchEvent(new SessionChangedEvent(null));
     } catch (error) {
@@ -576,6 +579,8 @@ export class SkaldChat extends LitElement {
           <skald-held-changes .login=${this.login}></skald-held-changes>
           <skald-tool-prompts
             .login=${this.login}
+            .attached=${this.attached}
+            @skald-attach=${(e: { resources: readonly AttachedResource[] }) => (this.attached = e.resources)}
             @skald-use-prompt=${(e: { text: string }) => {
               this.draft = e.text;
               this.composer?.focus();
