@@ -342,17 +342,47 @@ impl Hub {
         servers: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<PromptView>, StoreError> {
         let mut prompts = Vec::new();
-        for server in stored::list(&self.inner.system).await?.iter().filter(|s| servers.contains(s.id.as_str())) {
-            let listed = match self.approved_live(user, space, server).await {
-                Ok(live) => live.connection.prompts().await.map_err(|err| err.to_string()),
-                Err(why) => Err(why),
-            };
-            match listed {
-                Ok(listed) => prompts.extend(listed.into_iter().map(|prompt| PromptView::of(server, prompt))),
-                Err(why) => tracing::warn!(server = %server.name, %why, "an MCP server's prompts could not be listed"),
+        for (server, live) in self.instances_of(user, space, servers).await? {
+            match live.connection.prompts().await {
+                Ok(listed) => prompts.extend(listed.into_iter().map(|prompt| PromptView::of(&server, prompt))),
+                Err(err) => tracing::warn!(server = %server.name, %err, "an MCP server's prompts could not be listed"),
             }
         }
         Ok(prompts)
+    }
+
+    /// The person's approved instance of `server`, one of those named in `servers`.
+    async fn offered_live(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+        server: &McpServerId,
+    ) -> Result<(ServerRow, Arc<Live>), String> {
+        let row = stored::get(&self.inner.system, server).await.map_err(|err| err.to_string())?;
+        let Some(row) = row.filter(|r| servers.contains(r.id.as_str())) else {
+            return Err("there is no such tool server among yours".into());
+        };
+        let live = self.approved_live(user, space, &row).await?;
+        Ok((row, live))
+    }
+
+    /// The person's approved instances of the servers named in `servers`, started if need
+    /// be; one that cannot be reached is left out (logged).
+    async fn instances_of(
+        &self,
+        user: &UserId,
+        space: &crate::store::private::PrivateStore,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<(ServerRow, Arc<Live>)>, StoreError> {
+        let mut instances = Vec::new();
+        for server in stored::list(&self.inner.system).await?.into_iter().filter(|s| servers.contains(s.id.as_str())) {
+            match self.approved_live(user, space, &server).await {
+                Ok(live) => instances.push((server, live)),
+                Err(why) => tracing::warn!(server = %server.name, %why, "an MCP server could not be reached"),
+            }
+        }
+        Ok(instances)
     }
 
     /// The resources of the servers named in `servers` (those a person is offered), each
@@ -364,12 +394,8 @@ impl Hub {
         servers: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<ResourceView>, StoreError> {
         let mut resources = Vec::new();
-        for server in stored::list(&self.inner.system).await?.iter().filter(|s| servers.contains(s.id.as_str())) {
-            let listed = match self.approved_live(user, space, server).await {
-                Ok(live) => live.connection.resources().await.map_err(|err| err.to_string()),
-                Err(why) => Err(why),
-            };
-            match listed {
+        for (server, live) in self.instances_of(user, space, servers).await? {
+            match live.connection.resources().await {
                 Ok(listed) => resources.extend(listed.into_iter().map(|r| ResourceView {
                     server_id: server.id.clone(),
                     server: server.name.clone(),
@@ -380,8 +406,8 @@ impl Hub {
                     mime_type: r.mime_type,
                     size: r.size,
                 })),
-                Err(why) => {
-                    tracing::warn!(server = %server.name, %why, "an MCP server's resources could not be listed")
+                Err(err) => {
+                    tracing::warn!(server = %server.name, %err, "an MCP server's resources could not be listed")
                 }
             }
         }
@@ -399,11 +425,7 @@ impl Hub {
         server: &McpServerId,
         uri: &str,
     ) -> Result<String, String> {
-        let row = stored::get(&self.inner.system, server).await.map_err(|err| err.to_string())?;
-        let Some(row) = row.filter(|r| servers.contains(r.id.as_str())) else {
-            return Err("there is no such tool server among yours".into());
-        };
-        let live = self.approved_live(user, space, &row).await?;
+        let (row, live) = self.offered_live(user, space, servers, server).await?;
         let read = live.connection.read(uri).await.map_err(|err| format!("the MCP server {}: {err}", row.name))?;
         pin::resource_text(&row.name, uri, &read)
     }
@@ -419,11 +441,7 @@ impl Hub {
         name: &str,
         arguments: serde_json::Map<String, Value>,
     ) -> Result<String, String> {
-        let row = stored::get(&self.inner.system, server).await.map_err(|err| err.to_string())?;
-        let Some(row) = row.filter(|r| servers.contains(r.id.as_str())) else {
-            return Err("there is no such tool server among yours".into());
-        };
-        let live = self.approved_live(user, space, &row).await?;
+        let (row, live) = self.offered_live(user, space, servers, server).await?;
         let got = live
             .connection
             .prompt(name, arguments)
