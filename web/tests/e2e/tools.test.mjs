@@ -123,6 +123,7 @@ describe('tool servers', () => {
 
       // The server's prompts are templates: one fills the composer, and nothing is sent.
       await page.locator('[data-testid=new-chat]').click();
+      await page.locator('[data-testid=turn]').first().waitFor({ state: 'detached', timeout: TIMEOUT });
       const templates = page.locator('[data-testid=tool-prompts]');
       await templates.waitFor({ timeout: TIMEOUT });
       await templates.locator('summary').click();
