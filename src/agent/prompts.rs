@@ -19,6 +19,10 @@ impl Runtime {
     async fn prompt_servers(&self, session: &Session) -> Result<BTreeSet<String>, TurnError> {
         let Some(hub) = self.mcp() else { return Ok(BTreeSet::new()) };
         let mut role = self.role_of(&session.user_id).await?;
+        // Most homes have no tool server: then there is nothing to compare or record.
+        if hub.terms(&role).await?.is_empty() {
+            return Ok(BTreeSet::new());
+        }
         let standing = self.standing(session, &role, None).await?;
         standing.withheld.narrow_role(&mut role);
         let offered = hub.terms(&role).await?;
