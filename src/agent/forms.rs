@@ -228,12 +228,16 @@ pub fn filled(schema: &Value, content: Value) -> Result<Map<String, Value>, Stri
     Ok(content)
 }
 
+/// Whether `value` is one of `choices` (each a value, or a `{"const"}`); anything is
+/// when the field offers no choices.
+fn among(choices: Option<&Vec<Value>>, value: &Value) -> bool {
+    choices.is_none_or(|c| c.iter().any(|choice| choice == value || choice.get("const") == Some(value)))
+}
+
 fn check_field(name: &str, field: &Value, value: &Value) -> Result<(), String> {
     let choices = field["enum"]
         .as_array()
         .or_else(|| field["oneOf"].as_array().filter(|o| o.iter().all(|c| c.get("const").is_some())));
-    let is_choice =
-        |v: &Value| choices.is_none_or(|c| c.iter().any(|choice| choice == v || choice.get("const") == Some(v)));
     match (field["type"].as_str().unwrap_or_default(), value) {
         ("string", Value::String(text)) => {
             let chars = text.chars().count();
@@ -242,7 +246,7 @@ fn check_field(name: &str, field: &Value, value: &Value) -> Result<(), String> {
             if (chars as u64) < min || chars as u64 > max {
                 return Err(format!("the field {name:?} takes {min} to {max} characters"));
             }
-            if !is_choice(value) {
+            if !among(choices, value) {
                 return Err(format!("the field {name:?} takes one of the choices offered"));
             }
             match field["format"].as_str() {
@@ -276,10 +280,7 @@ fn check_field(name: &str, field: &Value, value: &Value) -> Result<(), String> {
         ("array", Value::Array(items)) => {
             let item = &field["items"];
             let choices = item["enum"].as_array().or_else(|| item["anyOf"].as_array());
-            let fits = |v: &Value| {
-                choices.is_none_or(|c| c.iter().any(|choice| choice == v || choice.get("const") == Some(v)))
-            };
-            if !items.iter().all(fits) {
+            if !items.iter().all(|item| among(choices, item)) {
                 return Err(format!("the field {name:?} takes only the choices offered"));
             }
             let count = items.len() as u64;

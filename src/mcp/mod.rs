@@ -192,14 +192,7 @@ impl Hub {
             if offered.is_empty() {
                 continue;
             }
-            let reaches = match (&server.command, &server.url) {
-                (Some(command), _) => std::iter::once(command.as_str())
-                    .chain(server.args.0.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                (None, Some(url)) => url.clone(),
-                (None, None) => String::new(),
-            };
+            let reaches = reaches(server);
             terms.insert(
                 server.id.to_string(),
                 crate::store::accepted::McpTerms {
@@ -221,15 +214,12 @@ impl Hub {
         let (server, _) = pin::split(name)?;
         let servers = stored::list(&self.inner.system).await.ok()?;
         let server = servers.into_iter().find(|s| s.name == server)?;
-        let reaches = match (&server.command, &server.url) {
-            (Some(command), _) => std::iter::once(command.as_str())
-                .chain(server.args.0.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" "),
-            (None, Some(url)) => url.clone(),
-            (None, None) => String::new(),
-        };
-        Some(ServerLabel { privacy: tier(&server), server: server.name, reaches, shared: server.shared })
+        Some(ServerLabel {
+            privacy: tier(&server),
+            reaches: reaches(&server),
+            server: server.name,
+            shared: server.shared,
+        })
     }
 
     /// Whether the server behind an offered MCP tool marks it destructive: the gate is then
@@ -844,6 +834,19 @@ pub fn tier(server: &ServerRow) -> Tier {
     match (&server.transport[..], &server.url) {
         ("http", Some(url)) => classify(ProviderKind::Openai, url, server.trusted_lan),
         _ => Tier::Local,
+    }
+}
+
+/// What a server runs or is reached at, in words: its command with its arguments, or
+/// its address.
+fn reaches(server: &ServerRow) -> String {
+    match (&server.command, &server.url) {
+        (Some(command), _) => std::iter::once(command.as_str())
+            .chain(server.args.0.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(url)) => url.clone(),
+        (None, None) => String::new(),
     }
 }
 
