@@ -68,7 +68,7 @@ fn compose(
     tools: Vec<ToolSpec>,
 ) -> ChatRequest {
     let messages = compose_context(prompt, summary, history, Rows::Conversation);
-    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt) }
+    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt), max_tokens: None }
 }
 
 /// Whose rows of a history a context reads.

@@ -1,9 +1,10 @@
-//! What a tool server asks while its call runs (MCP elicitation, §8.5): a card with the
-//! server's form in the inbox of the person whose turn made the call, answered accept,
-//! decline or cancel. The card lives in memory only, for as long as the call waits, and
-//! goes when the call ends (the turn stopped, the server gave up). What the person types
-//! goes to the server and nowhere else: never into a database, a log or the model's
-//! context, unless the server's own result carries it back.
+//! What a tool server asks while its call runs (§8.5), as a card in the inbox of the person
+//! whose turn made the call: a form to fill in (MCP elicitation), answered accept, decline
+//! or cancel; or a request for a model's answer (MCP sampling), allowed or denied, which
+//! the turn's own model then answers (`turn::sample`). A card lives in memory only, for as
+//! long as the call waits, and goes when the call ends (the turn stopped, the server gave
+//! up). What the person types goes to the server and nowhere else: never into a database,
+//! a log or the model's context, unless the server's own result carries it back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,8 +17,11 @@ use ts_rs::TS;
 
 use super::events::{Events, LiveEvent, TurnEvents};
 use super::inbox::{Asks, CardFor, CardView, DecisionError};
+use super::turn::sample::Sampler;
 use crate::ids::{CallId, CardId, ConversationId, TurnId, UserId};
 use crate::mcp::connection::{Asker, Question, Reply};
+use crate::mcp::sampling::{SampleRequest, Sampled, Speaker};
+use crate::providers::privacy::Tier;
 use crate::store::approvals::CardState;
 use crate::store::timestamp;
 
@@ -43,14 +47,61 @@ pub struct FormDetails {
     pub for_person: Option<CardFor>,
 }
 
-/// A person's reply to a form card.
+/// A sampling card's details: which server asks, during which call, what it would send
+/// to which model, and how long an answer it wants.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SampleDetails {
+    /// The tool being called, as offered: `mcp__<server>__<tool>`.
+    pub tool: String,
+    pub server: String,
+    /// The server's system prompt, if it gave one.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// What the server would have the model read, in order.
+    pub messages: Vec<SampleMessage>,
+    /// The longest answer it asks for, in tokens.
+    pub max_tokens: u32,
+    /// The models the server would prefer; the person's own model answers regardless.
+    pub hints: Vec<String>,
+    /// The model that would answer: this turn's.
+    pub model: String,
+    /// Whether the words stay here or go to a remote service (§16).
+    pub privacy: Tier,
+    pub turn_id: TurnId,
+    pub call_id: CallId,
+    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub for_person: Option<CardFor>,
+}
+
+/// One message of a sampling request: `user` (the server's words as if the person's) or
+/// `assistant` (as if the model's).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SampleMessage {
+    pub role: String,
+    pub text: String,
+}
+
+/// A person's reply to a form card, or their decision on a sampling card.
 #[derive(Debug, Clone)]
 pub enum FormReply {
     /// The filled form: checked against the schema, defaults added for what was left out.
     Accept(Value),
     Decline,
     Cancel,
+    /// A sampling card: the model may answer.
+    Allow,
+    /// A sampling card: it may not.
+    Deny,
 }
+
+/// How a form is answered.
+const FORM_DECISIONS: &str =
+    r#"a form takes {"decision":"accept","content":{…}}, {"decision":"decline"} or {"decision":"cancel"}"#;
+
+/// How a sampling card is decided.
+const SAMPLE_DECISIONS: &str = r#"a request for a model's answer takes {"decision":"allow"} or {"decision":"deny"}"#;
 
 struct Open {
     user: UserId,
@@ -89,14 +140,18 @@ impl Forms {
         let id = CardId::new(card.to_owned());
         let mut open = self.open.lock().expect("forms");
         let entry = open.get(&id).filter(|o| o.user == *user).ok_or(DecisionError::NotFound)?;
-        let (reply, state) = match reply {
-            FormReply::Accept(content) => {
-                let Asks::Form(details) = &entry.view.asks else { return Err(DecisionError::NotFound) };
+        // A sampling card's decision travels as a form's: accept (allow) or decline (deny).
+        let (reply, state) = match (&entry.view.asks, reply) {
+            (Asks::Form(details), FormReply::Accept(content)) => {
                 let filled = filled(&details.schema, content).map_err(DecisionError::BadForm)?;
                 (Reply::Accept(filled), CardState::Answered)
             }
-            FormReply::Decline => (Reply::Decline, CardState::Denied),
-            FormReply::Cancel => (Reply::Cancel, CardState::Withdrawn),
+            (Asks::Form(_), FormReply::Decline) => (Reply::Decline, CardState::Denied),
+            (Asks::Form(_), FormReply::Cancel) => (Reply::Cancel, CardState::Withdrawn),
+            (Asks::Sample(_), FormReply::Allow) => (Reply::Accept(Map::new()), CardState::Allowed),
+            (Asks::Sample(_), FormReply::Deny) => (Reply::Decline, CardState::Denied),
+            (Asks::Sample(_), _) => return Err(DecisionError::WrongKind(SAMPLE_DECISIONS)),
+            _ => return Err(DecisionError::WrongKind(FORM_DECISIONS)),
         };
         let entry = open.remove(&id).expect("looked up above");
         drop(open);
@@ -118,8 +173,8 @@ impl Forms {
     }
 }
 
-/// One MCP call of a turn, speaking for its person: the server's forms become their
-/// cards, its progress shows on the call.
+/// One MCP call of a turn, speaking for its person: the server's forms and requests for a
+/// model's answer become their cards, its progress shows on the call.
 pub struct FormCall {
     pub forms: Forms,
     pub events: Events,
@@ -130,29 +185,26 @@ pub struct FormCall {
     pub turn: TurnId,
     pub call: CallId,
     pub tool: String,
+    /// Whether the person's role lets them approve what the assistant does: a request for
+    /// a model's answer is refused, unasked, for one that does not.
+    pub may_approve: bool,
+    /// What answers a request for a model's answer once they allow it.
+    pub sampler: Arc<Sampler>,
 }
 
-impl Asker for FormCall {
-    fn owner(&self) -> &str {
-        self.user.as_str()
+impl FormCall {
+    /// The server this call goes to.
+    fn server(&self) -> String {
+        crate::mcp::pin::split(&self.tool).map(|(server, _)| server.to_owned()).unwrap_or_default()
     }
 
-    fn ask(&self, question: Question) -> BoxFuture<'static, Reply> {
+    /// Opens a card in the person's inbox; resolves with their reply, or `Cancel` when the
+    /// card goes unanswered. The card is withdrawn when the wait is dropped (the call ended).
+    fn open_card(&self, asks: Asks, summary: String) -> BoxFuture<'static, Reply> {
         let id = CardId::generate();
-        let server = crate::mcp::pin::split(&self.tool).map(|(server, _)| server.to_owned()).unwrap_or_default();
-        let summary = summary(&server, &question.message);
-        let details = FormDetails {
-            tool: self.tool.clone(),
-            server,
-            message: question.message,
-            schema: question.schema,
-            turn_id: self.turn.clone(),
-            call_id: self.call.clone(),
-            for_person: self.person.clone(),
-        };
         let view = CardView {
             id: id.clone(),
-            asks: Asks::Form(details),
+            asks,
             state: CardState::Pending,
             summary,
             session_id: self.session.clone(),
@@ -167,6 +219,73 @@ impl Asker for FormCall {
             let reply = replied.await.unwrap_or(Reply::Cancel);
             drop(withdraw);
             reply
+        })
+    }
+}
+
+impl Asker for FormCall {
+    fn owner(&self) -> &str {
+        self.user.as_str()
+    }
+
+    fn ask(&self, question: Question) -> BoxFuture<'static, Reply> {
+        let server = self.server();
+        let summary = summary(&server, &question.message);
+        let details = FormDetails {
+            tool: self.tool.clone(),
+            server,
+            message: question.message,
+            schema: question.schema,
+            turn_id: self.turn.clone(),
+            call_id: self.call.clone(),
+            for_person: self.person.clone(),
+        };
+        self.open_card(Asks::Form(details), summary)
+    }
+
+    fn sample(&self, request: SampleRequest) -> BoxFuture<'static, Result<Sampled, String>> {
+        if !self.may_approve {
+            let refused = "this person's role does not let them allow a tool server's request for a model's answer";
+            return Box::pin(std::future::ready(Err(refused.to_owned())));
+        }
+        let server = self.server();
+        let model = self.sampler.model_name().to_owned();
+        let summary = format!("{server} asks for an answer from {model}");
+        let messages = request
+            .messages
+            .iter()
+            .map(|(speaker, text)| SampleMessage {
+                role: match speaker {
+                    Speaker::Person => "user",
+                    Speaker::Model => "assistant",
+                }
+                .to_owned(),
+                text: text.clone(),
+            })
+            .collect();
+        let details = SampleDetails {
+            tool: self.tool.clone(),
+            server,
+            system: request.system.clone(),
+            messages,
+            max_tokens: request.max_tokens,
+            hints: request.hints.clone(),
+            model,
+            privacy: self.sampler.privacy(),
+            turn_id: self.turn.clone(),
+            call_id: self.call.clone(),
+            for_person: self.person.clone(),
+        };
+        let decided = self.open_card(Asks::Sample(details), summary);
+        let sampler = self.sampler.clone();
+        Box::pin(async move {
+            match decided.await {
+                Reply::Accept(_) => sampler.answer_detached(request).await,
+                Reply::Decline => Err("the person declined the request for a model's answer".to_owned()),
+                Reply::Cancel => {
+                    Err("the request for a model's answer was withdrawn before the person decided".to_owned())
+                }
+            }
         })
     }
 

@@ -95,6 +95,9 @@ pub enum Asks {
     /// A form a tool server asks the person to fill in while its call runs (MCP
     /// elicitation); answered with accept (the filled form), decline or cancel.
     Form(super::forms::FormDetails),
+    /// A tool server's request for a model's answer while its call runs (MCP sampling);
+    /// allowed (the turn's model answers it) or denied.
+    Sample(super::forms::SampleDetails),
 }
 
 /// The call a card is about: what the assistant wants to run, why, and for whom.
@@ -158,6 +161,7 @@ impl CardView {
         match &mut self.asks {
             Asks::Approval(call) | Asks::Question(QuestionDetails { call, .. }) => call.for_person = person,
             Asks::Form(form) => form.for_person = person,
+            Asks::Sample(sample) => sample.for_person = person,
         }
         self
     }

@@ -47,8 +47,9 @@ pub struct Decided {
 }
 
 /// `POST /api/inbox/{id}`: allows or denies an approval card (`always` beside `allow`
-/// adds a personal always-allow rule where the role permits), answers a question card, or
-/// accepts (with the filled form), declines or cancels a tool server's form card.
+/// adds a personal always-allow rule where the role permits), answers a question card,
+/// accepts (with the filled form), declines or cancels a tool server's form card, or allows
+/// or denies a tool server's request for a model's answer.
 pub async fn decide(
     State(state): State<AppState>,
     caller: Caller,
@@ -61,8 +62,10 @@ pub async fn decide(
             (Some("accept"), content) if !other => FormReply::Accept(content.unwrap_or_else(|| serde_json::json!({}))),
             (Some("decline"), None) if !other => FormReply::Decline,
             (Some("cancel"), None) if !other => FormReply::Cancel,
+            (Some("allow"), None) if !other => FormReply::Allow,
+            (Some("deny"), None) if !other => FormReply::Deny,
             _ => {
-                let message = r#"a form takes {"decision":"accept","content":{…}}, {"decision":"decline"} or {"decision":"cancel"}"#;
+                let message = r#"a form takes {"decision":"accept","content":{…}}, {"decision":"decline"} or {"decision":"cancel"}; a request for a model's answer {"decision":"allow"} or {"decision":"deny"}"#;
                 return Err(ApiError::BadRequest { code: "invalid_decision", message: message.to_owned() });
             }
         };

@@ -24,6 +24,9 @@ use rmcp::model::{
 // 2026-07-28 on, and they are answered for as long as a server asks.
 #[allow(deprecated)]
 use rmcp::model::{ListRootsResult, Root};
+// Sampling likewise: SEP-2577 deprecates it from 2026-07-28 on; it is offered at 2025-11-25 only.
+#[allow(deprecated, reason = "sampling is answered on connections at protocol 2025-11-25 only")]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
@@ -32,6 +35,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
+use super::sampling::{self, SampleRequest, Sampled};
 use crate::supervise::{self, Exit, Helper};
 
 /// How many times one call may come back asking for input (protocol 2026-07-28).
@@ -88,6 +92,10 @@ pub trait Asker: Send + Sync {
     fn ask(&self, question: Question) -> BoxFuture<'static, Reply>;
     /// The server's word on how far the call got.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+    /// Puts the server's request for a model's answer to the person and, if they allow
+    /// it, has their model answer; the error is what the server is told. Dropped,
+    /// undecided, when the call ends first.
+    fn sample(&self, request: SampleRequest) -> BoxFuture<'static, Result<Sampled, String>>;
 }
 
 /// What a server asks the person (a form elicitation): its words and the form's schema
@@ -120,6 +128,22 @@ struct Call {
 }
 
 impl Call {
+    /// Waits for what the person was asked, the server's clock stopped meanwhile; `None`
+    /// when the server cancelled its request or the call ended first.
+    async fn waiting<T>(&self, asked: BoxFuture<'static, T>, cancelled: Option<&CancellationToken>) -> Option<T> {
+        let never = CancellationToken::new();
+        let cancelled = cancelled.unwrap_or(&never);
+        self.asking.fetch_add(1, Ordering::AcqRel);
+        let answer = tokio::select! {
+            answer = asked => Some(answer),
+            () = cancelled.cancelled() => None,
+            () = self.gone.cancelled() => None,
+        };
+        *self.answered_at.lock().expect("mcp call") = Some(Instant::now());
+        self.asking.fetch_sub(1, Ordering::AcqRel);
+        answer
+    }
+
     /// A later deadline for a call whose time ran out while, or since, the person was
     /// asked something: the server's timeout counts the server's time, not theirs.
     fn extended(&self, timeout: Duration) -> Option<Instant> {
@@ -186,17 +210,8 @@ async fn elicit(call: &Call, request: ElicitRequestParams, cancelled: Option<&Ca
         return ElicitResult::new(ElicitationAction::Decline);
     };
     let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-    let never = CancellationToken::new();
-    let cancelled = cancelled.unwrap_or(&never);
-    call.asking.fetch_add(1, Ordering::AcqRel);
-    let reply = tokio::select! {
-        reply = call.asker.ask(Question { message, schema }) => reply,
-        () = cancelled.cancelled() => Reply::Cancel,
-        () = call.gone.cancelled() => Reply::Cancel,
-    };
-    *call.answered_at.lock().expect("mcp call") = Some(Instant::now());
-    call.asking.fetch_sub(1, Ordering::AcqRel);
-    match reply {
+    let asked = call.asker.ask(Question { message, schema });
+    match call.waiting(asked, cancelled).await.unwrap_or(Reply::Cancel) {
         Reply::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)),
         Reply::Decline => ElicitResult::new(ElicitationAction::Decline),
         Reply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
@@ -212,6 +227,11 @@ pub struct Handler {
     roots: Vec<PathBuf>,
 }
 
+/// Whether a connection at `protocol` is offered sampling: 2026-07-28 deprecates it.
+fn samples(protocol: &ProtocolVersion) -> bool {
+    *protocol == ProtocolVersion::V_2025_11_25
+}
+
 impl ClientHandler for Handler {
     fn get_info(&self) -> InitializeRequestParams {
         // Only what Skald answers is advertised: the SDK then refuses the rest for us.
@@ -222,6 +242,12 @@ impl ClientHandler for Handler {
         capabilities.elicitation = Some(elicitation);
         if !self.roots.is_empty() {
             capabilities.roots = Some(RootsCapabilities::default());
+        }
+        // Every request for a model's answer waits on the person's card (agent::forms).
+        if samples(&self.protocol) {
+            #[allow(deprecated, reason = "sampling is deprecated from protocol 2026-07-28 on, offered only before")]
+            let offered = rmcp::model::SamplingCapability::default();
+            capabilities.sampling = Some(offered);
         }
         let info = Implementation::new("skald", env!("CARGO_PKG_VERSION"));
         InitializeRequestParams::new(capabilities, info).with_protocol_version(self.protocol.clone())
@@ -241,6 +267,29 @@ impl ClientHandler for Handler {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         Ok(elicit(&call, request, Some(&context.ct)).await)
+    }
+
+    #[allow(deprecated, reason = "sampling is answered on connections at protocol 2025-11-25 only")]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        if !samples(&self.protocol) {
+            return Err(ErrorData::invalid_request("sampling was not offered on this connection", None));
+        }
+        let Some(call) = self.in_flight.asked() else {
+            tracing::warn!("an MCP server asked for a model's answer outside one person's call; it was refused");
+            return Err(ErrorData::invalid_request("Skald answers sampling only during a person's tool call", None));
+        };
+        let request = sampling::read(params).map_err(|why| ErrorData::invalid_params(why, None))?;
+        let asked = call.asker.sample(request);
+        match call.waiting(asked, Some(&context.ct)).await {
+            Some(Ok(sampled)) => Ok(sampling::result(sampled)),
+            // The protocol's code for a person who declined: -1.
+            Some(Err(why)) => Err(ErrorData::new(rmcp::model::ErrorCode(-1), why, None)),
+            None => Err(ErrorData::new(rmcp::model::ErrorCode(-1), "the call ended before the person decided", None)),
+        }
     }
 
     #[allow(deprecated)]

@@ -20,6 +20,7 @@
 pub mod admin;
 pub mod connection;
 pub mod pin;
+pub mod sampling;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

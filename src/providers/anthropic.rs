@@ -57,7 +57,7 @@ pub fn body(request: &ChatRequest) -> Value {
         messages.into_iter().map(|(role, content)| json!({ "role": role, "content": content })).collect();
     let mut body = json!({
         "model": request.model,
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": request.max_tokens.map_or(MAX_TOKENS, |max| max.min(MAX_TOKENS)),
         "messages": messages,
         "stream": true,
     });
@@ -217,6 +217,7 @@ mod tests {
             ],
             tools: vec![ToolSpec { name: "current_time".into(), description: "d".into(), parameters: json!({}) }],
             cache_key: None,
+            max_tokens: None,
         };
         let body = body(&request);
         assert_eq!(body["system"], "Be kind.");

@@ -63,6 +63,9 @@ pub struct ChatRequest {
     /// or abuse signals per end user (OpenAI's `prompt_cache_key`, Anthropic's
     /// `metadata.user_id`); none for requests composed before there was one.
     pub cache_key: Option<String>,
+    /// The most the reply may be, in tokens; the provider's own bound when none (a tool
+    /// server's sampling request states one).
+    pub max_tokens: Option<u32>,
 }
 
 /// A piece of a streamed reply.
@@ -442,6 +445,7 @@ mod tests {
             messages: vec![ContextMessage::User("secret".into())],
             tools: vec![],
             cache_key: None,
+            max_tokens: None,
         };
         let refused = start(&http_client(), &endpoint, &request, PrivacyTier::LocalOnly).await.err().unwrap();
         assert_eq!(refused.code(), "privacy_tier");

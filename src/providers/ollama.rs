@@ -47,6 +47,9 @@ pub fn body(request: &ChatRequest) -> Value {
         })
         .collect();
     let mut body = json!({ "model": request.model, "messages": messages, "stream": true });
+    if let Some(max) = request.max_tokens {
+        body["options"] = json!({ "num_predict": max });
+    }
     if !request.tools.is_empty() {
         body["tools"] = function_tools(&request.tools);
     }
@@ -189,6 +192,7 @@ mod tests {
             ],
             tools: Vec::new(),
             cache_key: None,
+            max_tokens: None,
         };
         let body = body(&request);
         assert_eq!(body["messages"][0]["tool_calls"][0]["function"]["arguments"], json!({ "timezone": "UTC" }));

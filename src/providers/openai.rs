@@ -28,6 +28,10 @@ pub fn body(request: &ChatRequest) -> Value {
     if let Some(key) = &request.cache_key {
         body["prompt_cache_key"] = json!(key);
     }
+    if let Some(max) = request.max_tokens {
+        // The name every OpenAI-compatible server knows (OpenAI's own takes it too).
+        body["max_tokens"] = json!(max);
+    }
     body
 }
 

@@ -69,6 +69,8 @@ pub struct ToolContext {
     pub turn_events: super::events::TurnEvents,
     /// Where a tool server's forms wait on the person.
     pub forms: super::forms::Forms,
+    /// What answers a tool server's request for a model's answer, once the person allows it.
+    pub sampler: Arc<super::turn::sample::Sampler>,
 }
 
 impl ToolContext {
@@ -200,6 +202,8 @@ impl Registry {
                 turn: context.turn_id.clone(),
                 call: crate::ids::CallId::new(call.id.clone()),
                 tool: name.to_owned(),
+                may_approve: context.role.may_approve,
+                sampler: context.sampler.clone(),
             };
             return hub.call(&context.user, &context.space, name, arguments, std::sync::Arc::new(asker)).await;
         }

@@ -244,6 +244,7 @@ impl Turn {
             turn_id: self.turn_id.clone(),
             turn_events: self.events.clone(),
             forms: self.runtime.forms().clone(),
+            sampler: std::sync::Arc::new(self.sampler()),
         };
         let slots = tokio::sync::Semaphore::new(super::MAX_PARALLEL_FRAMES);
         let this: &Turn = self;

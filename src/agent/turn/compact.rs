@@ -55,6 +55,7 @@ impl Turn {
             messages: vec![ContextMessage::System(prompt.clone()), ContextMessage::User(transcript)],
             tools: Vec::new(),
             cache_key: context::cache_key_of(&prompt),
+            max_tokens: None,
         };
         let started = Instant::now();
         // Nothing sent (withheld, or stopped first): nothing to record or bill.

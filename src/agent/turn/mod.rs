@@ -18,6 +18,7 @@ mod compact;
 pub(crate) mod decide;
 mod frames;
 mod record;
+pub(crate) mod sample;
 mod stream;
 mod title;
 
@@ -364,6 +365,7 @@ impl Turn {
             messages: self.context.clone(),
             tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
             cache_key: context::cache_key_of(&self.prompt),
+            max_tokens: None,
         }
     }
 

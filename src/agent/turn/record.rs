@@ -51,6 +51,28 @@ fn outcome_of(end: &End) -> (RequestOutcome, Option<&'static str>) {
     }
 }
 
+/// A request's record: made in `turn` to `model`, how it went, and what it was made of.
+pub(super) fn request_record(
+    turn: &crate::ids::TurnId,
+    model: &crate::providers::catalogue::CatalogueModel,
+    measured: Measured,
+    source: RequestSource,
+) -> RequestRecord {
+    let figures = RequestFigures {
+        turn_id: turn.clone(),
+        provider: model.provider.clone(),
+        model: model.model_id.clone(),
+        tokens_in: measured.reported.map(|(input, _)| clamp(input)),
+        tokens_out: measured.reported.map(|(_, output)| clamp(output)),
+        ttft_ms: measured.first_delta.map(millis),
+        latency_ms: millis(measured.took),
+        attempts: i64::from(measured.attempts),
+        outcome: measured.outcome.0,
+        error_code: measured.outcome.1.map(str::to_owned),
+    };
+    RequestRecord { figures, source }
+}
+
 /// How a request went, for its record.
 pub(super) struct Measured {
     pub reported: Option<(u64, u64)>,
@@ -114,19 +136,7 @@ impl Turn {
 
     /// A request's record, with this turn's model.
     pub(super) fn record(&self, measured: Measured, source: RequestSource) -> RequestRecord {
-        let figures = RequestFigures {
-            turn_id: self.turn_id.clone(),
-            provider: self.model.provider.clone(),
-            model: self.model.model_id.clone(),
-            tokens_in: measured.reported.map(|(input, _)| clamp(input)),
-            tokens_out: measured.reported.map(|(_, output)| clamp(output)),
-            ttft_ms: measured.first_delta.map(millis),
-            latency_ms: millis(measured.took),
-            attempts: i64::from(measured.attempts),
-            outcome: measured.outcome.0,
-            error_code: measured.outcome.1.map(str::to_owned),
-        };
-        RequestRecord { figures, source }
+        request_record(&self.turn_id, &self.model, measured, source)
     }
 
     /// Writes the pending request record and usage now (a turn that goes on). Failures are

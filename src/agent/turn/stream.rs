@@ -52,7 +52,7 @@ impl Reply {
         self.text.len() + self.calls.values().map(|(name, arguments)| name.len() + arguments.len()).sum::<usize>()
     }
 
-    fn take(&mut self, delta: Delta, started: Instant) -> Option<String> {
+    pub fn take(&mut self, delta: Delta, started: Instant) -> Option<String> {
         match delta {
             Delta::Text(text) => {
                 self.first_delta.get_or_insert_with(|| started.elapsed());

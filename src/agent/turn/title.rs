@@ -88,6 +88,7 @@ impl Turn {
             messages: vec![ContextMessage::System(prompt.clone()), ContextMessage::User(title_input(asked, replied))],
             tools: Vec::new(),
             cache_key: context::cache_key_of(&prompt),
+            max_tokens: None,
         };
         let started = Instant::now();
         let Some((reply, end)) = self.summary(&request).await else { return Ok(()) };

@@ -58,6 +58,9 @@ pub enum RequestPurpose {
     Compaction,
     /// A title for the conversation, after its first reply.
     Title,
+    /// A tool server's request for a model's answer during a call (MCP sampling), made
+    /// once the person allowed it.
+    Sampling,
 }
 
 /// What a request was composed from: enough to compose it again (§8.1).

@@ -477,12 +477,17 @@ async fn a_role_without_mcp_tools_is_offered_none_and_a_forced_call_does_not_run
 
 /// Waits for the person's open form card.
 async fn form_card(chat: &Chat) -> Value {
+    card_of_kind(chat, "form").await
+}
+
+/// Waits for the person's open card of `kind`.
+async fn card_of_kind(chat: &Chat, kind: &str) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
-        if let Some(card) = chat.inbox().await.into_iter().find(|c| c["kind"] == "form") {
+        if let Some(card) = chat.inbox().await.into_iter().find(|c| c["kind"] == kind) {
             return card;
         }
-        assert!(Instant::now() < deadline, "no form card came");
+        assert!(Instant::now() < deadline, "no {kind} card came");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
@@ -791,4 +796,113 @@ async fn a_resource_attached_to_a_message_reaches_the_model_as_outside_content()
     let (status, _) = chat.server.post(&path, Some(&chat.token), json!({ "text": "x", "resources": too_many })).await;
     assert_eq!(status, 400);
     assert_eq!(chat.session_state(&other).await["outside_content"], false, "nothing was attached");
+}
+
+/// Starts a turn whose model calls server-everything's sampling tool with `prompt`; its
+/// conversation. The model's next reply is `answer` for the server, if it is to be asked,
+/// and the one after ends the turn.
+async fn ask_for_sample(chat: &Chat, prompt: &str, answer: Option<&str>) -> String {
+    let arguments = json!({ "prompt": prompt, "maxTokens": 50 });
+    chat.model.push(Reply::tool_calls([ScriptedCall::new(SAMPLING_TOOL, arguments)]));
+    if let Some(answer) = answer {
+        chat.model.push(Reply::text(answer));
+    }
+    chat.model.push(Reply::text("Done."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "ask the server").await;
+    session
+}
+
+const SAMPLING_TOOL: &str = "mcp__everything__trigger-sampling-request";
+
+/// The model requests that carried the server's sampling request (its system prompt).
+fn sampling_requests(model: &ScriptedModel) -> Vec<Received> {
+    let asked = |r: &Received| r.body["messages"][0]["content"] == "You are a helpful test server.";
+    model.requests().into_iter().filter(asked).collect()
+}
+
+#[tokio::test]
+async fn a_servers_request_for_a_models_answer_waits_on_the_persons_card_and_goes_on_their_record() {
+    let chat = Chat::start().await;
+    let id = chat.add_mcp(everything("everything")).await;
+    chat.approve_mcp(&id, json!({})).await;
+    chat.allow(SAMPLING_TOOL).await;
+
+    // Allowed: the card shows exactly what the model would read; the turn's model answers,
+    // once, with the length the server asked for and no tools; the server gets the answer.
+    let session = ask_for_sample(&chat, "a haiku about rain", Some("Rain taps the window")).await;
+    let card = card_of_kind(&chat, "sample").await;
+    let details = &card["details"];
+    assert_eq!((details["server"].as_str(), details["tool"].as_str()), (Some("everything"), Some(SAMPLING_TOOL)));
+    assert_eq!(details["system"], "You are a helpful test server.");
+    assert_eq!(details["messages"][0]["role"], "user");
+    assert!(details["messages"][0]["text"].as_str().unwrap().contains("a haiku about rain"), "{card}");
+    assert_eq!(details["max_tokens"], 50);
+    assert_eq!(details["privacy"], "local", "the scripted model is on loopback: {card}");
+    let answering = details["model"].as_str().unwrap().to_owned();
+    assert_eq!(details["for"]["name"], "Ada");
+    assert!(sampling_requests(&chat.model).is_empty(), "nothing goes to the model before the person allows it");
+    let (status, refused) = chat.decide(&card, json!({ "decision": "accept" })).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("wrong_card_kind")), "{refused}");
+    let (status, decided) = chat.decide(&card, json!({ "decision": "allow" })).await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["card"]["state"], "allowed");
+    let history = chat.finished(&session).await;
+    let row = history.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(row["status"], "ok", "{row}");
+    assert!(text(row).contains("Rain taps the window"), "the server had the model's answer: {row}");
+    assert_eq!(history.last().unwrap()["model"], answering.as_str(), "the card named the turn's own model");
+    let sent = sampling_requests(&chat.model);
+    assert_eq!(sent.len(), 1, "one request answered the server");
+    assert_eq!(format!("scripted/{}", sent[0].body["model"].as_str().unwrap()), answering);
+    assert_eq!(sent[0].body["max_tokens"], 50);
+    assert!(sent[0].body.get("tools").is_none(), "no tools go with a server's request: {}", sent[0].body);
+    let messages = sent[0].body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "the server's words and nothing of the conversation: {messages:?}");
+    assert!(!sent[0].body.to_string().contains("ask the server"), "the person's message stayed out");
+    let (status, requests) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{requests}");
+    let purposes: Vec<&str> = requests.as_array().unwrap().iter().map(|r| r["purpose"].as_str().unwrap()).collect();
+    assert_eq!(purposes, ["turn", "sampling", "turn"], "the answer is on the person's record: {requests}");
+
+    // Denied: the server hears so, and nothing goes to the model.
+    let session = ask_for_sample(&chat, "a limerick", None).await;
+    let card = card_of_kind(&chat, "sample").await;
+    let (status, decided) = chat.decide(&card, json!({ "decision": "deny" })).await;
+    assert_eq!((status, decided["card"]["state"].as_str()), (200, Some("denied")), "{decided}");
+    let history = chat.finished(&session).await;
+    let row = history.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(text(row).contains("declined"), "the server was told: {row}");
+    assert_eq!(sampling_requests(&chat.model).len(), 1, "a denied request reaches no model");
+
+    // Stopped while the card waits: the card is withdrawn, and a late decision finds nothing.
+    let session = ask_for_sample(&chat, "a sonnet", None).await;
+    let card = card_of_kind(&chat, "sample").await;
+    let (status, _) = chat.server.post(&format!("/api/sessions/{session}/stop"), Some(&chat.token), json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(chat.finished(&session).await.last().unwrap()["status"], "stopped");
+    assert!(chat.inbox().await.iter().all(|c| c["kind"] != "sample"), "stopping withdrew the card");
+    let (status, gone) = chat.decide(&card, json!({ "decision": "allow" })).await;
+    assert_eq!(status, 404, "{gone}");
+    assert_eq!(sampling_requests(&chat.model).len(), 1, "a withdrawn request reaches no model");
+}
+
+#[tokio::test]
+async fn a_person_whose_role_may_not_approve_is_never_asked_and_the_server_is_refused() {
+    let chat = Chat::start().await;
+    let id = chat.add_mcp(everything("everything")).await;
+    chat.approve_mcp(&id, json!({})).await;
+    chat.allow(SAMPLING_TOOL).await;
+    let role = json!({ "id": "lodger", "label": "Lodger", "may_approve": false });
+    let (status, body) = chat.server.call(Method::POST, "/api/roles", Some(&chat.token), Some(role)).await;
+    assert_eq!(status, 201, "{body}");
+    let bo = chat.enrol("Bo", "lodger").await;
+    accept_holds(&chat.server, &bo).await;
+
+    let row = chat.call_as(&bo, SAMPLING_TOOL, json!({ "prompt": "a riddle", "maxTokens": 20 })).await;
+    assert!(text(&row).contains("does not let them allow"), "the server heard why: {row}");
+    assert!(sampling_requests(&chat.model).is_empty(), "no model was asked");
+    let (status, inbox) = chat.server.call(Method::GET, "/api/inbox", Some(&bo), None).await;
+    assert_eq!((status, inbox.as_array().map(Vec::len)), (200, Some(0)), "no card was shown: {inbox}");
 }

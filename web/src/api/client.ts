@@ -384,6 +384,11 @@ export class ApiClient {
     await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, body);
   }
 
+  /** `POST /api/inbox/{id}` on a tool server's request for a model's answer: allow or deny. */
+  async decideSample(id: string, decision: 'allow' | 'deny'): Promise<void> {
+    await this.#request('POST', `/api/inbox/${encodeURIComponent(id)}`, undefined, { decision });
+  }
+
   /** `GET /api/providers/detect` (administrators): model servers running here. */
   async detectProviders(signal?: AbortSignal): Promise<DetectedServer[]> {
     return list(await this.#request('GET', '/api/providers/detect', signal), 'detect') as DetectedServer[];

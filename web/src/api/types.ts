@@ -33,6 +33,9 @@ export type QuestionCard = Extract<Card, { readonly kind: 'question' }>;
 /** A form a tool server asks the person to fill in while its call runs (MCP elicitation). */
 export type FormCard = Extract<Card, { readonly kind: 'form' }>;
 
+/** A tool server's request for a model's answer while its call runs (MCP sampling). */
+export type SampleCard = Extract<Card, { readonly kind: 'sample' }>;
+
 /** Turn events: those that name a conversation and a turn. */
 export type TurnEvent = Extract<LiveEvent, { readonly turn: string }>;
 
@@ -52,7 +55,7 @@ export function isCard(value: unknown): value is Card {
   return (
     isRecord(value) &&
     typeof value['id'] === 'string' &&
-    (value['kind'] === 'approval' || value['kind'] === 'question' || value['kind'] === 'form') &&
+    (value['kind'] === 'approval' || value['kind'] === 'question' || value['kind'] === 'form' || value['kind'] === 'sample') &&
     isRecord(value['details'])
   );
 }

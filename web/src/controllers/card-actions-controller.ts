@@ -50,6 +50,10 @@ export class CardActionsController implements ReactiveController {
   readonly #onDecide = (event: DecideEvent): void => {
     event.stopPropagation();
     const { card, decision, always, replace } = event;
+    if (card.kind === 'sample') {
+      void this.#run(card.id, (client) => client.decideSample(card.id, decision));
+      return;
+    }
     if (card.kind !== 'approval') return;
     void this.#run(card.id, (client) => client.decide(card.id, decision, card.details.arguments_hash, always, replace));
   };

@@ -5,6 +5,7 @@ import type { CardState } from "./CardState.js";
 import type { ConversationId } from "./ConversationId.js";
 import type { FormDetails } from "./FormDetails.js";
 import type { QuestionDetails } from "./QuestionDetails.js";
+import type { SampleDetails } from "./SampleDetails.js";
 
 /**
  * A card as the page shows it — in the inbox, the `card` and `card_decided` events and a
@@ -14,4 +15,4 @@ export type Card = { id: CardId, state: CardState,
 /**
  * One line: the question, or the tool with its most telling argument.
  */
-summary: string, session_id: ConversationId, created_at: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails } | { "kind": "form", "details": FormDetails });
+summary: string, session_id: ConversationId, created_at: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails } | { "kind": "form", "details": FormDetails } | { "kind": "sample", "details": SampleDetails });

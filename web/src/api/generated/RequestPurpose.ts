@@ -3,4 +3,4 @@
 /**
  * What a model request was for: the `model_requests.purpose` column.
  */
-export type RequestPurpose = "turn" | "compaction" | "title";
+export type RequestPurpose = "turn" | "compaction" | "title" | "sampling";

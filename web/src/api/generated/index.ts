@@ -116,6 +116,8 @@ export type { RoleId } from './RoleId.js';
 export type { RuleAdded } from './RuleAdded.js';
 export type { RuleEffect } from './RuleEffect.js';
 export type { RuleInput } from './RuleInput.js';
+export type { SampleDetails } from './SampleDetails.js';
+export type { SampleMessage } from './SampleMessage.js';
 export type { SecretsBackend } from './SecretsBackend.js';
 export type { SecretsStatus } from './SecretsStatus.js';
 export type { SessionDetail } from './SessionDetail.js';

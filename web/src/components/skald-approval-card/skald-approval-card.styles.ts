@@ -126,6 +126,15 @@ export const styles = css`
     font-weight: 600;
   }
 
+  /* A tool server's request for a model's answer: its messages, in order. */
+  .messages {
+    list-style: none;
+    margin: 0 0 var(--skald-space-2);
+    padding: 0;
+    max-height: 16rem;
+    overflow-y: auto;
+  }
+
   .similar ul {
     list-style: none;
     margin: 0 0 var(--skald-space-2);

@@ -62,6 +62,7 @@ import '../skald-model-picker/skald-model-picker.js';
 import '../skald-privacy-badge/skald-privacy-badge.js';
 import '../skald-question-card/skald-question-card.js';
 import '../skald-form-card/skald-form-card.js';
+import '../skald-sample-card/skald-sample-card.js';
 import '../skald-tool-prompts/skald-tool-prompts.js';
 import '../skald-temporary-banner/skald-temporary-banner.js';
 import '../skald-tool-call/skald-tool-call.js';
@@ -209,7 +210,7 @@ export class SkaldChat extends LitElement {
     const decided = this.#decided;
     const log = this.log;
     if (decided === null || !log) return;
-    const cards = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card'), ...log.querySelectorAll('skald-form-card')];
+    const cards = [...log.querySelectorAll<CardElement>(CARDS)];
     if (cards.some((el) => el.card?.id === decided)) return;
     this.#decided = null;
     const next = cards[0];
@@ -238,7 +239,7 @@ export class SkaldChat extends LitElement {
     // of this conversation's cards not yet seen.
     const waiting = this.login?.inbox.forSession(this.transcript.sessionId) ?? [];
     if (waiting.every((card) => this.#cardsSeen.has(card.id))) return;
-    const shown = [...log.querySelectorAll('skald-approval-card'), ...log.querySelectorAll('skald-question-card'), ...log.querySelectorAll('skald-form-card')];
+    const shown = [...log.querySelectorAll<CardElement>(CARDS)];
     const fresh = shown.filter((el) => el.card !== null && !this.#cardsSeen.has(el.card.id));
     for (const el of shown) if (el.card) this.#cardsSeen.add(el.card.id);
     const card = fresh.at(-1);
@@ -272,7 +273,7 @@ export class SkaldChat extends LitElement {
   /** The last card in the log, if this conversation has one waiting (looked for only then). */
   #waitingCard(log: HTMLElement): Element | undefined {
     if ((this.login?.inbox.forSession(this.transcript.sessionId) ?? []).length === 0) return undefined;
-    const cards = log.querySelectorAll('skald-approval-card, skald-question-card, skald-form-card');
+    const cards = log.querySelectorAll(CARDS);
     return cards[cards.length - 1];
   }
 
@@ -825,9 +826,15 @@ export class SkaldChat extends LitElement {
         ></skald-approval-card>`
       : card.kind === 'form'
         ? html`<skald-form-card .card=${card} ?busy=${busy} .error=${error}></skald-form-card>`
-        : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
+        : card.kind === 'sample'
+          ? html`<skald-sample-card .card=${card} ?busy=${busy} .error=${error}></skald-sample-card>`
+          : html`<skald-question-card .card=${card} ?busy=${busy} .error=${error}></skald-question-card>`;
   }
 }
+
+/** Every kind of card the log shows, in document order. */
+const CARDS = 'skald-approval-card, skald-question-card, skald-form-card, skald-sample-card';
+type CardElement = HTMLElementTagNameMap['skald-approval-card' | 'skald-question-card' | 'skald-form-card' | 'skald-sample-card'];
 
 /** Whether the person is typing into a text field (through shadow roots): not to be interrupted. */
 function isTyping(): boolean {

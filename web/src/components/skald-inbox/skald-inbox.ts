@@ -18,6 +18,7 @@ import '../skald-approval-card/skald-approval-card.js';
 import '../skald-notice-list/skald-notice-list.js';
 import '../skald-question-card/skald-question-card.js';
 import '../skald-form-card/skald-form-card.js';
+import '../skald-sample-card/skald-sample-card.js';
 import { styles } from './skald-inbox.styles.js';
 
 /**
@@ -90,7 +91,9 @@ export class SkaldInbox extends LitElement {
           ></skald-approval-card>`
         : card.kind === 'form'
           ? html`<skald-form-card .card=${card} .context=${context} ?busy=${busy} .error=${error}></skald-form-card>`
-          : html`<skald-question-card .card=${card} .context=${context} ?busy=${busy} .error=${error}></skald-question-card>`}
+          : card.kind === 'sample'
+            ? html`<skald-sample-card .card=${card} .context=${context} ?busy=${busy} .error=${error}></skald-sample-card>`
+            : html`<skald-question-card .card=${card} .context=${context} ?busy=${busy} .error=${error}></skald-question-card>`}
       <p class="open">
         <button type="button" class="link" @click=${() => this.dispatchEvent(new OpenSessionEvent(card.session_id))}>
           ${strings.inboxOpen}
