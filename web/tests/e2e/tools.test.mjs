@@ -67,6 +67,7 @@ describe('tool servers', () => {
       assert.equal(await echo.getAttribute('data-status'), 'new');
       assert.match(await echo.innerText(), /pin [0-9a-f]{12}/);
       assert.equal(await server.locator('[data-testid=server-approval]').getAttribute('data-approval'), 'unapproved');
+      assert.match(await server.locator('[data-testid=server-files]').innerText(), /mcp\/everything\/.*does not encrypt/);
       await checkView(page, 'admin');
 
       await server.locator('[data-testid=server-approve]').click();
@@ -95,6 +96,7 @@ describe('tool servers', () => {
       const listed = page.locator('[data-testid=privacy-tool-server][data-name=everything]');
       await listed.waitFor({ timeout: TIMEOUT });
       await listed.locator('[data-testid=tool-server-shared]').waitFor();
+      assert.match(await listed.locator('[data-testid=tool-server-files]').innerText(), /does not encrypt/, 'a program here keeps its own files');
 
       await stack.model.push([
         { tool_calls: [{ name: 'mcp__everything__trigger-elicitation-request', arguments: {} }] },

@@ -128,6 +128,9 @@ export class SkaldAdminTools extends LitElement {
         <dd>${String(server.running)}</dd>
         ${server.approved_by ? html`<dt>${strings.toolsApprovedBy}</dt><dd>${server.approved_by}, ${formatTime(server.approved_at)}</dd>` : nothing}
       </dl>
+      ${server.transport === 'stdio'
+        ? html`<p class="small muted" data-testid="server-files">${strings.toolsFiles.replace('{server}', server.name)}</p>`
+        : nothing}
       ${server.last_error
         ? html`<p class="notice error small" data-testid="server-error">${server.last_error} <span class="muted">${formatTime(server.last_error_at)}</span></p>`
         : nothing}

@@ -181,6 +181,7 @@ export class SkaldPrivacy extends LitElement {
       </div>
       <p class="small"><code>${server.reaches}</code></p>
       ${server.shared ? html`<p class="small">${strings.toolServerShared}</p>` : nothing}
+      ${server.http ? nothing : html`<p class="small" data-testid="tool-server-files">${strings.privacyToolServerFiles}</p>`}
       <p class="small muted">${server.tools.join(', ')}</p>
       ${server.http ? this.#renderOwnToken(server) : nothing}
     </li>`;
