@@ -3,7 +3,8 @@
 //! server at the address it appends. It makes the handshake, lists the tools and calls
 //! each with arguments made from its input schema; a form the server asks for is
 //! accepted with nothing typed, so what is sent is the schema's defaults, filled in the
-//! way a person's form is (`skald::agent::forms::filled`, SEP-1034). Exits non-zero when
+//! way a person's form is (`skald::agent::forms::filled`, SEP-1034); a request for a
+//! model's answer is refused, as there is no model. Exits non-zero when
 //! the handshake or listing fails; what each call returned goes to stderr.
 //!
 //!   mcp_conformance <server url>        (run by tests/mcp/conformance.sh)
@@ -15,6 +16,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use skald::mcp::connection::{Asker, Connection, Launch, Question, Reply};
+use skald::mcp::sampling::{SampleRequest, Sampled};
 
 /// Accepts every form with its defaults.
 struct Defaults;
@@ -33,6 +35,11 @@ impl Asker for Defaults {
     }
 
     fn progress(&self, _progress: f64, _total: Option<f64>, _message: Option<String>) {}
+
+    /// No model stands behind this client: a request for a model's answer is refused.
+    fn sample(&self, _request: SampleRequest) -> BoxFuture<'static, Result<Sampled, String>> {
+        Box::pin(async { Err("the conformance client has no model to answer with".to_owned()) })
+    }
 }
 
 /// Arguments that fit a schema: each property its default, or a plain value of its type.
