@@ -145,6 +145,12 @@ impl App {
                 .write_token(launch_token.expose())
                 .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
         }
+        let jobs = crate::jobs::Jobs::new(
+            system.clone(),
+            accounts.sessions().clone(),
+            agent.events().clone(),
+            notifier.clone(),
+        );
         let state = AppState {
             launch_token,
             system,
@@ -153,6 +159,7 @@ impl App {
             boundary: Boundary::new(port),
             notifier,
             agent,
+            jobs,
             shutdown: CancellationToken::new(),
             web: options.web,
         };
@@ -186,6 +193,8 @@ impl App {
         let sessions = state.accounts.sessions().clone();
         let mcp = state.agent.mcp().cloned();
         tokio::spawn(end_idle_sessions(sessions.clone(), mcp.clone(), state.shutdown.clone()));
+        // The one scheduler of this data directory: the directory's lock makes it the only one.
+        tokio::spawn(state.jobs.clone().run(state.shutdown.clone()));
         http::serve::serve(listener, http::router(state), connections, shutdown).await;
         tracing::info!("shutting down");
         // Every key is forgotten before the process goes, and no server outlives it.

@@ -169,3 +169,8 @@ prefixed_id!(
     CallId,
     "call"
 );
+prefixed_id!(
+    /// A scheduled job, a reminder or a task (§11): `job_…`.
+    JobId,
+    "job"
+);

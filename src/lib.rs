@@ -29,6 +29,7 @@ pub mod error;
 pub mod export;
 pub mod http;
 pub mod ids;
+pub mod jobs;
 pub mod logging;
 pub mod mcp;
 pub mod notify;

@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 24] = [
+const KNOWN_TABLES: [&str; 26] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -52,6 +52,10 @@ const KNOWN_TABLES: [&str; 24] = [
     // instance key) and the tools they list, with their pins: nothing anyone said (§12)
     "mcp_servers",
     "mcp_tools",
+    // scheduled jobs and their runs (§11): when, and how each run went; a job's words only
+    // where its owner chose to keep them readable while away, labelled so (§3)
+    "jobs",
+    "job_runs",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -233,6 +233,21 @@ impl From<crate::mcp::admin::McpError> for ApiError {
     }
 }
 
+impl From<crate::jobs::JobError> for ApiError {
+    fn from(err: crate::jobs::JobError) -> Self {
+        use crate::jobs::JobError;
+        let message = err.to_string();
+        match err {
+            JobError::Schedule(_) => Self::BadRequest { code: "invalid_schedule", message },
+            JobError::Text => Self::BadRequest { code: "invalid_text", message },
+            JobError::NotFound => Self::Missing { code: "no_job", message },
+            JobError::MayNotSchedule => Self::Refused { code: "may_not_schedule", message },
+            JobError::TasksNotYet => Self::BadRequest { code: "tasks_not_available", message },
+            JobError::Store(err) => err.into(),
+        }
+    }
+}
+
 impl From<LibraryError> for ApiError {
     fn from(err: LibraryError) -> Self {
         let message = err.to_string();

@@ -15,6 +15,7 @@ pub mod boundary;
 pub mod chat;
 pub mod error;
 pub mod inbox;
+pub mod jobs;
 pub mod json;
 pub mod local_models;
 pub mod mcp;

@@ -10,7 +10,8 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
 use super::{
-    AppState, admin, agents, chat, inbox, local_models, mcp, me, memories, meta, notes, people, providers, rules, ws,
+    AppState, admin, agents, chat, inbox, jobs, local_models, mcp, me, memories, meta, notes, people, providers, rules,
+    ws,
 };
 
 /// One row of the table.
@@ -128,6 +129,13 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/notices", Session, Header, agents::notices),
         route(M::POST, "/api/notices/seen", Session, Header, agents::seen),
         route(M::POST, "/api/notices/{id}/accept", Session, Header, agents::decide),
+        // scheduled jobs (§11); `preview` before `{id}` for the reader, as for sessions
+        route(M::POST, "/api/jobs", Session, Header, jobs::create),
+        route(M::GET, "/api/jobs", Session, Header, jobs::list),
+        route(M::POST, "/api/jobs/preview", Session, Header, jobs::preview),
+        route(M::GET, "/api/jobs/{id}/runs", Session, Header, jobs::runs),
+        route(M::PATCH, "/api/jobs/{id}", Session, Header, jobs::update),
+        route(M::DELETE, "/api/jobs/{id}", Session, Header, jobs::delete),
         route(M::GET, "/api/memories", Session, Header, memories::list),
         route(M::POST, "/api/memories", Session, Header, memories::create),
         route(M::GET, "/api/memories/recall", Session, Header, memories::recall),

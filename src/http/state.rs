@@ -20,6 +20,8 @@ pub struct AppState {
     pub boundary: Boundary,
     pub notifier: Notifier,
     pub agent: Runtime,
+    /// Scheduled jobs and their scheduler (§11).
+    pub jobs: crate::jobs::Jobs,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,

@@ -18,6 +18,7 @@ pub mod chat;
 mod conversation;
 pub mod data_dir;
 pub mod instance;
+pub mod jobs;
 pub mod local_models;
 pub mod mcp;
 pub mod memories;

@@ -183,6 +183,12 @@ impl Sessions {
         ended.len()
     }
 
+    /// One of a person's live sessions, if they are logged in: for work done on their
+    /// behalf that reads their space (a reminder's words).
+    pub fn of_user(&self, user_id: &UserId) -> Option<Arc<Session>> {
+        self.map.lock().expect("sessions lock").values().find(|s| &s.user_id == user_id).cloned()
+    }
+
     /// How many windows one person has open.
     pub fn count_user(&self, user_id: &UserId) -> usize {
         self.map.lock().expect("sessions lock").values().filter(|s| &s.user_id == user_id).count()

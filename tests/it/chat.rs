@@ -18,6 +18,7 @@ mod agents;
 mod approvals;
 mod branches;
 mod consent;
+mod jobs;
 #[cfg(feature = "local-model")]
 mod local;
 mod mcp;

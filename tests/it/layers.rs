@@ -6,7 +6,7 @@
 use std::path::Path;
 
 /// Each top-level module of `src/` by layer, lowest first.
-const LAYERS: [&[&str]; 9] = [
+const LAYERS: [&[&str]; 10] = [
     &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify", "untrusted"],
     &["rules"],
     &["store"],
@@ -14,6 +14,7 @@ const LAYERS: [&[&str]; 9] = [
     &["providers", "users", "export", "verify"],
     &["mcp"],
     &["agent"],
+    &["jobs"],
     &["http"],
     &["app"],
 ];

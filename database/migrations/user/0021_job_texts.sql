@@ -1,0 +1,8 @@
+-- What this person's scheduled jobs say (§11): the schedule is in the shared database, the
+-- words stay here, in their encrypted file, unless they chose to keep a job readable while
+-- they are away.
+CREATE TABLE job_texts (
+    job_id     TEXT PRIMARY KEY,
+    text       TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 4000),
+    updated_at TEXT NOT NULL
+) STRICT;

@@ -1,0 +1,597 @@
+//! Scheduled jobs (§11): reminders that come on time, once, and are never silently missed.
+//! [`schedule`] decides when (pure, the clock an argument); [`Jobs`] keeps people's jobs
+//! and runs the one scheduler of this data directory (the directory's lock makes it the
+//! only one), which claims each occurrence before it runs it (`store::jobs::claim`), so a
+//! run happens once however ticks race.
+//!
+//! What a job says lives in its owner's encrypted file; only a job its owner chose to keep
+//! readable while they are away has its words in the shared database (§3). A reminder whose
+//! owner is locked when it comes says only whose it is.
+//!
+//! At start, what came due while Skald was closed is reported, one notice per job, and run
+//! once only where the job asks for it; never a flood. Tasks (a prompt run as an
+//! unattended turn) are not built yet: a request for one is refused in words.
+//!
+//! Never here: turns, cards or rules (the agent's), SQL (the store's).
+
+pub mod schedule;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp, Unit};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use self::schedule::{Schedule, ScheduleError};
+use crate::agent::events::{Events, LiveEvent};
+use crate::ids::{JobId, UserId};
+use crate::notify::{Notification, Notifier};
+use crate::store::jobs::{self as stored, Claim, JobKind, JobRow, JobSettings, MissedPolicy, RunRow, RunStatus};
+use crate::store::{StoreError, SystemStore, notices, roles};
+use crate::users::sessions::{Session, Sessions};
+
+/// The longest a job's words may be.
+const MAX_TEXT_CHARS: usize = 4000;
+
+/// The longest the scheduler sleeps without looking again (a clock that jumped, a
+/// suspended machine).
+const LONGEST_SLEEP: Duration = Duration::from_secs(30);
+
+/// How late a reminder may come before it says how late.
+const ON_TIME: SignedDuration = SignedDuration::from_secs(60);
+
+/// How many occurrences a job's preview shows.
+const PREVIEWED: usize = 3;
+
+/// The notice a person gets for what a job missed while Skald was closed.
+pub const MISSED_NOTICE: &str = "job_missed";
+
+/// Why a job could not be made, changed or found.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    #[error("a reminder says something: 1 to {MAX_TEXT_CHARS} characters")]
+    Text,
+    #[error("there is no such job")]
+    NotFound,
+    #[error("your role does not let you schedule jobs; an administrator can change that")]
+    MayNotSchedule,
+    #[error(
+        "scheduled tasks (a prompt run by the assistant on its own) are not available yet; make a reminder instead"
+    )]
+    TasksNotYet,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A new job, as a person asks for it (`POST /api/jobs`).
+#[derive(Debug, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct NewJob {
+    pub kind: JobKind,
+    pub text: String,
+    /// A one-off: an instant with its offset, or a date and time read in `zone`.
+    #[ts(optional)]
+    pub at: Option<String>,
+    /// A repeating job: a 5-field cron pattern read in `zone`.
+    #[ts(optional)]
+    pub cron: Option<String>,
+    /// An IANA time zone; this computer's when absent.
+    #[ts(optional)]
+    pub zone: Option<String>,
+    #[ts(optional)]
+    pub missed: Option<MissedPolicy>,
+    /// Keep the words readable while the owner is away: the notification shows them even
+    /// when they are locked, and the administrator can read them too (§3).
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub readable_while_away: bool,
+}
+
+/// A change to a job (`PATCH /api/jobs/{id}`): what is given changes. A new `at` or `cron`
+/// replaces the schedule (the other is dropped).
+#[derive(Debug, Default, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct JobChange {
+    #[ts(optional)]
+    pub text: Option<String>,
+    #[ts(optional)]
+    pub at: Option<String>,
+    #[ts(optional)]
+    pub cron: Option<String>,
+    #[ts(optional)]
+    pub zone: Option<String>,
+    #[ts(optional)]
+    pub missed: Option<MissedPolicy>,
+    #[ts(optional)]
+    pub readable_while_away: Option<bool>,
+    #[ts(optional)]
+    pub paused: Option<bool>,
+}
+
+/// A job as its owner sees it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "Job")]
+pub struct JobView {
+    pub id: JobId,
+    pub kind: JobKind,
+    /// What it says; none where the owner's file no longer has it.
+    pub text: Option<String>,
+    pub at: Option<String>,
+    pub cron: Option<String>,
+    pub zone: String,
+    pub missed: MissedPolicy,
+    pub readable_while_away: bool,
+    pub paused: bool,
+    /// The next occurrence, a UTC instant; none once a one-off is over.
+    pub next_run: Option<String>,
+    /// The next occurrences in the job's zone (RFC 3339 with the zone's offset), the first
+    /// being `next_run`.
+    pub upcoming: Vec<String>,
+    pub created_at: String,
+}
+
+/// What a schedule would come to (`POST /api/jobs/preview`).
+#[derive(Debug, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewRequest {
+    #[ts(optional)]
+    pub at: Option<String>,
+    #[ts(optional)]
+    pub cron: Option<String>,
+    #[ts(optional)]
+    pub zone: Option<String>,
+}
+
+/// The next occurrences of a schedule, in its zone.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct Preview {
+    pub zone: String,
+    pub upcoming: Vec<String>,
+}
+
+/// People's jobs and the scheduler that runs them; cheap to clone.
+#[derive(Clone)]
+pub struct Jobs {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    system: SystemStore,
+    sessions: Sessions,
+    events: Events,
+    notifier: Notifier,
+    /// Told when a job was made, changed or deleted: the scheduler looks again.
+    changed: tokio::sync::Notify,
+}
+
+impl Jobs {
+    pub fn new(system: SystemStore, sessions: Sessions, events: Events, notifier: Notifier) -> Self {
+        let changed = tokio::sync::Notify::new();
+        Self { inner: Arc::new(Inner { system, sessions, events, notifier, changed }) }
+    }
+
+    /// Makes a job for the session's person; what it says goes into their file unless they
+    /// keep it readable while away.
+    pub async fn create(&self, session: &Session, job: NewJob) -> Result<JobView, JobError> {
+        self.may_schedule(&session.user_id).await?;
+        if job.kind == JobKind::Task {
+            return Err(JobError::TasksNotYet);
+        }
+        let text = checked_text(&job.text)?;
+        let zone = job.zone.unwrap_or_else(local_zone);
+        let schedule = Schedule::parse(job.at.as_deref(), job.cron.as_deref(), &zone)?;
+        let shown = job.at.as_deref().or(job.cron.as_deref()).unwrap_or_default();
+        let next = schedule.first(Timestamp::now(), shown)?;
+        let id = JobId::generate();
+        let settings = JobSettings {
+            kind: job.kind,
+            at: once_at(&schedule),
+            cron: job.cron.map(|c| c.trim().to_owned()),
+            zone,
+            missed: job.missed.unwrap_or_default(),
+            readable_while_away: job.readable_while_away,
+            shared_text: job.readable_while_away.then(|| text.clone()),
+            paused: false,
+            next_run: Some(utc(next)),
+        };
+        // The words first: a job whose words could not be kept is not made.
+        if !job.readable_while_away {
+            stored::set_text(&session.space, &id, &text).await?;
+        }
+        stored::create(&self.inner.system, &id, &session.user_id, &settings).await?;
+        self.inner.changed.notify_one();
+        let row = stored::get(&self.inner.system, &id).await?.ok_or(JobError::NotFound)?;
+        Ok(view(row, Some(text)))
+    }
+
+    /// The session's person's jobs, the next due first.
+    pub async fn list(&self, session: &Session) -> Result<Vec<JobView>, JobError> {
+        let rows = stored::of_owner(&self.inner.system, &session.user_id).await?;
+        let mut texts = stored::texts(&session.space).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let text = row.text.clone().or_else(|| texts.remove(&row.id));
+                view(row, text)
+            })
+            .collect())
+    }
+
+    /// One of the person's jobs' runs, the latest first.
+    pub async fn runs(&self, session: &Session, id: &JobId) -> Result<Vec<RunRow>, JobError> {
+        self.own(session, id).await?;
+        Ok(stored::runs(&self.inner.system, id, 200).await?)
+    }
+
+    /// Changes one of the person's jobs.
+    pub async fn update(&self, session: &Session, id: &JobId, change: JobChange) -> Result<JobView, JobError> {
+        let row = self.own(session, id).await?;
+        let text = match change.text.as_deref() {
+            Some(text) => checked_text(text)?,
+            None => match &row.text {
+                Some(text) => text.clone(),
+                None => stored::text(&session.space, id).await?.ok_or(JobError::Text)?,
+            },
+        };
+        let zone = change.zone.clone().unwrap_or_else(|| row.zone.clone());
+        let (at, cron) = match (&change.at, &change.cron) {
+            (None, None) => (row.at.clone(), row.cron.clone()),
+            (at, cron) => (at.clone(), cron.clone()),
+        };
+        let schedule = Schedule::parse(at.as_deref(), cron.as_deref(), &zone)?;
+        let paused = change.paused.unwrap_or(row.paused);
+        let rescheduled = change.at.is_some() || change.cron.is_some() || change.zone.is_some();
+        // A new schedule starts from now; an unchanged one keeps its place, and a job taken
+        // out of pause goes on from now, not from what it missed meanwhile.
+        let next_run = if rescheduled || (row.paused && !paused) {
+            let shown = at.as_deref().or(cron.as_deref()).unwrap_or_default();
+            Some(utc(schedule.first(Timestamp::now(), shown)?))
+        } else {
+            row.next_run.clone()
+        };
+        let readable = change.readable_while_away.unwrap_or(row.readable_while_away);
+        let settings = JobSettings {
+            kind: row.kind,
+            at: once_at(&schedule),
+            cron: cron.map(|c| c.trim().to_owned()),
+            zone,
+            missed: change.missed.unwrap_or(row.missed),
+            readable_while_away: readable,
+            shared_text: readable.then(|| text.clone()),
+            paused,
+            next_run,
+        };
+        if readable {
+            stored::delete_text(&session.space, id).await?;
+        } else {
+            stored::set_text(&session.space, id, &text).await?;
+        }
+        if !stored::update(&self.inner.system, id, &session.user_id, &settings).await? {
+            return Err(JobError::NotFound);
+        }
+        self.inner.changed.notify_one();
+        let row = stored::get(&self.inner.system, id).await?.ok_or(JobError::NotFound)?;
+        Ok(view(row, Some(text)))
+    }
+
+    /// Deletes one of the person's jobs, its runs and its words.
+    pub async fn delete(&self, session: &Session, id: &JobId) -> Result<(), JobError> {
+        if !stored::delete(&self.inner.system, id, &session.user_id).await? {
+            return Err(JobError::NotFound);
+        }
+        stored::delete_text(&session.space, id).await?;
+        self.inner.changed.notify_one();
+        Ok(())
+    }
+
+    /// The next occurrences a schedule would have, from now.
+    pub fn preview(request: &PreviewRequest) -> Result<Preview, JobError> {
+        let zone = request.zone.clone().unwrap_or_else(local_zone);
+        let schedule = Schedule::parse(request.at.as_deref(), request.cron.as_deref(), &zone)?;
+        let shown = request.at.as_deref().or(request.cron.as_deref()).unwrap_or_default();
+        let first = schedule.first(Timestamp::now(), shown)?;
+        let upcoming = std::iter::once(first.to_zoned(schedule.zone.clone()))
+            .chain(schedule.upcoming(first, PREVIEWED - 1))
+            .map(|z| local(&z))
+            .collect();
+        Ok(Preview { zone, upcoming })
+    }
+
+    /// Runs the scheduler until `shutdown`: first reports what came due while Skald was
+    /// closed, then runs each occurrence as it comes.
+    pub async fn run(self, shutdown: CancellationToken) {
+        if let Err(err) = self.catch_up(Timestamp::now()).await {
+            tracing::error!(%err, "could not look for jobs missed while Skald was closed");
+        }
+        loop {
+            let wait = match stored::earliest(&self.inner.system).await {
+                Ok(Some(next)) => until(&next, Timestamp::now()),
+                Ok(None) => LONGEST_SLEEP,
+                Err(err) => {
+                    tracing::error!(%err, "could not read when the next job is due");
+                    LONGEST_SLEEP
+                }
+            };
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = self.inner.changed.notified() => continue,
+                () = tokio::time::sleep(wait) => {}
+            }
+            if let Err(err) = self.tick(Timestamp::now()).await {
+                tracing::error!(%err, "could not run the jobs that came due");
+            }
+        }
+    }
+
+    /// Reports, one notice per job, what came due while Skald was closed; runs it once
+    /// where the job asks for that.
+    async fn catch_up(&self, now: Timestamp) -> Result<(), StoreError> {
+        for job in stored::due(&self.inner.system, &now_utc(now)).await? {
+            self.settle(job, now, true).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs every occurrence now due.
+    async fn tick(&self, now: Timestamp) -> Result<(), StoreError> {
+        for job in stored::due(&self.inner.system, &now_utc(now)).await? {
+            self.settle(job, now, false).await?;
+        }
+        Ok(())
+    }
+
+    /// One due job: run on time (or late, saying so), or — when Skald was closed at its
+    /// time, or more than one occurrence has passed (a suspended machine) — reported as
+    /// missed and run once only where the job asks for it.
+    async fn settle(&self, job: JobRow, now: Timestamp, at_start: bool) -> Result<(), StoreError> {
+        let Some(due) = job.next_run.clone() else { return Ok(()) };
+        let (Ok(due_at), Ok(schedule)) =
+            (due.parse::<Timestamp>(), Schedule::parse(job.at.as_deref(), job.cron.as_deref(), &job.zone))
+        else {
+            // A schedule that no longer reads (a zone the system dropped): stop it, say so.
+            tracing::warn!(job = %job.id, "a job's schedule can no longer be read; it is paused");
+            let mut settings = settings_of(&job);
+            settings.paused = true;
+            stored::update(&self.inner.system, &job.id, &job.owner_id, &settings).await?;
+            return Ok(());
+        };
+        let missed = schedule.missed(due_at, now);
+        let next = missed.next.map(utc);
+        if !at_start && missed.count == 1 {
+            let late = now.duration_since(due_at);
+            let late_ms = i64::try_from(late.as_millis()).ok();
+            let claim = Claim {
+                due: &due,
+                run: &due,
+                next: next.as_deref(),
+                status: RunStatus::Running,
+                late_ms,
+                missed: None,
+            };
+            if stored::claim(&self.inner.system, &job.id, &claim).await? {
+                self.fire(&job, late).await;
+                stored::finish(&self.inner.system, &job.id, &due, RunStatus::Done, None).await?;
+            }
+            return Ok(());
+        }
+        let last = utc(missed.last);
+        let count = i64::try_from(missed.count).unwrap_or(i64::MAX);
+        let run_once = job.missed == MissedPolicy::RunOnce;
+        let status = if run_once { RunStatus::Running } else { RunStatus::Missed };
+        let late_ms = i64::try_from(now.duration_since(missed.last).as_millis()).ok();
+        // The missed occurrences are one run, the last of them, and the job moves on past them.
+        let claim = Claim { due: &due, run: &last, next: next.as_deref(), status, late_ms, missed: Some(count) };
+        if !stored::claim(&self.inner.system, &job.id, &claim).await? {
+            return Ok(());
+        }
+        let body = json!({
+            "job": job.id, "kind": job.kind, "count": missed.count, "more": missed.more,
+            "last": last, "zone": job.zone, "ran": run_once,
+        });
+        notices::tell(&self.inner.system, &job.owner_id, MISSED_NOTICE, &body).await?;
+        self.inner.events.to_person(&job.owner_id, &LiveEvent::Notice);
+        if run_once {
+            self.fire(&job, now.duration_since(missed.last)).await;
+            stored::finish(&self.inner.system, &job.id, &last, RunStatus::Done, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Shows a reminder: in its owner's windows and as a desktop notification. Its words
+    /// show where they are readable — the owner is logged in, or chose to keep them
+    /// readable while away; otherwise only whose reminder it is.
+    async fn fire(&self, job: &JobRow, late: SignedDuration) {
+        let words = match &job.text {
+            Some(text) => Some(text.clone()),
+            None => self.private_text(job).await,
+        };
+        let owner = if words.is_some() {
+            None
+        } else {
+            crate::store::users::find(&self.inner.system, &job.owner_id).await.ok().flatten().map(|row| row.name)
+        };
+        let (title, body) = reminder(words, owner.as_deref(), late);
+        self.inner.events.to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
+        self.inner.notifier.post(Notification { title, body });
+    }
+
+    /// A job's words from its owner's file, while one of their sessions has it open.
+    async fn private_text(&self, job: &JobRow) -> Option<String> {
+        let session = self.inner.sessions.of_user(&job.owner_id)?;
+        match stored::text(&session.space, &job.id).await {
+            Ok(text) => text,
+            Err(err) => {
+                tracing::warn!(job = %job.id, %err, "could not read a reminder's words");
+                None
+            }
+        }
+    }
+
+    /// A job of the session's person's, or not found (another's is not found either).
+    async fn own(&self, session: &Session, id: &JobId) -> Result<JobRow, JobError> {
+        stored::get(&self.inner.system, id)
+            .await?
+            .filter(|row| row.owner_id == session.user_id)
+            .ok_or(JobError::NotFound)
+    }
+
+    async fn may_schedule(&self, user: &UserId) -> Result<(), JobError> {
+        let row = crate::store::users::find(&self.inner.system, user).await?.ok_or(JobError::MayNotSchedule)?;
+        let role = roles::get(&self.inner.system, &row.role_id).await?;
+        if role.is_some_and(|r| r.may_schedule) { Ok(()) } else { Err(JobError::MayNotSchedule) }
+    }
+}
+
+/// A job's settings as stored, for writing it back changed.
+fn settings_of(job: &JobRow) -> JobSettings {
+    JobSettings {
+        kind: job.kind,
+        at: job.at.clone(),
+        cron: job.cron.clone(),
+        zone: job.zone.clone(),
+        missed: job.missed,
+        readable_while_away: job.readable_while_away,
+        shared_text: job.text.clone(),
+        paused: job.paused,
+        next_run: job.next_run.clone(),
+    }
+}
+
+fn view(row: JobRow, text: Option<String>) -> JobView {
+    let upcoming = match (&row.next_run, Schedule::parse(row.at.as_deref(), row.cron.as_deref(), &row.zone)) {
+        (Some(next), Ok(schedule)) if !row.paused => match next.parse::<Timestamp>() {
+            Ok(next) => std::iter::once(next.to_zoned(schedule.zone.clone()))
+                .chain(schedule.upcoming(next, PREVIEWED - 1))
+                .map(|z| local(&z))
+                .collect(),
+            Err(_) => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    JobView {
+        id: row.id,
+        kind: row.kind,
+        text,
+        at: row.at,
+        cron: row.cron,
+        zone: row.zone,
+        missed: row.missed,
+        readable_while_away: row.readable_while_away,
+        paused: row.paused,
+        next_run: row.next_run,
+        upcoming,
+        created_at: row.created_at,
+    }
+}
+
+fn checked_text(text: &str) -> Result<String, JobError> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > MAX_TEXT_CHARS {
+        return Err(JobError::Text);
+    }
+    Ok(text.to_owned())
+}
+
+/// A one-off's instant as stored.
+fn once_at(schedule: &Schedule) -> Option<String> {
+    match schedule.when {
+        schedule::When::Once(at) => Some(utc(at)),
+        schedule::When::Repeat(_) => None,
+    }
+}
+
+/// An occurrence as stored: whole seconds, UTC, `Z`, rounded up, so nothing runs before
+/// the time it was asked for.
+pub fn utc(at: Timestamp) -> String {
+    let up = jiff::TimestampRound::new().smallest(Unit::Second).mode(jiff::RoundMode::Ceil);
+    at.round(up).unwrap_or(at).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Now, as compared with stored occurrences: whole seconds rounded down, so an occurrence
+/// is due once its second has begun.
+fn now_utc(now: Timestamp) -> String {
+    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// An instant in its zone, RFC 3339 with the zone's offset.
+fn local(zoned: &jiff::Zoned) -> String {
+    zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
+}
+
+/// This computer's time zone, by its IANA name; UTC where it has none.
+fn local_zone() -> String {
+    jiff::tz::TimeZone::system().iana_name().unwrap_or("UTC").to_owned()
+}
+
+/// How long from `now` until a stored instant, within the scheduler's longest sleep.
+fn until(next: &str, now: Timestamp) -> Duration {
+    let Ok(next) = next.parse::<Timestamp>() else { return LONGEST_SLEEP };
+    let wait = next.duration_since(now);
+    if wait.is_negative() {
+        return Duration::ZERO;
+    }
+    Duration::try_from(wait).unwrap_or(LONGEST_SLEEP).min(LONGEST_SLEEP)
+}
+
+/// A reminder's notification: its words where they are readable, else whose it is; a late
+/// one says how late.
+fn reminder(words: Option<String>, owner: Option<&str>, late: SignedDuration) -> (String, String) {
+    let title = if late > ON_TIME { format!("Reminder ({} late)", how_late(late)) } else { "Reminder".to_owned() };
+    let body = words.unwrap_or_else(|| format!("A reminder for {}: log in to read it.", owner.unwrap_or("someone")));
+    (title, body)
+}
+
+/// "3 minutes", "2 hours", "1 day": how late, roughly.
+fn how_late(late: SignedDuration) -> String {
+    let minutes = late.as_secs() / 60;
+    let (n, unit) = match minutes {
+        m if m < 120 => (m, "minute"),
+        m if m < 48 * 60 => (m / 60, "hour"),
+        m => (m / (24 * 60), "day"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_are_stored_as_whole_utc_seconds_that_compare_as_text() {
+        let at: Timestamp = "2027-03-28T05:30:00.200+02:00".parse().unwrap();
+        assert_eq!(utc(at), "2027-03-28T03:30:01Z", "an occurrence never runs early");
+        assert_eq!(now_utc(at), "2027-03-28T03:30:00Z", "nor is it due before its second");
+        assert!(utc("2027-03-28T03:30:00Z".parse().unwrap()) < utc("2027-03-28T03:30:01Z".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_scheduler_sleeps_until_the_next_job_within_its_longest_sleep() {
+        let now: Timestamp = "2027-01-01T00:00:00Z".parse().unwrap();
+        assert_eq!(until("2027-01-01T00:00:05Z", now), Duration::from_secs(5));
+        assert_eq!(until("2026-12-31T23:00:00Z", now), Duration::ZERO, "overdue: at once");
+        assert_eq!(until("2027-02-01T00:00:00Z", now), LONGEST_SLEEP);
+    }
+
+    #[test]
+    fn a_reminder_whose_words_are_locked_away_says_only_whose_it_is() {
+        let on_time = SignedDuration::from_secs(2);
+        assert_eq!(reminder(Some("Bins out".into()), None, on_time), ("Reminder".into(), "Bins out".into()));
+        let (title, body) = reminder(None, Some("Ada"), SignedDuration::from_secs(600));
+        assert_eq!(
+            (title.as_str(), body.as_str()),
+            ("Reminder (10 minutes late)", "A reminder for Ada: log in to read it.")
+        );
+    }
+
+    #[test]
+    fn a_late_reminder_says_roughly_how_late() {
+        assert_eq!(how_late(SignedDuration::from_secs(61)), "1 minute");
+        assert_eq!(how_late(SignedDuration::from_secs(45 * 60)), "45 minutes");
+        assert_eq!(how_late(SignedDuration::from_secs(5 * 3600)), "5 hours");
+        assert_eq!(how_late(SignedDuration::from_secs(3 * 86400)), "3 days");
+    }
+}

@@ -1,0 +1,366 @@
+//! Scheduled jobs (§11): their schedules and runs in the shared database, and what a job
+//! says in its owner's encrypted file (unless they chose to keep it readable while away).
+//! Instants are stored as `YYYY-MM-DDTHH:MM:SSZ`, whole seconds in UTC, so they compare as
+//! text.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::private::PrivateStore;
+use super::snapshots::Touched;
+use super::{StoreError, SystemStore, timestamp};
+use crate::ids::{JobId, UserId};
+
+/// What a job does when due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum JobKind {
+    /// A notification with the person's words; no model is asked.
+    Reminder,
+    /// A prompt run as an unattended turn of an agent.
+    Task,
+}
+
+/// What an occurrence due while Skald was closed comes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum MissedPolicy {
+    /// Reported, not run.
+    #[default]
+    Skip,
+    /// Reported, and run once now.
+    RunOnce,
+}
+
+/// Where one occurrence of a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Done,
+    /// Due while Skald was closed, and not run.
+    Missed,
+    /// Its owner's space is locked: it runs when they log in.
+    WaitingForUnlock,
+    /// A task's turn waits on a card.
+    Parked,
+    Error,
+}
+
+/// A job as the shared database holds it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRow {
+    pub id: JobId,
+    pub owner_id: UserId,
+    pub kind: JobKind,
+    pub at: Option<String>,
+    pub cron: Option<String>,
+    pub zone: String,
+    pub missed: MissedPolicy,
+    pub readable_while_away: bool,
+    /// The job's words, only when kept readable while its owner is away.
+    pub text: Option<String>,
+    pub paused: bool,
+    pub next_run: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A job's schedule and settings, as written (new, or changed).
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    pub kind: JobKind,
+    pub at: Option<String>,
+    pub cron: Option<String>,
+    pub zone: String,
+    pub missed: MissedPolicy,
+    pub readable_while_away: bool,
+    /// The words, written here only when `readable_while_away`.
+    pub shared_text: Option<String>,
+    pub paused: bool,
+    pub next_run: Option<String>,
+}
+
+/// One occurrence of a job, for its history.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(rename = "JobRun")]
+pub struct RunRow {
+    pub scheduled_for: String,
+    pub status: RunStatus,
+    pub claimed_at: String,
+    pub finished_at: Option<String>,
+    pub late_ms: Option<i64>,
+    /// For a `missed` run: how many occurrences it stands for.
+    pub missed_count: Option<i64>,
+    pub error: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, owner_id, kind, at, cron, zone, missed, readable_while_away, text, paused, next_run, created_at, updated_at";
+
+/// Writes a new job.
+pub async fn create(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobSettings) -> Result<(), StoreError> {
+    let now = timestamp();
+    sqlx::query(
+        "INSERT INTO jobs (id, owner_id, kind, at, cron, zone, missed, readable_while_away, text, paused, next_run,
+                           created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(owner)
+    .bind(job.kind)
+    .bind(&job.at)
+    .bind(&job.cron)
+    .bind(&job.zone)
+    .bind(job.missed)
+    .bind(job.readable_while_away)
+    .bind(job.shared_text.as_ref().filter(|_| job.readable_while_away))
+    .bind(job.paused)
+    .bind(&job.next_run)
+    .bind(&now)
+    .bind(&now)
+    .execute(system.pool())
+    .await?;
+    Ok(())
+}
+
+/// Changes a job of `owner`'s; false when they have no such job.
+pub async fn update(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobSettings) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE jobs SET kind = ?, at = ?, cron = ?, zone = ?, missed = ?, readable_while_away = ?, text = ?,
+                         paused = ?, next_run = ?, updated_at = ?
+         WHERE id = ? AND owner_id = ?",
+    )
+    .bind(job.kind)
+    .bind(&job.at)
+    .bind(&job.cron)
+    .bind(&job.zone)
+    .bind(job.missed)
+    .bind(job.readable_while_away)
+    .bind(job.shared_text.as_ref().filter(|_| job.readable_while_away))
+    .bind(job.paused)
+    .bind(&job.next_run)
+    .bind(timestamp())
+    .bind(id)
+    .bind(owner)
+    .execute(system.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Deletes a job of `owner`'s, with its runs; false when they have no such job.
+pub async fn delete(system: &SystemStore, id: &JobId, owner: &UserId) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM jobs WHERE id = ? AND owner_id = ?")
+        .bind(id)
+        .bind(owner)
+        .execute(system.pool())
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// One job, whoever owns it.
+pub async fn get(system: &SystemStore, id: &JobId) -> Result<Option<JobRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE id = ?");
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(system.pool()).await?)
+}
+
+/// A person's jobs, the next due first (those with none last).
+pub async fn of_owner(system: &SystemStore, owner: &UserId) -> Result<Vec<JobRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE owner_id = ? ORDER BY next_run IS NULL, next_run, created_at");
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(owner).fetch_all(system.pool()).await?)
+}
+
+/// The jobs due at or before `now`, not paused, the earliest first.
+pub async fn due(system: &SystemStore, now: &str) -> Result<Vec<JobRow>, StoreError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM jobs WHERE next_run IS NOT NULL AND next_run <= ? AND paused = 0 ORDER BY next_run"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(now).fetch_all(system.pool()).await?)
+}
+
+/// When the next job is due, of all of them.
+pub async fn earliest(system: &SystemStore) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT min(next_run) FROM jobs WHERE next_run IS NOT NULL AND paused = 0")
+        .fetch_one(system.pool())
+        .await?)
+}
+
+/// One claim on a job's due occurrence: the job must still be due at `due`; the run is
+/// recorded for occurrence `run` (`due` itself, or — for occurrences missed while Skald was
+/// closed — the last of them, standing for `missed` of them), and the job moves on to `next`.
+#[derive(Debug, Clone)]
+pub struct Claim<'a> {
+    pub due: &'a str,
+    pub run: &'a str,
+    pub next: Option<&'a str>,
+    pub status: RunStatus,
+    pub late_ms: Option<i64>,
+    pub missed: Option<i64>,
+}
+
+/// Claims a due occurrence of a job and moves its `next_run` on, in one transaction: true
+/// for the one caller that claimed it, false for any other (the occurrence was claimed
+/// already, or the job moved on meanwhile).
+pub async fn claim(system: &SystemStore, id: &JobId, claim: &Claim<'_>) -> Result<bool, StoreError> {
+    let mut tx = system.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let moved = sqlx::query("UPDATE jobs SET next_run = ? WHERE id = ? AND next_run IS ?")
+        .bind(claim.next)
+        .bind(id)
+        .bind(claim.due)
+        .execute(&mut *tx)
+        .await?;
+    if moved.rows_affected() != 1 {
+        return Ok(false);
+    }
+    let now = timestamp();
+    let finished = (claim.status != RunStatus::Running).then_some(now.as_str());
+    let inserted = sqlx::query(
+        "INSERT INTO job_runs (job_id, scheduled_for, status, claimed_at, finished_at, late_ms, missed_count)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, scheduled_for) DO NOTHING",
+    )
+    .bind(id)
+    .bind(claim.run)
+    .bind(claim.status)
+    .bind(&now)
+    .bind(finished)
+    .bind(claim.late_ms)
+    .bind(claim.missed)
+    .execute(&mut *tx)
+    .await?;
+    if inserted.rows_affected() != 1 {
+        return Ok(false); // rolled back: the job keeps its next_run
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Ends a claimed run: its status, and why it failed where it did.
+pub async fn finish(
+    system: &SystemStore,
+    id: &JobId,
+    scheduled_for: &str,
+    status: RunStatus,
+    error: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE job_runs SET status = ?, finished_at = ?, error = ? WHERE job_id = ? AND scheduled_for = ?")
+        .bind(status)
+        .bind(timestamp())
+        .bind(error)
+        .bind(id)
+        .bind(scheduled_for)
+        .execute(system.pool())
+        .await?;
+    Ok(())
+}
+
+/// A job's runs, the latest first, at most `limit`.
+pub async fn runs(system: &SystemStore, id: &JobId, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT scheduled_for, status, claimed_at, finished_at, late_ms, missed_count, error
+         FROM job_runs WHERE job_id = ? ORDER BY scheduled_for DESC LIMIT ?",
+    )
+    .bind(id)
+    .bind(limit)
+    .fetch_all(system.pool())
+    .await?)
+}
+
+/// Keeps what a job says in its owner's file.
+pub async fn set_text(space: &PrivateStore, id: &JobId, text: &str) -> Result<(), StoreError> {
+    let _writing = space.writing(Touched::Nothing);
+    sqlx::query(
+        "INSERT INTO job_texts (job_id, text, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (job_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+    )
+    .bind(id)
+    .bind(text)
+    .bind(timestamp())
+    .execute(space.pool())
+    .await?;
+    Ok(())
+}
+
+/// Forgets what a job said (the job was deleted, or its words are now kept readable).
+pub async fn delete_text(space: &PrivateStore, id: &JobId) -> Result<(), StoreError> {
+    let _writing = space.writing(Touched::Nothing);
+    sqlx::query("DELETE FROM job_texts WHERE job_id = ?").bind(id).execute(space.pool()).await?;
+    Ok(())
+}
+
+/// What each of the person's jobs says, by job.
+pub async fn texts(space: &PrivateStore) -> Result<HashMap<JobId, String>, StoreError> {
+    let rows: Vec<(JobId, String)> =
+        sqlx::query_as("SELECT job_id, text FROM job_texts").fetch_all(space.pool()).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// What one job says, if its owner's file has it.
+pub async fn text(space: &PrivateStore, id: &JobId) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT text FROM job_texts WHERE job_id = ?").bind(id).fetch_optional(space.pool()).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn system_with_a_job() -> (tempfile::TempDir, SystemStore, JobId) {
+        let dir = tempfile::tempdir().unwrap();
+        let system = SystemStore::open(&dir.path().join("system.db")).await.unwrap();
+        for statement in [
+            "INSERT INTO roles (id, label, created_at) VALUES ('member', 'Member', 'now') ON CONFLICT DO NOTHING",
+            "INSERT INTO users (id, name, role_id, status, file_salt, public_key, created_at)
+             VALUES ('a0a00000000000000000000000000000', 'Ada', 'member', 'active', zeroblob(16), zeroblob(32), 'now')",
+        ] {
+            sqlx::query(statement).execute(system.pool()).await.unwrap();
+        }
+        let id = JobId::generate();
+        let settings = JobSettings {
+            kind: JobKind::Reminder,
+            at: None,
+            cron: Some("* * * * *".into()),
+            zone: "UTC".into(),
+            missed: MissedPolicy::Skip,
+            readable_while_away: false,
+            shared_text: Some("never stored".into()),
+            paused: false,
+            next_run: Some("2027-01-01T10:00:00Z".into()),
+        };
+        create(&system, &id, &UserId::parse("a0a00000000000000000000000000000").unwrap(), &settings).await.unwrap();
+        (dir, system, id)
+    }
+
+    #[tokio::test]
+    async fn two_ticks_racing_for_an_occurrence_claim_it_once() {
+        let (_dir, system, id) = system_with_a_job().await;
+        let occurrence = "2027-01-01T10:00:00Z";
+        let next = Some("2027-01-01T10:01:00Z");
+        let first = Claim {
+            due: occurrence,
+            run: occurrence,
+            next,
+            status: RunStatus::Running,
+            late_ms: Some(5),
+            missed: None,
+        };
+        let second = Claim { late_ms: Some(7), ..first.clone() };
+        let (a, b) = tokio::join!(claim(&system, &id, &first), claim(&system, &id, &second));
+        assert_eq!([a.unwrap(), b.unwrap()].iter().filter(|won| **won).count(), 1, "one claim wins");
+        assert_eq!(runs(&system, &id, 10).await.unwrap().len(), 1);
+        assert_eq!(get(&system, &id).await.unwrap().unwrap().next_run.as_deref(), next);
+        // A late tick that still thinks the old occurrence is due claims nothing.
+        assert!(!claim(&system, &id, &first).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_jobs_words_are_not_in_the_shared_database_unless_kept_readable() {
+        let (_dir, system, id) = system_with_a_job().await;
+        assert_eq!(get(&system, &id).await.unwrap().unwrap().text, None);
+        assert_eq!(due(&system, "2027-01-01T09:59:59Z").await.unwrap().len(), 0);
+        assert_eq!(due(&system, "2027-01-01T10:00:00Z").await.unwrap().len(), 1);
+        assert_eq!(earliest(&system).await.unwrap().as_deref(), Some("2027-01-01T10:00:00Z"));
+    }
+}
