@@ -123,6 +123,7 @@ export interface NoticeView {
     | 'held_change'
     | 'declined_change'
     | 'change_applied'
+    | 'job_missed'
     | 'other';
   /** For a held or applied change: what changed, in the server's words. */
   readonly what: string | null;
@@ -135,6 +136,8 @@ export interface NoticeView {
   readonly changes: readonly NoticeChange[];
   /** For agents: `app` (changed in Skald), `disk` (its files were edited outside Skald), … */
   readonly source: string | null;
+  /** For a job missed while Skald was closed: how many times (at least), the last one, and whether it ran once now. */
+  readonly missed: { readonly count: number; readonly more: boolean; readonly last: string; readonly ran: boolean } | null;
   readonly at: string;
 }
 
@@ -169,6 +172,7 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
     source: null,
     what: null,
     outside: false,
+    missed: null,
   };
   const providerName = (): string | null => {
     const id = text('provider');
@@ -195,6 +199,11 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
     case 'declined_change':
     case 'change_applied':
       return { ...base, kind: notice.kind, subject: null, what: text('what'), outside: body['outside_skald'] === true };
+    case 'job_missed': {
+      const count = typeof body['count'] === 'number' ? body['count'] : 1;
+      const missed = { count, more: body['more'] === true, last: text('last') ?? '', ran: body['ran'] === true };
+      return { ...base, kind: 'job_missed', subject: null, missed };
+    }
     default:
       return { ...base, kind: 'other', subject: null };
   }

@@ -89,6 +89,13 @@ describe('notices in words', () => {
     assert.deepEqual([gone.who, gone.subject], ['Ada', 'cloud']);
     assert.equal(notices.viewNotice({ id: 3, kind: 'surprise', created_at: '', body: null }, names).kind, 'other');
   });
+
+  test('a job missed while Skald was closed says how often and when last, never what it says', () => {
+    const body = { job: 'job_1', kind: 'reminder', count: 3, more: false, last: '2027-01-01T07:00:00Z', zone: 'UTC', ran: true };
+    const view = notices.viewNotice({ id: 9, kind: 'job_missed', created_at: '', body }, names);
+    assert.equal(view.kind, 'job_missed');
+    assert.deepEqual(view.missed, { count: 3, more: false, last: '2027-01-01T07:00:00Z', ran: true });
+  });
 });
 
 describe('reordering approval rules', () => {

@@ -170,6 +170,15 @@ export function sentenceFor(view: NoticeView): string {
       if (view.outside) return strings.noticeChangeOutside.replace('{what}', what);
       return strings.noticeChangeBy.replace('{what}', what).replace('{who}', who);
     }
+    case 'job_missed': {
+      const missed = view.missed ?? { count: 1, more: false, last: '', ran: false };
+      const when = formatTime(missed.last);
+      const said =
+        missed.count === 1
+          ? strings.noticeJobMissedOnce.replace('{time}', when)
+          : (missed.more ? strings.noticeJobMissedMore : strings.noticeJobMissedMany).replace('{count}', String(missed.count)).replace('{time}', when);
+      return missed.ran ? `${said} ${strings.noticeJobRanNow}` : said;
+    }
     case 'other':
       return strings.noticeOther;
   }
