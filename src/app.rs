@@ -145,12 +145,7 @@ impl App {
                 .write_token(launch_token.expose())
                 .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
         }
-        let jobs = crate::jobs::Jobs::new(
-            system.clone(),
-            accounts.sessions().clone(),
-            agent.events().clone(),
-            notifier.clone(),
-        );
+        let jobs = crate::jobs::Jobs::new(system.clone(), accounts.sessions().clone(), agent.clone(), notifier.clone());
         let state = AppState {
             launch_token,
             system,

@@ -242,7 +242,8 @@ impl From<crate::jobs::JobError> for ApiError {
             JobError::Text => Self::BadRequest { code: "invalid_text", message },
             JobError::NotFound => Self::Missing { code: "no_job", message },
             JobError::MayNotSchedule => Self::Refused { code: "may_not_schedule", message },
-            JobError::TasksNotYet => Self::BadRequest { code: "tasks_not_available", message },
+            JobError::TaskReadable => Self::BadRequest { code: "task_not_readable", message },
+            JobError::Turn(err) => err.into(),
             JobError::Store(err) => err.into(),
         }
     }

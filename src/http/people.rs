@@ -128,6 +128,8 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
     if let Err(err) = state.agent.resume_ready(session.clone()).await {
         tracing::error!(user = %session.user_id, %err, "could not resume decided turns");
     }
+    // Tasks that came due while they were locked run now (§11).
+    state.jobs.unlocked(session.clone()).await;
     // Temporary chats a crash or a timeout left behind, unless another window of theirs
     // is open (it may be in one).
     if state.accounts.sessions().count_user(&session.user_id) == 1

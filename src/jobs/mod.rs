@@ -8,9 +8,14 @@
 //! readable while they are away has its words in the shared database (§3). A reminder whose
 //! owner is locked when it comes says only whose it is.
 //!
+//! A task is a prompt run as an unattended turn of an agent, in a conversation of its own,
+//! through `agent::Runtime` like any turn of its owner's: their role, privacy tier, usage
+//! cap and approval gate all hold, and a card parks it until they decide — nothing is ever
+//! approved for them. A turn needs its owner's space open: a task due while they are
+//! locked waits (`waiting_for_unlock`) and runs when they log in.
+//!
 //! At start, what came due while Skald was closed is reported, one notice per job, and run
-//! once only where the job asks for it; never a flood. Tasks (a prompt run as an
-//! unattended turn) are not built yet: a request for one is refused in words.
+//! once only where the job asks for it; never a flood.
 //!
 //! Never here: turns, cards or rules (the agent's), SQL (the store's).
 
@@ -25,10 +30,14 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::schedule::{Schedule, ScheduleError};
-use crate::agent::events::{Events, LiveEvent};
-use crate::ids::{JobId, UserId};
+use crate::agent::Runtime;
+use crate::agent::events::LiveEvent;
+use crate::ids::{ConversationId, JobId, TurnId, UserId};
 use crate::notify::{Notification, Notifier};
-use crate::store::jobs::{self as stored, Claim, JobKind, JobRow, JobSettings, MissedPolicy, RunRow, RunStatus};
+use crate::store::chat::TurnState;
+use crate::store::jobs::{
+    self as stored, Claim, JobKind, JobRow, JobSettings, MissedPolicy, PrivatePart, RunRow, RunStatus,
+};
 use crate::store::{StoreError, SystemStore, notices, roles};
 use crate::users::sessions::{Session, Sessions};
 
@@ -41,6 +50,9 @@ const LONGEST_SLEEP: Duration = Duration::from_secs(30);
 
 /// How late a reminder may come before it says how late.
 const ON_TIME: SignedDuration = SignedDuration::from_secs(60);
+
+/// The longest a task's turn is watched for its end.
+const LONGEST_TASK: Duration = Duration::from_secs(3600);
 
 /// How many occurrences a job's preview shows.
 const PREVIEWED: usize = 3;
@@ -60,9 +72,11 @@ pub enum JobError {
     #[error("your role does not let you schedule jobs; an administrator can change that")]
     MayNotSchedule,
     #[error(
-        "scheduled tasks (a prompt run by the assistant on its own) are not available yet; make a reminder instead"
+        "a task runs only while you are logged in (it needs your space open), so it cannot be kept readable while you are away"
     )]
-    TasksNotYet,
+    TaskReadable,
+    #[error(transparent)]
+    Turn(#[from] crate::agent::TurnError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -89,6 +103,13 @@ pub struct NewJob {
     #[serde(default)]
     #[ts(optional, as = "Option<bool>")]
     pub readable_while_away: bool,
+    /// A task's agent; `main` when absent.
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// A task's model (`provider/model`), pinned for its conversation; the agent's or
+    /// role's choice when absent.
+    #[ts(optional)]
+    pub model: Option<String>,
 }
 
 /// A change to a job (`PATCH /api/jobs/{id}`): what is given changes. A new `at` or `cron`
@@ -131,6 +152,11 @@ pub struct JobView {
     /// The next occurrences in the job's zone (RFC 3339 with the zone's offset), the first
     /// being `next_run`.
     pub upcoming: Vec<String>,
+    /// A task's agent and pinned model, and the conversation its answers are kept in once
+    /// it ran.
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub conversation_id: Option<ConversationId>,
     pub created_at: String,
 }
 
@@ -162,26 +188,25 @@ pub struct Jobs {
 struct Inner {
     system: SystemStore,
     sessions: Sessions,
-    events: Events,
+    /// Turns for tasks, and the events of people's windows.
+    runtime: Runtime,
     notifier: Notifier,
     /// Told when a job was made, changed or deleted: the scheduler looks again.
     changed: tokio::sync::Notify,
 }
 
 impl Jobs {
-    pub fn new(system: SystemStore, sessions: Sessions, events: Events, notifier: Notifier) -> Self {
+    pub fn new(system: SystemStore, sessions: Sessions, runtime: Runtime, notifier: Notifier) -> Self {
         let changed = tokio::sync::Notify::new();
-        Self { inner: Arc::new(Inner { system, sessions, events, notifier, changed }) }
+        Self { inner: Arc::new(Inner { system, sessions, runtime, notifier, changed }) }
     }
 
     /// Makes a job for the session's person; what it says goes into their file unless they
     /// keep it readable while away.
     pub async fn create(&self, session: &Session, job: NewJob) -> Result<JobView, JobError> {
         self.may_schedule(&session.user_id).await?;
-        if job.kind == JobKind::Task {
-            return Err(JobError::TasksNotYet);
-        }
         let text = checked_text(&job.text)?;
+        let (agent, model) = self.task_runner(session, &job).await?;
         let zone = job.zone.unwrap_or_else(local_zone);
         let schedule = Schedule::parse(job.at.as_deref(), job.cron.as_deref(), &zone)?;
         let shown = job.at.as_deref().or(job.cron.as_deref()).unwrap_or_default();
@@ -194,29 +219,47 @@ impl Jobs {
             zone,
             missed: job.missed.unwrap_or_default(),
             readable_while_away: job.readable_while_away,
-            shared_text: job.readable_while_away.then(|| text.clone()),
+            text: job.readable_while_away.then(|| text.clone()),
             paused: false,
             next_run: Some(utc(next)),
         };
         // The words first: a job whose words could not be kept is not made.
+        let part = PrivatePart { text: text.clone(), agent, model, conversation_id: None };
         if !job.readable_while_away {
-            stored::set_text(&session.space, &id, &text).await?;
+            stored::set_private(&session.space, &id, &part).await?;
         }
         stored::create(&self.inner.system, &id, &session.user_id, &settings).await?;
         self.inner.changed.notify_one();
         let row = stored::get(&self.inner.system, &id).await?.ok_or(JobError::NotFound)?;
-        Ok(view(row, Some(text)))
+        Ok(view(row, Some(part)))
+    }
+
+    /// A task's agent and model, checked as a conversation's would be; none for a reminder.
+    async fn task_runner(&self, session: &Session, job: &NewJob) -> Result<(Option<String>, Option<String>), JobError> {
+        if job.kind != JobKind::Task {
+            return Ok((None, None));
+        }
+        if job.readable_while_away {
+            return Err(JobError::TaskReadable);
+        }
+        let agent = job.agent.clone().unwrap_or_else(|| "main".to_owned());
+        self.inner.runtime.agents().load(&agent).map_err(crate::agent::TurnError::Agent)?;
+        if let Some(model) = &job.model {
+            self.inner.runtime.check_pin_of(session, model).await?;
+        }
+        Ok((Some(agent), job.model.clone()))
     }
 
     /// The session's person's jobs, the next due first.
     pub async fn list(&self, session: &Session) -> Result<Vec<JobView>, JobError> {
         let rows = stored::of_owner(&self.inner.system, &session.user_id).await?;
-        let mut texts = stored::texts(&session.space).await?;
+        let mut parts = stored::all_private(&session.space).await?;
         Ok(rows
             .into_iter()
             .map(|row| {
-                let text = row.text.clone().or_else(|| texts.remove(&row.id));
-                view(row, text)
+                let shared = row.settings.text.clone().map(|text| PrivatePart { text, ..PrivatePart::default() });
+                let part = parts.remove(&row.id).or(shared);
+                view(row, part)
             })
             .collect())
     }
@@ -230,52 +273,56 @@ impl Jobs {
     /// Changes one of the person's jobs.
     pub async fn update(&self, session: &Session, id: &JobId, change: JobChange) -> Result<JobView, JobError> {
         let row = self.own(session, id).await?;
-        let text = match change.text.as_deref() {
-            Some(text) => checked_text(text)?,
-            None => match &row.text {
-                Some(text) => text.clone(),
-                None => stored::text(&session.space, id).await?.ok_or(JobError::Text)?,
-            },
+        let kept = stored::private(&session.space, id).await?;
+        let text = match (change.text.as_deref(), &row.settings.text, &kept) {
+            (Some(text), _, _) => checked_text(text)?,
+            (None, Some(text), _) => text.clone(),
+            (None, None, Some(kept)) => kept.text.clone(),
+            (None, None, None) => return Err(JobError::Text),
         };
-        let zone = change.zone.clone().unwrap_or_else(|| row.zone.clone());
+        let zone = change.zone.clone().unwrap_or_else(|| row.settings.zone.clone());
         let (at, cron) = match (&change.at, &change.cron) {
-            (None, None) => (row.at.clone(), row.cron.clone()),
+            (None, None) => (row.settings.at.clone(), row.settings.cron.clone()),
             (at, cron) => (at.clone(), cron.clone()),
         };
         let schedule = Schedule::parse(at.as_deref(), cron.as_deref(), &zone)?;
-        let paused = change.paused.unwrap_or(row.paused);
+        let paused = change.paused.unwrap_or(row.settings.paused);
         let rescheduled = change.at.is_some() || change.cron.is_some() || change.zone.is_some();
         // A new schedule starts from now; an unchanged one keeps its place, and a job taken
         // out of pause goes on from now, not from what it missed meanwhile.
-        let next_run = if rescheduled || (row.paused && !paused) {
+        let next_run = if rescheduled || (row.settings.paused && !paused) {
             let shown = at.as_deref().or(cron.as_deref()).unwrap_or_default();
             Some(utc(schedule.first(Timestamp::now(), shown)?))
         } else {
-            row.next_run.clone()
+            row.settings.next_run.clone()
         };
-        let readable = change.readable_while_away.unwrap_or(row.readable_while_away);
+        let readable = change.readable_while_away.unwrap_or(row.settings.readable_while_away);
+        if readable && row.settings.kind == JobKind::Task {
+            return Err(JobError::TaskReadable);
+        }
         let settings = JobSettings {
-            kind: row.kind,
+            kind: row.settings.kind,
             at: once_at(&schedule),
             cron: cron.map(|c| c.trim().to_owned()),
             zone,
-            missed: change.missed.unwrap_or(row.missed),
+            missed: change.missed.unwrap_or(row.settings.missed),
             readable_while_away: readable,
-            shared_text: readable.then(|| text.clone()),
+            text: readable.then(|| text.clone()),
             paused,
             next_run,
         };
+        let part = PrivatePart { text, ..kept.unwrap_or_default() };
         if readable {
-            stored::delete_text(&session.space, id).await?;
+            stored::delete_private(&session.space, id).await?;
         } else {
-            stored::set_text(&session.space, id, &text).await?;
+            stored::set_private(&session.space, id, &part).await?;
         }
         if !stored::update(&self.inner.system, id, &session.user_id, &settings).await? {
             return Err(JobError::NotFound);
         }
         self.inner.changed.notify_one();
         let row = stored::get(&self.inner.system, id).await?.ok_or(JobError::NotFound)?;
-        Ok(view(row, Some(text)))
+        Ok(view(row, Some(part)))
     }
 
     /// Deletes one of the person's jobs, its runs and its words.
@@ -283,7 +330,7 @@ impl Jobs {
         if !stored::delete(&self.inner.system, id, &session.user_id).await? {
             return Err(JobError::NotFound);
         }
-        stored::delete_text(&session.space, id).await?;
+        stored::delete_private(&session.space, id).await?;
         self.inner.changed.notify_one();
         Ok(())
     }
@@ -348,13 +395,14 @@ impl Jobs {
     /// time, or more than one occurrence has passed (a suspended machine) — reported as
     /// missed and run once only where the job asks for it.
     async fn settle(&self, job: JobRow, now: Timestamp, at_start: bool) -> Result<(), StoreError> {
-        let Some(due) = job.next_run.clone() else { return Ok(()) };
-        let (Ok(due_at), Ok(schedule)) =
-            (due.parse::<Timestamp>(), Schedule::parse(job.at.as_deref(), job.cron.as_deref(), &job.zone))
-        else {
+        let Some(due) = job.settings.next_run.clone() else { return Ok(()) };
+        let (Ok(due_at), Ok(schedule)) = (
+            due.parse::<Timestamp>(),
+            Schedule::parse(job.settings.at.as_deref(), job.settings.cron.as_deref(), &job.settings.zone),
+        ) else {
             // A schedule that no longer reads (a zone the system dropped): stop it, say so.
             tracing::warn!(job = %job.id, "a job's schedule can no longer be read; it is paused");
-            let mut settings = settings_of(&job);
+            let mut settings = job.settings.clone();
             settings.paused = true;
             stored::update(&self.inner.system, &job.id, &job.owner_id, &settings).await?;
             return Ok(());
@@ -364,23 +412,16 @@ impl Jobs {
         if !at_start && missed.count == 1 {
             let late = now.duration_since(due_at);
             let late_ms = i64::try_from(late.as_millis()).ok();
-            let claim = Claim {
-                due: &due,
-                run: &due,
-                next: next.as_deref(),
-                status: RunStatus::Running,
-                late_ms,
-                missed: None,
-            };
+            let status = RunStatus::Running;
+            let claim = Claim { due: &due, run: &due, next: next.as_deref(), status, late_ms, missed: None };
             if stored::claim(&self.inner.system, &job.id, &claim).await? {
-                self.fire(&job, late).await;
-                stored::finish(&self.inner.system, &job.id, &due, RunStatus::Done, None).await?;
+                self.carry_out(job, due, late).await?;
             }
             return Ok(());
         }
         let last = utc(missed.last);
         let count = i64::try_from(missed.count).unwrap_or(i64::MAX);
-        let run_once = job.missed == MissedPolicy::RunOnce;
+        let run_once = job.settings.missed == MissedPolicy::RunOnce;
         let status = if run_once { RunStatus::Running } else { RunStatus::Missed };
         let late_ms = i64::try_from(now.duration_since(missed.last).as_millis()).ok();
         // The missed occurrences are one run, the last of them, and the job moves on past them.
@@ -389,23 +430,147 @@ impl Jobs {
             return Ok(());
         }
         let body = json!({
-            "job": job.id, "kind": job.kind, "count": missed.count, "more": missed.more,
-            "last": last, "zone": job.zone, "ran": run_once,
+            "job": job.id, "kind": job.settings.kind, "count": missed.count, "more": missed.more,
+            "last": last, "zone": job.settings.zone, "ran": run_once,
         });
         notices::tell(&self.inner.system, &job.owner_id, MISSED_NOTICE, &body).await?;
-        self.inner.events.to_person(&job.owner_id, &LiveEvent::Notice);
+        self.inner.runtime.events().to_person(&job.owner_id, &LiveEvent::Notice);
         if run_once {
-            self.fire(&job, now.duration_since(missed.last)).await;
-            stored::finish(&self.inner.system, &job.id, &last, RunStatus::Done, None).await?;
+            self.carry_out(job, last, now.duration_since(missed.last)).await?;
         }
         Ok(())
+    }
+
+    /// Runs a claimed occurrence: a reminder is shown; a task's turn starts in its owner's
+    /// session (watched to its end off the scheduler's path), or waits for them to log in.
+    async fn carry_out(&self, job: JobRow, scheduled_for: String, late: SignedDuration) -> Result<(), StoreError> {
+        match job.settings.kind {
+            JobKind::Reminder => {
+                self.remind(&job, late).await;
+                stored::finish(&self.inner.system, &job.id, &scheduled_for, RunStatus::Done, None).await
+            }
+            JobKind::Task => match self.inner.sessions.of_user(&job.owner_id) {
+                Some(session) => {
+                    let jobs = self.clone();
+                    tokio::spawn(async move { jobs.run_task(job, scheduled_for, session).await });
+                    Ok(())
+                }
+                None => {
+                    let (from, to) = (RunStatus::Running, RunStatus::WaitingForUnlock);
+                    stored::restate(&self.inner.system, &job.id, &scheduled_for, from, to).await.map(drop)
+                }
+            },
+        }
+    }
+
+    /// Runs the tasks that waited for this person to log in: each job's latest waiting
+    /// occurrence once, its earlier ones reported missed.
+    pub async fn unlocked(&self, session: Arc<Session>) {
+        let waiting = match stored::waiting_for(&self.inner.system, &session.user_id).await {
+            Ok(waiting) => waiting,
+            Err(err) => {
+                tracing::error!(user = %session.user_id, %err, "could not read the tasks waiting for a login");
+                return;
+            }
+        };
+        let latest: std::collections::HashMap<JobId, String> =
+            waiting.iter().map(|(job, at)| (job.id.clone(), at.clone())).collect();
+        for (job, scheduled_for) in waiting {
+            let run = latest.get(&job.id) == Some(&scheduled_for);
+            let to = if run { RunStatus::Running } else { RunStatus::Missed };
+            match stored::restate(&self.inner.system, &job.id, &scheduled_for, RunStatus::WaitingForUnlock, to).await {
+                Ok(true) if run => {
+                    let jobs = self.clone();
+                    let session = session.clone();
+                    tokio::spawn(async move { jobs.run_task(job, scheduled_for, session).await });
+                }
+                Ok(_) => {}
+                Err(err) => tracing::error!(job = %job.id, %err, "could not start a task that waited for a login"),
+            }
+        }
+    }
+
+    /// A task's turn, in its conversation, as its owner's: how it ended goes on the run's
+    /// record and to its owner as a notification. Nothing is approved for them: a card
+    /// parks the turn and the notification says it waits.
+    async fn run_task(&self, job: JobRow, scheduled_for: String, session: Arc<Session>) {
+        let (status, error) = match self.task_turn(&job, &scheduled_for, &session).await {
+            Ok(status) => (status, None),
+            Err(why) => (RunStatus::Error, Some(why)),
+        };
+        if let Err(err) = stored::finish(&self.inner.system, &job.id, &scheduled_for, status, error.as_deref()).await {
+            tracing::error!(job = %job.id, %err, "could not record how a task's run ended");
+        }
+        let when = scheduled_for
+            .parse::<Timestamp>()
+            .ok()
+            .and_then(|at| jiff::tz::TimeZone::get(&job.settings.zone).ok().map(|zone| at.to_zoned(zone)))
+            .map(|at| at.strftime("%H:%M").to_string())
+            .unwrap_or_default();
+        let (title, body) = match (status, error) {
+            (RunStatus::Parked, _) => (
+                "A task is waiting for you".to_owned(),
+                format!("Your {when} task is waiting for your decision: see the inbox."),
+            ),
+            (RunStatus::Done, _) => {
+                ("Task done".to_owned(), format!("Your {when} task is done: its answer is in its conversation."))
+            }
+            (_, why) => (
+                "A task could not run".to_owned(),
+                format!("Your {when} task could not run: {}", why.unwrap_or_else(|| "it did not finish".to_owned())),
+            ),
+        };
+        self.inner
+            .runtime
+            .events()
+            .to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
+        self.inner.notifier.post(Notification { title, body });
+    }
+
+    /// Starts the task's turn and waits for how it ends: done, parked on a card, or why not.
+    async fn task_turn(&self, job: &JobRow, scheduled_for: &str, session: &Arc<Session>) -> Result<RunStatus, String> {
+        let space = &session.space;
+        let part = stored::private(space, &job.id)
+            .await
+            .map_err(|err| err.to_string())?
+            .ok_or_else(|| "what the task asks is not in your space any more".to_owned())?;
+        let conversation = match &part.conversation_id {
+            Some(id) if crate::store::chat::conversation(space, id).await.ok().flatten().is_some() => id.clone(),
+            _ => {
+                let id = ConversationId::generate();
+                let agent = part.agent.as_deref().unwrap_or("main");
+                crate::store::chat::create_conversation(space, &id, agent, part.model.as_deref())
+                    .await
+                    .map_err(|err| err.to_string())?;
+                stored::set_conversation(space, &job.id, &id).await.map_err(|err| err.to_string())?;
+                id
+            }
+        };
+        // Listening before the turn starts, so its end cannot pass unheard.
+        let mut events = self.inner.runtime.events().subscribe(&job.owner_id);
+        let started = self
+            .inner
+            .runtime
+            .start_turn(session.clone(), &conversation, part.text.clone())
+            .await
+            .map_err(|err| err.to_string())?;
+        tracing::info!(job = %job.id, %scheduled_for, turn = %started.turn_id, "a task's turn started");
+        let ended = tokio::time::timeout(LONGEST_TASK, turn_end(&mut events, &started.turn_id)).await;
+        match ended {
+            Ok(Some(TurnState::Done)) => Ok(RunStatus::Done),
+            Ok(Some(TurnState::Parked)) => Ok(RunStatus::Parked),
+            Ok(Some(TurnState::Stopped)) => Err("it was stopped".to_owned()),
+            Ok(Some(_)) => Err("its turn ended in an error; see its conversation".to_owned()),
+            Ok(None) => Err("its turn ended with the session".to_owned()),
+            Err(_) => Err("it ran longer than an hour".to_owned()),
+        }
     }
 
     /// Shows a reminder: in its owner's windows and as a desktop notification. Its words
     /// show where they are readable — the owner is logged in, or chose to keep them
     /// readable while away; otherwise only whose reminder it is.
-    async fn fire(&self, job: &JobRow, late: SignedDuration) {
-        let words = match &job.text {
+    async fn remind(&self, job: &JobRow, late: SignedDuration) {
+        let words = match &job.settings.text {
             Some(text) => Some(text.clone()),
             None => self.private_text(job).await,
         };
@@ -415,15 +580,18 @@ impl Jobs {
             crate::store::users::find(&self.inner.system, &job.owner_id).await.ok().flatten().map(|row| row.name)
         };
         let (title, body) = reminder(words, owner.as_deref(), late);
-        self.inner.events.to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
+        self.inner
+            .runtime
+            .events()
+            .to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
         self.inner.notifier.post(Notification { title, body });
     }
 
     /// A job's words from its owner's file, while one of their sessions has it open.
     async fn private_text(&self, job: &JobRow) -> Option<String> {
         let session = self.inner.sessions.of_user(&job.owner_id)?;
-        match stored::text(&session.space, &job.id).await {
-            Ok(text) => text,
+        match stored::private(&session.space, &job.id).await {
+            Ok(part) => part.map(|p| p.text),
             Err(err) => {
                 tracing::warn!(job = %job.id, %err, "could not read a reminder's words");
                 None
@@ -446,24 +614,12 @@ impl Jobs {
     }
 }
 
-/// A job's settings as stored, for writing it back changed.
-fn settings_of(job: &JobRow) -> JobSettings {
-    JobSettings {
-        kind: job.kind,
-        at: job.at.clone(),
-        cron: job.cron.clone(),
-        zone: job.zone.clone(),
-        missed: job.missed,
-        readable_while_away: job.readable_while_away,
-        shared_text: job.text.clone(),
-        paused: job.paused,
-        next_run: job.next_run.clone(),
-    }
-}
-
-fn view(row: JobRow, text: Option<String>) -> JobView {
-    let upcoming = match (&row.next_run, Schedule::parse(row.at.as_deref(), row.cron.as_deref(), &row.zone)) {
-        (Some(next), Ok(schedule)) if !row.paused => match next.parse::<Timestamp>() {
+fn view(row: JobRow, part: Option<PrivatePart>) -> JobView {
+    let upcoming = match (
+        &row.settings.next_run,
+        Schedule::parse(row.settings.at.as_deref(), row.settings.cron.as_deref(), &row.settings.zone),
+    ) {
+        (Some(next), Ok(schedule)) if !row.settings.paused => match next.parse::<Timestamp>() {
             Ok(next) => std::iter::once(next.to_zoned(schedule.zone.clone()))
                 .chain(schedule.upcoming(next, PREVIEWED - 1))
                 .map(|z| local(&z))
@@ -474,16 +630,19 @@ fn view(row: JobRow, text: Option<String>) -> JobView {
     };
     JobView {
         id: row.id,
-        kind: row.kind,
-        text,
-        at: row.at,
-        cron: row.cron,
-        zone: row.zone,
-        missed: row.missed,
-        readable_while_away: row.readable_while_away,
-        paused: row.paused,
-        next_run: row.next_run,
+        kind: row.settings.kind,
+        text: part.as_ref().map(|p| p.text.clone()),
+        at: row.settings.at,
+        cron: row.settings.cron,
+        zone: row.settings.zone,
+        missed: row.settings.missed,
+        readable_while_away: row.settings.readable_while_away,
+        paused: row.settings.paused,
+        next_run: row.settings.next_run,
         upcoming,
+        agent: part.as_ref().and_then(|p| p.agent.clone()),
+        model: part.as_ref().and_then(|p| p.model.clone()),
+        conversation_id: part.and_then(|p| p.conversation_id),
         created_at: row.created_at,
     }
 }
@@ -535,6 +694,25 @@ fn until(next: &str, now: Timestamp) -> Duration {
         return Duration::ZERO;
     }
     Duration::try_from(wait).unwrap_or(LONGEST_SLEEP).min(LONGEST_SLEEP)
+}
+
+/// How a turn ended, read from its owner's events: `None` when they closed first.
+async fn turn_end(
+    events: &mut tokio::sync::broadcast::Receiver<crate::agent::events::Event>,
+    turn: &TurnId,
+) -> Option<TurnState> {
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&event.json) else { continue };
+        let ends = matches!(value["type"].as_str(), Some("turn_ended" | "turn_parked"));
+        if ends && value["turn"] == turn.as_str() && value.get("frame").is_none() {
+            return serde_json::from_value(value["status"].clone()).ok();
+        }
+    }
 }
 
 /// A reminder's notification: its words where they are readable, else whose it is; a late

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::private::PrivateStore;
 use super::snapshots::Touched;
 use super::{StoreError, SystemStore, timestamp};
-use crate::ids::{JobId, UserId};
+use crate::ids::{ConversationId, JobId, UserId};
 
 /// What a job does when due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, ts_rs::TS)]
@@ -56,22 +56,14 @@ pub enum RunStatus {
 pub struct JobRow {
     pub id: JobId,
     pub owner_id: UserId,
-    pub kind: JobKind,
-    pub at: Option<String>,
-    pub cron: Option<String>,
-    pub zone: String,
-    pub missed: MissedPolicy,
-    pub readable_while_away: bool,
-    /// The job's words, only when kept readable while its owner is away.
-    pub text: Option<String>,
-    pub paused: bool,
-    pub next_run: Option<String>,
+    #[sqlx(flatten)]
+    pub settings: JobSettings,
     pub created_at: String,
     pub updated_at: String,
 }
 
-/// A job's schedule and settings, as written (new, or changed).
-#[derive(Debug, Clone)]
+/// A job's schedule and settings, as written (new, or changed) and read back.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobSettings {
     pub kind: JobKind,
     pub at: Option<String>,
@@ -79,8 +71,8 @@ pub struct JobSettings {
     pub zone: String,
     pub missed: MissedPolicy,
     pub readable_while_away: bool,
-    /// The words, written here only when `readable_while_away`.
-    pub shared_text: Option<String>,
+    /// The job's words, kept here only when readable while its owner is away.
+    pub text: Option<String>,
     pub paused: bool,
     pub next_run: Option<String>,
 }
@@ -118,7 +110,7 @@ pub async fn create(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobS
     .bind(&job.zone)
     .bind(job.missed)
     .bind(job.readable_while_away)
-    .bind(job.shared_text.as_ref().filter(|_| job.readable_while_away))
+    .bind(job.text.as_ref().filter(|_| job.readable_while_away))
     .bind(job.paused)
     .bind(&job.next_run)
     .bind(&now)
@@ -141,7 +133,7 @@ pub async fn update(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobS
     .bind(&job.zone)
     .bind(job.missed)
     .bind(job.readable_while_away)
-    .bind(job.shared_text.as_ref().filter(|_| job.readable_while_away))
+    .bind(job.text.as_ref().filter(|_| job.readable_while_away))
     .bind(job.paused)
     .bind(&job.next_run)
     .bind(timestamp())
@@ -174,19 +166,20 @@ pub async fn of_owner(system: &SystemStore, owner: &UserId) -> Result<Vec<JobRow
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(owner).fetch_all(system.pool()).await?)
 }
 
-/// The jobs due at or before `now`, not paused, the earliest first.
+/// Jobs that run: not paused, of people still active (a deactivated person's wait).
+const RUNNABLE: &str =
+    "next_run IS NOT NULL AND paused = 0 AND owner_id IN (SELECT id FROM users WHERE status = 'active')";
+
+/// The jobs due at or before `now` that run, the earliest first.
 pub async fn due(system: &SystemStore, now: &str) -> Result<Vec<JobRow>, StoreError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM jobs WHERE next_run IS NOT NULL AND next_run <= ? AND paused = 0 ORDER BY next_run"
-    );
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE {RUNNABLE} AND next_run <= ? ORDER BY next_run");
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(now).fetch_all(system.pool()).await?)
 }
 
-/// When the next job is due, of all of them.
+/// When the next job that runs is due.
 pub async fn earliest(system: &SystemStore) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar("SELECT min(next_run) FROM jobs WHERE next_run IS NOT NULL AND paused = 0")
-        .fetch_one(system.pool())
-        .await?)
+    let sql = format!("SELECT min(next_run) FROM jobs WHERE {RUNNABLE}");
+    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(system.pool()).await?)
 }
 
 /// One claim on a job's due occurrence: the job must still be due at `due`; the run is
@@ -269,38 +262,115 @@ pub async fn runs(system: &SystemStore, id: &JobId, limit: i64) -> Result<Vec<Ru
     .await?)
 }
 
-/// Keeps what a job says in its owner's file.
-pub async fn set_text(space: &PrivateStore, id: &JobId, text: &str) -> Result<(), StoreError> {
+/// What a job keeps in its owner's file: its words and, for a task, which agent (and
+/// pinned model) runs it and the conversation its answers go to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct PrivatePart {
+    pub text: String,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub conversation_id: Option<ConversationId>,
+}
+
+/// Keeps what a job says (and a task's agent and model) in its owner's file; the
+/// conversation it already has stays.
+pub async fn set_private(space: &PrivateStore, id: &JobId, part: &PrivatePart) -> Result<(), StoreError> {
     let _writing = space.writing(Touched::Nothing);
     sqlx::query(
-        "INSERT INTO job_texts (job_id, text, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (job_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+        "INSERT INTO job_texts (job_id, text, agent, model, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (job_id) DO UPDATE SET text = excluded.text, agent = excluded.agent, model = excluded.model,
+                                            updated_at = excluded.updated_at",
     )
     .bind(id)
-    .bind(text)
+    .bind(&part.text)
+    .bind(&part.agent)
+    .bind(&part.model)
     .bind(timestamp())
     .execute(space.pool())
     .await?;
     Ok(())
 }
 
-/// Forgets what a job said (the job was deleted, or its words are now kept readable).
-pub async fn delete_text(space: &PrivateStore, id: &JobId) -> Result<(), StoreError> {
+/// Notes the conversation a task's answers are kept in.
+pub async fn set_conversation(
+    space: &PrivateStore,
+    id: &JobId,
+    conversation: &ConversationId,
+) -> Result<(), StoreError> {
+    let _writing = space.writing(Touched::Nothing);
+    sqlx::query("UPDATE job_texts SET conversation_id = ?, updated_at = ? WHERE job_id = ?")
+        .bind(conversation)
+        .bind(timestamp())
+        .bind(id)
+        .execute(space.pool())
+        .await?;
+    Ok(())
+}
+
+/// Forgets what a job kept in its owner's file (it was deleted, or its words are now kept
+/// readable).
+pub async fn delete_private(space: &PrivateStore, id: &JobId) -> Result<(), StoreError> {
     let _writing = space.writing(Touched::Nothing);
     sqlx::query("DELETE FROM job_texts WHERE job_id = ?").bind(id).execute(space.pool()).await?;
     Ok(())
 }
 
-/// What each of the person's jobs says, by job.
-pub async fn texts(space: &PrivateStore) -> Result<HashMap<JobId, String>, StoreError> {
-    let rows: Vec<(JobId, String)> =
-        sqlx::query_as("SELECT job_id, text FROM job_texts").fetch_all(space.pool()).await?;
-    Ok(rows.into_iter().collect())
+/// What each of the person's jobs keeps in their file, by job.
+pub async fn all_private(space: &PrivateStore) -> Result<HashMap<JobId, PrivatePart>, StoreError> {
+    #[derive(sqlx::FromRow)]
+    struct Keyed {
+        job_id: JobId,
+        #[sqlx(flatten)]
+        part: PrivatePart,
+    }
+    let rows: Vec<Keyed> = sqlx::query_as("SELECT job_id, text, agent, model, conversation_id FROM job_texts")
+        .fetch_all(space.pool())
+        .await?;
+    Ok(rows.into_iter().map(|row| (row.job_id, row.part)).collect())
 }
 
-/// What one job says, if its owner's file has it.
-pub async fn text(space: &PrivateStore, id: &JobId) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar("SELECT text FROM job_texts WHERE job_id = ?").bind(id).fetch_optional(space.pool()).await?)
+/// What one job keeps in its owner's file, if it keeps anything there.
+pub async fn private(space: &PrivateStore, id: &JobId) -> Result<Option<PrivatePart>, StoreError> {
+    Ok(sqlx::query_as("SELECT text, agent, model, conversation_id FROM job_texts WHERE job_id = ?")
+        .bind(id)
+        .fetch_optional(space.pool())
+        .await?)
+}
+
+/// The runs waiting for `owner` to log in, of their jobs, the oldest first.
+pub async fn waiting_for(system: &SystemStore, owner: &UserId) -> Result<Vec<(JobRow, String)>, StoreError> {
+    let sql = format!(
+        "SELECT {}, r.scheduled_for FROM job_runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.owner_id = ? AND r.status = 'waiting_for_unlock' ORDER BY r.scheduled_for",
+        COLUMNS.split(", ").map(|c| format!("j.{c}")).collect::<Vec<_>>().join(", ")
+    );
+    let rows: Vec<(JobRow, String)> = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(owner)
+        .try_map(|row: sqlx::sqlite::SqliteRow| {
+            use sqlx::{FromRow, Row};
+            Ok((JobRow::from_row(&row)?, row.try_get("scheduled_for")?))
+        })
+        .fetch_all(system.pool())
+        .await?;
+    Ok(rows)
+}
+
+/// Moves a waiting run on: to `running` when it starts, or another end.
+pub async fn restate(
+    system: &SystemStore,
+    id: &JobId,
+    scheduled_for: &str,
+    from: RunStatus,
+    to: RunStatus,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query("UPDATE job_runs SET status = ? WHERE job_id = ? AND scheduled_for = ? AND status = ?")
+        .bind(to)
+        .bind(id)
+        .bind(scheduled_for)
+        .bind(from)
+        .execute(system.pool())
+        .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 #[cfg(test)]
@@ -325,7 +395,7 @@ mod tests {
             zone: "UTC".into(),
             missed: MissedPolicy::Skip,
             readable_while_away: false,
-            shared_text: Some("never stored".into()),
+            text: Some("never stored".into()),
             paused: false,
             next_run: Some("2027-01-01T10:00:00Z".into()),
         };
@@ -350,7 +420,7 @@ mod tests {
         let (a, b) = tokio::join!(claim(&system, &id, &first), claim(&system, &id, &second));
         assert_eq!([a.unwrap(), b.unwrap()].iter().filter(|won| **won).count(), 1, "one claim wins");
         assert_eq!(runs(&system, &id, 10).await.unwrap().len(), 1);
-        assert_eq!(get(&system, &id).await.unwrap().unwrap().next_run.as_deref(), next);
+        assert_eq!(get(&system, &id).await.unwrap().unwrap().settings.next_run.as_deref(), next);
         // A late tick that still thinks the old occurrence is due claims nothing.
         assert!(!claim(&system, &id, &first).await.unwrap());
     }
@@ -358,7 +428,7 @@ mod tests {
     #[tokio::test]
     async fn a_jobs_words_are_not_in_the_shared_database_unless_kept_readable() {
         let (_dir, system, id) = system_with_a_job().await;
-        assert_eq!(get(&system, &id).await.unwrap().unwrap().text, None);
+        assert_eq!(get(&system, &id).await.unwrap().unwrap().settings.text, None);
         assert_eq!(due(&system, "2027-01-01T09:59:59Z").await.unwrap().len(), 0);
         assert_eq!(due(&system, "2027-01-01T10:00:00Z").await.unwrap().len(), 1);
         assert_eq!(earliest(&system).await.unwrap().as_deref(), Some("2027-01-01T10:00:00Z"));

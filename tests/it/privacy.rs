@@ -281,3 +281,42 @@ async fn a_local_only_persons_memories_never_reach_a_remote_provider_in_anyones_
     assert!(sent.contains("Ada takes the number 9 tram"), "a memory that is not Kim's is recalled: {sent}");
     assert!(!sent.contains("number 14 tram") && !sent.contains("tram pass"), "nothing of Kim's memories: {sent}");
 }
+
+#[tokio::test]
+async fn a_scheduled_task_of_a_local_only_person_whose_only_model_is_remote_sends_nothing() {
+    let Some((_ns, remote, server, admin, _kim)) = remote_and_kim().await else { return };
+    let lan = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
+    assert_eq!(server.post("/api/providers", Some(&admin), lan).await.0, 201);
+    // Lee's role keeps words here and may schedule; the only model is the remote one.
+    let role = json!({ "id": "homebody", "label": "Homebody", "privacy_tier": "local_only", "may_schedule": true });
+    let (status, body) = server.call(Method::POST, "/api/roles", Some(&admin), Some(role)).await;
+    assert_eq!(status, 201, "{body}");
+    let (_, added) = server.post("/api/users", Some(&admin), json!({ "name": "Lee", "role": "homebody" })).await;
+    let enrol = json!({ "name": "Lee", "enrolment_code": added["enrolment_code"], "password": KIM_PW });
+    let (status, enrolled) = server.post("/api/enrol", None, enrol).await;
+    assert_eq!(status, 201, "{enrolled}");
+    let lee = enrolled["token"].as_str().unwrap();
+
+    let at = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_secs(2))
+        .unwrap()
+        .round(jiff::Unit::Second)
+        .unwrap();
+    let task = json!({ "kind": "task", "text": "Plan my private appointments", "at": at.to_string() });
+    let (status, job) = server.post("/api/jobs", Some(lee), task).await;
+    assert_eq!(status, 201, "{job}");
+    let path = format!("/api/jobs/{}/runs", job["id"].as_str().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let run = loop {
+        let (_, runs) = server.call(Method::GET, &path, Some(lee), None).await;
+        let first = runs.as_array().and_then(|r| r.first().cloned());
+        if let Some(run) = first.filter(|r| r["status"] != "running") {
+            break run;
+        }
+        assert!(std::time::Instant::now() < deadline, "the task's run did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(run["status"], "error", "{run}");
+    assert!(run["error"].as_str().unwrap().contains("nothing was sent"), "the refusal says why: {run}");
+    assert_eq!(remote.chat_requests().await, 0, "not one byte of the task reached the remote provider");
+}

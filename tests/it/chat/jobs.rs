@@ -186,3 +186,73 @@ async fn schedules_that_cannot_be_are_refused_in_words_and_a_preview_shows_the_n
     let (status, gone) = chat.server.call(Method::GET, &format!("{path}/runs"), Some(&chat.token), None).await;
     assert_eq!((status, gone["error"]["code"].as_str()), (404, Some("no_job")));
 }
+
+/// The runs of a job once the latest has left `running`/`waiting_for_unlock`.
+async fn settled_runs(server: &Server, token: &str, id: &str) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, runs) = server.call(Method::GET, &format!("/api/jobs/{id}/runs"), Some(token), None).await;
+        let runs = runs.as_array().cloned().unwrap_or_default();
+        let settled =
+            runs.first().is_some_and(|r| !["running", "waiting_for_unlock"].contains(&r["status"].as_str().unwrap()));
+        if settled {
+            return runs;
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {runs:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_task_due_while_its_owner_is_locked_waits_and_runs_when_they_log_in() {
+    let chat = Chat::start().await;
+    let (at, due) = in_seconds(2);
+    let task = json!({ "kind": "task", "text": "Sum up my week in one line", "at": at });
+    let job = chat.add_job(task).await;
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert_eq!(job["agent"], "main");
+    let (status, _) = chat.server.post("/api/logout", Some(&chat.token), json!({})).await;
+    assert!(status < 300, "{status}");
+    while std::time::SystemTime::now() < due + Duration::from_millis(1500) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(chat.model.requests().is_empty(), "nothing ran while Ada was locked");
+
+    chat.model.push(scripted_model::Reply::text("A calm week of gardening."));
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let token = login["token"].as_str().unwrap();
+    let runs = settled_runs(&chat.server, token, &id).await;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!((runs[0]["status"].as_str(), runs[0]["scheduled_for"].as_str()), (Some("done"), Some(at.as_str())));
+    let requests = chat.model.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].body.to_string().contains("Sum up my week in one line"), "the task's words were the turn's");
+    let (_, jobs) = chat.server.call(Method::GET, "/api/jobs", Some(token), None).await;
+    let conversation = jobs[0]["conversation_id"].as_str().expect("the task has its conversation").to_owned();
+    let history = super::history(&chat.server, token, &conversation).await;
+    assert_eq!(history.last().unwrap()["text"], "A calm week of gardening.", "{history:?}");
+}
+
+#[tokio::test]
+async fn a_task_whose_turn_needs_a_decision_parks_on_a_card_and_says_it_waits() {
+    let chat = Chat::start().await;
+    let mut socket = chat.socket().await;
+    let write = json!({ "title": "Shopping", "body": "eggs, flour" });
+    chat.model.push(scripted_model::Reply::tool_calls([scripted_model::ScriptedCall::new("note_write", write)]));
+    let (at, _) = in_seconds(2);
+    let job = chat.add_job(json!({ "kind": "task", "text": "Write my shopping list", "at": at })).await;
+    let event = socket.notify_within(Duration::from_secs(20)).await.expect("a notification");
+    assert_eq!(event["title"], "A task is waiting for you", "{event}");
+    assert!(event["body"].as_str().unwrap().contains("inbox"), "{event}");
+    let runs = settled_runs(&chat.server, &chat.token, job["id"].as_str().unwrap()).await;
+    assert_eq!(runs[0]["status"], "parked");
+    let inbox = chat.inbox().await;
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    assert_eq!(
+        (inbox[0]["kind"].as_str(), inbox[0]["details"]["tool"].as_str()),
+        (Some("approval"), Some("note_write"))
+    );
+    let (_, notes) = chat.server.call(Method::GET, "/api/notes", Some(&chat.token), None).await;
+    assert_eq!(notes, json!([]), "nothing was written without the person");
+}

@@ -22,4 +22,13 @@ zone?: string, missed?: MissedPolicy,
  * Keep the words readable while the owner is away: the notification shows them even
  * when they are locked, and the administrator can read them too (§3).
  */
-readable_while_away?: boolean, };
+readable_while_away?: boolean, 
+/**
+ * A task's agent; `main` when absent.
+ */
+agent?: string, 
+/**
+ * A task's model (`provider/model`), pinned for its conversation; the agent's or
+ * role's choice when absent.
+ */
+model?: string, };
