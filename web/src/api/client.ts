@@ -26,6 +26,10 @@ import {
   type DownloadStatus,
   type Enrolment,
   type HistoryRow,
+  type Job,
+  type JobChange,
+  type JobRun,
+  type NewJob,
   type InstalledModel,
   type LocalModelsReport,
   type McpImported,
@@ -49,6 +53,7 @@ import {
   type PersonalRule,
   type Pool,
   type PersonUsage,
+  type Preview,
   type PrivacyReport,
   type Provider,
   type ProviderPatch,
@@ -562,6 +567,38 @@ export class ApiClient {
   /** `DELETE /api/notes/{id}` */
   async deleteNote(id: number): Promise<void> {
     await this.#request('DELETE', `/api/notes/${id}`);
+  }
+
+  // ---- scheduled jobs --------------------------------------------------------
+
+  /** `GET /api/jobs`: my reminders, the next due first. */
+  async jobs(signal?: AbortSignal): Promise<Job[]> {
+    return list(await this.#request('GET', '/api/jobs', signal), 'jobs') as Job[];
+  }
+
+  /** `POST /api/jobs` */
+  async createJob(job: NewJob): Promise<Job> {
+    return record(await this.#request('POST', '/api/jobs', undefined, job), 'job') as unknown as Job;
+  }
+
+  /** `PATCH /api/jobs/{id}` */
+  async updateJob(id: string, change: JobChange): Promise<Job> {
+    return record(await this.#request('PATCH', `/api/jobs/${encodeURIComponent(id)}`, undefined, change), 'job') as unknown as Job;
+  }
+
+  /** `DELETE /api/jobs/{id}` */
+  async deleteJob(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/jobs/{id}/runs`: how each occurrence went, the latest first. */
+  async jobRuns(id: string, signal?: AbortSignal): Promise<JobRun[]> {
+    return list(await this.#request('GET', `/api/jobs/${encodeURIComponent(id)}/runs`, signal), 'runs') as JobRun[];
+  }
+
+  /** `POST /api/jobs/preview`: the next occurrences of a schedule, or why it cannot be. */
+  async previewJob(schedule: { readonly at?: string; readonly cron?: string; readonly zone?: string }, signal?: AbortSignal): Promise<Preview> {
+    return record(await this.#request('POST', '/api/jobs/preview', signal, schedule), 'preview') as unknown as Preview;
   }
 
   // ---- agents ----------------------------------------------------------------

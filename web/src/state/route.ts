@@ -18,6 +18,7 @@ export type Route =
   | { readonly page: 'chat' }
   | { readonly page: 'inbox' }
   | { readonly page: 'notes' }
+  | { readonly page: 'reminders' }
   | { readonly page: 'memories'; readonly focus?: string }
   | { readonly page: 'privacy' }
   | { readonly page: 'data' }
@@ -41,6 +42,7 @@ export function parseRoute(hash: string): Route {
     }
     case 'inbox':
     case 'notes':
+    case 'reminders':
     case 'privacy':
     case 'data':
       return { page: first };

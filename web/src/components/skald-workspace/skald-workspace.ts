@@ -27,12 +27,13 @@ import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChange
 import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../../state/route.js';
 import { deleteTemporaryChat } from '../../state/temporary-chat.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
-import { bookmarkIcon, boxIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
+import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
 import '../skald-memories/skald-memories.js';
 import '../skald-my-data/skald-my-data.js';
 import '../skald-notes/skald-notes.js';
+import '../skald-reminders/skald-reminders.js';
 import '../skald-privacy/skald-privacy.js';
 import type { SkaldChat } from '../skald-chat/skald-chat.js';
 import '../skald-chat/skald-chat.js';
@@ -47,7 +48,7 @@ const TOAST_MS = 8000;
 
 /**
  * Test hooks: `[data-testid=nav-inbox]` (its `[data-testid=inbox-count]`),
- * `nav-notes`, `nav-memories`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
+ * `nav-notes`, `nav-reminders`, `nav-memories`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
  * manage the instance), `[data-testid=lock]`, `[data-testid=me]`; the open
  * page's name is the `data-page` attribute of `#main`.
  *
@@ -429,6 +430,7 @@ export class SkaldWorkspace extends LitElement {
                   </a>
                 </li>
                 ${this.#pageLink('notes', '#/notes', noteIcon, strings.notesTitle)}
+                ${this.#pageLink('reminders', '#/reminders', clockIcon, strings.remindersTitle)}
                 ${this.#pageLink('memories', '#/memories', bookmarkIcon, strings.memoriesTitle)}
                 ${this.#pageLink('privacy', '#/privacy', eyeIcon, strings.privacyNav)}
                 ${this.#pageLink('data', '#/data', boxIcon, strings.dataNav)}
@@ -502,6 +504,8 @@ export class SkaldWorkspace extends LitElement {
         return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models}></skald-inbox>`;
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
+      case 'reminders':
+        return html`<skald-reminders .login=${login}></skald-reminders>`;
       case 'memories':
         return html`<skald-memories .login=${login} .focusMemory=${this.memoryFocus}></skald-memories>`;
       case 'privacy':
