@@ -146,6 +146,7 @@ impl App {
                 .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
         }
         let jobs = crate::jobs::Jobs::new(system.clone(), accounts.sessions().clone(), agent.clone(), notifier.clone());
+        agent.scheduling().plug(std::sync::Arc::new(jobs.clone()));
         let state = AppState {
             launch_token,
             system,

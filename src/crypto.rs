@@ -298,6 +298,59 @@ impl KeyPair {
     }
 }
 
+/// What a value sealed to a public key starts with: the layout's version.
+const SEALED_MAGIC: &[u8; 4] = b"SKS1";
+
+/// Seals `plain` so that only the holder of the secret half of `public` can open it (an
+/// ephemeral X25519 key agreement, HKDF-SHA256, AES-256-GCM). `context` — what it is, for
+/// whom — is bound as associated data, so a sealed value moved elsewhere fails to open.
+/// Layout: magic, the ephemeral public key, nonce, ciphertext with its tag.
+pub fn seal_to(public: &[u8; 32], plain: &[u8], context: &[u8]) -> Vec<u8> {
+    let ephemeral = x25519_dalek::StaticSecret::from(*random_array::<32>());
+    let ephemeral_public = x25519_dalek::PublicKey::from(&ephemeral).to_bytes();
+    let shared = ephemeral.diffie_hellman(&x25519_dalek::PublicKey::from(*public));
+    let key = sealing_key(shared.as_bytes(), &ephemeral_public, public);
+    let nonce: [u8; NONCE_LEN] = *random_array::<NONCE_LEN>();
+    let cipher = Aes256Gcm::new_from_slice(key.as_ref()).expect("32-byte key");
+    let sealed = cipher
+        .encrypt(Nonce::from_slice(&nonce), Payload { msg: plain, aad: context })
+        .expect("AES-GCM encryption of a small value cannot fail");
+    [SEALED_MAGIC.as_slice(), &ephemeral_public, &nonce, &sealed].concat()
+}
+
+/// Opens a value [`seal_to`] sealed to the public half of `secret`, for `context`.
+pub fn open_sealed(secret: &[u8; 32], blob: &[u8], context: &[u8]) -> Result<Zeroizing<Vec<u8>>, CryptoError> {
+    let header = SEALED_MAGIC.len() + 32 + NONCE_LEN;
+    if blob.len() < header + 16 || !blob.starts_with(SEALED_MAGIC) {
+        return Err(CryptoError::Malformed("not a sealed value"));
+    }
+    let ephemeral_public: [u8; 32] = blob[SEALED_MAGIC.len()..][..32].try_into().expect("32 bytes");
+    let nonce = &blob[SEALED_MAGIC.len() + 32..header];
+    let secret = x25519_dalek::StaticSecret::from(*secret);
+    let public = x25519_dalek::PublicKey::from(&secret).to_bytes();
+    let shared = secret.diffie_hellman(&x25519_dalek::PublicKey::from(ephemeral_public));
+    // A low-order ephemeral key would make the agreement all zeros, known to anyone.
+    if !shared.was_contributory() {
+        return Err(CryptoError::Malformed("the sealed value's key agreement is degenerate"));
+    }
+    let key = sealing_key(shared.as_bytes(), &ephemeral_public, &public);
+    let cipher = Aes256Gcm::new_from_slice(key.as_ref()).expect("32-byte key");
+    cipher
+        .decrypt(Nonce::from_slice(nonce), Payload { msg: &blob[header..], aad: context })
+        .map(Zeroizing::new)
+        .map_err(|_| CryptoError::WrongSecret)
+}
+
+/// The AES key of one sealed value: both public keys bind it to this agreement.
+fn sealing_key(shared: &[u8; 32], ephemeral_public: &[u8; 32], public: &[u8; 32]) -> Zeroizing<[u8; KEY_LEN]> {
+    let salt = [ephemeral_public.as_slice(), public].concat();
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    hkdf::Hkdf::<Sha256>::new(Some(&salt), shared)
+        .expand(b"skald sealed value v1", key.as_mut())
+        .expect("32 bytes is a valid HKDF-SHA256 length");
+    key
+}
+
 /// The instance key: encrypts instance-wide secrets (shared provider API keys) in the
 /// shared database. Kept in the OS keyring or a 0600 file, never in the database.
 pub struct InstanceKey(Zeroizing<[u8; KEY_LEN]>);
@@ -448,6 +501,30 @@ mod tests {
     use super::*;
 
     const FAST: KdfParams = KdfParams::FLOOR;
+
+    #[test]
+    fn a_value_sealed_to_a_public_key_opens_only_with_its_secret_and_context() {
+        let (ada, bo) = (KeyPair::generate(), KeyPair::generate());
+        let sealed = seal_to(&ada.public, b"bins out", b"job j1 for ada");
+        assert_eq!(&open_sealed(&ada.secret, &sealed, b"job j1 for ada").unwrap()[..], b"bins out");
+        assert_eq!(open_sealed(&bo.secret, &sealed, b"job j1 for ada").err(), Some(CryptoError::WrongSecret));
+        assert_eq!(open_sealed(&ada.secret, &sealed, b"job j2 for ada").err(), Some(CryptoError::WrongSecret));
+        for at in [4, 40, sealed.len() - 1] {
+            let mut flipped = sealed.clone();
+            flipped[at] ^= 1;
+            assert!(open_sealed(&ada.secret, &flipped, b"job j1 for ada").is_err(), "a flip at {at} is refused");
+        }
+        assert!(matches!(open_sealed(&ada.secret, &sealed[..20], b"x"), Err(CryptoError::Malformed(_))));
+        assert_ne!(seal_to(&ada.public, b"bins out", b"c"), seal_to(&ada.public, b"bins out", b"c"), "fresh each time");
+    }
+
+    #[test]
+    fn a_sealed_value_with_a_low_order_ephemeral_key_is_refused() {
+        let ada = KeyPair::generate();
+        let mut sealed = seal_to(&ada.public, b"x", b"c");
+        sealed[4..36].copy_from_slice(&[0u8; 32]);
+        assert!(matches!(open_sealed(&ada.secret, &sealed, b"c"), Err(CryptoError::Malformed(_))));
+    }
 
     #[test]
     fn the_right_password_opens_the_wrap_and_a_wrong_one_does_not() {

@@ -217,6 +217,15 @@ impl Events {
         self.send(user, event.to_json());
     }
 
+    /// Sends an event to everyone with a window open (a reminder shared with everyone).
+    pub fn to_everyone(&self, event: &LiveEvent) {
+        let json = event.to_json();
+        let people: Vec<UserId> = self.people.lock().expect("event queues").keys().cloned().collect();
+        for user in people {
+            self.send(&user, json.clone());
+        }
+    }
+
     fn send(&self, user: &UserId, json: String) {
         let mut people = self.people.lock().expect("event queues");
         let Some(sender) = people.get(user) else { return };
@@ -361,6 +370,7 @@ mod tests {
                 for_person: None,
                 memory: None,
                 tool_server: None,
+                schedule: None,
             }),
             state: CardState::Pending,
             summary: "notify".into(),

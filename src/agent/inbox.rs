@@ -127,6 +127,11 @@ pub struct CallDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tool_server: Option<crate::mcp::ServerLabel>,
+    /// A `schedule` card's job: what, when in local time with the next occurrences, how it
+    /// repeats, and for a task which agent and model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub schedule: Option<super::scheduling::ScheduleCard>,
 }
 
 /// What a card shows beside the call, fixed when it is made (`cards.shows`) other than a
@@ -135,6 +140,7 @@ pub struct CallDetails {
 #[serde(rename_all = "snake_case")]
 pub enum CardShows {
     ToolServer(crate::mcp::ServerLabel),
+    Schedule(super::scheduling::ScheduleCard),
 }
 
 /// A question card's call, with the question as `clarify` gave it.
@@ -180,10 +186,13 @@ pub fn card_view(card: &Card) -> CardView {
         call_id: card.call_id.clone(),
         for_person: None,
         memory: card.shows.as_deref().and_then(|shows| serde_json::from_str(shows).ok()),
-        tool_server: card.shows.as_deref().and_then(|shows| match serde_json::from_str(shows) {
-            Ok(CardShows::ToolServer(label)) => Some(label),
-            Err(_) => None,
-        }),
+        tool_server: None,
+        schedule: None,
+    };
+    let call = match card.shows.as_deref().map(serde_json::from_str) {
+        Some(Ok(CardShows::ToolServer(label))) => CallDetails { tool_server: Some(label), ..call },
+        Some(Ok(CardShows::Schedule(job))) => CallDetails { schedule: Some(job), ..call },
+        _ => call,
     };
     let (summary, asks) = match card.kind {
         CardKind::Approval => (summary(&card.tool, &call.arguments), Asks::Approval(call)),

@@ -23,6 +23,7 @@ pub mod meaning;
 pub mod memory;
 pub mod prompts;
 pub mod runtime;
+pub mod scheduling;
 pub mod standing;
 pub mod tools;
 mod turn;

@@ -92,6 +92,8 @@ pub(super) struct Inner {
     pub(super) parked_events: Mutex<HashMap<String, u64>>,
     /// Tool servers' forms waiting on people, in memory only.
     pub(super) forms: super::forms::Forms,
+    /// The jobs service, once `app` plugged it in: what the scheduling tools reach.
+    pub(super) scheduling: super::scheduling::SchedulingPort,
 }
 
 pub(super) struct ProviderCache {
@@ -212,8 +214,14 @@ impl Runtime {
             chain_checked: Mutex::default(),
             parked_events: Mutex::default(),
             forms: super::forms::Forms::default(),
+            scheduling: super::scheduling::SchedulingPort::default(),
         };
         Self { inner: Arc::new(inner) }
+    }
+
+    /// Where the jobs service plugs in (docs/architecture.md §11).
+    pub fn scheduling(&self) -> &super::scheduling::SchedulingPort {
+        &self.inner.scheduling
     }
 
     pub fn forms(&self) -> &super::forms::Forms {

@@ -44,6 +44,7 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         crate::jobs::JobView,
         crate::jobs::PreviewRequest,
         crate::jobs::Preview,
+        crate::jobs::SnoozeRequest,
         crate::store::jobs::RunRow,
         crate::store::roles::Role,
         crate::store::audit::Entry,

@@ -10,7 +10,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
 use crate::ids::JobId;
-use crate::jobs::{JobChange, JobView, Jobs, NewJob, Preview, PreviewRequest};
+use crate::jobs::{JobChange, JobView, Jobs, NewJob, Preview, PreviewRequest, SnoozeRequest};
 use crate::store::jobs::RunRow;
 
 /// `POST /api/jobs`: a reminder, once or again and again; 201 with the job, its
@@ -55,6 +55,17 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     state.jobs.delete(&caller.session, &JobId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/jobs/{id}/snooze` `{"for":"10m"|"1h"|"tomorrow"}`: puts one of my jobs off;
+/// a repeating one then goes on with its pattern.
+pub async fn snooze(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(request): Body<SnoozeRequest>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(state.jobs.snooze(&caller.session, &JobId::new(id), request.length).await?))
 }
 
 /// `POST /api/jobs/preview` `{"cron"|"at","zone"?}`: the next occurrences, or why the

@@ -134,6 +134,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/jobs", Session, Header, jobs::list),
         route(M::POST, "/api/jobs/preview", Session, Header, jobs::preview),
         route(M::GET, "/api/jobs/{id}/runs", Session, Header, jobs::runs),
+        route(M::POST, "/api/jobs/{id}/snooze", Session, Header, jobs::snooze),
         route(M::PATCH, "/api/jobs/{id}", Session, Header, jobs::update),
         route(M::DELETE, "/api/jobs/{id}", Session, Header, jobs::delete),
         route(M::GET, "/api/memories", Session, Header, memories::list),

@@ -24,14 +24,16 @@ pub mod schedule;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use jiff::{SignedDuration, Timestamp, Unit};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use self::schedule::{Schedule, ScheduleError};
 use crate::agent::Runtime;
 use crate::agent::events::LiveEvent;
+use crate::agent::scheduling::{Answer, ScheduleCard, Scheduling};
 use crate::ids::{ConversationId, JobId, TurnId, UserId};
 use crate::notify::{Notification, Notifier};
 use crate::store::chat::TurnState;
@@ -75,6 +77,20 @@ pub enum JobError {
         "a task runs only while you are logged in (it needs your space open), so it cannot be kept readable while you are away"
     )]
     TaskReadable,
+    #[error(
+        "only a reminder can be shared with everyone or set for another member; a task runs as its owner's own turn"
+    )]
+    ReminderOnly,
+    #[error("a reminder is either for everyone or for one member, not both")]
+    SharedAndFor,
+    #[error(
+        "a reminder for another member is sealed to them until they read it, so it cannot be kept readable while they are away; they can choose that once it is theirs"
+    )]
+    ForReadable,
+    #[error("there is no active member called {0:?}")]
+    NoMember(String),
+    #[error("only its owner or an administrator can change a reminder shared with everyone")]
+    SharedNotYours,
     #[error(transparent)]
     Turn(#[from] crate::agent::TurnError),
     #[error(transparent)]
@@ -110,6 +126,15 @@ pub struct NewJob {
     /// role's choice when absent.
     #[ts(optional)]
     pub model: Option<String>,
+    /// Another member this reminder is for, by id or name: once made it is theirs (to see,
+    /// snooze or delete), its words sealed to them until they log in.
+    #[serde(default, rename = "for")]
+    #[ts(optional, rename = "for")]
+    pub for_member: Option<String>,
+    /// A reminder for everyone: all see it and are reminded, its words readable by all.
+    #[serde(default)]
+    #[ts(optional, as = "Option<bool>")]
+    pub shared: bool,
 }
 
 /// A change to a job (`PATCH /api/jobs/{id}`): what is given changes. A new `at` or `cron`
@@ -157,6 +182,13 @@ pub struct JobView {
     pub agent: Option<String>,
     pub model: Option<String>,
     pub conversation_id: Option<ConversationId>,
+    /// A reminder for everyone, its words readable by all.
+    pub shared: bool,
+    /// The member who set it for its owner, by name, when it came from another.
+    pub set_by: Option<String>,
+    /// The caller may change, snooze and delete it: theirs, or — for an administrator —
+    /// shared with everyone.
+    pub may_change: bool,
     pub created_at: String,
 }
 
@@ -177,6 +209,36 @@ pub struct PreviewRequest {
 pub struct Preview {
     pub zone: String,
     pub upcoming: Vec<String>,
+}
+
+/// How long a reminder is put off (`POST /api/jobs/{id}/snooze`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+pub enum Snooze {
+    #[serde(rename = "10m")]
+    TenMinutes,
+    #[serde(rename = "1h")]
+    Hour,
+    /// The same time tomorrow, in the job's zone.
+    #[serde(rename = "tomorrow")]
+    Tomorrow,
+}
+
+/// A snooze request.
+#[derive(Debug, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct SnoozeRequest {
+    #[serde(rename = "for")]
+    #[ts(rename = "for")]
+    pub length: Snooze,
+}
+
+/// A job checked and ready to be made, with what its card shows.
+struct Prepared {
+    settings: JobSettings,
+    part: PrivatePart,
+    /// Another member it is for.
+    recipient: Option<crate::store::users::UserRow>,
+    card: ScheduleCard,
 }
 
 /// People's jobs and the scheduler that runs them; cheap to clone.
@@ -201,37 +263,167 @@ impl Jobs {
         Self { inner: Arc::new(Inner { system, sessions, runtime, notifier, changed }) }
     }
 
-    /// Makes a job for the session's person; what it says goes into their file unless they
-    /// keep it readable while away.
+    /// Makes a job: the session's person's own (its words in their file unless they keep
+    /// them readable while away), one shared with everyone, or a reminder for another
+    /// member (its words sealed to them until they log in).
     pub async fn create(&self, session: &Session, job: NewJob) -> Result<JobView, JobError> {
+        let Prepared { settings, part, recipient, .. } = self.prepare(session, job).await?;
+        let id = JobId::generate();
+        let owner = recipient.as_ref().map_or(&session.user_id, |r| &r.id);
+        let sealed = match &recipient {
+            Some(recipient) => {
+                let public: [u8; 32] = recipient
+                    .public_key
+                    .as_deref()
+                    .and_then(|key| key.try_into().ok())
+                    .ok_or_else(|| JobError::NoMember(recipient.name.clone()))?;
+                Some(crate::crypto::seal_to(&public, part.text.as_bytes(), &sealing_context(&id, &recipient.id)))
+            }
+            // The words first: a job whose words could not be kept is not made.
+            None if !settings.readable_while_away => {
+                stored::set_private(&session.space, &id, &part).await?;
+                None
+            }
+            None => None,
+        };
+        let set_by = sealed.as_deref().map(|sealed| (&session.user_id, sealed));
+        stored::create(&self.inner.system, &id, stored::Audience { owner, set_by }, &settings).await?;
+        self.inner.changed.notify_one();
+        if let Some(recipient) = &recipient {
+            tracing::info!(job = %id, to = %recipient.id, "a reminder was set for another member");
+            if let Some(theirs) = self.inner.sessions.of_user(&recipient.id) {
+                self.receive(&theirs).await;
+            }
+            self.inner.runtime.events().to_person(&recipient.id, &LiveEvent::Notice);
+        }
+        let row = stored::get(&self.inner.system, &id).await?.ok_or(JobError::NotFound)?;
+        let setter = if recipient.is_some() { name_of(&self.inner.system, &session.user_id).await } else { None };
+        Ok(view(row, Some(part), Viewer { id: &session.user_id, admin: false }, setter))
+    }
+
+    /// Checks a new job as it would be made, and what its card shows.
+    async fn prepare(&self, session: &Session, job: NewJob) -> Result<Prepared, JobError> {
         self.may_schedule(&session.user_id).await?;
         let text = checked_text(&job.text)?;
+        let recipient = self.recipient(session, &job).await?;
         let (agent, model) = self.task_runner(session, &job).await?;
-        let zone = job.zone.unwrap_or_else(local_zone);
+        let zone = job.zone.clone().unwrap_or_else(local_zone);
         let schedule = Schedule::parse(job.at.as_deref(), job.cron.as_deref(), &zone)?;
         let shown = job.at.as_deref().or(job.cron.as_deref()).unwrap_or_default();
         let next = schedule.first(Timestamp::now(), shown)?;
-        let id = JobId::generate();
+        // A shared reminder is readable by everyone, by what it is.
+        let readable = job.readable_while_away || job.shared;
+        let cron = job.cron.map(|c| c.trim().to_owned());
+        let upcoming = std::iter::once(next.to_zoned(schedule.zone.clone()))
+            .chain(schedule.upcoming(next, PREVIEWED - 1))
+            .map(|z| local(&z))
+            .collect();
+        let missed = job.missed.unwrap_or_default();
+        let card = ScheduleCard {
+            kind: job.kind,
+            text: text.clone(),
+            zone: zone.clone(),
+            upcoming,
+            repeat: cron.clone(),
+            missed,
+            readable_while_away: readable,
+            agent: agent.clone(),
+            model: model.clone(),
+            for_name: recipient.as_ref().map(|r| r.name.clone()),
+            shared: job.shared,
+        };
         let settings = JobSettings {
             kind: job.kind,
             at: once_at(&schedule),
-            cron: job.cron.map(|c| c.trim().to_owned()),
+            cron,
             zone,
-            missed: job.missed.unwrap_or_default(),
-            readable_while_away: job.readable_while_away,
-            text: job.readable_while_away.then(|| text.clone()),
+            missed,
+            readable_while_away: readable,
+            text: readable.then(|| text.clone()),
             paused: false,
             next_run: Some(utc(next)),
+            shared: job.shared,
         };
-        // The words first: a job whose words could not be kept is not made.
-        let part = PrivatePart { text: text.clone(), agent, model, conversation_id: None };
-        if !job.readable_while_away {
-            stored::set_private(&session.space, &id, &part).await?;
+        let part = PrivatePart { text, agent, model, conversation_id: None };
+        Ok(Prepared { settings, part, recipient, card })
+    }
+
+    /// The other member a reminder is for, checked: by id or name, active, and a reminder
+    /// neither shared nor kept readable. The person themselves is no other member.
+    async fn recipient(
+        &self,
+        session: &Session,
+        job: &NewJob,
+    ) -> Result<Option<crate::store::users::UserRow>, JobError> {
+        if job.shared && job.kind != JobKind::Reminder {
+            return Err(JobError::ReminderOnly);
         }
-        stored::create(&self.inner.system, &id, &session.user_id, &settings).await?;
-        self.inner.changed.notify_one();
-        let row = stored::get(&self.inner.system, &id).await?.ok_or(JobError::NotFound)?;
-        Ok(view(row, Some(part)))
+        let Some(named) = job.for_member.as_deref().map(str::trim).filter(|n| !n.is_empty()) else {
+            return Ok(None);
+        };
+        let system = &self.inner.system;
+        let found = match crate::ids::UserId::parse(named) {
+            Some(id) => crate::store::users::find(system, &id).await?,
+            None => None,
+        };
+        let found = match found {
+            Some(found) => Some(found),
+            None => crate::store::users::find_by_name(system, named).await?,
+        };
+        let member = found.filter(|m| m.status == "active").ok_or_else(|| JobError::NoMember(named.to_owned()))?;
+        if member.id == session.user_id {
+            return Ok(None);
+        }
+        if job.kind != JobKind::Reminder {
+            return Err(JobError::ReminderOnly);
+        }
+        if job.shared {
+            return Err(JobError::SharedAndFor);
+        }
+        if job.readable_while_away {
+            return Err(JobError::ForReadable);
+        }
+        Ok(Some(member))
+    }
+
+    /// Moves the reminders others set for this person into their file: each one's words
+    /// opened with the key only their file holds, then dropped from the shared database.
+    /// Runs when they log in, and at once when one is set while they are.
+    pub async fn receive(&self, session: &Session) {
+        let waiting = match stored::sealed_for(&self.inner.system, &session.user_id).await {
+            Ok(waiting) if waiting.is_empty() => return,
+            Ok(waiting) => waiting,
+            Err(err) => {
+                tracing::error!(user = %session.user_id, %err, "could not read the reminders set for a member");
+                return;
+            }
+        };
+        let secret = match session.space.key_secret().await {
+            Ok(secret) => secret,
+            Err(err) => {
+                tracing::error!(user = %session.user_id, %err, "could not read a space's key pair");
+                return;
+            }
+        };
+        for job in waiting {
+            let Some(sealed) = &job.sealed_text else { continue };
+            let context = sealing_context(&job.id, &session.user_id);
+            let text = match crate::crypto::open_sealed(&secret, sealed, &context) {
+                Ok(plain) => String::from_utf8_lossy(&plain).into_owned(),
+                Err(err) => {
+                    tracing::warn!(job = %job.id, %err, "a reminder set for a member does not open; it stays sealed");
+                    continue;
+                }
+            };
+            let part = PrivatePart { text, ..PrivatePart::default() };
+            if let Err(err) = stored::set_private(&session.space, &job.id, &part).await {
+                tracing::error!(job = %job.id, %err, "could not keep a reminder set for a member");
+                continue;
+            }
+            if let Err(err) = stored::clear_sealed(&self.inner.system, &job.id).await {
+                tracing::error!(job = %job.id, %err, "could not drop a reminder's sealed words");
+            }
+        }
     }
 
     /// A task's agent and model, checked as a conversation's would be; none for a reminder.
@@ -254,12 +446,16 @@ impl Jobs {
     pub async fn list(&self, session: &Session) -> Result<Vec<JobView>, JobError> {
         let rows = stored::of_owner(&self.inner.system, &session.user_id).await?;
         let mut parts = stored::all_private(&session.space).await?;
+        let names: std::collections::HashMap<UserId, String> =
+            crate::store::users::list(&self.inner.system).await?.into_iter().map(|u| (u.id, u.name)).collect();
+        let viewer = Viewer { id: &session.user_id, admin: self.is_admin(&session.user_id).await? };
         Ok(rows
             .into_iter()
             .map(|row| {
-                let shared = row.settings.text.clone().map(|text| PrivatePart { text, ..PrivatePart::default() });
-                let part = parts.remove(&row.id).or(shared);
-                view(row, part)
+                let readable = row.settings.text.clone().map(|text| PrivatePart { text, ..PrivatePart::default() });
+                let part = parts.remove(&row.id).or(readable);
+                let set_by = row.set_by.as_ref().and_then(|by| names.get(by).cloned());
+                view(row, part, viewer, set_by)
             })
             .collect())
     }
@@ -296,7 +492,8 @@ impl Jobs {
         } else {
             row.settings.next_run.clone()
         };
-        let readable = change.readable_while_away.unwrap_or(row.settings.readable_while_away);
+        // A shared reminder stays readable by everyone.
+        let readable = row.settings.shared || change.readable_while_away.unwrap_or(row.settings.readable_while_away);
         if readable && row.settings.kind == JobKind::Task {
             return Err(JobError::TaskReadable);
         }
@@ -310,6 +507,7 @@ impl Jobs {
             text: readable.then(|| text.clone()),
             paused,
             next_run,
+            shared: row.settings.shared,
         };
         let part = PrivatePart { text, ..kept.unwrap_or_default() };
         if readable {
@@ -317,22 +515,61 @@ impl Jobs {
         } else {
             stored::set_private(&session.space, id, &part).await?;
         }
-        if !stored::update(&self.inner.system, id, &session.user_id, &settings).await? {
+        if !stored::update(&self.inner.system, id, &row.owner_id, &settings).await? {
             return Err(JobError::NotFound);
         }
         self.inner.changed.notify_one();
+        self.touched(&row);
+        let set_by = match &row.set_by {
+            Some(by) => name_of(&self.inner.system, by).await,
+            None => None,
+        };
         let row = stored::get(&self.inner.system, id).await?.ok_or(JobError::NotFound)?;
-        Ok(view(row, Some(part)))
+        let viewer = Viewer { id: &session.user_id, admin: self.is_admin(&session.user_id).await? };
+        Ok(view(row, Some(part), viewer, set_by))
     }
 
     /// Deletes one of the person's jobs, its runs and its words.
     pub async fn delete(&self, session: &Session, id: &JobId) -> Result<(), JobError> {
-        if !stored::delete(&self.inner.system, id, &session.user_id).await? {
+        let row = self.own(session, id).await?;
+        if !stored::delete(&self.inner.system, id, &row.owner_id).await? {
             return Err(JobError::NotFound);
         }
         stored::delete_private(&session.space, id).await?;
         self.inner.changed.notify_one();
+        self.touched(&row);
         Ok(())
+    }
+
+    /// Puts one of the person's jobs off: it comes again after `length`; a repeating one
+    /// then goes on with its pattern.
+    pub async fn snooze(&self, session: &Session, id: &JobId, length: Snooze) -> Result<JobView, JobError> {
+        let row = self.own(session, id).await?;
+        let zone = jiff::tz::TimeZone::get(&row.settings.zone).unwrap_or(jiff::tz::TimeZone::UTC);
+        let now = Timestamp::now();
+        let next = match length {
+            Snooze::TenMinutes => now + SignedDuration::from_mins(10),
+            Snooze::Hour => now + SignedDuration::from_hours(1),
+            Snooze::Tomorrow => now
+                .to_zoned(zone)
+                .checked_add(jiff::Span::new().days(1))
+                .map(|z| z.timestamp())
+                .unwrap_or(now + SignedDuration::from_hours(24)),
+        };
+        if !stored::put_off(&self.inner.system, id, &utc(next)).await? {
+            return Err(JobError::NotFound);
+        }
+        self.inner.changed.notify_one();
+        self.touched(&row);
+        let list = self.list(session).await?;
+        list.into_iter().find(|job| &job.id == id).ok_or(JobError::NotFound)
+    }
+
+    /// Tells the people who see a job that it changed: a shared one's, everyone.
+    fn touched(&self, row: &JobRow) {
+        if row.settings.shared {
+            self.inner.runtime.events().to_everyone(&LiveEvent::Notice);
+        }
     }
 
     /// The next occurrences a schedule would have, from now.
@@ -463,9 +700,11 @@ impl Jobs {
         }
     }
 
-    /// Runs the tasks that waited for this person to log in: each job's latest waiting
+    /// Takes in what others set for this person, and runs the tasks that waited for them to
+    /// log in: each job's latest waiting
     /// occurrence once, its earlier ones reported missed.
     pub async fn unlocked(&self, session: Arc<Session>) {
+        self.receive(&session).await;
         let waiting = match stored::waiting_for(&self.inner.system, &session.user_id).await {
             Ok(waiting) => waiting,
             Err(err) => {
@@ -580,10 +819,13 @@ impl Jobs {
             crate::store::users::find(&self.inner.system, &job.owner_id).await.ok().flatten().map(|row| row.name)
         };
         let (title, body) = reminder(words, owner.as_deref(), late);
-        self.inner
-            .runtime
-            .events()
-            .to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
+        let shown = LiveEvent::Notify { title: title.clone(), body: body.clone() };
+        if job.settings.shared {
+            self.inner.runtime.events().to_everyone(&shown);
+        } else {
+            self.inner.runtime.events().to_person(&job.owner_id, &shown);
+        }
+        // One desktop notification on this computer, however many people it is for.
         self.inner.notifier.post(Notification { title, body });
     }
 
@@ -599,12 +841,23 @@ impl Jobs {
         }
     }
 
-    /// A job of the session's person's, or not found (another's is not found either).
+    /// A job the session's person may change: theirs, or — for an administrator — one
+    /// shared with everyone. Another's own job is not found; a shared one they may only
+    /// see says so.
     async fn own(&self, session: &Session, id: &JobId) -> Result<JobRow, JobError> {
-        stored::get(&self.inner.system, id)
-            .await?
-            .filter(|row| row.owner_id == session.user_id)
-            .ok_or(JobError::NotFound)
+        let row = stored::get(&self.inner.system, id).await?.ok_or(JobError::NotFound)?;
+        if row.owner_id == session.user_id {
+            return Ok(row);
+        }
+        if !row.settings.shared {
+            return Err(JobError::NotFound);
+        }
+        if self.is_admin(&session.user_id).await? { Ok(row) } else { Err(JobError::SharedNotYours) }
+    }
+
+    async fn is_admin(&self, user: &UserId) -> Result<bool, StoreError> {
+        let Some(row) = crate::store::users::find(&self.inner.system, user).await? else { return Ok(false) };
+        Ok(roles::get(&self.inner.system, &row.role_id).await?.is_some_and(|role| role.manage_instance))
     }
 
     async fn may_schedule(&self, user: &UserId) -> Result<(), JobError> {
@@ -614,7 +867,89 @@ impl Jobs {
     }
 }
 
-fn view(row: JobRow, part: Option<PrivatePart>) -> JobView {
+/// Who is looking at a job.
+#[derive(Clone, Copy)]
+struct Viewer<'a> {
+    id: &'a UserId,
+    admin: bool,
+}
+
+/// The scheduling tools' reach into jobs: what the model proposes is checked and previewed
+/// exactly as the job would be made (its card shows that), and made only once approved.
+impl Scheduling for Jobs {
+    fn preview<'a>(
+        &'a self,
+        session: &'a Session,
+        arguments: &'a Value,
+    ) -> BoxFuture<'a, Result<ScheduleCard, String>> {
+        Box::pin(async move {
+            let job = proposed(arguments)?;
+            self.prepare(session, job).await.map(|prepared| prepared.card).map_err(|err| err.to_string())
+        })
+    }
+
+    fn schedule<'a>(&'a self, session: &'a Session, arguments: &'a Value) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let job = proposed(arguments)?;
+            let made = self.create(session, job).await.map_err(|err| err.to_string())?;
+            let when = made.upcoming.first().cloned().unwrap_or_else(|| "never".to_owned());
+            let repeat =
+                made.cron.as_deref().map(|c| format!(", repeating {c:?} in {}", made.zone)).unwrap_or_default();
+            Ok(format!("scheduled {} ({}): next {when}{repeat}", made.id, kind_word(made.kind)))
+        })
+    }
+
+    fn list<'a>(&'a self, session: &'a Session) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let jobs = Jobs::list(self, session).await.map_err(|err| err.to_string())?;
+            if jobs.is_empty() {
+                return Ok("no reminders or tasks are scheduled".to_owned());
+            }
+            Ok(jobs.iter().map(listed).collect::<Vec<_>>().join("\n"))
+        })
+    }
+
+    fn cancel<'a>(&'a self, session: &'a Session, id: &'a str) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let id = JobId::new(id.trim().to_owned());
+            self.delete(session, &id).await.map_err(|err| err.to_string())?;
+            Ok(format!("cancelled {id}"))
+        })
+    }
+}
+
+/// A `schedule` call's arguments as a new job, or what is wrong with them, for the model.
+fn proposed(arguments: &Value) -> Result<NewJob, String> {
+    serde_json::from_value(arguments.clone()).map_err(|err| format!("the arguments do not describe a job: {err}"))
+}
+
+fn kind_word(kind: JobKind) -> &'static str {
+    match kind {
+        JobKind::Reminder => "reminder",
+        JobKind::Task => "task",
+    }
+}
+
+/// One job as `list_schedules` tells it: id, kind, words, when next, how it repeats, whose.
+fn listed(job: &JobView) -> String {
+    let next =
+        if job.paused { "paused".to_owned() } else { job.upcoming.first().cloned().unwrap_or_else(|| "done".into()) };
+    let mut line =
+        format!("{} {} {:?} next {next}", job.id, kind_word(job.kind), job.text.as_deref().unwrap_or("(locked)"));
+    if let Some(cron) = &job.cron {
+        line.push_str(&format!(" repeats {cron:?} in {}", job.zone));
+    }
+    if job.shared {
+        line.push_str(" shared with everyone");
+    }
+    if let Some(by) = &job.set_by {
+        line.push_str(&format!(" set by {by}"));
+    }
+    line
+}
+
+fn view(row: JobRow, part: Option<PrivatePart>, viewer: Viewer<'_>, set_by: Option<String>) -> JobView {
+    let may_change = row.owner_id == *viewer.id || (row.settings.shared && viewer.admin);
     let upcoming = match (
         &row.settings.next_run,
         Schedule::parse(row.settings.at.as_deref(), row.settings.cron.as_deref(), &row.settings.zone),
@@ -643,8 +978,21 @@ fn view(row: JobRow, part: Option<PrivatePart>) -> JobView {
         agent: part.as_ref().and_then(|p| p.agent.clone()),
         model: part.as_ref().and_then(|p| p.model.clone()),
         conversation_id: part.and_then(|p| p.conversation_id),
+        shared: row.settings.shared,
+        set_by,
+        may_change,
         created_at: row.created_at,
     }
+}
+
+/// What a reminder's sealed words are bound to: the job and the member they are for.
+fn sealing_context(job: &JobId, owner: &UserId) -> Vec<u8> {
+    format!("skald job text v1 {job} {owner}").into_bytes()
+}
+
+/// A member's name, for labels; none where they are gone.
+async fn name_of(system: &SystemStore, id: &UserId) -> Option<String> {
+    crate::store::users::find(system, id).await.ok().flatten().map(|row| row.name)
 }
 
 fn checked_text(text: &str) -> Result<String, JobError> {

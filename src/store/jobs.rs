@@ -56,6 +56,10 @@ pub enum RunStatus {
 pub struct JobRow {
     pub id: JobId,
     pub owner_id: UserId,
+    /// Who set it, when that was another member (a reminder set for its owner).
+    pub set_by: Option<UserId>,
+    /// Such a reminder's words, sealed to its owner's public key, until they log in.
+    pub sealed_text: Option<Vec<u8>>,
     #[sqlx(flatten)]
     pub settings: JobSettings,
     pub created_at: String,
@@ -75,6 +79,8 @@ pub struct JobSettings {
     pub text: Option<String>,
     pub paused: bool,
     pub next_run: Option<String>,
+    /// A reminder for everyone, its words readable by all.
+    pub shared: bool,
 }
 
 /// One occurrence of a job, for its history.
@@ -91,19 +97,29 @@ pub struct RunRow {
     pub error: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, owner_id, kind, at, cron, zone, missed, readable_while_away, text, paused, next_run, created_at, updated_at";
+const COLUMNS: &str = "id, owner_id, set_by, sealed_text, kind, at, cron, zone, missed, readable_while_away, text, \
+                       paused, next_run, shared, created_at, updated_at";
+
+/// Who a new job is for and whom it comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct Audience<'a> {
+    pub owner: &'a UserId,
+    /// Another member who set it for `owner`, with its words sealed to `owner`.
+    pub set_by: Option<(&'a UserId, &'a [u8])>,
+}
 
 /// Writes a new job.
-pub async fn create(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobSettings) -> Result<(), StoreError> {
+pub async fn create(system: &SystemStore, id: &JobId, to: Audience<'_>, job: &JobSettings) -> Result<(), StoreError> {
     let now = timestamp();
     sqlx::query(
-        "INSERT INTO jobs (id, owner_id, kind, at, cron, zone, missed, readable_while_away, text, paused, next_run,
-                           created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO jobs (id, owner_id, set_by, sealed_text, kind, at, cron, zone, missed, readable_while_away, text,
+                           paused, next_run, shared, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(id)
-    .bind(owner)
+    .bind(to.owner)
+    .bind(to.set_by.map(|(by, _)| by))
+    .bind(to.set_by.map(|(_, sealed)| sealed))
     .bind(job.kind)
     .bind(&job.at)
     .bind(&job.cron)
@@ -113,6 +129,7 @@ pub async fn create(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobS
     .bind(job.text.as_ref().filter(|_| job.readable_while_away))
     .bind(job.paused)
     .bind(&job.next_run)
+    .bind(job.shared)
     .bind(&now)
     .bind(&now)
     .execute(system.pool())
@@ -120,7 +137,8 @@ pub async fn create(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobS
     Ok(())
 }
 
-/// Changes a job of `owner`'s; false when they have no such job.
+/// Changes a job of `owner`'s; false when they have no such job. Whether it is shared
+/// does not change.
 pub async fn update(system: &SystemStore, id: &JobId, owner: &UserId, job: &JobSettings) -> Result<bool, StoreError> {
     let done = sqlx::query(
         "UPDATE jobs SET kind = ?, at = ?, cron = ?, zone = ?, missed = ?, readable_while_away = ?, text = ?,
@@ -160,10 +178,35 @@ pub async fn get(system: &SystemStore, id: &JobId) -> Result<Option<JobRow>, Sto
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(system.pool()).await?)
 }
 
-/// A person's jobs, the next due first (those with none last).
+/// A person's jobs and everyone's shared ones, the next due first (those with none last).
 pub async fn of_owner(system: &SystemStore, owner: &UserId) -> Result<Vec<JobRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE owner_id = ? ORDER BY next_run IS NULL, next_run, created_at");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM jobs WHERE owner_id = ? OR shared = 1 ORDER BY next_run IS NULL, next_run, created_at"
+    );
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(owner).fetch_all(system.pool()).await?)
+}
+
+/// The reminders others set for `owner` whose words still wait, sealed, in this database.
+pub async fn sealed_for(system: &SystemStore, owner: &UserId) -> Result<Vec<JobRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE owner_id = ? AND sealed_text IS NOT NULL");
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(owner).fetch_all(system.pool()).await?)
+}
+
+/// Drops a reminder's sealed words once its owner's file keeps them.
+pub async fn clear_sealed(system: &SystemStore, id: &JobId) -> Result<(), StoreError> {
+    sqlx::query("UPDATE jobs SET sealed_text = NULL WHERE id = ?").bind(id).execute(system.pool()).await?;
+    Ok(())
+}
+
+/// Puts a job off to `next` (a snooze): its schedule stays; it is due again at `next`.
+pub async fn put_off(system: &SystemStore, id: &JobId, next: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query("UPDATE jobs SET next_run = ?, paused = 0, updated_at = ? WHERE id = ?")
+        .bind(next)
+        .bind(timestamp())
+        .bind(id)
+        .execute(system.pool())
+        .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// Jobs that run: not paused, of people still active (a deactivated person's wait).
@@ -398,8 +441,10 @@ mod tests {
             text: Some("never stored".into()),
             paused: false,
             next_run: Some("2027-01-01T10:00:00Z".into()),
+            shared: false,
         };
-        create(&system, &id, &UserId::parse("a0a00000000000000000000000000000").unwrap(), &settings).await.unwrap();
+        let owner = UserId::parse("a0a00000000000000000000000000000").unwrap();
+        create(&system, &id, Audience { owner: &owner, set_by: None }, &settings).await.unwrap();
         (dir, system, id)
     }
 

@@ -193,6 +193,17 @@ impl PrivateStore {
         self.pool.close().await;
     }
 
+    /// The secret half of the owner's X25519 key pair, kept only in this file: it opens what
+    /// others sealed to them (`crypto::seal_to`).
+    pub async fn key_secret(&self) -> Result<zeroize::Zeroizing<[u8; 32]>, StoreError> {
+        let secret: zeroize::Zeroizing<Vec<u8>> = zeroize::Zeroizing::new(
+            sqlx::query_scalar("SELECT secret FROM space_keys WHERE name = 'x25519'").fetch_one(&self.pool).await?,
+        );
+        let secret: [u8; 32] =
+            secret.as_slice().try_into().map_err(|_| StoreError::WrongFile("the space's key pair is damaged"))?;
+        Ok(zeroize::Zeroizing::new(secret))
+    }
+
     pub async fn settings(&self) -> Result<Vec<(String, String)>, StoreError> {
         Ok(sqlx::query_as("SELECT key, value FROM settings ORDER BY key").fetch_all(&self.pool).await?)
     }

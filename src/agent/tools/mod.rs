@@ -15,6 +15,7 @@ mod note_write;
 mod notify;
 mod recall;
 mod remember;
+mod schedule;
 mod scratchpad;
 pub mod web_fetch;
 
@@ -71,6 +72,10 @@ pub struct ToolContext {
     pub forms: super::forms::Forms,
     /// What answers a tool server's request for a model's answer, once the person allows it.
     pub sampler: Arc<super::turn::sample::Sampler>,
+    /// The person's session, for the services above the agent (`scheduling`).
+    pub session: Arc<crate::users::sessions::Session>,
+    /// The jobs service, for the scheduling tools.
+    pub scheduling: super::scheduling::SchedulingPort,
 }
 
 impl ToolContext {
@@ -125,6 +130,9 @@ impl Registry {
                 Box::new(remember::Remember),
                 Box::new(recall::Recall),
                 Box::new(forget::Forget),
+                Box::new(schedule::Schedule),
+                Box::new(schedule::ListSchedules),
+                Box::new(schedule::CancelSchedule),
             ]),
             mcp: None,
         }
@@ -150,6 +158,10 @@ impl Registry {
         withheld: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<ToolSpec>, crate::store::StoreError> {
         let mut offered = self.offered(&role.tools, agent_patterns);
+        // Scheduling needs a role that may schedule, whatever its patterns say.
+        if !role.may_schedule {
+            offered.retain(|t| !super::scheduling::SCHEDULING_TOOLS.contains(&t.name.as_str()));
+        }
         if let Some(hub) = &self.mcp {
             let local_only = role.privacy_tier == crate::store::roles::PrivacyTier::LocalOnly;
             offered.extend(hub.offered(&role.tools, agent_patterns, local_only, withheld).await?);
@@ -300,7 +312,7 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin(web_fetch::FetchPolicy::default());
-        assert_eq!(registry.offered(&all(), &all()).len(), 15);
+        assert_eq!(registry.offered(&all(), &all()).len(), 18);
         assert!(registry.offered(&all(), &[]).is_empty());
         let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::Turn;
 use super::decide::Settled;
 use crate::agent::events::{CallView, LiveEvent};
+use crate::agent::inbox::CardShows;
+use crate::agent::scheduling::{SCHEDULE, ScheduleCard};
 use crate::agent::tools::{self, ToolContext};
 use crate::agent::{calls_to_json, gate, inbox};
 use crate::ids::{CallId, CardId};
@@ -40,6 +42,9 @@ pub(super) enum Verdict {
     },
     /// A question the person answered; the text is the call's result.
     Answered(String),
+    /// Not run: its arguments cannot be carried out (a job that cannot be scheduled);
+    /// the text says why, as the call's error.
+    Invalid(String),
 }
 
 /// What one call of a response came to.
@@ -191,10 +196,16 @@ impl Turn {
         for call in &calls {
             destructive.push(registry.destructive(&self.offered, &call.name).await);
         }
+        let scheduled = self.scheduled(&calls).await;
         let verdicts: Vec<Verdict> = calls
             .iter()
             .zip(destructive)
-            .map(|(call, destructive)| {
+            .zip(&scheduled)
+            .map(|((call, destructive), job)| {
+                // A job that could not be made asks no one: the model reads why.
+                if let Some(Err(why)) = job {
+                    return Verdict::Invalid(why.clone());
+                }
                 let card = cards.iter().find(|c| c.call_id == *call.id);
                 let side_effects = registry.side_effects(&self.offered, &call.name);
                 verdict(call, side_effects, destructive, self.repeats.refuses(&call.id), card, &ground)
@@ -203,14 +214,22 @@ impl Turn {
         let asks: Vec<approvals::NewCard> = calls
             .iter()
             .zip(&verdicts)
-            .filter_map(|(call, verdict)| match verdict {
-                Verdict::Ask { reason, kind } => Some(self.new_card(call, why, reason, *kind)),
+            .zip(scheduled)
+            .filter_map(|((call, verdict), job)| match verdict {
+                Verdict::Ask { reason, kind } => {
+                    let mut card = self.new_card(call, why, reason, *kind);
+                    if let Some(Ok(job)) = job {
+                        let shows = CardShows::Schedule(job);
+                        card.shows = Some(serde_json::to_string(&shows).expect("a job's card serializes"));
+                    }
+                    Some(card)
+                }
                 _ => None,
             })
             .collect();
         if !asks.is_empty() {
             let mut asks = asks;
-            for card in &mut asks {
+            for card in asks.iter_mut().filter(|card| card.shows.is_none()) {
                 card.shows = super::super::memory::card_shows(
                     &space,
                     &self.runtime.inner.system,
@@ -245,6 +264,8 @@ impl Turn {
             turn_events: self.events.clone(),
             forms: self.runtime.forms().clone(),
             sampler: std::sync::Arc::new(self.sampler()),
+            session: self.session.clone(),
+            scheduling: self.runtime.scheduling().clone(),
         };
         let slots = tokio::sync::Semaphore::new(super::MAX_PARALLEL_FRAMES);
         let this: &Turn = self;
@@ -267,6 +288,7 @@ impl Turn {
                             },
                         },
                         Verdict::Refuse(text) => Outcome::Done(text, MessageStatus::Denied),
+                        Verdict::Invalid(why) => Outcome::error(why),
                         Verdict::Answered(text) => Outcome::Done(text, MessageStatus::Ok),
                         Verdict::Ask { .. } => unreachable!("a call that needs a person parks the turn"),
                     }
@@ -356,6 +378,26 @@ impl Turn {
             self.events.emit(|of| LiveEvent::Card { of, card });
         }
         Ok(Settled::Parked)
+    }
+
+    /// For each offered `schedule` call whose arguments are a JSON object: the job it would
+    /// make, as its card shows it, or why it cannot be made; none for other calls.
+    async fn scheduled(&self, calls: &[ToolCall]) -> Vec<Option<Result<ScheduleCard, String>>> {
+        let mut out = Vec::with_capacity(calls.len());
+        for call in calls {
+            let arguments = tools::parse_arguments(&call.arguments).ok();
+            let job = match arguments {
+                Some(arguments) if call.name == SCHEDULE && offers(&self.offered, SCHEDULE) => {
+                    Some(match self.runtime.scheduling().get() {
+                        Ok(service) => service.preview(&self.session, &arguments).await,
+                        Err(why) => Err(why),
+                    })
+                }
+                _ => None,
+            };
+            out.push(job);
+        }
+        out
     }
 
     fn new_card(&self, call: &ToolCall, why: &str, reason: &str, kind: CardKind) -> approvals::NewCard {

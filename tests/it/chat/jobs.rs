@@ -256,3 +256,254 @@ async fn a_task_whose_turn_needs_a_decision_parks_on_a_card_and_says_it_waits() 
     let (_, notes) = chat.server.call(Method::GET, "/api/notes", Some(&chat.token), None).await;
     assert_eq!(notes, json!([]), "nothing was written without the person");
 }
+
+const BO_PASSWORD: &str = "maple harbour seventeen";
+
+impl Chat {
+    /// Adds a member, enrolled; their token.
+    async fn member(&self, name: &str, role: &str) -> String {
+        let (_, added) = self.server.post("/api/users", Some(&self.token), json!({ "name": name, "role": role })).await;
+        let enrol = json!({ "name": name, "enrolment_code": added["enrolment_code"], "password": BO_PASSWORD });
+        let (status, enrolled) = self.server.post("/api/enrol", None, enrol).await;
+        assert_eq!(status, 201, "{enrolled}");
+        enrolled["token"].as_str().unwrap().to_owned()
+    }
+
+    async fn jobs_of(&self, token: &str) -> Vec<Value> {
+        let (status, jobs) = self.server.call(Method::GET, "/api/jobs", Some(token), None).await;
+        assert_eq!(status, 200, "{jobs}");
+        jobs.as_array().unwrap().clone()
+    }
+}
+
+/// The tool results of a conversation's history, oldest first.
+fn tool_results(history: &[Value]) -> Vec<&Value> {
+    history.iter().filter(|m| m["role"] == "tool").collect()
+}
+
+/// Whether any file under the data directory but the named folders holds `words`.
+fn on_disk(chat: &Chat, skipping: &[&str], words: &str) -> Option<std::path::PathBuf> {
+    let mut files = Vec::new();
+    crate::support::files_under(&chat.server.data_dir(), skipping, &mut files);
+    files.into_iter().find(|file| {
+        let bytes = std::fs::read(file).unwrap_or_default();
+        bytes.windows(words.len()).any(|w| w == words.as_bytes())
+    })
+}
+
+#[tokio::test]
+async fn the_schedule_tool_proposes_a_job_on_a_card_with_its_next_three_times_and_makes_it_once_allowed() {
+    use scripted_model::{Reply, ScriptedCall};
+    let chat = Chat::start().await;
+    let proposed =
+        json!({ "kind": "reminder", "text": "Water the tomatoes", "cron": "0 7 * * 1-5", "zone": "Europe/Oslo" });
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("schedule", proposed.clone())]));
+    chat.model.push(Reply::text("Set for weekdays at seven."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "remind me every weekday at 7 to water the tomatoes").await;
+
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(card["details"]["arguments"], proposed, "the card binds the exact arguments");
+    let shown = &card["details"]["schedule"];
+    assert_eq!((shown["kind"].as_str(), shown["repeat"].as_str()), (Some("reminder"), Some("0 7 * * 1-5")), "{card}");
+    let upcoming: Vec<&str> = shown["upcoming"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(upcoming.len(), 3, "{shown}");
+    for time in &upcoming {
+        assert!(time.contains("T07:00:00+0"), "seven in Oslo's time: {time}");
+        let day = time[..19].parse::<jiff::civil::DateTime>().unwrap().weekday();
+        assert!(day.to_monday_one_offset() <= 5, "weekdays only: {time} is a {day:?}");
+    }
+    assert!(chat.jobs_of(&chat.token).await.is_empty(), "nothing is made before the person allows it");
+
+    let (status, decided) = chat.decide(&card, json!({ "decision": "allow" })).await;
+    assert_eq!(status, 200, "{decided}");
+    let history = chat.finished(&session).await;
+    let results = tool_results(&history);
+    assert!(results[0]["text"].as_str().unwrap().starts_with("scheduled "), "{results:?}");
+    let jobs = chat.jobs_of(&chat.token).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!((jobs[0]["cron"].as_str(), jobs[0]["text"].as_str()), (Some("0 7 * * 1-5"), Some("Water the tomatoes")));
+    assert_eq!(jobs[0]["upcoming"].as_array().unwrap().len(), 3);
+    let id = jobs[0]["id"].as_str().unwrap().to_owned();
+
+    // A pattern of 6 fields is no job: the model reads why, and no one is asked.
+    let six = json!({ "kind": "reminder", "text": "Stretch", "cron": "0 0 7 * * *" });
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("schedule", six)]));
+    chat.model.push(Reply::text("Let me fix that."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "remind me to stretch").await;
+    let history = chat.finished(&session).await;
+    let results = tool_results(&history);
+    assert_eq!(results[0]["status"], "error", "{results:?}");
+    assert!(results[0]["text"].as_str().unwrap().contains("5 fields"), "{results:?}");
+    assert!(chat.inbox().await.is_empty(), "no card for a job that cannot be");
+    assert_eq!(chat.jobs_of(&chat.token).await.len(), 1);
+
+    // Listing asks no one; cancelling is confirmed, then the job is gone.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("list_schedules", json!({}))]));
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("cancel_schedule", json!({ "id": id }))]));
+    chat.model.push(Reply::text("Cancelled."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "stop the tomato reminder").await;
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(card["details"]["tool"], "cancel_schedule", "{card}");
+    let (status, _) = chat.decide(&card, json!({ "decision": "allow" })).await;
+    assert_eq!(status, 200);
+    let history = chat.finished(&session).await;
+    let results = tool_results(&history);
+    let listed = results[0]["text"].as_str().unwrap();
+    assert!(listed.contains(&id) && listed.contains("Water the tomatoes"), "{listed}");
+    assert_eq!(results[1]["text"], format!("cancelled {id}").as_str(), "{results:?}");
+    assert!(chat.jobs_of(&chat.token).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_role_that_may_not_schedule_is_not_offered_the_scheduling_tools() {
+    let chat = Chat::start().await;
+    let kim = chat.member("Kim", "restricted").await;
+    chat.model.push(scripted_model::Reply::text("Hi Kim"));
+    let (_, session) = chat.server.post("/api/sessions", Some(&kim), json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let (status, _) =
+        chat.server.post(&format!("/api/sessions/{id}/messages"), Some(&kim), json!({ "text": "hi" })).await;
+    assert_eq!(status, 202);
+    super::finished(&chat.server, &kim, id, super::WAIT).await;
+    let request = chat.model.requests().into_iter().find(|r| r.body["tools"].is_array()).expect("a turn's request");
+    let offered: Vec<&str> =
+        request.body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(!offered.is_empty(), "tools are offered");
+    for tool in ["schedule", "list_schedules", "cancel_schedule"] {
+        assert!(!offered.contains(&tool), "{tool} offered: {offered:?}");
+    }
+    let (status, refused) = chat
+        .server
+        .post("/api/jobs", Some(&kim), json!({ "kind": "reminder", "text": "x", "cron": "0 7 * * *" }))
+        .await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("may_not_schedule")), "{refused}");
+}
+
+#[tokio::test]
+async fn a_reminder_set_for_another_member_is_sealed_to_them_until_they_log_in_and_then_is_theirs() {
+    const WORDS: &str = "Dentist at four 9917, bring the card";
+    let chat = Chat::start().await;
+    let bo = chat.member("Bo", "member").await;
+    let (status, _) = chat.server.post("/api/logout", Some(&bo), json!({})).await;
+    assert!(status < 300);
+
+    let job = chat.add_job(json!({ "kind": "reminder", "text": WORDS, "cron": "0 9 * * *", "for": "Bo" })).await;
+    assert_eq!(job["set_by"], "Ada", "{job}");
+    assert!(chat.jobs_of(&chat.token).await.is_empty(), "once made it is Bo's, not Ada's");
+    let id = job["id"].as_str().unwrap().to_owned();
+    let (status, _) = chat.server.call(Method::DELETE, &format!("/api/jobs/{id}"), Some(&chat.token), None).await;
+    assert_eq!(status, 404, "Ada cannot delete it either");
+    // Sealed to Bo while he is away: in no file in plain text.
+    assert_eq!(on_disk(&chat, &[], WORDS), None);
+
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Bo", "password": BO_PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let bo = login["token"].as_str().unwrap().to_owned();
+    let jobs = chat.jobs_of(&bo).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!((jobs[0]["text"].as_str(), jobs[0]["set_by"].as_str()), (Some(WORDS), Some("Ada")));
+    assert_eq!(jobs[0]["may_change"], true);
+    assert_eq!(on_disk(&chat, &[], WORDS), None, "opened into Bo's encrypted file only");
+    let db = chat.server.data_dir().join("database/system.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    let sealed: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT sealed_text FROM jobs WHERE id = ?").bind(&id).fetch_one(&pool).await.unwrap();
+    assert_eq!(sealed, None, "the sealed copy is dropped once Bo's file keeps the words");
+    pool.close().await;
+
+    // Bo may snooze it and delete it.
+    let (status, snoozed) =
+        chat.server.post(&format!("/api/jobs/{id}/snooze"), Some(&bo), json!({ "for": "1h" })).await;
+    assert_eq!(status, 200, "{snoozed}");
+    let next: jiff::Timestamp = snoozed["next_run"].as_str().unwrap().parse().unwrap();
+    let from_now = next.duration_since(jiff::Timestamp::now()).as_secs();
+    assert!((3500..=3601).contains(&from_now), "an hour from now: {from_now} s");
+    let (status, _) = chat.server.call(Method::DELETE, &format!("/api/jobs/{id}"), Some(&bo), None).await;
+    assert_eq!(status, 204);
+
+    // A task cannot be set for another, nor a reminder for someone who is not there.
+    for (body, code) in [
+        (json!({ "kind": "task", "text": "x", "cron": "0 9 * * *", "for": "Bo" }), "reminder_only"),
+        (json!({ "kind": "reminder", "text": "x", "cron": "0 9 * * *", "for": "Nobody" }), "no_member"),
+        (
+            json!({ "kind": "reminder", "text": "x", "cron": "0 9 * * *", "for": "Bo", "shared": true }),
+            "shared_and_for",
+        ),
+    ] {
+        let (status, refused) = chat.server.post("/api/jobs", Some(&chat.token), body).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (400, Some(code)), "{refused}");
+    }
+}
+
+#[tokio::test]
+async fn a_shared_reminder_is_seen_by_everyone_comes_to_everyone_and_only_its_owner_or_an_administrator_changes_it() {
+    let chat = Chat::start().await;
+    let bo = chat.member("Bo", "member").await;
+    let mut ada_socket = chat.socket().await;
+    let mut bo_socket = super::Socket::open(&chat.server, &bo).await;
+    let (at, _) = in_seconds(3);
+    let job = chat.add_job(json!({ "kind": "reminder", "text": "Bins out tonight", "at": at, "shared": true })).await;
+    assert_eq!((job["shared"].as_bool(), job["readable_while_away"].as_bool()), (Some(true), Some(true)), "{job}");
+    let seen = chat.jobs_of(&bo).await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0]["text"].as_str(), seen[0]["may_change"].as_bool()), (Some("Bins out tonight"), Some(false)));
+    let path = format!("/api/jobs/{}", job["id"].as_str().unwrap());
+    let (status, refused) = chat.server.call(Method::DELETE, &path, Some(&bo), None).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("shared_not_yours")), "{refused}");
+
+    for socket in [&mut ada_socket, &mut bo_socket] {
+        let event = socket.notify_within(Duration::from_secs(15)).await.expect("the shared reminder came");
+        assert_eq!(event["body"], "Bins out tonight", "{event}");
+    }
+
+    // Bo's own shared reminder: the administrator may change it.
+    let (status, bos) = chat
+        .server
+        .post(
+            "/api/jobs",
+            Some(&bo),
+            json!({ "kind": "reminder", "text": "Recycling", "cron": "0 20 * * 1", "shared": true }),
+        )
+        .await;
+    assert_eq!(status, 201, "{bos}");
+    let path = format!("/api/jobs/{}", bos["id"].as_str().unwrap());
+    let (status, changed) =
+        chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(json!({ "text": "Recycling and glass" }))).await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(chat.jobs_of(&bo).await.iter().filter(|j| j["text"] == "Recycling and glass").count(), 1);
+    // A task is never shared.
+    let (status, refused) = chat
+        .server
+        .post("/api/jobs", Some(&bo), json!({ "kind": "task", "text": "x", "cron": "0 20 * * 1", "shared": true }))
+        .await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("reminder_only")), "{refused}");
+}
+
+#[tokio::test]
+async fn a_snoozed_reminder_comes_again_after_the_snooze_and_tomorrow_keeps_its_time_of_day() {
+    let chat = Chat::start().await;
+    let job = chat
+        .add_job(json!({ "kind": "reminder", "text": "Stretch", "cron": "0 12 * * *", "zone": "America/New_York" }))
+        .await;
+    let path = format!("/api/jobs/{}/snooze", job["id"].as_str().unwrap());
+    let before = jiff::Timestamp::now();
+    let (status, snoozed) = chat.server.post(&path, Some(&chat.token), json!({ "for": "10m" })).await;
+    assert_eq!(status, 200, "{snoozed}");
+    let next: jiff::Timestamp = snoozed["next_run"].as_str().unwrap().parse().unwrap();
+    let minutes = next.duration_since(before).as_secs();
+    assert!((599..=662).contains(&minutes), "ten minutes from now: {minutes} s");
+
+    let (status, snoozed) = chat.server.post(&path, Some(&chat.token), json!({ "for": "tomorrow" })).await;
+    assert_eq!(status, 200, "{snoozed}");
+    let next: jiff::Timestamp = snoozed["next_run"].as_str().unwrap().parse().unwrap();
+    let zone = jiff::tz::TimeZone::get("America/New_York").unwrap();
+    let expected = jiff::Timestamp::now().to_zoned(zone.clone()).tomorrow().unwrap();
+    let drift = expected.timestamp().duration_since(next).as_secs().abs();
+    assert!(drift <= 60, "this time tomorrow in the job's zone: {} vs {expected}", next.to_zoned(zone));
+
+    let (status, refused) = chat.server.post(&path, Some(&chat.token), json!({ "for": "forever" })).await;
+    assert_eq!(status, 400, "{refused}");
+}

@@ -2,6 +2,7 @@
 import type { CallId } from "./CallId.js";
 import type { CardFor } from "./CardFor.js";
 import type { MemoryCard } from "./MemoryCard.js";
+import type { ScheduleCard } from "./ScheduleCard.js";
 import type { ToolServerLabel } from "./ToolServerLabel.js";
 import type { TurnId } from "./TurnId.js";
 import type { JsonValue } from "./serde_json/JsonValue.js";
@@ -30,4 +31,9 @@ memory?: MemoryCard,
 /**
  * An MCP call's server: where its arguments go, and whether it is shared by everyone.
  */
-tool_server?: ToolServerLabel, };
+tool_server?: ToolServerLabel, 
+/**
+ * A `schedule` card's job: what, when in local time with the next occurrences, how it
+ * repeats, and for a task which agent and model.
+ */
+schedule?: ScheduleCard, };

@@ -25,4 +25,17 @@ upcoming: Array<string>,
  * A task's agent and pinned model, and the conversation its answers are kept in once
  * it ran.
  */
-agent: string | null, model: string | null, conversation_id: ConversationId | null, created_at: string, };
+agent: string | null, model: string | null, conversation_id: ConversationId | null, 
+/**
+ * A reminder for everyone, its words readable by all.
+ */
+shared: boolean, 
+/**
+ * The member who set it for its owner, by name, when it came from another.
+ */
+set_by: string | null, 
+/**
+ * The caller may change, snooze and delete it: theirs, or — for an administrator —
+ * shared with everyone.
+ */
+may_change: boolean, created_at: string, };

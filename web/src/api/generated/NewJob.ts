@@ -31,4 +31,13 @@ agent?: string,
  * A task's model (`provider/model`), pinned for its conversation; the agent's or
  * role's choice when absent.
  */
-model?: string, };
+model?: string, 
+/**
+ * Another member this reminder is for, by id or name: once made it is theirs (to see,
+ * snooze or delete), its words sealed to them until they log in.
+ */
+for?: string, 
+/**
+ * A reminder for everyone: all see it and are reminded, its words readable by all.
+ */
+shared?: boolean, };
