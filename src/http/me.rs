@@ -38,6 +38,8 @@ pub struct MeView {
     /// Who may approve what the assistant asks, by name: whom to ask when one's own role
     /// may not.
     pub approvers: Vec<String>,
+    /// The other active members, by name: whom one can set a reminder for (§11).
+    pub members: Vec<String>,
 }
 
 /// `GET /api/me`: who I am and what my role allows.
@@ -47,7 +49,13 @@ pub async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<Me
     let role = roles::get(system, &row.role_id).await?;
     let administrators = roles::names_who_may(system, roles::Ability::Manage).await?;
     let approvers = roles::names_who_may(system, roles::Ability::Approve).await?;
-    Ok(Json(MeView { user: PublicUser::from(&row), role, administrators, approvers }))
+    let members = users::list(system)
+        .await?
+        .into_iter()
+        .filter(|other| other.status == "active" && other.id != row.id)
+        .map(|other| other.name)
+        .collect();
+    Ok(Json(MeView { user: PublicUser::from(&row), role, administrators, approvers, members }))
 }
 
 #[derive(Deserialize)]

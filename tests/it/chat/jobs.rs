@@ -389,6 +389,8 @@ async fn a_reminder_set_for_another_member_is_sealed_to_them_until_they_log_in_a
     let bo = chat.member("Bo", "member").await;
     let (status, _) = chat.server.post("/api/logout", Some(&bo), json!({})).await;
     assert!(status < 300);
+    let (_, me) = chat.server.call(Method::GET, "/api/me", Some(&chat.token), None).await;
+    assert_eq!(me["members"], json!(["Bo"]), "whom Ada can set a reminder for: {me}");
 
     let job = chat.add_job(json!({ "kind": "reminder", "text": WORDS, "cron": "0 9 * * *", "for": "Bo" })).await;
     assert_eq!(job["set_by"], "Ada", "{job}");

@@ -30,6 +30,8 @@ import {
   type JobChange,
   type JobRun,
   type NewJob,
+  type Snooze,
+  type SnoozeRequest,
   type InstalledModel,
   type LocalModelsReport,
   type McpImported,
@@ -589,6 +591,12 @@ export class ApiClient {
   /** `DELETE /api/jobs/{id}` */
   async deleteJob(id: string): Promise<void> {
     await this.#request('DELETE', `/api/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** `POST /api/jobs/{id}/snooze`: puts a job off; it comes again after `length`. */
+  async snoozeJob(id: string, length: Snooze): Promise<Job> {
+    const body: SnoozeRequest = { for: length };
+    return record(await this.#request('POST', `/api/jobs/${encodeURIComponent(id)}/snooze`, undefined, body), 'job') as unknown as Job;
   }
 
   /** `GET /api/jobs/{id}/runs`: how each occurrence went, the latest first. */

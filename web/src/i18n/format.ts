@@ -11,6 +11,23 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? '' : date.toLocaleString(activeLocale().tag, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/**
+ * A time as it reads in `zone` (an IANA name), with its weekday: a schedule's next
+ * occurrences, shown in the zone they were set in. Falls back to this computer's zone
+ * where the browser does not know `zone`.
+ */
+export function formatTimeIn(iso: string | null | undefined, zone: string): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const style = { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' } as const;
+  try {
+    return date.toLocaleString(activeLocale().tag, { ...style, timeZone: zone });
+  } catch {
+    return date.toLocaleString(activeLocale().tag, style);
+  }
+}
+
 export function formatDay(iso: string | null | undefined): string {
   if (!iso) return '';
   const date = new Date(iso);

@@ -79,6 +79,16 @@ export function describeCall(tool: string, raw: unknown): string | null {
       const memory = text('id');
       return memory === null ? null : fill(strings.callForget, { id: memory });
     }
+    case 'schedule': {
+      const words = text('text');
+      return words === null ? null : fill(strings.callSchedule, { text: quote(words) });
+    }
+    case 'list_schedules':
+      return strings.callListSchedules;
+    case 'cancel_schedule': {
+      const job = text('id');
+      return job === null ? null : fill(strings.callCancelSchedule, { id: job });
+    }
     default:
       return null;
   }

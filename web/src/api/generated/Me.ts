@@ -14,4 +14,8 @@ administrators: Array<string>,
  * Who may approve what the assistant asks, by name: whom to ask when one's own role
  * may not.
  */
-approvers: Array<string>, };
+approvers: Array<string>, 
+/**
+ * The other active members, by name: whom one can set a reminder for (§11).
+ */
+members: Array<string>, };

@@ -126,6 +126,13 @@ export const styles = css`
     font-weight: 600;
   }
 
+  /* A schedule card's next times, one a line. */
+  .times {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
+
   /* A tool server's request for a model's answer: its messages, in order. */
   .messages {
     list-style: none;

@@ -195,4 +195,48 @@ describe('the approval card', () => {
     await setProperties(page, 'skald-approval-card', { mayApprove: false });
     assert.equal(await button('replace').count(), 0);
   });
+  test('a schedule card shows what, the next three times in its zone, the repeat, who runs it and for whom', async () => {
+    const job = {
+      kind: 'task',
+      text: 'Sum up the week',
+      zone: 'Asia/Tokyo',
+      upcoming: ['2027-03-01T07:00:00+09:00', '2027-03-02T07:00:00+09:00', '2027-03-03T07:00:00+09:00'],
+      repeat: '0 7 * * 1-5',
+      missed: 'run_once',
+      readable_while_away: false,
+      agent: 'main',
+      model: 'scripted/small',
+      for: null,
+      shared: false,
+    };
+    const args = '{"kind":"task","text":"Sum up the week","cron":"0 7 * * 1-5","zone":"Asia/Tokyo","missed":"run_once","model":"scripted/small"}';
+    await show({ card: card({ tool: 'schedule', arguments: args, schedule: job, for: undefined }), mayApprove: true });
+    const schedule = async () =>
+      Object.fromEntries(
+        await page.locator('[data-testid=schedule-lines] [data-line]').evaluateAll((rows) => rows.map((row) => [row.dataset.line, row.innerText.replace(/\s+/g, ' ').trim()])),
+      );
+    const found = await schedule();
+    assert.equal(found.what, 'What A task for the assistant: “Sum up the week”');
+    assert.equal(found.repeat, 'Repeats 0 7 * * 1-5');
+    assert.equal(found.runs, 'Runs as the agent main, with scripted/small');
+    assert.equal(found.for, 'For You');
+    assert.match(found.missed, /show it once when Skald opens/);
+    // The times as they read in Tokyo, whatever this computer's zone: 07:00 on Monday to Wednesday.
+    const times = await button('schedule-upcoming').locator('li').allInnerTexts();
+    assert.equal(times.length, 3);
+    times.forEach((time, i) => assert.match(time, new RegExp(`${['Mon', 'Tue', 'Wed'][i]}.*${i + 1}.*07:00`), time));
+    assert.match(found.next, /^Next, in Asia\/Tokyo/);
+    // The exact arguments stay one click away, with their fingerprint.
+    assert.equal(await button('card-arguments').textContent(), JSON.stringify(JSON.parse(args), null, 2));
+
+    await setProperties(page, 'skald-approval-card', {
+      card: card({ tool: 'schedule', arguments: '{}', schedule: { ...job, kind: 'reminder', agent: null, model: null, repeat: null, for: 'Bo' }, for: undefined }),
+    });
+    const other = await schedule();
+    assert.equal(other.repeat, 'Repeats Once');
+    assert.equal(other.runs, undefined, 'a reminder runs no agent');
+    assert.match(other.for, /Bo — it becomes theirs/);
+    await setProperties(page, 'skald-approval-card', { card: card({ tool: 'schedule', arguments: '{}', schedule: { ...job, kind: 'reminder', shared: true }, for: undefined }) });
+    assert.match((await schedule()).for, /Everyone — its words readable by all/);
+  });
 });

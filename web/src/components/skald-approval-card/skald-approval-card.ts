@@ -13,9 +13,9 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 
-import type { ApprovalCard, MemoryCard, ToolServerLabel } from '../../api/types.js';
+import type { ApprovalCard, MemoryCard, ScheduleCard, ToolServerLabel } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
-import { formatDay } from '../../i18n/format.js';
+import { formatDay, formatTimeIn } from '../../i18n/format.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
 import { controls } from '../../styles/controls.js';
 import { DecideEvent } from '../events.js';
@@ -28,7 +28,8 @@ import { styles } from './skald-approval-card.styles.js';
  * `[data-testid=always]`, `[data-testid=card-arguments]`; on a remember card
  * `[data-testid=memory-lines]` (each line `[data-line=remember|about|author|kept|where]`),
  * `memory-about-another`, `memory-local`, `memory-problem`, and per similar memory
- * `[data-testid=replace]` (its `data-id`).
+ * `[data-testid=replace]` (its `data-id`); on a schedule card `[data-testid=schedule-lines]`
+ * (each line `[data-line=what|next|repeat|runs|for|missed]`) and `schedule-upcoming`.
  *
  * @summary An approval card with the exact arguments and Allow / Deny / Always allow;
  *   for a memory, its lines and Replace it / Keep both / Deny.
@@ -68,6 +69,7 @@ export class SkaldApprovalCard extends LitElement {
     // any other shows them as they are.
     const sentence = describeCall(details.tool, details.arguments);
     const memory = details.memory ?? null;
+    const job = details.schedule ?? null;
     // "Always" can never skip a memory's card: not offered, so never refused.
     const always = this.mayApprove && memory === null;
     const exact = html`<pre class="args" data-testid="card-arguments" aria-labelledby="args-label" tabindex="0">${prettyArguments(details.arguments)}</pre>
@@ -82,15 +84,17 @@ export class SkaldApprovalCard extends LitElement {
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}
         </header>
         <h3 id="title">${strings.approvalTitle.replace('{tool}', label)}</h3>
-        ${memory === null
-          ? html`<p id="what" class="summary" data-testid="card-sentence">
-              ${sentence ?? card.summary}
-              ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
-            </p>`
-          : this.#renderMemory(memory)}
+        ${memory !== null
+          ? this.#renderMemory(memory)
+          : job !== null
+            ? this.#renderSchedule(job)
+            : html`<p id="what" class="summary" data-testid="card-sentence">
+                ${sentence ?? card.summary}
+                ${details.for ? html`<span class="for">· ${strings.approvalFor.replace('{name}', details.for.name)}</span>` : nothing}
+              </p>`}
         ${details.tool_server ? this.#renderToolServer(details.tool_server) : nothing}
         ${details.why ? html`<blockquote class="why"><span class="visually-hidden">${strings.approvalWhy}</span>${details.why}</blockquote>` : nothing}
-        ${sentence === null && memory === null
+        ${sentence === null && memory === null && job === null
           ? html`<p class="heading" id="args-label">${strings.approvalArguments}</p>
               ${exact}`
           : html`<details class="exact">
@@ -124,6 +128,40 @@ export class SkaldApprovalCard extends LitElement {
     `;
   }
 
+  /**
+   * A job as it would be made, checked by the server as the job itself would be: what,
+   * the next times in the zone it is set in, how it repeats, who runs it and for whom.
+   */
+  #renderSchedule(job: ScheduleCard): TemplateResult {
+    const what = (job.kind === 'task' ? strings.scheduleTask : strings.scheduleReminder).replace('{text}', job.text);
+    const runs =
+      job.agent === null
+        ? null
+        : job.model === null
+          ? strings.scheduleRunsAs.replace('{agent}', job.agent)
+          : strings.scheduleRunsAsWith.replace('{agent}', job.agent).replace('{model}', job.model);
+    const whom = job.shared
+      ? strings.scheduleForEveryone
+      : job.for === null
+        ? strings.scheduleForYou
+        : strings.scheduleForMember.replace('{name}', job.for);
+    return html`<dl id="what" class="memory" data-testid="schedule-lines">
+        ${line('what', strings.scheduleWhatLabel, html`<span class="sentence">${what}</span>`)}
+        ${line(
+          'next',
+          strings.scheduleNextLabel.replace('{zone}', job.zone),
+          html`<ul class="times" data-testid="schedule-upcoming">
+            ${job.upcoming.map((time) => html`<li><time datetime=${time}>${formatTimeIn(time, job.zone)}</time></li>`)}
+          </ul>`,
+        )}
+        ${line('repeat', strings.scheduleRepeatLabel, job.repeat === null ? strings.scheduleOnce : html`<code>${job.repeat}</code>`)}
+        ${runs === null ? nothing : line('runs', strings.scheduleRunsLabel, runs)}
+        ${line('for', strings.scheduleForLabel, whom)}
+        ${line('missed', strings.scheduleMissedLabel, job.missed === 'run_once' ? strings.reminderMissedRunOnce : strings.reminderMissedSkip)}
+      </dl>
+      ${job.readable_while_away && !job.shared ? html`<p class="hint" data-testid="schedule-readable">${strings.reminderReadableOn}</p>` : nothing}`;
+  }
+
   /** Where an MCP call's arguments go, and whether everyone's calls share the server. */
   #renderToolServer(server: ToolServerLabel): TemplateResult {
     const where = server.privacy === 'remote' ? strings.toolServerRemote : strings.toolServerLocal;
@@ -141,8 +179,6 @@ export class SkaldApprovalCard extends LitElement {
   #renderMemory(memory: MemoryCard): TemplateResult {
     const about = memory.subject.kind === 'instance' || memory.about === null ? strings.memoryThisHome : memory.about;
     const where = memory.pool === 'shared' ? strings.memoryWhereShared : strings.memoryWherePrivate;
-    const line = (key: string, label: string, value: TemplateResult | string): TemplateResult =>
-      html`<div class="line" data-line=${key}><dt>${label}</dt><dd>${value}</dd></div>`;
     return html`
       <dl id="what" class="memory" data-testid="memory-lines">
         ${line('remember', strings.memoryRememberLabel, html`<span class="sentence">${memory.text}</span>`)}
@@ -201,6 +237,11 @@ export class SkaldApprovalCard extends LitElement {
     if (this.card === null || this.busy) return;
     this.dispatchEvent(new DecideEvent(this.card, decision, always, replace));
   }
+}
+
+/** One labelled line of a card's list (`data-line` names it for tests). */
+function line(key: string, label: string, value: TemplateResult | string): TemplateResult {
+  return html`<div class="line" data-line=${key}><dt>${label}</dt><dd>${value}</dd></div>`;
 }
 
 /** Arguments as indented JSON; text that is no JSON is shown as it is. */

@@ -6,13 +6,18 @@
  * choose to keep them readable while they are away, which the page labels as such: the
  * administrator can read those too (§3).
  *
+ * A reminder may also be for everyone (seen by all, its words readable by all, changed
+ * only by its maker or an administrator) or for another member (theirs once made: the
+ * page says so before it is saved, and it leaves this person's list). Each one can be
+ * snoozed: 10 minutes, an hour, or the same time tomorrow.
+ *
  * Owns: the calls to `/api/jobs`. Never: keeps a reminder's words after the page leaves.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError, type ApiClient } from '../../api/client.js';
-import type { Job, JobKind, JobRun, MissedPolicy } from '../../api/types.js';
+import type { Job, JobKind, JobRun, MissedPolicy, Snooze } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -37,16 +42,23 @@ interface Draft {
   readonly cron: string;
   readonly missed: MissedPolicy;
   readonly readable: boolean;
+  /** Whom a reminder is for: the person (`''`), everyone (`EVERYONE`), or a member's name. */
+  readonly audience: string;
 }
 
-const EMPTY: Draft = { kind: 'reminder', text: '', repeat: false, at: '', cron: '0 8 * * 1-5', missed: 'skip', readable: false };
+/** The audience that means everyone. */
+const EVERYONE = '*';
+
+const EMPTY: Draft = { kind: 'reminder', text: '', repeat: false, at: '', cron: '0 8 * * 1-5', missed: 'skip', readable: false, audience: '' };
 
 /**
  * Test hooks: `[data-testid=reminder-text]`, `reminder-once`, `reminder-repeat`,
  * `reminder-at`, `reminder-cron`, `reminder-preview` (each time an `<li>`),
  * `reminder-readable`, `reminder-save`, `reminder-error`, per reminder
  * `[data-testid=reminder]` (its `data-id`) with `reminder-next`, `reminder-pause`,
- * `reminder-edit`, `reminder-delete`, `reminder-history`, `reminder-runs`.
+ * `reminder-edit`, `reminder-delete`, `reminder-history`, `reminder-runs`,
+ * `reminder-snooze` (a `<select>`), `reminder-shared`, `reminder-set-by`; the form's
+ * `reminder-for` (a `<select>`: `''`, `*` or a member's name).
  *
  * @summary The Reminders page: make, list, pause, edit, delete, history.
  */
@@ -136,15 +148,18 @@ export class SkaldReminders extends LitElement {
     try {
       const editing = this.editing;
       if (editing === null) {
+        const reminder = draft.kind === 'reminder';
+        const audience = reminder ? draft.audience : '';
         await this.#client().createJob({
           kind: draft.kind,
           text: draft.text,
           ...schedule,
           zone: this.#zone(),
           missed: draft.missed,
-          readable_while_away: draft.kind === 'reminder' && draft.readable,
+          readable_while_away: reminder && audience === '' && draft.readable,
+          ...(audience === EVERYONE ? { shared: true } : audience !== '' ? { for: audience } : {}),
         });
-        this.announcement = strings.reminderSaved;
+        this.announcement = audience !== '' && audience !== EVERYONE ? strings.reminderSentTo.replace('{name}', audience) : strings.reminderSaved;
       } else {
         await this.#client().updateJob(editing.id, {
           text: draft.text,
@@ -176,6 +191,7 @@ export class SkaldReminders extends LitElement {
       cron: job.cron ?? EMPTY.cron,
       missed: job.missed,
       readable: job.readable_while_away,
+      audience: job.shared ? EVERYONE : '',
     };
     this.#schedulePreview();
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('#reminder-text')?.focus());
@@ -185,6 +201,13 @@ export class SkaldReminders extends LitElement {
     await this.#act(async (client) => {
       await client.updateJob(job.id, { paused: !job.paused });
       this.announcement = job.paused ? strings.reminderResumed : strings.reminderPaused;
+    });
+  }
+
+  async #snooze(job: Job, length: Snooze): Promise<void> {
+    await this.#act(async (client) => {
+      const snoozed = await client.snoozeJob(job.id, length);
+      this.announcement = strings.reminderSnoozed.replace('{time}', formatTime(snoozed.upcoming[0] ?? snoozed.next_run));
     });
   }
 
@@ -331,11 +354,14 @@ export class SkaldReminders extends LitElement {
       </select>
       ${draft.kind === 'task'
         ? html`<p class="hint">${strings.reminderTaskHint}</p>`
-        : html`<label class="checkbox readable">
-              <input type="checkbox" data-testid="reminder-readable" .checked=${draft.readable} @change=${(e: Event) => this.#set({ readable: (e.target as HTMLInputElement).checked })} />
-              ${strings.reminderReadable}
-            </label>
-            <p class="hint">${draft.readable ? strings.reminderReadableOn : strings.reminderReadableOff}</p>`}
+        : html`${this.editing ? nothing : this.#renderAudience(draft)}
+            ${draft.audience === ''
+              ? html`<label class="checkbox readable">
+                    <input type="checkbox" data-testid="reminder-readable" .checked=${draft.readable} @change=${(e: Event) => this.#set({ readable: (e.target as HTMLInputElement).checked })} />
+                    ${strings.reminderReadable}
+                  </label>
+                  <p class="hint">${draft.readable ? strings.reminderReadableOn : strings.reminderReadableOff}</p>`
+              : nothing}`}
       <div class="actions">
         <button type="submit" class="primary" data-testid="reminder-save" ?disabled=${this.busy}>
           ${this.editing ? strings.reminderUpdate : strings.reminderSave}
@@ -349,6 +375,19 @@ export class SkaldReminders extends LitElement {
           : nothing}
       </div>
     </form>`;
+  }
+
+  /** Whom a new reminder is for: the person, everyone, or another member — said before it is saved. */
+  #renderAudience(draft: Draft): TemplateResult {
+    const members = this.login?.me.members ?? [];
+    const hint = draft.audience === EVERYONE ? strings.reminderForEveryoneHint : draft.audience !== '' ? strings.reminderForHint : null;
+    return html`<label for="reminder-for">${strings.reminderFor}</label>
+      <select id="reminder-for" data-testid="reminder-for" aria-describedby="reminder-for-hint" @change=${(e: Event) => this.#set({ audience: (e.target as HTMLSelectElement).value })}>
+        <option value="" ?selected=${draft.audience === ''}>${strings.reminderForMe}</option>
+        <option value=${EVERYONE} ?selected=${draft.audience === EVERYONE}>${strings.reminderForEveryone}</option>
+        ${members.map((name) => html`<option value=${name} ?selected=${draft.audience === name}>${name}</option>`)}
+      </select>
+      ${hint === null ? nothing : html`<p class="hint" id="reminder-for-hint">${hint}</p>`}`;
   }
 
   #renderList(): TemplateResult | typeof nothing {
@@ -369,7 +408,12 @@ export class SkaldReminders extends LitElement {
           <h4>${job.text ?? strings.reminderNoWords}</h4>
           ${job.kind === 'task' ? html`<span class="tag plain" data-testid="reminder-task">${strings.reminderTaskTag.replace('{agent}', job.agent ?? 'main')}</span>` : nothing}
           ${job.paused ? html`<span class="tag plain">${strings.reminderPausedTag}</span>` : nothing}
-          ${job.readable_while_away ? html`<span class="tag remote" title=${strings.reminderReadableOn}>${strings.reminderReadableTag}</span>` : nothing}
+          ${job.shared
+            ? html`<span class="tag remote" data-testid="reminder-shared" title=${strings.reminderForEveryoneHint}>${strings.reminderSharedTag}</span>`
+            : job.readable_while_away
+              ? html`<span class="tag remote" title=${strings.reminderReadableOn}>${strings.reminderReadableTag}</span>`
+              : nothing}
+          ${job.set_by === null ? nothing : html`<span class="tag plain" data-testid="reminder-set-by">${strings.reminderSetByTag.replace('{name}', job.set_by)}</span>`}
         </span>
       </div>
       <p class="small" data-testid="reminder-next">
@@ -377,21 +421,46 @@ export class SkaldReminders extends LitElement {
         · ${next ? strings.reminderNext.replace('{time}', formatTime(next)) : job.paused ? strings.reminderPausedNext : strings.reminderOver}
       </p>
       <div class="actions">
-        ${job.next_run !== null || job.paused
-          ? html`<button type="button" data-testid="reminder-pause" ?disabled=${this.busy} @click=${() => void this.#pause(job)}>
-              ${job.paused ? strings.reminderResume : strings.reminderPause}
-            </button>`
-          : nothing}
-        <button type="button" data-testid="reminder-edit" ?disabled=${this.busy} @click=${() => this.#edit(job)}>${strings.edit}</button>
+        ${job.may_change ? this.#renderChanges(job) : html`<p class="hint">${strings.reminderNotYours}</p>`}
         <button type="button" data-testid="reminder-history" aria-expanded=${runs ? 'true' : 'false'} @click=${() => void this.#toggleHistory(job)}>
           ${strings.reminderHistory}
         </button>
-        <button type="button" class="danger" data-testid="reminder-delete" ?disabled=${this.busy} @click=${() => void this.#delete(job)}>
-          ${strings.delete}
-        </button>
+        ${job.may_change
+          ? html`<button type="button" class="danger" data-testid="reminder-delete" ?disabled=${this.busy} @click=${() => void this.#delete(job)}>
+              ${strings.delete}
+            </button>`
+          : nothing}
       </div>
       ${runs ? this.#renderRuns(runs) : nothing}
     </li>`;
+  }
+
+  /** Snooze, pause and edit: for a reminder the person may change. */
+  #renderChanges(job: Job): TemplateResult {
+    const snoozeLabel = `${strings.reminderSnooze}: ${job.text ?? ''}`;
+    return html`<select
+        class="snooze"
+        data-testid="reminder-snooze"
+        aria-label=${snoozeLabel}
+        ?disabled=${this.busy}
+        @change=${(e: Event) => {
+          const select = e.target as HTMLSelectElement;
+          const length = select.value as Snooze | '';
+          select.value = '';
+          if (length !== '') void this.#snooze(job, length);
+        }}
+      >
+        <option value="" selected>${strings.reminderSnooze}</option>
+        <option value="10m">${strings.reminderSnoozeTen}</option>
+        <option value="1h">${strings.reminderSnoozeHour}</option>
+        <option value="tomorrow">${strings.reminderSnoozeTomorrow}</option>
+      </select>
+      ${job.next_run !== null || job.paused
+        ? html`<button type="button" data-testid="reminder-pause" ?disabled=${this.busy} @click=${() => void this.#pause(job)}>
+            ${job.paused ? strings.reminderResume : strings.reminderPause}
+          </button>`
+        : nothing}
+      <button type="button" data-testid="reminder-edit" ?disabled=${this.busy} @click=${() => this.#edit(job)}>${strings.edit}</button>`;
   }
 
   #renderRuns(runs: readonly JobRun[]): TemplateResult {
