@@ -20,6 +20,8 @@ if [[ $purpose == test ]]; then
   # the built-in provider's tests load, and venv holds the MCP servers tests talk to.
   packages+=(chromium dbus-daemon gnome-keyring xvfb xauth dbus-x11 imagemagick x11-apps util-linux iproute2)
   packages+=(python3 python3-pip python3-venv)
+  # The desktop smoke test's stand-in notification server speaks D-Bus through these.
+  packages+=(python3-dbus python3-gi)
   # qemu's user-mode emulator shows Skald an older CPU's features (the built-in model's
   # baseline test); binutils' objdump and nm read the binary (tests/portable.py).
   packages+=(qemu-user binutils)

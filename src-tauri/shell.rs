@@ -9,11 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use skald::app::{App, CoreHandle, StartOptions};
+use skald::ids::JobId;
+use skald::jobs::Snooze;
+use skald::notify::FromJob;
 use tauri::menu::{Menu, MenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::webview::PageLoadEvent;
 use tauri::{AppHandle, Manager, RunEvent, Url, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent};
-use tauri_plugin_notification::NotificationExt;
+use tauri_plugin_notification::{Action, ActionPerformed, ActionType, NotificationExt};
 use tauri_plugin_opener::OpenerExt;
 
 const WINDOW: &str = "main";
@@ -278,16 +281,96 @@ fn quit(app: &AppHandle, quitting: &AtomicBool) {
     app.state::<CoreHandle>().shut_down();
 }
 
+/// The action type of a reminder's notification: its snooze buttons.
+const REMINDER_ACTIONS: &str = "reminder";
+
+/// What an action's identifier starts with when it snoozes (`snooze-10m`, …).
+const SNOOZE: &str = "snooze-";
+
+/// Shows the core's notifications. A reminder's has snooze buttons; a click on a job's
+/// opens the window where it belongs (the task's conversation, or the Reminders page).
+/// Only ids ride on a notification's payload, never words.
 fn forward_notifications(handle: &AppHandle, core: &CoreHandle) {
-    let mut notifications = core.notifications();
+    let notifications = handle.notification();
+    let snoozes =
+        Snooze::ALL.iter().map(|(_, id)| Action::builder(format!("{SNOOZE}{id}"), snooze_label(id)).build()).collect();
+    if let Err(err) =
+        notifications.register_action_types(vec![ActionType::builder(REMINDER_ACTIONS).actions(snoozes).build()])
+    {
+        tracing::warn!(%err, "could not register the reminders' snooze buttons");
+    }
+    let acting = handle.clone();
+    let acting_core = core.clone();
+    let _ = notifications.on_action(move |performed| on_notification_action(&acting, &acting_core, performed));
+
+    let mut posted = core.notifications();
     let handle = handle.clone();
     tauri::async_runtime::spawn(async move {
-        while let Ok(n) = notifications.recv().await {
-            if let Err(err) = handle.notification().builder().title(&n.title).body(&n.body).show() {
+        while let Ok(n) = posted.recv().await {
+            let mut shown = handle.notification().builder().title(&n.title).body(&n.body);
+            if let Some(job) = &n.job {
+                shown = shown.extra("job", job.id.as_str()).extra("open", open_target(job));
+                if job.snooze {
+                    shown = shown.action_type_id(REMINDER_ACTIONS);
+                }
+            }
+            if let Err(err) = shown.show() {
                 tracing::warn!(%err, "could not show a desktop notification");
             }
         }
     });
+}
+
+/// Where a click on a job's notification goes: the page's address fragment.
+fn open_target(job: &FromJob) -> String {
+    match &job.conversation {
+        Some(conversation) => format!("#/?open={conversation}"),
+        None => "#/reminders".to_owned(),
+    }
+}
+
+fn snooze_label(id: &str) -> &'static str {
+    match id {
+        "10m" => "Snooze 10 minutes",
+        "1h" => "Snooze 1 hour",
+        _ => "Until tomorrow",
+    }
+}
+
+/// A click on a notification (`tap`) or on one of its snooze buttons.
+fn on_notification_action(app: &AppHandle, core: &CoreHandle, performed: &ActionPerformed) {
+    let extra = performed.notification().map(|n| n.extra());
+    let job = extra.and_then(|e| e.get("job")).and_then(|v| v.as_str()).map(|id| JobId::new(id.to_owned()));
+    let action = performed.action_id();
+    if let Some(length) = action.strip_prefix(SNOOZE).and_then(Snooze::named) {
+        let Some(job) = job else { return };
+        let core = core.clone();
+        tauri::async_runtime::spawn(async move {
+            if let Err(err) = core.snooze_job(&job, length).await {
+                tracing::warn!(%err, job = %job, "could not snooze a reminder from its notification");
+            }
+        });
+        return;
+    }
+    if action != "tap" {
+        return;
+    }
+    show(app);
+    // Only a fragment this shell made is followed: `#/reminders` or a conversation's id.
+    let target = extra.and_then(|e| e.get("open")).and_then(|v| v.as_str()).filter(|t| is_open_target(t));
+    if let (Some(target), Some(window)) = (target, window(app)) {
+        tracing::info!(%target, "a notification opened the window");
+        let target = serde_json::to_string(target).expect("strings serialise");
+        let _ = window.eval(format!("window.location.hash = {target};"));
+    }
+}
+
+/// Whether a fragment is one [`open_target`] makes.
+fn is_open_target(target: &str) -> bool {
+    target == "#/reminders"
+        || target
+            .strip_prefix("#/?open=chat_")
+            .is_some_and(|id| id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Debug-build test hook: SIGUSR2 does what the tray's Lock does.
@@ -316,6 +399,20 @@ mod tests {
         assert_eq!(test_hooks(&env, false), None);
         assert_eq!(test_hooks(&env, true), Some(TestHooks { navigate_to: Some("https://example.com/".into()) }));
         assert_eq!(test_hooks(vars(&[]), true), None);
+    }
+
+    #[test]
+    fn a_notification_opens_only_the_places_the_shell_names() {
+        let conversation = skald::ids::ConversationId::generate();
+        let task = FromJob { id: JobId::generate(), snooze: false, conversation: Some(conversation.clone()) };
+        let reminder = FromJob { conversation: None, snooze: true, ..task.clone() };
+        assert_eq!(open_target(&task), format!("#/?open={conversation}"));
+        assert_eq!(open_target(&reminder), "#/reminders");
+        assert!(is_open_target(&open_target(&task)) && is_open_target(&open_target(&reminder)));
+        for foreign in ["javascript:alert(1)", "#/?open=chat_\"+alert(1)+\"", "#/admin/people", "https://example.com/"]
+        {
+            assert!(!is_open_target(foreign), "{foreign}");
+        }
     }
 
     #[test]

@@ -89,6 +89,15 @@ impl CoreHandle {
     pub fn notifications(&self) -> tokio::sync::broadcast::Receiver<Notification> {
         self.state.notifier.subscribe()
     }
+
+    /// Snoozes a reminder from its desktop notification (the shell's action buttons).
+    pub async fn snooze_job(
+        &self,
+        id: &crate::ids::JobId,
+        length: crate::jobs::Snooze,
+    ) -> Result<(), crate::jobs::JobError> {
+        self.state.jobs.snooze_from_desktop(id, length).await
+    }
 }
 
 /// A server that is ready to accept: its port is bound, its data directory locked, its

@@ -4,11 +4,32 @@
 
 use tokio::sync::broadcast;
 
+use crate::ids::{ConversationId, JobId};
+
 /// One notification, as the OS will show it.
 #[derive(Clone)]
 pub struct Notification {
     pub title: String,
     pub body: String,
+    /// The job it comes from, so the shell can offer snooze and open the right place.
+    pub job: Option<FromJob>,
+}
+
+impl Notification {
+    /// A notification about nothing in particular (the `notify` tool's).
+    pub fn plain(title: impl Into<String>, body: impl Into<String>) -> Self {
+        Self { title: title.into(), body: body.into(), job: None }
+    }
+}
+
+/// What a job's notification is about. Ids only, never words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FromJob {
+    pub id: JobId,
+    /// A reminder can be snoozed from its notification; a task's report cannot.
+    pub snooze: bool,
+    /// Where a click goes: the task's conversation, or (none) the Reminders page.
+    pub conversation: Option<ConversationId>,
 }
 
 /// The channel between features and the shell; cheap to clone.

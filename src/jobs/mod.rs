@@ -35,7 +35,7 @@ use crate::agent::Runtime;
 use crate::agent::events::LiveEvent;
 use crate::agent::scheduling::{Answer, ScheduleCard, Scheduling};
 use crate::ids::{ConversationId, JobId, TurnId, UserId};
-use crate::notify::{Notification, Notifier};
+use crate::notify::{FromJob, Notification, Notifier};
 use crate::store::chat::TurnState;
 use crate::store::jobs::{
     self as stored, Claim, JobKind, JobRow, JobSettings, MissedPolicy, PrivatePart, RunRow, RunStatus,
@@ -221,6 +221,30 @@ pub enum Snooze {
     /// The same time tomorrow, in the job's zone.
     #[serde(rename = "tomorrow")]
     Tomorrow,
+}
+
+impl Snooze {
+    /// Every length, with the identifier a notification's action carries.
+    pub const ALL: [(Snooze, &'static str); 3] =
+        [(Snooze::TenMinutes, "10m"), (Snooze::Hour, "1h"), (Snooze::Tomorrow, "tomorrow")];
+
+    /// When a job snoozed at `now` comes again; tomorrow is the same time of day in `zone`.
+    pub fn after(self, now: Timestamp, zone: &jiff::tz::TimeZone) -> Timestamp {
+        match self {
+            Snooze::TenMinutes => now + SignedDuration::from_mins(10),
+            Snooze::Hour => now + SignedDuration::from_hours(1),
+            Snooze::Tomorrow => now
+                .to_zoned(zone.clone())
+                .tomorrow()
+                .map(|z| z.timestamp())
+                .unwrap_or(now + SignedDuration::from_hours(24)),
+        }
+    }
+
+    /// The length an action's identifier names (`10m`, `1h`, `tomorrow`).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, id)| *id == name).map(|(length, _)| *length)
+    }
 }
 
 /// A snooze request.
@@ -545,24 +569,34 @@ impl Jobs {
     /// then goes on with its pattern.
     pub async fn snooze(&self, session: &Session, id: &JobId, length: Snooze) -> Result<JobView, JobError> {
         let row = self.own(session, id).await?;
+        self.put_off(&row, length).await?;
+        let list = self.list(session).await?;
+        list.into_iter().find(|job| &job.id == id).ok_or(JobError::NotFound)
+    }
+
+    /// Snooze from a reminder's desktop notification: whoever sits at this computer's
+    /// desktop session saw it there, logged in or not. Only a job's time moves; nothing of
+    /// it is read or shown.
+    pub async fn snooze_from_desktop(&self, id: &JobId, length: Snooze) -> Result<(), JobError> {
+        let row = stored::get(&self.inner.system, id).await?.ok_or(JobError::NotFound)?;
+        if row.settings.kind != JobKind::Reminder {
+            return Err(JobError::ReminderOnly);
+        }
+        self.put_off(&row, length).await?;
+        tracing::info!(job = %id, ?length, "a reminder was snoozed from its notification");
+        self.inner.runtime.events().to_person(&row.owner_id, &LiveEvent::Notice);
+        Ok(())
+    }
+
+    async fn put_off(&self, row: &JobRow, length: Snooze) -> Result<(), JobError> {
         let zone = jiff::tz::TimeZone::get(&row.settings.zone).unwrap_or(jiff::tz::TimeZone::UTC);
-        let now = Timestamp::now();
-        let next = match length {
-            Snooze::TenMinutes => now + SignedDuration::from_mins(10),
-            Snooze::Hour => now + SignedDuration::from_hours(1),
-            Snooze::Tomorrow => now
-                .to_zoned(zone)
-                .checked_add(jiff::Span::new().days(1))
-                .map(|z| z.timestamp())
-                .unwrap_or(now + SignedDuration::from_hours(24)),
-        };
-        if !stored::put_off(&self.inner.system, id, &utc(next)).await? {
+        let next = length.after(Timestamp::now(), &zone);
+        if !stored::put_off(&self.inner.system, &row.id, &utc(next)).await? {
             return Err(JobError::NotFound);
         }
         self.inner.changed.notify_one();
-        self.touched(&row);
-        let list = self.list(session).await?;
-        list.into_iter().find(|job| &job.id == id).ok_or(JobError::NotFound)
+        self.touched(row);
+        Ok(())
     }
 
     /// Tells the people who see a job that it changed: a shared one's, everyone.
@@ -763,7 +797,13 @@ impl Jobs {
             .runtime
             .events()
             .to_person(&job.owner_id, &LiveEvent::Notify { title: title.clone(), body: body.clone() });
-        self.inner.notifier.post(Notification { title, body });
+        // A click opens the task's conversation, which the turn made if it was not there.
+        let conversation = match stored::private(&session.space, &job.id).await {
+            Ok(part) => part.and_then(|part| part.conversation_id),
+            Err(_) => None,
+        };
+        let from = FromJob { id: job.id.clone(), snooze: false, conversation };
+        self.inner.notifier.post(Notification { title, body, job: Some(from) });
     }
 
     /// Starts the task's turn and waits for how it ends: done, parked on a card, or why not.
@@ -826,7 +866,8 @@ impl Jobs {
             self.inner.runtime.events().to_person(&job.owner_id, &shown);
         }
         // One desktop notification on this computer, however many people it is for.
-        self.inner.notifier.post(Notification { title, body });
+        let from = FromJob { id: job.id.clone(), snooze: true, conversation: None };
+        self.inner.notifier.post(Notification { title, body, job: Some(from) });
     }
 
     /// A job's words from its owner's file, while one of their sessions has it open.
@@ -1111,6 +1152,19 @@ mod tests {
             (title.as_str(), body.as_str()),
             ("Reminder (10 minutes late)", "A reminder for Ada: log in to read it.")
         );
+    }
+
+    #[test]
+    fn snoozed_until_tomorrow_keeps_the_time_of_day_across_a_clock_change() {
+        let oslo = jiff::tz::TimeZone::get("Europe/Oslo").unwrap();
+        // 21:30 the evening before summer time begins: tomorrow is 23 hours away.
+        let now: Timestamp = "2027-03-27T20:30:00Z".parse().unwrap();
+        let next = Snooze::Tomorrow.after(now, &oslo);
+        assert_eq!(next.to_zoned(oslo.clone()).strftime("%F %H:%M").to_string(), "2027-03-28 21:30");
+        assert_eq!(next.duration_since(now), SignedDuration::from_hours(23));
+        assert_eq!(Snooze::TenMinutes.after(now, &oslo).duration_since(now), SignedDuration::from_mins(10));
+        assert_eq!(Snooze::named("1h"), Some(Snooze::Hour));
+        assert_eq!(Snooze::named("forever"), None);
     }
 
     #[test]

@@ -43,6 +43,11 @@ kill -TERM "$seed"
 wait "$seed" || fail "the seeding server did not exit cleanly"
 ok "seeded two people through skald serve"
 
+# A notification server that records what it is asked to show and, as a person would,
+# clicks each notification that has snooze buttons, then its "Snooze 1 hour".
+FAKE_INVOKE=default,snooze-1h /usr/bin/python3 "$(dirname "$0")/notifications.py" "$work/notifications" > "$work/notifier.out" 2>&1 &
+wait_for 10 "the test's notification server" grep -q 'notification server ready' "$work/notifier.out"
+
 started=$(date +%s%N)
 "$bin" --data-dir "$data" > "$work/stdout" 2> "$work/stderr" &
 pid=$!
@@ -101,6 +106,24 @@ login=$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application
   -d '{"name":"Ada","password":"otter lantern quietly"}' "$base/api/login") || fail "login through the API"
 session=$(sed -E 's/.*"token":"([0-9a-f]+)".*/\1/' <<<"$login")
 [[ $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me") == 200 ]] || fail "the session works"
+# A reminder comes as a desktop notification with snooze buttons; a click opens the
+# Reminders page, and "Snooze 1 hour" puts it off by an hour.
+in3=$(date -u -d '+3 seconds' +%Y-%m-%dT%H:%M:%SZ)
+job=$(curl -sf -H "Authorization: Bearer $session" -H 'Content-Type: application/json' \
+  -d "{\"kind\":\"reminder\",\"text\":\"Water the ferns\",\"at\":\"$in3\"}" "$base/api/jobs") || fail "making a reminder"
+job_id=$(sed -E 's/.*"id":"(job_[0-9a-f]+)".*/\1/' <<<"$job")
+wait_for 20 "the reminder's desktop notification" grep -q '"body": "Water the ferns"' "$work/notifications"
+grep '"body": "Water the ferns"' "$work/notifications" | grep -q '"snooze-10m", "snooze-1h", "snooze-tomorrow"' ||
+  fail "the reminder's notification has no snooze buttons: $(cat "$work/notifications")"
+ok "a reminder came as a desktop notification with its snooze buttons"
+wait_for 10 "a click on the notification to open the Reminders page" grep -q 'a notification opened the window target=#/reminders' "$work/stderr"
+ok "a click on the notification opened the window at the Reminders page"
+wait_for 10 "the snooze to be recorded" grep -q 'a reminder was snoozed from its notification' "$work/stderr"
+next=$(curl -sf -H "Authorization: Bearer $session" "$base/api/jobs" | sed -E 's/.*"next_run":"([^"]+)".*/\1/')
+ahead=$(($(date -d "$next" +%s) - $(date +%s)))
+((ahead > 3400 && ahead <= 3610)) || fail "snoozed for an hour, the reminder is due in ${ahead}s ($next), job $job_id"
+ok "\"Snooze 1 hour\" on the notification put the reminder off by an hour"
+
 kill -USR2 "$pid"
 wait_for 10 "the lock to take effect" test "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $session" "$base/api/me")" = 401
 ok "after the tray's Lock the session token is refused"

@@ -49,7 +49,7 @@ impl Tool for Notify {
             }
             let event = LiveEvent::Notify { title: title.to_owned(), body: body.to_owned() };
             context.events.to_person(&context.user, &event);
-            let shown = context.notifier.post(Notification { title: title.to_owned(), body: body.to_owned() });
+            let shown = context.notifier.post(Notification::plain(title, body));
             Ok(if shown { "shown".into() } else { "sent to the person's open windows".into() })
         })
     }

@@ -8,14 +8,15 @@
  * person's space goes into the address bar or the history. One link carries more:
  * a reply's "used memories" opens `#/memories?focus=<memory id>` — an id, never the
  * memory's words — and the workspace takes the id out of the address as soon as it
- * has read it, so the history keeps `#/memories` only.
+ * has read it, so the history keeps `#/memories` only. A desktop notification of a task
+ * opens its conversation the same way, `#/?open=<conversation id>`.
  */
 
 export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'tools', 'usage', 'audit'] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type Route =
-  | { readonly page: 'chat' }
+  | { readonly page: 'chat'; readonly open?: string }
   | { readonly page: 'inbox' }
   | { readonly page: 'notes' }
   | { readonly page: 'reminders' }
@@ -28,6 +29,9 @@ export type Page = Route['page'];
 
 /** What a memory's id looks like; anything else in `focus` is not one, and is left out. */
 const MEMORY_ID = /^mem_[A-Za-z0-9_-]{1,64}$/;
+
+/** What a conversation's id looks like. */
+const CONVERSATION_ID = /^chat_[0-9a-f]{24}$/;
 
 /** Reads a fragment such as `#/admin/roles`; anything it does not know opens the conversation. */
 export function parseRoute(hash: string): Route {
@@ -50,8 +54,10 @@ export function parseRoute(hash: string): Route {
       const section = (ADMIN_SECTIONS as readonly string[]).includes(second) ? (second as AdminSection) : 'people';
       return { page: 'admin', section };
     }
-    default:
-      return { page: 'chat' };
+    default: {
+      const open = first === '' ? new URLSearchParams(query).get('open') : null;
+      return open !== null && CONVERSATION_ID.test(open) ? { page: 'chat', open } : { page: 'chat' };
+    }
   }
 }
 
@@ -59,7 +65,7 @@ export function parseRoute(hash: string): Route {
 export function routeHash(route: Route): string {
   switch (route.page) {
     case 'chat':
-      return '';
+      return route.open === undefined ? '' : `#/?open=${encodeURIComponent(route.open)}`;
     case 'admin':
       return `#/admin/${route.section}`;
     case 'memories':
@@ -74,9 +80,10 @@ export function memoryLink(id: string): string {
   return routeHash({ page: 'memories', focus: id });
 }
 
-/** The route without what is only read once (a memory to show): what the address keeps. */
+/** The route without what is only read once (a memory or conversation to show): what the address keeps. */
 export function withoutFocus(route: Route): Route {
-  return route.page === 'memories' ? { page: 'memories' } : route;
+  if (route.page === 'memories') return { page: 'memories' };
+  return route.page === 'chat' ? { page: 'chat' } : route;
 }
 
 export function sameRoute(a: Route, b: Route): boolean {

@@ -42,6 +42,16 @@ describe('routes in the address bar', () => {
     assert.deepEqual(route.withoutFocus({ page: 'admin', section: 'models' }), { page: 'admin', section: 'models' });
   });
 
+  test('a conversation to open (a task notification\'s) rides on the conversation page, as an id only', () => {
+    const id = 'chat_0123456789abcdef01234567';
+    assert.deepEqual(route.parseRoute(`#/?open=${id}`), { page: 'chat', open: id });
+    assert.equal(route.routeHash({ page: 'chat', open: id }), `#/?open=${id}`);
+    for (const hash of ['#/?open=', '#/?open=chat_xyz', '#/?open=mem_d7b496e085f4633fb9c1dffd', `#/notes?open=${id}`]) {
+      assert.equal(route.parseRoute(hash).open, undefined, hash);
+    }
+    assert.deepEqual(route.withoutFocus({ page: 'chat', open: id }), { page: 'chat' });
+  });
+
   test('an unknown administration section opens people', () => {
     assert.deepEqual(route.parseRoute('#/admin'), { page: 'admin', section: 'people' });
     assert.deepEqual(route.parseRoute('#/admin/secrets'), { page: 'admin', section: 'people' });

@@ -158,16 +158,18 @@ export class SkaldWorkspace extends LitElement {
   };
 
   /**
-   * The page the address names. A memory to show is taken out of the address at once
-   * (kept for the Memory page here), so the history holds the page, never the id.
+   * The page the address names. A memory to show, or a conversation to open (a task's,
+   * from its desktop notification), is taken out of the address at once (kept here), so
+   * the history holds the page, never the id.
    */
   #readAddress(): Route {
     const parsed = parseRoute(window.location.hash);
     const route = withoutFocus(parsed);
-    if (parsed.page === 'memories' && parsed.focus !== undefined) {
-      this.memoryFocus = parsed.focus;
-      window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${routeHash(route)}`);
-    }
+    const once = parsed.page === 'memories' ? parsed.focus : parsed.page === 'chat' ? parsed.open : undefined;
+    if (once === undefined) return route;
+    if (parsed.page === 'memories') this.memoryFocus = once;
+    else this.sessionId = once;
+    window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${routeHash(route)}`);
     return route;
   }
 
