@@ -309,7 +309,7 @@ fn forward_notifications(handle: &AppHandle, core: &CoreHandle) {
         while let Ok(n) = posted.recv().await {
             let mut shown = handle.notification().builder().title(&n.title).body(&n.body);
             if let Some(job) = &n.job {
-                shown = shown.extra("job", job.id.as_str()).extra("open", open_target(job));
+                shown = shown.extra("job", &job.id).extra("open", open_target(job));
                 if job.snooze {
                     shown = shown.action_type_id(REMINDER_ACTIONS);
                 }
@@ -403,8 +403,9 @@ mod tests {
 
     #[test]
     fn a_notification_opens_only_the_places_the_shell_names() {
-        let conversation = skald::ids::ConversationId::generate();
-        let task = FromJob { id: JobId::generate(), snooze: false, conversation: Some(conversation.clone()) };
+        let conversation = skald::ids::ConversationId::generate().to_string();
+        let task =
+            FromJob { id: JobId::generate().to_string(), snooze: false, conversation: Some(conversation.clone()) };
         let reminder = FromJob { conversation: None, snooze: true, ..task.clone() };
         assert_eq!(open_target(&task), format!("#/?open={conversation}"));
         assert_eq!(open_target(&reminder), "#/reminders");

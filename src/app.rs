@@ -154,7 +154,9 @@ impl App {
                 .write_token(launch_token.expose())
                 .map_err(|source| StartError::Token { path: data_dir.token_file(), source })?;
         }
-        let jobs = crate::jobs::Jobs::new(system.clone(), accounts.sessions().clone(), agent.clone(), notifier.clone());
+        let away = data_dir.root().join("away");
+        let jobs =
+            crate::jobs::Jobs::new(system.clone(), accounts.sessions().clone(), agent.clone(), notifier.clone(), away);
         agent.scheduling().plug(std::sync::Arc::new(jobs.clone()));
         let state = AppState {
             launch_token,

@@ -4,8 +4,6 @@
 
 use tokio::sync::broadcast;
 
-use crate::ids::{ConversationId, JobId};
-
 /// One notification, as the OS will show it.
 #[derive(Clone)]
 pub struct Notification {
@@ -22,14 +20,16 @@ impl Notification {
     }
 }
 
-/// What a job's notification is about. Ids only, never words.
+/// What a job's notification is about. Ids only (as text: this module sits below the
+/// typed ids), never words.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FromJob {
-    pub id: JobId,
+    /// The job's id (`job_…`).
+    pub id: String,
     /// A reminder can be snoozed from its notification; a task's report cannot.
     pub snooze: bool,
-    /// Where a click goes: the task's conversation, or (none) the Reminders page.
-    pub conversation: Option<ConversationId>,
+    /// Where a click goes: the task's conversation (`chat_…`), or (none) the Reminders page.
+    pub conversation: Option<String>,
 }
 
 /// The channel between features and the shell; cheap to clone.

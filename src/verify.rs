@@ -53,7 +53,9 @@ const KNOWN_TABLES: [&str; 26] = [
     "mcp_servers",
     "mcp_tools",
     // scheduled jobs and their runs (§11): when, and how each run went; a job's words only
-    // where its owner chose to keep them readable while away, labelled so (§3)
+    // where its owner chose to keep them readable while away or shared them, labelled so
+    // (§3); a reminder set for another and a task's answer while its owner was away only
+    // sealed to that person's public key
     "jobs",
     "job_runs",
 ];

@@ -242,7 +242,6 @@ impl From<crate::jobs::JobError> for ApiError {
             JobError::Text => Self::BadRequest { code: "invalid_text", message },
             JobError::NotFound => Self::Missing { code: "no_job", message },
             JobError::MayNotSchedule => Self::Refused { code: "may_not_schedule", message },
-            JobError::TaskReadable => Self::BadRequest { code: "task_not_readable", message },
             JobError::ReminderOnly => Self::BadRequest { code: "reminder_only", message },
             JobError::SharedAndFor => Self::BadRequest { code: "shared_and_for", message },
             JobError::ForReadable => Self::BadRequest { code: "for_not_readable", message },

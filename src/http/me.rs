@@ -201,6 +201,18 @@ pub struct AdministratorsSee {
     pub role: String,
     pub usage: Option<PersonUsage>,
     pub audit: Vec<audit::Entry>,
+    /// My jobs whose words I chose to keep readable while I am away, or shared with
+    /// everyone: kept outside my encrypted file, so the administrator can read them (§3).
+    pub readable_jobs: Vec<ReadableJob>,
+}
+
+/// One of my jobs whose words the administrator can read.
+#[derive(Serialize, ts_rs::TS)]
+pub struct ReadableJob {
+    pub id: crate::ids::JobId,
+    pub kind: crate::store::jobs::JobKind,
+    pub text: String,
+    pub shared: bool,
 }
 
 /// `GET /api/me/privacy`: who can see my words (§3).
@@ -307,6 +319,15 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
             role: role.label,
             usage,
             audit: audit::about(system, me).await?,
+            readable_jobs: crate::store::jobs::of_owner(system, me)
+                .await?
+                .into_iter()
+                .filter(|job| job.owner_id == *me)
+                .filter_map(|job| {
+                    let text = job.settings.text?;
+                    Some(ReadableJob { id: job.id, kind: job.settings.kind, text, shared: job.settings.shared })
+                })
+                .collect(),
         },
         notices: notices::unseen(system, me).await?,
     }))

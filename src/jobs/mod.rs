@@ -19,6 +19,7 @@
 //!
 //! Never here: turns, cards or rules (the agent's), SQL (the store's).
 
+mod away;
 pub mod schedule;
 
 use std::sync::Arc;
@@ -73,10 +74,6 @@ pub enum JobError {
     NotFound,
     #[error("your role does not let you schedule jobs; an administrator can change that")]
     MayNotSchedule,
-    #[error(
-        "a task runs only while you are logged in (it needs your space open), so it cannot be kept readable while you are away"
-    )]
-    TaskReadable,
     #[error(
         "only a reminder can be shared with everyone or set for another member; a task runs as its owner's own turn"
     )]
@@ -279,12 +276,20 @@ struct Inner {
     notifier: Notifier,
     /// Told when a job was made, changed or deleted: the scheduler looks again.
     changed: tokio::sync::Notify,
+    /// Where a readable task's run away keeps its space while it runs (see `away`).
+    away_dir: std::path::PathBuf,
 }
 
 impl Jobs {
-    pub fn new(system: SystemStore, sessions: Sessions, runtime: Runtime, notifier: Notifier) -> Self {
+    pub fn new(
+        system: SystemStore,
+        sessions: Sessions,
+        runtime: Runtime,
+        notifier: Notifier,
+        away_dir: std::path::PathBuf,
+    ) -> Self {
         let changed = tokio::sync::Notify::new();
-        Self { inner: Arc::new(Inner { system, sessions, runtime, notifier, changed }) }
+        Self { inner: Arc::new(Inner { system, sessions, runtime, notifier, changed, away_dir }) }
     }
 
     /// Makes a job: the session's person's own (its words in their file unless they keep
@@ -303,8 +308,9 @@ impl Jobs {
                     .ok_or_else(|| JobError::NoMember(recipient.name.clone()))?;
                 Some(crate::crypto::seal_to(&public, part.text.as_bytes(), &sealing_context(&id, &recipient.id)))
             }
-            // The words first: a job whose words could not be kept is not made.
-            None if !settings.readable_while_away => {
+            // The words first: a job whose words could not be kept is not made. A task keeps
+            // its part in its owner's file even when readable: its conversation is noted there.
+            None if !settings.readable_while_away || settings.kind == JobKind::Task => {
                 stored::set_private(&session.space, &id, &part).await?;
                 None
             }
@@ -312,6 +318,9 @@ impl Jobs {
         };
         let set_by = sealed.as_deref().map(|sealed| (&session.user_id, sealed));
         stored::create(&self.inner.system, &id, stored::Audience { owner, set_by }, &settings).await?;
+        if settings.kind == JobKind::Task && settings.readable_while_away {
+            self.keep_away_terms(session, &id, &part).await?;
+        }
         self.inner.changed.notify_one();
         if let Some(recipient) = &recipient {
             tracing::info!(job = %id, to = %recipient.id, "a reminder was set for another member");
@@ -455,9 +464,6 @@ impl Jobs {
         if job.kind != JobKind::Task {
             return Ok((None, None));
         }
-        if job.readable_while_away {
-            return Err(JobError::TaskReadable);
-        }
         let agent = job.agent.clone().unwrap_or_else(|| "main".to_owned());
         self.inner.runtime.agents().load(&agent).map_err(crate::agent::TurnError::Agent)?;
         if let Some(model) = &job.model {
@@ -518,9 +524,6 @@ impl Jobs {
         };
         // A shared reminder stays readable by everyone.
         let readable = row.settings.shared || change.readable_while_away.unwrap_or(row.settings.readable_while_away);
-        if readable && row.settings.kind == JobKind::Task {
-            return Err(JobError::TaskReadable);
-        }
         let settings = JobSettings {
             kind: row.settings.kind,
             at: once_at(&schedule),
@@ -534,13 +537,20 @@ impl Jobs {
             shared: row.settings.shared,
         };
         let part = PrivatePart { text, ..kept.unwrap_or_default() };
-        if readable {
+        let task = row.settings.kind == JobKind::Task;
+        if readable && !task {
             stored::delete_private(&session.space, id).await?;
         } else {
             stored::set_private(&session.space, id, &part).await?;
         }
+        if task && !readable {
+            stored::set_away(&self.inner.system, id, None).await?;
+        }
         if !stored::update(&self.inner.system, id, &row.owner_id, &settings).await? {
             return Err(JobError::NotFound);
+        }
+        if task && readable {
+            self.keep_away_terms(session, id, &part).await?;
         }
         self.inner.changed.notify_one();
         self.touched(&row);
@@ -622,6 +632,7 @@ impl Jobs {
     /// Runs the scheduler until `shutdown`: first reports what came due while Skald was
     /// closed, then runs each occurrence as it comes.
     pub async fn run(self, shutdown: CancellationToken) {
+        away::sweep(&self.inner.away_dir);
         if let Err(err) = self.catch_up(Timestamp::now()).await {
             tracing::error!(%err, "could not look for jobs missed while Skald was closed");
         }
@@ -726,6 +737,12 @@ impl Jobs {
                     tokio::spawn(async move { jobs.run_task(job, scheduled_for, session).await });
                     Ok(())
                 }
+                // Kept readable while its owner is away: it runs in a space of its own.
+                None if job.settings.readable_while_away => {
+                    let jobs = self.clone();
+                    tokio::spawn(async move { jobs.run_away(job, scheduled_for).await });
+                    Ok(())
+                }
                 None => {
                     let (from, to) = (RunStatus::Running, RunStatus::WaitingForUnlock);
                     stored::restate(&self.inner.system, &job.id, &scheduled_for, from, to).await.map(drop)
@@ -739,6 +756,7 @@ impl Jobs {
     /// occurrence once, its earlier ones reported missed.
     pub async fn unlocked(&self, session: Arc<Session>) {
         self.receive(&session).await;
+        self.receive_results(&session).await;
         let waiting = match stored::waiting_for(&self.inner.system, &session.user_id).await {
             Ok(waiting) => waiting,
             Err(err) => {
@@ -774,12 +792,7 @@ impl Jobs {
         if let Err(err) = stored::finish(&self.inner.system, &job.id, &scheduled_for, status, error.as_deref()).await {
             tracing::error!(job = %job.id, %err, "could not record how a task's run ended");
         }
-        let when = scheduled_for
-            .parse::<Timestamp>()
-            .ok()
-            .and_then(|at| jiff::tz::TimeZone::get(&job.settings.zone).ok().map(|zone| at.to_zoned(zone)))
-            .map(|at| at.strftime("%H:%M").to_string())
-            .unwrap_or_default();
+        let when = local_hour(&scheduled_for, &job.settings.zone);
         let (title, body) = match (status, error) {
             (RunStatus::Parked, _) => (
                 "A task is waiting for you".to_owned(),
@@ -802,7 +815,7 @@ impl Jobs {
             Ok(part) => part.and_then(|part| part.conversation_id),
             Err(_) => None,
         };
-        let from = FromJob { id: job.id.clone(), snooze: false, conversation };
+        let from = FromJob { id: job.id.to_string(), snooze: false, conversation: conversation.map(|c| c.to_string()) };
         self.inner.notifier.post(Notification { title, body, job: Some(from) });
     }
 
@@ -866,7 +879,7 @@ impl Jobs {
             self.inner.runtime.events().to_person(&job.owner_id, &shown);
         }
         // One desktop notification on this computer, however many people it is for.
-        let from = FromJob { id: job.id.clone(), snooze: true, conversation: None };
+        let from = FromJob { id: job.id.to_string(), snooze: true, conversation: None };
         self.inner.notifier.post(Notification { title, body, job: Some(from) });
     }
 
@@ -1068,6 +1081,16 @@ fn now_utc(now: Timestamp) -> String {
 /// An instant in its zone, RFC 3339 with the zone's offset.
 fn local(zoned: &jiff::Zoned) -> String {
     zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
+}
+
+/// An occurrence's time of day in its job's zone (`08:00`), for a notification.
+fn local_hour(scheduled_for: &str, zone: &str) -> String {
+    scheduled_for
+        .parse::<Timestamp>()
+        .ok()
+        .and_then(|at| jiff::tz::TimeZone::get(zone).ok().map(|zone| at.to_zoned(zone)))
+        .map(|at| at.strftime("%H:%M").to_string())
+        .unwrap_or_default()
 }
 
 /// This computer's time zone, by its IANA name; UTC where it has none.

@@ -398,6 +398,83 @@ pub async fn waiting_for(system: &SystemStore, owner: &UserId) -> Result<Vec<(Jo
     Ok(rows)
 }
 
+/// What a task kept readable while its owner is away runs with while they are: its agent,
+/// its pinned model, and the record of what they had accepted (JSON).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AwayTerms {
+    pub task_agent: Option<String>,
+    pub task_model: Option<String>,
+    pub accepted: Option<String>,
+}
+
+/// Keeps (or, with `None`, drops) what a readable task runs with while its owner is away.
+pub async fn set_away(system: &SystemStore, id: &JobId, terms: Option<&AwayTerms>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE jobs SET task_agent = ?, task_model = ?, accepted = ? WHERE id = ?")
+        .bind(terms.and_then(|t| t.task_agent.as_deref()))
+        .bind(terms.and_then(|t| t.task_model.as_deref()))
+        .bind(terms.and_then(|t| t.accepted.as_deref()))
+        .bind(id)
+        .execute(system.pool())
+        .await?;
+    Ok(())
+}
+
+/// What a readable task runs with while its owner is away; none for any other job.
+pub async fn away(system: &SystemStore, id: &JobId) -> Result<Option<AwayTerms>, StoreError> {
+    Ok(sqlx::query_as("SELECT task_agent, task_model, accepted FROM jobs WHERE id = ? AND task_agent IS NOT NULL")
+        .bind(id)
+        .fetch_optional(system.pool())
+        .await?)
+}
+
+/// Renews the record of what `owner` accepted on each of their readable tasks (at login:
+/// their file's record is the one that counts).
+pub async fn renew_accepted(system: &SystemStore, owner: &UserId, accepted: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE jobs SET accepted = ? WHERE owner_id = ? AND task_agent IS NOT NULL")
+        .bind(accepted)
+        .bind(owner)
+        .execute(system.pool())
+        .await?;
+    Ok(())
+}
+
+/// Keeps what a run said while its owner was away, sealed to them.
+pub async fn seal_result(
+    system: &SystemStore,
+    id: &JobId,
+    scheduled_for: &str,
+    sealed: &[u8],
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE job_runs SET sealed_result = ? WHERE job_id = ? AND scheduled_for = ?")
+        .bind(sealed)
+        .bind(id)
+        .bind(scheduled_for)
+        .execute(system.pool())
+        .await?;
+    Ok(())
+}
+
+/// The sealed results of `owner`'s runs while they were away, the oldest first.
+pub async fn sealed_results(system: &SystemStore, owner: &UserId) -> Result<Vec<(JobId, String, Vec<u8>)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT r.job_id, r.scheduled_for, r.sealed_result FROM job_runs r JOIN jobs j ON j.id = r.job_id
+         WHERE j.owner_id = ? AND r.sealed_result IS NOT NULL ORDER BY r.scheduled_for",
+    )
+    .bind(owner)
+    .fetch_all(system.pool())
+    .await?)
+}
+
+/// Drops a run's sealed result once its owner's file keeps it.
+pub async fn clear_result(system: &SystemStore, id: &JobId, scheduled_for: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE job_runs SET sealed_result = NULL WHERE job_id = ? AND scheduled_for = ?")
+        .bind(id)
+        .bind(scheduled_for)
+        .execute(system.pool())
+        .await?;
+    Ok(())
+}
+
 /// Moves a waiting run on: to `running` when it starts, or another end.
 pub async fn restate(
     system: &SystemStore,

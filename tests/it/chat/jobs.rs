@@ -476,6 +476,24 @@ async fn a_shared_reminder_is_seen_by_everyone_comes_to_everyone_and_only_its_ow
         chat.server.call(Method::PATCH, &path, Some(&chat.token), Some(json!({ "text": "Recycling and glass" }))).await;
     assert_eq!(status, 200, "{changed}");
     assert_eq!(chat.jobs_of(&bo).await.iter().filter(|j| j["text"] == "Recycling and glass").count(), 1);
+    // Each one's privacy page names the reminders of theirs the administrator can read.
+    let (_, privacy) = chat.server.call(Method::GET, "/api/me/privacy", Some(&bo), None).await;
+    let readable = &privacy["administrators_see"]["readable_jobs"];
+    assert_eq!(readable.as_array().map(Vec::len), Some(1), "{privacy}");
+    assert_eq!(
+        (readable[0]["text"].as_str(), readable[0]["shared"].as_bool()),
+        (Some("Recycling and glass"), Some(true))
+    );
+    chat.add_job(json!({ "kind": "reminder", "text": "Call the bank", "cron": "0 9 * * 1" })).await;
+    let (_, privacy) = chat.server.call(Method::GET, "/api/me/privacy", Some(&chat.token), None).await;
+    let texts: Vec<&str> = privacy["administrators_see"]["readable_jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Bins out tonight"], "a reminder kept in Ada's file is not listed: {privacy}");
+
     // A task is never shared.
     let (status, refused) = chat
         .server
@@ -508,4 +526,142 @@ async fn a_snoozed_reminder_comes_again_after_the_snooze_and_tomorrow_keeps_its_
 
     let (status, refused) = chat.server.post(&path, Some(&chat.token), json!({ "for": "forever" })).await;
     assert_eq!(status, 400, "{refused}");
+}
+
+/// Waits until the model server has received `count` requests.
+async fn requests_reach(model: &scripted_model::ScriptedModel, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while model.requests().len() < count {
+        assert!(Instant::now() < deadline, "the model was asked {} times, not {count}", model.requests().len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_task_kept_readable_runs_while_its_owner_is_away_and_its_answer_is_theirs_at_login() {
+    const ANSWER: &str = "A quiet day in the garden 7730.";
+    let chat = Chat::start().await;
+    let (at, _) = in_seconds(2);
+    let task = json!({ "kind": "task", "text": "Sum up my day 5521", "at": at, "readable_while_away": true });
+    let job = chat.add_job(task).await;
+    assert_eq!(job["readable_while_away"], true, "{job}");
+    let id = job["id"].as_str().unwrap().to_owned();
+    let (status, _) = chat.server.post("/api/logout", Some(&chat.token), json!({})).await;
+    assert!(status < 300);
+
+    chat.model.push(scripted_model::Reply::text(ANSWER));
+    requests_reach(&chat.model, 1).await;
+    assert!(chat.model.requests()[0].body.to_string().contains("Sum up my day 5521"));
+    // What it said is sealed to Ada until she logs in: in no file in plain text, and its
+    // space is gone once the run ends.
+    let away = chat.server.data_dir().join("away");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(&away).map(|d| d.count()).unwrap_or(0) > 0 {
+        assert!(Instant::now() < deadline, "the run's space stayed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(on_disk(&chat, &[], ANSWER), None);
+
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let token = login["token"].as_str().unwrap().to_owned();
+    let runs = settled_runs(&chat.server, &token, &id).await;
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("done")), "{runs:?}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let conversation = loop {
+        let jobs = chat.jobs_of(&token).await;
+        if let Some(conversation) = jobs[0]["conversation_id"].as_str() {
+            break conversation.to_owned();
+        }
+        assert!(Instant::now() < deadline, "the answer never reached Ada's file: {jobs:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let history = super::history(&chat.server, &token, &conversation).await;
+    let texts: Vec<&str> = history.iter().map(|row| row["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["Sum up my day 5521", ANSWER], "{history:?}");
+    assert_eq!(chat.model.requests().len(), 1, "the login carried the answer in; it did not ask again");
+    let (_, notices) = chat.server.call(Method::GET, "/api/notices", Some(&token), None).await;
+    assert!(!notices.to_string().contains("job_record_changed"), "the record it carried was Ada's: {notices}");
+}
+
+#[tokio::test]
+async fn a_task_kept_readable_waits_for_its_owner_when_where_their_words_go_widened_while_they_were_away() {
+    let chat = Chat::start().await;
+    let bo = chat.member("Bo", "member").await;
+    let (at, due) = in_seconds(3);
+    let task = json!({ "kind": "task", "text": "Plan my week", "at": at, "readable_while_away": true });
+    let (status, job) = chat.server.post("/api/jobs", Some(&bo), task).await;
+    assert_eq!(status, 201, "{job}");
+    let (status, _) = chat.server.post("/api/logout", Some(&bo), json!({})).await;
+    assert!(status < 300);
+    // While Bo is away, the administrator connects another provider: his words could go there.
+    let capture = scripted_model::ScriptedModel::start().await;
+    let provider = json!({ "name": "elsewhere", "kind": "openai", "base_url": capture.openai_base() });
+    let (status, added) = chat.server.post("/api/providers", Some(&chat.token), provider).await;
+    assert_eq!(status, 201, "{added}");
+    let requests_before = chat.model.requests().len();
+
+    while std::time::SystemTime::now() < due + Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let db = chat.server.data_dir().join("database/system.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM job_runs WHERE job_id = ?")
+            .bind(job["id"].as_str().unwrap())
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+        if status.as_deref().is_some_and(|s| s != "running") {
+            break status.unwrap();
+        }
+        assert!(Instant::now() < deadline, "the run never settled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let carried: Option<String> = sqlx::query_scalar("SELECT accepted FROM jobs WHERE id = ?")
+        .bind(job["id"].as_str().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    assert!(carried.is_some_and(|r| r.contains("scripted")), "the task carried Bo's record of what he accepted");
+    assert_eq!(status, "waiting_for_unlock", "it waits for Bo to decide");
+    assert_eq!(capture.request_count(), 0, "nothing went to the new provider");
+    assert_eq!(chat.model.requests().len(), requests_before, "nor anywhere else");
+}
+
+#[tokio::test]
+async fn a_record_a_readable_task_carries_changed_outside_skald_is_named_at_the_next_login() {
+    let chat = Chat::start().await;
+    let task = json!({ "kind": "task", "text": "Tidy my inbox", "cron": "0 6 * * *", "readable_while_away": true });
+    let job = chat.add_job(task).await;
+    let (status, _) = chat.server.post("/api/logout", Some(&chat.token), json!({})).await;
+    assert!(status < 300);
+    // Whoever owns the files widens the copy the task carries, so it would run elsewhere.
+    let db = chat.server.data_dir().join("database/system.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    sqlx::query("UPDATE jobs SET accepted = replace(accepted, '\"local_only\"', '\"any\"') || ' ' WHERE id = ?")
+        .bind(job["id"].as_str().unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let token = login["token"].as_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, notices) = chat.server.call(Method::GET, "/api/notices", Some(token), None).await;
+        let changed: Vec<&Value> =
+            notices.as_array().unwrap().iter().filter(|n| n["kind"] == "job_record_changed").collect();
+        if let Some(notice) = changed.first() {
+            assert_eq!(notice["body"]["job"], job["id"], "{notice}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no notice of the changed record: {notices}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

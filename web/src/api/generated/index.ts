@@ -115,6 +115,7 @@ export type { ProviderKind } from './ProviderKind.js';
 export type { ProviderModel } from './ProviderModel.js';
 export type { ProviderPatch } from './ProviderPatch.js';
 export type { QuestionDetails } from './QuestionDetails.js';
+export type { ReadableJob } from './ReadableJob.js';
 export type { Rebuilt } from './Rebuilt.js';
 export type { RecallBy } from './RecallBy.js';
 export type { Refreshed } from './Refreshed.js';

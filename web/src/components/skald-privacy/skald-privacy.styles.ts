@@ -37,4 +37,11 @@ export const styles = css`
   pre.text {
     margin-top: var(--skald-space-2);
   }
+
+  /* The reminders the administrator can read, one a line. */
+  ul.plain {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
 `;

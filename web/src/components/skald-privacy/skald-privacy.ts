@@ -139,6 +139,18 @@ export class SkaldPrivacy extends LitElement {
           <dd>${report.administrators_see.role}</dd>
           <dt>${strings.privacyAdminUsage}</dt>
           <dd>${this.#usage(report)}</dd>
+          <dt>${strings.privacyReadableJobs}</dt>
+          <dd data-testid="privacy-readable-jobs">
+            ${report.administrators_see.readable_jobs.length === 0
+              ? strings.privacyReadableJobsNone
+              : html`<ul class="plain">
+                  ${report.administrators_see.readable_jobs.map(
+                    (job) => html`<li data-testid="privacy-readable-job">
+                      <a href="#/reminders">${job.text}</a>${job.shared ? html` · ${strings.privacyReadableShared}` : nothing}
+                    </li>`,
+                  )}
+                </ul>`}
+          </dd>
         </dl>
         <h4 class="sub">${strings.privacyAuditTitle}</h4>
         ${report.administrators_see.audit.length === 0

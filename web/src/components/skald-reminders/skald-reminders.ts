@@ -156,7 +156,7 @@ export class SkaldReminders extends LitElement {
           ...schedule,
           zone: this.#zone(),
           missed: draft.missed,
-          readable_while_away: reminder && audience === '' && draft.readable,
+          readable_while_away: audience === '' && draft.readable,
           ...(audience === EVERYONE ? { shared: true } : audience !== '' ? { for: audience } : {}),
         });
         this.announcement = audience !== '' && audience !== EVERYONE ? strings.reminderSentTo.replace('{name}', audience) : strings.reminderSaved;
@@ -353,7 +353,12 @@ export class SkaldReminders extends LitElement {
         <option value="run_once" ?selected=${draft.missed === 'run_once'}>${strings.reminderMissedRunOnce}</option>
       </select>
       ${draft.kind === 'task'
-        ? html`<p class="hint">${strings.reminderTaskHint}</p>`
+        ? html`<p class="hint">${strings.reminderTaskHint}</p>
+            <label class="checkbox readable">
+              <input type="checkbox" data-testid="reminder-readable" .checked=${draft.readable} @change=${(e: Event) => this.#set({ readable: (e.target as HTMLInputElement).checked })} />
+              ${strings.reminderReadable}
+            </label>
+            <p class="hint">${draft.readable ? strings.reminderTaskReadableOn : strings.reminderTaskReadableOff}</p>`
         : html`${this.editing ? nothing : this.#renderAudience(draft)}
             ${draft.audience === ''
               ? html`<label class="checkbox readable">
