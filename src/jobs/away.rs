@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Jobs, turn_end};
+use super::{Jobs, space_secret, turn_end};
 use crate::crypto::{Dek, KeyPair, file_salt, open_sealed, seal_to};
 use crate::ids::{ConversationId, JobId, TurnId, UserId};
 use crate::store::chat::{self, MessageRole, MessageStatus, NewMessage, TurnEnd, TurnState};
@@ -222,13 +222,7 @@ impl Jobs {
         if results.is_empty() {
             return;
         }
-        let secret = match session.space.key_secret().await {
-            Ok(secret) => secret,
-            Err(err) => {
-                tracing::error!(user = %session.user_id, %err, "could not read a space's key pair");
-                return;
-            }
-        };
+        let Some(secret) = space_secret(session).await else { return };
         for (job, scheduled_for, sealed) in results {
             let context = result_context(&job, &scheduled_for, &session.user_id);
             let rows: Vec<Carried> = match open_sealed(&secret, &sealed, &context)
@@ -257,8 +251,10 @@ impl Jobs {
     async fn renew_record(&self, session: &Session) -> Result<(), StoreError> {
         let system = &self.inner.system;
         let handed_out = session.space.setting(HANDED_OUT).await?;
+        let mut readable = false;
         for job in stored::of_owner(system, &session.user_id).await? {
             let Some(terms) = stored::away(system, &job.id).await? else { continue };
+            readable = true;
             let carried = terms.accepted.as_deref().map(digest);
             if carried.is_some() && carried != handed_out {
                 tracing::warn!(job = %job.id, "the record a readable task carried was changed outside Skald");
@@ -266,7 +262,8 @@ impl Jobs {
                 crate::store::notices::tell(system, &session.user_id, RECORD_CHANGED, &body).await?;
             }
         }
-        self.hand_out_record(session).await
+        // Nothing is written for a person with no readable task.
+        if readable { self.hand_out_record(session).await } else { Ok(()) }
     }
 
     /// Adds a run's rows to the task's conversation as one turn.

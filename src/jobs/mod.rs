@@ -431,13 +431,7 @@ impl Jobs {
                 return;
             }
         };
-        let secret = match session.space.key_secret().await {
-            Ok(secret) => secret,
-            Err(err) => {
-                tracing::error!(user = %session.user_id, %err, "could not read a space's key pair");
-                return;
-            }
-        };
+        let Some(secret) = space_secret(session).await else { return };
         for job in waiting {
             let Some(sealed) = &job.sealed_text else { continue };
             let context = sealing_context(&job.id, &session.user_id);
@@ -1081,6 +1075,18 @@ fn now_utc(now: Timestamp) -> String {
 /// An instant in its zone, RFC 3339 with the zone's offset.
 fn local(zoned: &jiff::Zoned) -> String {
     zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
+}
+
+/// The secret that opens what was sealed to a person, from their open space; none (and
+/// logged) where it cannot be read.
+async fn space_secret(session: &Session) -> Option<zeroize::Zeroizing<[u8; 32]>> {
+    match session.space.key_secret().await {
+        Ok(secret) => Some(secret),
+        Err(err) => {
+            tracing::error!(user = %session.user_id, %err, "could not read a space's key pair");
+            None
+        }
+    }
 }
 
 /// An occurrence's time of day in its job's zone (`08:00`), for a notification.

@@ -603,6 +603,7 @@ export const en = {
   reminderKindReminder: 'A reminder for me',
   reminderKindTask: 'A task for the assistant',
   reminderTaskLabel: 'Ask the assistant to',
+  reminderAgent: 'Run by the agent',
   reminderTaskHint: 'A task runs as your own conversation would: it asks you before anything that needs your yes, and waits in the inbox until you decide.',
   reminderTaskTag: 'task · {agent}',
   reminderTextLabel: 'Remind me to',

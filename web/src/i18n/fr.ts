@@ -528,6 +528,7 @@ export const french: Words = {
     reminderKindReminder: 'Un rappel pour moi',
     reminderKindTask: 'Une tâche pour l’assistant',
     reminderTaskLabel: 'Demander à l’assistant de',
+    reminderAgent: 'Exécutée par l’agent',
     reminderTaskHint: 'Une tâche tourne comme ta propre conversation : elle te demande avant tout ce qui exige ton accord, et attend dans la boîte de réception que tu décides.',
     reminderTaskTag: 'tâche · {agent}',
     reminderTextLabel: 'Me rappeler de',

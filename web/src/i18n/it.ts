@@ -528,6 +528,7 @@ export const italian: Words = {
     reminderKindReminder: 'Un promemoria per me',
     reminderKindTask: 'Un compito per l’assistente',
     reminderTaskLabel: 'Chiedi all’assistente di',
+    reminderAgent: 'Eseguito dall’agente',
     reminderTaskHint: 'Un compito gira come una tua conversazione: ti chiede prima di tutto ciò che richiede il tuo sì, e aspetta nella posta in arrivo finché non decidi.',
     reminderTaskTag: 'compito · {agent}',
     reminderTextLabel: 'Ricordami di',

@@ -92,6 +92,16 @@ describe('reminders', () => {
       await toast.waitFor({ timeout: TIMEOUT });
       assert.match(await toast.innerText(), /Reminder/);
 
+      // A task, run by the agent chosen for it.
+      await page.locator('[data-testid=kind-task]').check();
+      await page.locator('[data-testid=reminder-agent] option[value=main]').waitFor({ state: 'attached', timeout: TIMEOUT });
+      await page.locator('[data-testid=reminder-agent]').selectOption('main');
+      await page.locator('[data-testid=reminder-text]').fill('Sum up the week');
+      await page.locator('[data-testid=reminder-repeat]').check();
+      await page.locator('[data-testid=reminder-save]').click();
+      const task = page.locator('[data-testid=reminder]').filter({ hasText: 'Sum up the week' });
+      assert.match(await task.locator('[data-testid=reminder-task]').innerText({ timeout: TIMEOUT }), /main/);
+
       await page.locator('[data-testid=nav-notes]').click();
       await page.locator('[data-testid=nav-reminders]').click();
       const again = page.locator('[data-testid=reminder]').filter({ hasText: words });

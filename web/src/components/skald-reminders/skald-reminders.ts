@@ -17,7 +17,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError, type ApiClient } from '../../api/client.js';
-import type { Job, JobKind, JobRun, MissedPolicy, Snooze } from '../../api/types.js';
+import type { Agent, Job, JobKind, JobRun, MissedPolicy, Snooze } from '../../api/types.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -44,12 +44,14 @@ interface Draft {
   readonly readable: boolean;
   /** Whom a reminder is for: the person (`''`), everyone (`EVERYONE`), or a member's name. */
   readonly audience: string;
+  /** The agent that runs a task. */
+  readonly agent: string;
 }
 
 /** The audience that means everyone. */
 const EVERYONE = '*';
 
-const EMPTY: Draft = { kind: 'reminder', text: '', repeat: false, at: '', cron: '0 8 * * 1-5', missed: 'skip', readable: false, audience: '' };
+const EMPTY: Draft = { kind: 'reminder', text: '', repeat: false, at: '', cron: '0 8 * * 1-5', missed: 'skip', readable: false, audience: '', agent: 'main' };
 
 /**
  * Test hooks: `[data-testid=reminder-text]`, `reminder-once`, `reminder-repeat`,
@@ -82,6 +84,8 @@ export class SkaldReminders extends LitElement {
   @query('skald-confirm') private confirm?: SkaldConfirm;
 
   readonly #list = new ResourceController<readonly Job[]>(this, (signal) => this.#client().jobs(signal));
+  /** The agents a task can be run by; main alone until they are read. */
+  @state() private agents: readonly Agent[] = [];
   #previewTimer: ReturnType<typeof setTimeout> | undefined;
   #previewAsked = 0;
 
@@ -94,6 +98,16 @@ export class SkaldReminders extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.#schedulePreview();
+    void this.#readAgents();
+  }
+
+  async #readAgents(): Promise<void> {
+    try {
+      this.agents = (await this.#client().agents()).agents;
+    } catch {
+      // Without the list a task is run by main, which every Skald has.
+      this.agents = [];
+    }
   }
 
   override disconnectedCallback(): void {
@@ -157,6 +171,7 @@ export class SkaldReminders extends LitElement {
           zone: this.#zone(),
           missed: draft.missed,
           readable_while_away: audience === '' && draft.readable,
+          ...(reminder ? {} : { agent: draft.agent }),
           ...(audience === EVERYONE ? { shared: true } : audience !== '' ? { for: audience } : {}),
         });
         this.announcement = audience !== '' && audience !== EVERYONE ? strings.reminderSentTo.replace('{name}', audience) : strings.reminderSaved;
@@ -192,6 +207,7 @@ export class SkaldReminders extends LitElement {
       missed: job.missed,
       readable: job.readable_while_away,
       audience: job.shared ? EVERYONE : '',
+      agent: job.agent ?? 'main',
     };
     this.#schedulePreview();
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('#reminder-text')?.focus());
@@ -353,7 +369,8 @@ export class SkaldReminders extends LitElement {
         <option value="run_once" ?selected=${draft.missed === 'run_once'}>${strings.reminderMissedRunOnce}</option>
       </select>
       ${draft.kind === 'task'
-        ? html`<p class="hint">${strings.reminderTaskHint}</p>
+        ? html`${this.editing ? nothing : this.#renderAgent(draft)}
+            <p class="hint">${strings.reminderTaskHint}</p>
             <label class="checkbox readable">
               <input type="checkbox" data-testid="reminder-readable" .checked=${draft.readable} @change=${(e: Event) => this.#set({ readable: (e.target as HTMLInputElement).checked })} />
               ${strings.reminderReadable}
@@ -380,6 +397,15 @@ export class SkaldReminders extends LitElement {
           : nothing}
       </div>
     </form>`;
+  }
+
+  /** Which agent runs a new task. */
+  #renderAgent(draft: Draft): TemplateResult {
+    const agents = this.agents.length > 0 ? this.agents : [{ id: 'main', name: 'main' }];
+    return html`<label for="reminder-agent">${strings.reminderAgent}</label>
+      <select id="reminder-agent" data-testid="reminder-agent" @change=${(e: Event) => this.#set({ agent: (e.target as HTMLSelectElement).value })}>
+        ${agents.map((agent) => html`<option value=${agent.id} ?selected=${draft.agent === agent.id}>${agent.name}</option>`)}
+      </select>`;
   }
 
   /** Whom a new reminder is for: the person, everyone, or another member — said before it is saved. */
