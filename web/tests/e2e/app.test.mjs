@@ -183,6 +183,8 @@ describe('the page in the desktop window', () => {
       await logIn(page, BEA);
       await page.locator('[data-testid=new-chat]').click();
       const picker = page.locator('[data-testid=model-picker]');
+      // The models load after login: the role's three, once they are there.
+      await picker.locator('option[value="scripted/scripted-strong"]').waitFor({ state: 'attached', timeout: TIMEOUT });
       const offered = await picker.locator('option').evaluateAll((options) => options.map((o) => o.value));
       assert.deepEqual(offered, ['', 'scripted/scripted-balanced', 'scripted/scripted-fast', 'scripted/scripted-strong']);
       await picker.selectOption('scripted/scripted-fast');
