@@ -37,6 +37,29 @@ enum Command {
     /// Check who can open each private space; exit 1 if anything is off. Read-only: runs
     /// beside a running Skald.
     Verify,
+    /// Write one archive of the whole data directory, sealed with a passphrase: the shared
+    /// database, every private file as its encrypted bytes, the agents. Works while Skald
+    /// runs (the running server holds open files still while they are copied).
+    Backup {
+        /// A folder (the archive gets a dated name in it) or the archive's path.
+        #[arg(long, value_name = "PATH")]
+        to: PathBuf,
+        /// Read the passphrase from the first line of this file instead of the terminal.
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+        /// Include the built-in model's files (large; they can be downloaded again).
+        #[arg(long)]
+        with_models: bool,
+    },
+    /// Restore an archive into an empty data directory (give it with --data-dir); then
+    /// check it as `skald verify` does.
+    Restore {
+        #[arg(long, value_name = "PATH")]
+        from: PathBuf,
+        /// Read the passphrase from the first line of this file instead of the terminal.
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+    },
     /// The built-in model's worker process, which Skald starts itself and speaks to over
     /// stdin and stdout; not for people.
     #[cfg(feature = "local-model")]
@@ -68,6 +91,12 @@ fn main() -> ExitCode {
     let port = match cli.command {
         Some(Command::Serve { port }) => port,
         Some(Command::Verify) => return verify(cli.data_dir),
+        Some(Command::Backup { to, passphrase_file, with_models }) => {
+            return backup(cli.data_dir, &to, passphrase_file.as_deref(), with_models);
+        }
+        Some(Command::Restore { from, passphrase_file }) => {
+            return restore(cli.data_dir, &from, passphrase_file.as_deref());
+        }
         #[cfg(feature = "local-model")]
         Some(Command::ModelWorker { inspect }) => return skald::providers::local::worker::run(inspect.as_deref()),
         #[cfg(feature = "desktop")]
@@ -144,6 +173,92 @@ fn verify(data_dir: Option<PathBuf>) -> ExitCode {
         }
         Err(err) => {
             eprintln!("skald: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn small_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|err| {
+        eprintln!("skald: {err}");
+        ExitCode::FAILURE
+    })
+}
+
+/// `skald backup`: progress on stderr, the archive's path on stdout.
+#[allow(clippy::print_stdout, reason = "the archive's path is the command's output")]
+fn backup(data_dir: Option<PathBuf>, to: &std::path::Path, file: Option<&std::path::Path>, models: bool) -> ExitCode {
+    let Some(root) = config::resolve_data_dir(data_dir) else {
+        eprintln!("skald: {}", StartError::NoDataDir);
+        return ExitCode::FAILURE;
+    };
+    let passphrase = match skald::backup::command::passphrase(file, true) {
+        Ok(passphrase) => passphrase,
+        Err(err) => {
+            eprintln!("skald: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match small_runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let said = |line: &str| eprintln!("skald backup: {line}");
+    match runtime.block_on(skald::backup::command::backup(&root, to, passphrase, models, said)) {
+        Ok(done) => {
+            println!("{}", done.path);
+            eprintln!(
+                "skald backup: written: {} people, {} files, {} bytes. Keep the passphrase: without it the archive \
+                 cannot be opened. Old backups open with the passwords people had when they were made.",
+                done.people, done.entries, done.bytes
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("skald: backup failed: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `skald restore`: into the empty folder `--data-dir` names, never a default one.
+#[allow(clippy::print_stdout, reason = "the restore's report is the command's output")]
+fn restore(data_dir: Option<PathBuf>, from: &std::path::Path, file: Option<&std::path::Path>) -> ExitCode {
+    let Some(dir) = data_dir else {
+        eprintln!("skald: say where to restore with --data-dir DIR (an empty folder)");
+        return ExitCode::from(2);
+    };
+    let passphrase = match skald::backup::command::passphrase(file, false) {
+        Ok(passphrase) => passphrase,
+        Err(err) => {
+            eprintln!("skald: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match small_runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let said = |line: &str| eprintln!("skald restore: {line}");
+    match runtime.block_on(skald::backup::command::restore(from, &dir, passphrase, said)) {
+        Ok(restored) => {
+            println!("restored the backup of {} into {}", restored.created_at, dir.display());
+            let names: Vec<&str> = restored.people.iter().map(|p| p.name.as_str()).collect();
+            println!("people: {}", if names.is_empty() { "(none)".to_owned() } else { names.join(", ") });
+            println!("each person logs in with the password they had when the backup was made");
+            if restored.enter_again.is_empty() {
+                println!("no secrets need entering again");
+            } else {
+                println!("enter these again as an administrator (they were sealed with the old instance key):");
+                for what in &restored.enter_again {
+                    println!("  - {what}");
+                }
+            }
+            print!("{}", restored.verify_report);
+            if restored.verified { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        Err(err) => {
+            eprintln!("skald: restore failed: {err}");
             ExitCode::FAILURE
         }
     }

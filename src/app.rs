@@ -158,6 +158,11 @@ impl App {
         let jobs =
             crate::jobs::Jobs::new(system.clone(), accounts.sessions().clone(), agent.clone(), notifier.clone(), away);
         agent.scheduling().plug(std::sync::Arc::new(jobs.clone()));
+        let backups = crate::backup::Backups::new(data_dir.root(), system.clone(), accounts.clone(), secrets.clone());
+        backups
+            .settle_interrupted()
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
         let state = AppState {
             launch_token,
             system,
@@ -167,6 +172,7 @@ impl App {
             notifier,
             agent,
             jobs,
+            backups,
             shutdown: CancellationToken::new(),
             web: options.web,
         };
@@ -202,8 +208,16 @@ impl App {
         tokio::spawn(end_idle_sessions(sessions.clone(), mcp.clone(), state.shutdown.clone()));
         // The one scheduler of this data directory: the directory's lock makes it the only one.
         tokio::spawn(state.jobs.clone().run(state.shutdown.clone()));
+        tokio::spawn(state.backups.clone().run_schedule(state.shutdown.clone()));
+        let control = tokio::spawn(crate::backup::control::serve(
+            data_dir.root().to_path_buf(),
+            state.backups.clone(),
+            state.shutdown.clone(),
+        ));
         http::serve::serve(listener, http::router(state), connections, shutdown).await;
         tracing::info!("shutting down");
+        // The control socket's file goes with the server that answered on it.
+        let _ = control.await;
         // Every key is forgotten before the process goes, and no server outlives it.
         sessions.end_all().await;
         if let Some(mcp) = mcp {

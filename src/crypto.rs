@@ -395,6 +395,67 @@ impl InstanceKey {
     }
 }
 
+/// The key of one backup archive (§5.1), derived from the administrator's backup
+/// passphrase with argon2id, as the key wraps are. It seals the archive as a stream of
+/// chunks (the STREAM construction): each chunk's nonce is the archive's random prefix,
+/// the chunk's index and whether it is the last, and the archive's header is the
+/// associated data of every chunk. So a chunk moved, dropped, repeated or taken from
+/// another archive fails its tag, and an archive cut short lacks its last chunk.
+pub struct ArchiveKey(Zeroizing<[u8; KEY_LEN]>);
+
+/// The random part of every chunk nonce of one archive.
+pub const ARCHIVE_PREFIX_LEN: usize = 7;
+
+impl ArchiveKey {
+    pub fn derive(passphrase: &[u8], salt: &[u8; SALT_LEN], kdf: &KdfParams) -> Result<Self, CryptoError> {
+        Ok(Self(derive_kek(passphrase, salt, kdf)?.0))
+    }
+
+    /// A fresh salt and nonce prefix for a new archive.
+    pub fn fresh_salt_and_prefix() -> ([u8; SALT_LEN], [u8; ARCHIVE_PREFIX_LEN]) {
+        (*random_array::<SALT_LEN>(), *random_array::<ARCHIVE_PREFIX_LEN>())
+    }
+
+    pub fn seal_chunk(
+        &self,
+        prefix: &[u8; ARCHIVE_PREFIX_LEN],
+        index: u32,
+        last: bool,
+        header: &[u8],
+        plain: &[u8],
+    ) -> Vec<u8> {
+        let cipher = Aes256Gcm::new_from_slice(self.0.as_ref()).expect("32-byte key");
+        cipher
+            .encrypt(Nonce::from_slice(&chunk_nonce(prefix, index, last)), Payload { msg: plain, aad: header })
+            .expect("AES-GCM encryption of a chunk cannot fail")
+    }
+
+    /// Opens chunk `index`; a wrong passphrase, an edited byte or a chunk out of place is
+    /// [`CryptoError::WrongSecret`] (the tag cannot tell them apart).
+    pub fn open_chunk(
+        &self,
+        prefix: &[u8; ARCHIVE_PREFIX_LEN],
+        index: u32,
+        last: bool,
+        header: &[u8],
+        sealed: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>, CryptoError> {
+        let cipher = Aes256Gcm::new_from_slice(self.0.as_ref()).expect("32-byte key");
+        cipher
+            .decrypt(Nonce::from_slice(&chunk_nonce(prefix, index, last)), Payload { msg: sealed, aad: header })
+            .map(Zeroizing::new)
+            .map_err(|_| CryptoError::WrongSecret)
+    }
+}
+
+fn chunk_nonce(prefix: &[u8; ARCHIVE_PREFIX_LEN], index: u32, last: bool) -> [u8; NONCE_LEN] {
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce[..ARCHIVE_PREFIX_LEN].copy_from_slice(prefix);
+    nonce[ARCHIVE_PREFIX_LEN..NONCE_LEN - 1].copy_from_slice(&index.to_be_bytes());
+    nonce[NONCE_LEN - 1] = u8::from(last);
+    nonce
+}
+
 /// A random 16-byte salt for a new private file.
 pub fn file_salt() -> [u8; SALT_LEN] {
     *random_array::<SALT_LEN>()
@@ -585,6 +646,22 @@ mod tests {
         assert_eq!(key.open(&blob, b"provider:1").unwrap().as_slice(), b"sk-provider-key");
         assert_eq!(key.open(&blob, b"provider:2").err(), Some(CryptoError::WrongSecret));
         assert_eq!(InstanceKey::generate().open(&blob, b"provider:1").err(), Some(CryptoError::WrongSecret));
+    }
+
+    #[test]
+    fn an_archive_chunk_opens_only_in_its_place_with_its_passphrase() {
+        let (salt, prefix) = ArchiveKey::fresh_salt_and_prefix();
+        let key = ArchiveKey::derive(b"backup passphrase", &salt, &FAST).unwrap();
+        let sealed = key.seal_chunk(&prefix, 3, false, b"header", b"pages");
+        assert_eq!(&key.open_chunk(&prefix, 3, false, b"header", &sealed).unwrap()[..], b"pages");
+        for (index, last, header) in [(4, false, &b"header"[..]), (3, true, b"header"), (3, false, b"headex")] {
+            assert!(key.open_chunk(&prefix, index, last, header, &sealed).is_err(), "{index} {last}");
+        }
+        let other = ArchiveKey::derive(b"another passphrase", &salt, &FAST).unwrap();
+        assert_eq!(other.open_chunk(&prefix, 3, false, b"header", &sealed).err(), Some(CryptoError::WrongSecret));
+        let mut flipped = sealed.clone();
+        flipped[0] ^= 1;
+        assert!(key.open_chunk(&prefix, 3, false, b"header", &flipped).is_err());
     }
 
     #[test]

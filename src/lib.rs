@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod backup;
 pub mod config;
 pub mod crypto;
 pub mod error;

@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 26] = [
+const KNOWN_TABLES: [&str; 28] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -58,6 +58,10 @@ const KNOWN_TABLES: [&str; 26] = [
     // sealed to that person's public key
     "jobs",
     "job_runs",
+    // backups written and the optional schedule: paths, sizes and times; the schedule's
+    // passphrase sealed under the instance key (§5.2)
+    "backups",
+    "backup_schedule",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

@@ -139,6 +139,8 @@ pub enum LiveEvent {
     Notify { title: String, body: String },
     /// A new notice waits in `GET /api/notices`.
     Notice,
+    /// How far the backup this administrator started got (§5.2).
+    Backup { progress: crate::backup::Progress },
     /// A model download this administrator can see moved on.
     LocalModelDownload { download: DownloadStatus },
     /// The socket fell behind its person's queue: the page reads the turns again.

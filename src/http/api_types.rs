@@ -100,6 +100,11 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::memories::Erase,
         super::memories::Erased,
         super::memories::Search,
+        super::backups::NewBackup,
+        super::backups::Started,
+        super::backups::BackupList,
+        super::backups::ScheduleBody,
+        crate::backup::Done,
     );
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod agents;
 mod api_types;
 pub mod assets;
 pub mod auth;
+pub mod backups;
 pub mod boundary;
 pub mod chat;
 pub mod error;

@@ -10,8 +10,8 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
 use super::{
-    AppState, admin, agents, chat, inbox, jobs, local_models, mcp, me, memories, meta, notes, people, providers, rules,
-    ws,
+    AppState, admin, agents, backups, chat, inbox, jobs, local_models, mcp, me, memories, meta, notes, people,
+    providers, rules, ws,
 };
 
 /// One row of the table.
@@ -56,6 +56,10 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/roles/{id}", Admin, Header, admin::delete_role),
         route(M::GET, "/api/audit", Admin, Header, admin::audit_trail),
         route(M::GET, "/api/instance/secrets", Admin, Header, admin::secrets_status),
+        route(M::POST, "/api/backups", Admin, Header, backups::start),
+        route(M::GET, "/api/backups", Admin, Header, backups::list),
+        route(M::PUT, "/api/backups/schedule", Admin, Header, backups::set_schedule),
+        route(M::DELETE, "/api/backups/schedule", Admin, Header, backups::clear_schedule),
         route(M::GET, "/api/usage", Admin, Header, admin::usage),
         route(M::GET, "/api/approval-rules", Admin, Header, rules::list),
         route(M::POST, "/api/approval-rules", Admin, Header, rules::add),

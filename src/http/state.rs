@@ -22,6 +22,8 @@ pub struct AppState {
     pub agent: Runtime,
     /// Scheduled jobs and their scheduler (§11).
     pub jobs: crate::jobs::Jobs,
+    /// Backups of the data directory (§5.2).
+    pub backups: crate::backup::Backups,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,

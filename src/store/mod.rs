@@ -14,6 +14,7 @@ pub mod agents;
 pub mod approval_rules;
 pub mod approvals;
 pub mod audit;
+pub mod backup;
 pub mod chat;
 mod conversation;
 pub mod data_dir;

@@ -155,6 +155,9 @@ struct Inner {
     unlocks: Semaphore,
     policy: KdfPolicy,
     target: OnceCell<KdfParams>,
+    /// Taken for reading while a private file is opened, and for writing while a backup
+    /// copies one: a file is never opened (and migrated) half-way through its copy.
+    files: tokio::sync::RwLock<()>,
 }
 
 impl Accounts {
@@ -167,6 +170,7 @@ impl Accounts {
             unlocks: Semaphore::new(CONCURRENT_UNLOCKS),
             policy,
             target: OnceCell::new(),
+            files: tokio::sync::RwLock::new(()),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -177,6 +181,11 @@ impl Accounts {
 
     pub fn system(&self) -> &SystemStore {
         &self.inner.system
+    }
+
+    /// Holds every private file closed to new openers until dropped (a backup's copy).
+    pub async fn hold_files(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
+        self.inner.files.write().await
     }
 
     fn users_dir(&self) -> &std::path::Path {
@@ -459,6 +468,7 @@ impl Accounts {
             .and_then(|s| s.try_into().ok())
             .ok_or(AccountError::PrivateFile("no private file is recorded for this account"))?;
         let path = private::path_for(&self.inner.users_dir, &row.id);
+        let _reading = self.inner.files.read().await;
         PrivateStore::open(&path, dek, &salt, &row.id).await.map_err(|err| {
             tracing::warn!(user = %row.id, error = %err, "private file refused");
             AccountError::from(err)

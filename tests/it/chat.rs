@@ -16,6 +16,7 @@ use crate::support::{Sandbox, Server};
 
 mod agents;
 mod approvals;
+mod backup;
 mod branches;
 mod consent;
 mod jobs;

@@ -12,7 +12,7 @@ const LAYERS: [&[&str]; 10] = [
     &["store"],
     &["secrets"],
     &["providers", "users", "export", "verify"],
-    &["mcp"],
+    &["mcp", "backup"],
     &["agent"],
     &["jobs"],
     &["http"],

@@ -1,0 +1,269 @@
+//! What backup and restore need of the databases (docs/architecture.md §5.2): a consistent
+//! copy of the shared database, a private file held still while its bytes are copied,
+//! the record of backups written and their schedule, and what a restored copy must
+//! forget (the secrets sealed under an instance key it does not have).
+
+use sqlx::Row;
+
+use super::private::PrivateStore;
+use super::{StoreError, SystemStore, timestamp};
+use crate::ids::UserId;
+
+/// The shared database as one consistent image, with who has a private file in it.
+pub struct SharedImage {
+    pub bytes: sqlx::sqlite::SqliteOwnedBuf,
+    pub instance_id: String,
+    pub people: Vec<(UserId, String)>,
+}
+
+/// Reads the whole shared database in one read transaction (`sqlite3_serialize`, which
+/// reads every page through SQLite as the online backup API does): writers go on, and the
+/// image is the database as of one commit.
+pub async fn shared_image(store: &SystemStore) -> Result<SharedImage, StoreError> {
+    let mut tx = store.pool().begin().await?;
+    let instance_id: String =
+        sqlx::query_scalar("SELECT instance_id FROM instance WHERE id = 1").fetch_one(&mut *tx).await?;
+    let people = sqlx::query("SELECT id, name FROM users WHERE file_salt IS NOT NULL ORDER BY name")
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .map(|row| Ok((row.try_get::<UserId, _>("id")?, row.try_get::<String, _>("name")?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    let bytes = tx.serialize(None).await?;
+    tx.rollback().await?;
+    Ok(SharedImage { bytes, instance_id, people })
+}
+
+/// A private file held still: its WAL checkpointed into the file as far as readers allow,
+/// then its write lock taken, so no connection commits to it until this is released and
+/// its bytes (file and WAL) can be copied as they are.
+pub struct Held(sqlx::Transaction<'static, sqlx::Sqlite>);
+
+impl Held {
+    pub async fn release(self) {
+        let _ = self.0.rollback().await;
+    }
+}
+
+impl PrivateStore {
+    pub async fn hold_still(&self) -> Result<Held, StoreError> {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(self.pool()).await?;
+        Ok(Held(self.pool().begin_with("BEGIN IMMEDIATE").await?))
+    }
+}
+
+/// A backup as recorded.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(rename = "Backup")]
+pub struct BackupRow {
+    pub id: String,
+    pub kind: String,
+    pub state: String,
+    pub path: String,
+    pub started_by: Option<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    #[ts(type = "number | null")]
+    pub bytes: Option<i64>,
+    #[ts(type = "number | null")]
+    pub people: Option<i64>,
+    pub error: Option<String>,
+}
+
+const BACKUP_COLUMNS: &str = "id, kind, state, path, started_by, started_at, finished_at, bytes, people, error";
+
+fn backup_row(row: &sqlx::sqlite::SqliteRow) -> Result<BackupRow, sqlx::Error> {
+    Ok(BackupRow {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        state: row.try_get("state")?,
+        path: row.try_get("path")?,
+        started_by: row.try_get("started_by")?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        bytes: row.try_get("bytes")?,
+        people: row.try_get("people")?,
+        error: row.try_get("error")?,
+    })
+}
+
+pub async fn record_start(
+    store: &SystemStore,
+    id: &str,
+    kind: &str,
+    path: &str,
+    by: Option<&UserId>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO backups (id, kind, state, path, started_by, started_at) VALUES (?, ?, 'running', ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(kind)
+    .bind(path)
+    .bind(by)
+    .bind(timestamp())
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+pub async fn record_done(store: &SystemStore, id: &str, bytes: u64, people: usize) -> Result<(), StoreError> {
+    sqlx::query("UPDATE backups SET state = 'done', finished_at = ?, bytes = ?, people = ? WHERE id = ?")
+        .bind(timestamp())
+        .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
+        .bind(people as i64)
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+pub async fn record_failed(store: &SystemStore, id: &str, error: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE backups SET state = 'failed', finished_at = ?, error = ? WHERE id = ?")
+        .bind(timestamp())
+        .bind(error)
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// The newest backups first.
+pub async fn list(store: &SystemStore, limit: i64) -> Result<Vec<BackupRow>, StoreError> {
+    let sql = format!("SELECT {BACKUP_COLUMNS} FROM backups ORDER BY started_at DESC, id DESC LIMIT ?");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).fetch_all(store.pool()).await?;
+    Ok(rows.iter().map(backup_row).collect::<Result<_, _>>()?)
+}
+
+/// Backups a crash cut short: marked failed, their paths handed back so the partial files
+/// can go.
+pub async fn fail_interrupted(store: &SystemStore) -> Result<Vec<String>, StoreError> {
+    let paths: Vec<String> =
+        sqlx::query_scalar("SELECT path FROM backups WHERE state = 'running'").fetch_all(store.pool()).await?;
+    sqlx::query(
+        "UPDATE backups SET state = 'failed', finished_at = ?, error = 'Skald stopped before the backup was finished' \
+         WHERE state = 'running'",
+    )
+    .bind(timestamp())
+    .execute(store.pool())
+    .await?;
+    Ok(paths)
+}
+
+/// The backup schedule as stored (its passphrase still sealed).
+#[derive(Clone)]
+pub struct ScheduleRow {
+    pub folder: String,
+    pub at_time: String,
+    pub zone: String,
+    pub keep: i64,
+    pub include_models: bool,
+    pub passphrase: Vec<u8>,
+    pub next_run: String,
+    pub updated_by: String,
+    pub updated_at: String,
+}
+
+pub async fn schedule(store: &SystemStore) -> Result<Option<ScheduleRow>, StoreError> {
+    let row = sqlx::query(
+        "SELECT folder, at_time, zone, keep, include_models, passphrase, next_run, updated_by, updated_at \
+         FROM backup_schedule WHERE id = 1",
+    )
+    .fetch_optional(store.pool())
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    Ok(Some(ScheduleRow {
+        folder: row.try_get("folder")?,
+        at_time: row.try_get("at_time")?,
+        zone: row.try_get("zone")?,
+        keep: row.try_get("keep")?,
+        include_models: row.try_get::<i64, _>("include_models")? != 0,
+        passphrase: row.try_get("passphrase")?,
+        next_run: row.try_get("next_run")?,
+        updated_by: row.try_get("updated_by")?,
+        updated_at: row.try_get("updated_at")?,
+    }))
+}
+
+pub async fn put_schedule(store: &SystemStore, row: &ScheduleRow) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO backup_schedule (id, folder, at_time, zone, keep, include_models, passphrase, next_run, \
+         updated_by, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (id) DO UPDATE SET folder = excluded.folder, at_time = excluded.at_time, zone = excluded.zone, \
+         keep = excluded.keep, include_models = excluded.include_models, passphrase = excluded.passphrase, \
+         next_run = excluded.next_run, updated_by = excluded.updated_by, updated_at = excluded.updated_at",
+    )
+    .bind(&row.folder)
+    .bind(&row.at_time)
+    .bind(&row.zone)
+    .bind(row.keep)
+    .bind(i64::from(row.include_models))
+    .bind(&row.passphrase)
+    .bind(&row.next_run)
+    .bind(&row.updated_by)
+    .bind(&row.updated_at)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+pub async fn set_schedule_next(store: &SystemStore, next_run: &str) -> Result<(), StoreError> {
+    sqlx::query("UPDATE backup_schedule SET next_run = ? WHERE id = 1").bind(next_run).execute(store.pool()).await?;
+    Ok(())
+}
+
+pub async fn delete_schedule(store: &SystemStore) -> Result<bool, StoreError> {
+    Ok(sqlx::query("DELETE FROM backup_schedule WHERE id = 1").execute(store.pool()).await?.rows_affected() > 0)
+}
+
+/// `PRAGMA integrity_check` of the shared database: `None` when it says `ok`.
+pub async fn integrity(store: &SystemStore) -> Result<Option<String>, StoreError> {
+    let said: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check").fetch_all(store.pool()).await?;
+    Ok(if said == ["ok"] { None } else { Some(said.join("; ")) })
+}
+
+/// A restored shared database was sealed under an instance key the archive does not
+/// carry: every value sealed under it is cleared, the record of the key's backend is
+/// reset so the first start makes a new key, and the schedule (whose passphrase was
+/// sealed) goes. Returns what must be entered again, as people would name it.
+pub async fn forget_instance_secrets(store: &SystemStore) -> Result<Vec<String>, StoreError> {
+    let mut tx = store.pool().begin().await?;
+    let mut again = Vec::new();
+    let providers: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM providers WHERE api_key IS NOT NULL ORDER BY name")
+            .fetch_all(&mut *tx)
+            .await?;
+    again.extend(providers.into_iter().map(|name| format!("the API key of the provider {name}")));
+    let servers: Vec<(String, bool, bool)> = sqlx::query_as(
+        "SELECT name, env IS NOT NULL, token IS NOT NULL FROM mcp_servers WHERE env IS NOT NULL OR token IS NOT NULL \
+         ORDER BY name",
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for (name, env, token) in servers {
+        if env {
+            again.push(format!("the environment of the MCP server {name}"));
+        }
+        if token {
+            again.push(format!("the token of the MCP server {name}"));
+        }
+    }
+    if sqlx::query("DELETE FROM backup_schedule").execute(&mut *tx).await?.rows_affected() > 0 {
+        again.push("the backup schedule (its passphrase)".to_owned());
+    }
+    sqlx::query("UPDATE providers SET api_key = NULL WHERE api_key IS NOT NULL").execute(&mut *tx).await?;
+    sqlx::query("UPDATE mcp_servers SET env = NULL, token = NULL WHERE env IS NOT NULL OR token IS NOT NULL")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE instance SET secret_backend = NULL, secret_check = NULL WHERE id = 1")
+        .execute(&mut *tx)
+        .await?;
+    // A backup that was running when the copy was taken did not finish in the copy.
+    sqlx::query(
+        "UPDATE backups SET state = 'failed', error = 'still running when this backup was taken' WHERE state = 'running'",
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(again)
+}
