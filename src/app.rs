@@ -133,6 +133,11 @@ impl App {
             tracing::warn!("SKALD_INSECURE_FAST_KDF: new keys use the minimum argon2id cost (a test setting)");
         }
         let accounts = Accounts::new(system.clone(), data_dir.users_dir(), policy);
+        // A key rotation a crash cut short is finished or undone before anything reads a file.
+        accounts
+            .settle_rotations()
+            .await
+            .map_err(|err| StartError::Prepare { path: data_dir.users_dir(), reason: err.to_string() })?;
         let secrets = InstanceSecrets::load(&system, data_dir.root())
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.root().to_path_buf(), reason: err.to_string() })?;

@@ -126,6 +126,12 @@ impl Dek {
         &self.0
     }
 
+    /// A key read back from a sealed copy (§6.2); `None` unless exactly 32 bytes.
+    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        let bytes: [u8; KEY_LEN] = bytes.try_into().ok()?;
+        Some(Self(Zeroizing::new(bytes)))
+    }
+
     /// A second handle on the same key, to move into a blocking task; zeroized on drop too.
     pub fn duplicate(&self) -> Self {
         Self(Zeroizing::new(*self.0))

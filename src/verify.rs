@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 28] = [
+const KNOWN_TABLES: [&str; 29] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -62,6 +62,9 @@ const KNOWN_TABLES: [&str; 28] = [
     // passphrase sealed under the instance key (§5.2)
     "backups",
     "backup_schedule",
+    // supervision edges (§6.2): a supervised person's key sealed to their supervisor's
+    // public key, listed by verify as a key that opens that space
+    "supervision",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
@@ -82,6 +85,8 @@ pub struct Person {
     pub file: Option<PathBuf>,
     /// Who can open the space, in words.
     pub opened_by: Vec<String>,
+    /// How many of those are supervisors' copies (§6.2).
+    pub supervisors: usize,
 }
 
 #[derive(Debug, Default)]
@@ -119,7 +124,11 @@ impl Report {
                 for who in &p.opened_by {
                     let _ = writeln!(out, "    - {who}");
                 }
-                let _ = writeln!(out, "  and by nobody else: no supervisors");
+                if p.supervisors == 0 {
+                    let _ = writeln!(out, "  and by nobody else: no supervisors");
+                } else {
+                    let _ = writeln!(out, "  and by nobody else");
+                }
             }
         }
         let _ = writeln!(
@@ -206,6 +215,24 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
         report.problems.push(format!("a key wrap belongs to no account ({orphan})"));
     }
 
+    // Supervisors' sealed copies (§6.2), by the person whose space they open.
+    let mut copies: HashMap<String, Vec<(String, String, Option<Vec<u8>>)>> = HashMap::new();
+    let edges = sqlx::query(
+        "SELECT e.supervised_id, a.name AS supervisor, a.status, e.state, e.sealed_key FROM supervision e
+         JOIN users a ON a.id = e.supervisor_id ORDER BY a.name",
+    )
+    .fetch_all(pool)
+    .await?;
+    for row in edges {
+        let state: String = row.get("state");
+        let status: String = row.get("status");
+        copies.entry(row.get("supervised_id")).or_default().push((
+            row.get("supervisor"),
+            format!("{state}/{status}"),
+            row.get("sealed_key"),
+        ));
+    }
+
     let mut salts_seen: HashMap<Vec<u8>, String> = HashMap::new();
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     for user in &users {
@@ -215,6 +242,7 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
             status: user.status.clone(),
             file: None,
             opened_by: Vec::new(),
+            supervisors: 0,
         };
         let who = &user.name;
         let mine = wraps.get(&user.id).map(Vec::as_slice).unwrap_or(&[]);
@@ -223,6 +251,26 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
             match check_wrap(&user.id, purpose, blob) {
                 Ok(description) => person.opened_by.push(format!("{who}'s {description}")),
                 Err(problem) => report.problems.push(format!("{who}: the {purpose} key wrap {problem}")),
+            }
+        }
+        for (supervisor, state, sealed) in copies.get(&user.id).map(Vec::as_slice).unwrap_or(&[]) {
+            match (state.split_once('/'), sealed) {
+                (Some(("active", status)), Some(blob)) if is_sealed_copy(blob) => {
+                    report.wraps_checked += 1;
+                    person.supervisors += 1;
+                    let note = if status == "active" {
+                        String::new()
+                    } else {
+                        format!(" — {supervisor}'s account is {status}; end the supervision to destroy it")
+                    };
+                    person
+                        .opened_by
+                        .push(format!("{supervisor}'s copy, as their supervisor (sealed to {supervisor}'s key){note}"));
+                }
+                (Some(("active", _)), _) => {
+                    report.problems.push(format!("{who}: the key copy {supervisor} holds is malformed"));
+                }
+                _ => {}
             }
         }
         let file = users_dir.join(format!("{}.db", user.id));
@@ -281,6 +329,12 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
         }
     }
     Ok(report)
+}
+
+/// A supervisor's copy is a value sealed to a public key (`crypto::seal_to`) holding
+/// one 32-byte key: magic, ephemeral key, nonce, key and tag.
+fn is_sealed_copy(blob: &[u8]) -> bool {
+    blob.len() == 4 + 32 + 12 + 32 + 16 && blob.starts_with(b"SKS1")
 }
 
 /// A wrap must name its row's owner and purpose and have KDF parameters in range.

@@ -227,31 +227,44 @@ pub async fn start(
 /// which must not exist yet. Never inside the data directory itself.
 fn destination(root: &Path, to: &Path) -> Result<PathBuf, BackupError> {
     if !to.is_absolute() {
-        return Err(BackupError::Refused(format!(
-            "give the backup's folder as an absolute path, not {}",
-            to.display()
-        )));
+        return Err(BackupError::Refused(format!("give the backup's folder as an absolute path, not {}", to.display())));
     }
-    let dest = if to.is_dir() {
-        let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S");
-        to.join(format!("{NAME_PREFIX}{stamp}.{ARCHIVE_EXTENSION}"))
-    } else {
-        to.to_path_buf()
-    };
-    let folder = dest.parent().filter(|p| p.is_dir()).ok_or_else(|| {
+    if to.is_dir() {
+        let folder = checked_folder(root, to)?;
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string();
+        // Two backups in one second get names of their own, still in the order made.
+        return (1..100)
+            .map(|n| {
+                let suffix = if n == 1 { String::new() } else { format!("-{n:02}") };
+                folder.join(format!("{NAME_PREFIX}{stamp}{suffix}.{ARCHIVE_EXTENSION}"))
+            })
+            .find(|path| !path.exists() && !partial_path(path).exists())
+            .ok_or_else(|| BackupError::Refused("too many backups in one second; wait a moment".into()));
+    }
+    let parent = to.parent().filter(|p| p.is_dir()).ok_or_else(|| {
         BackupError::Refused(format!("there is no folder {}; make it first", to.parent().unwrap_or(to).display()))
     })?;
-    if dest.exists() {
-        return Err(BackupError::Refused(format!("{} already exists; Skald never writes over a file", dest.display())));
+    if to.exists() {
+        return Err(BackupError::Refused(format!("{} already exists; Skald never writes over a file", to.display())));
     }
-    let folder = folder.canonicalize().map_err(BackupError::io(format!("cannot reach {}", folder.display())))?;
+    Ok(checked_folder(root, parent)?.join(to.file_name().expect("a file name")))
+}
+
+/// An existing folder outside the data directory, as its canonical path.
+fn checked_folder(root: &Path, folder: &Path) -> Result<PathBuf, BackupError> {
+    let canonical = folder
+        .canonicalize()
+        .map_err(|_| BackupError::Refused(format!("there is no folder {}; make it first", folder.display())))?;
+    if !canonical.is_dir() {
+        return Err(BackupError::Refused(format!("{} is not a folder", folder.display())));
+    }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    if folder.starts_with(&root) {
+    if canonical.starts_with(&root) {
         return Err(BackupError::Refused(
             "a backup cannot go inside the data directory it copies; choose another folder or drive".into(),
         ));
     }
-    Ok(folder.join(dest.file_name().expect("a file name")))
+    Ok(canonical)
 }
 
 fn partial_path(dest: &Path) -> PathBuf {

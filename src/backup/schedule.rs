@@ -96,10 +96,10 @@ impl Backups {
         if !(1..=100).contains(&input.keep) {
             return Err(refused("keep between 1 and 100 backups"));
         }
-        if !input.folder.is_absolute() || !input.folder.is_dir() {
-            return Err(refused(format!("{} is not a folder on this computer; make it first", input.folder.display())));
+        if !input.folder.is_absolute() {
+            return Err(refused(format!("give the folder as an absolute path, not {}", input.folder.display())));
         }
-        super::destination(&self.inner.source.root, &input.folder)?;
+        let folder = super::checked_folder(&self.inner.source.root, &input.folder)?;
         let zone = input.zone.clone().unwrap_or_else(system_zone);
         let at_time = input.at_time.trim().to_owned();
         if at_time.len() != 5 {
@@ -120,7 +120,7 @@ impl Backups {
             (None, None) => return Err(refused("choose a passphrase for the scheduled backups")),
         };
         let row = ScheduleRow {
-            folder: input.folder.display().to_string(),
+            folder: folder.display().to_string(),
             at_time,
             zone,
             keep: i64::from(input.keep),

@@ -105,6 +105,11 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::backups::BackupList,
         super::backups::ScheduleBody,
         crate::backup::Done,
+        crate::store::supervision::Edge,
+        crate::store::supervision::AccessEntry,
+        super::supervision::NewEdge,
+        super::supervision::Mine,
+        super::supervision::EnrolmentChecked,
     );
     Ok(())
 }

@@ -152,7 +152,7 @@ pub async fn require(
 
 /// The caller as the audit trail records them, if they may manage the instance. Reads
 /// the role now, not from the session: a demotion takes effect at once.
-async fn managing_actor(state: &AppState, session: &Session) -> Result<Option<Actor>, ApiError> {
+pub(super) async fn managing_actor(state: &AppState, session: &Session) -> Result<Option<Actor>, ApiError> {
     let system = state.accounts.system();
     let Some(user) = users::find(system, &session.user_id).await? else {
         return Ok(None);

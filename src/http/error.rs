@@ -327,6 +327,8 @@ impl From<AccountError> for ApiError {
             AccountError::RateLimited(retry_after) => Self::TooManyRequests { retry_after, message },
             AccountError::KeyRecord(_) => Self::Conflict { code: "key_record_invalid", message },
             AccountError::PrivateFile(_) => Self::Conflict { code: "private_file_invalid", message },
+            AccountError::Supervision(_) => Self::Refused { code: "supervision_refused", message },
+            AccountError::NotSupervisor => Self::Refused { code: "not_supervisor", message },
             AccountError::Store(store) => Self::Internal(Box::new(store)),
         }
     }

@@ -219,8 +219,8 @@ pub struct ReadableJob {
 #[derive(Serialize, ts_rs::TS)]
 pub struct PrivacyReport {
     pub keys: Vec<SpaceKey>,
-    /// The people whose keys open my space besides mine. Supervision is not built yet
-    /// (§6.2): always empty.
+    /// The people whose keys open my space besides mine: supervisors with an active edge
+    /// (§6.2), by name.
     pub supervisors: Vec<PublicUser>,
     pub providers: Vec<PrivacyProvider>,
     /// The tool servers (MCP) my turns may call.
@@ -303,6 +303,12 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
             }
         })
         .collect();
+    let mut supervisors = Vec::new();
+    for edge in state.accounts.supervisors_of(me).await?.into_iter().filter(|e| e.state == "active") {
+        if let Some(row) = crate::store::users::find(system, &edge.supervisor_id).await? {
+            supervisors.push(PublicUser::from(&row));
+        }
+    }
     let today = crate::agent::usage::today();
     let usage = crate::store::usage::summary(system, &today, &crate::agent::usage::month_start(&today))
         .await?
@@ -310,7 +316,7 @@ pub async fn privacy(State(state): State<AppState>, caller: Caller) -> Result<Js
         .find(|u| u.user_id == me.as_str());
     Ok(Json(PrivacyReport {
         keys,
-        supervisors: Vec::new(),
+        supervisors,
         providers,
         tool_servers,
         agents,

@@ -30,6 +30,7 @@ pub mod routes;
 pub mod rules;
 pub mod serve;
 pub mod state;
+pub mod supervision;
 pub mod ws;
 
 use std::time::Instant;

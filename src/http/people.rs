@@ -13,7 +13,7 @@ use super::AppState;
 use super::auth::{AdminActor, Caller};
 use super::error::ApiError;
 use super::json::Body;
-use crate::ids::RoleId;
+use crate::ids::{RoleId, UserId};
 use crate::users::{PublicUser, Unlocked};
 
 #[derive(Deserialize)]
@@ -76,6 +76,10 @@ pub async fn directory(State(state): State<AppState>) -> Result<Json<Vec<PublicU
 pub struct NewPerson {
     name: String,
     role: String,
+    /// A supervisor the account is made with (§6.2): the edge takes the person's key
+    /// when they enrol, and the enrolment screen says so first.
+    #[serde(default)]
+    supervisor: Option<String>,
 }
 
 /// `POST /api/users` (administrators): a person who will choose their own password.
@@ -84,7 +88,19 @@ pub async fn add(
     AdminActor(actor): AdminActor,
     Body(req): Body<NewPerson>,
 ) -> Result<(StatusCode, Json<Enrolment>), ApiError> {
-    let (user, code) = state.accounts.add_person(&actor, &req.name, &RoleId::new(req.role)).await?;
+    let role = RoleId::new(req.role);
+    let supervisor = match req.supervisor.as_deref().filter(|s| !s.is_empty()) {
+        Some(id) => {
+            let id = UserId::parse(id).ok_or(ApiError::NotFound)?;
+            state.accounts.check_supervision(&id, &role).await?;
+            Some(id)
+        }
+        None => None,
+    };
+    let (user, code) = state.accounts.add_person(&actor, &req.name, &role).await?;
+    if let Some(supervisor) = supervisor {
+        state.accounts.request_supervision(&actor, &supervisor, &user.id).await?;
+    }
     Ok((StatusCode::CREATED, Json(Enrolment::new(user, &code))))
 }
 

@@ -11,7 +11,7 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 use super::auth::{self, Access, Credential};
 use super::{
     AppState, admin, agents, backups, chat, inbox, jobs, local_models, mcp, me, memories, meta, notes, people,
-    providers, rules, ws,
+    providers, rules, supervision, ws,
 };
 
 /// One row of the table.
@@ -38,6 +38,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/users", Launch, Header, people::directory),
         route(M::POST, "/api/users", Admin, Header, people::add),
         route(M::POST, "/api/enrol", Launch, Header, people::enrol),
+        route(M::POST, "/api/enrol/check", Launch, Header, supervision::enrolment_check),
         route(M::POST, "/api/login", Launch, Header, people::login),
         route(M::POST, "/api/recover", Launch, Header, people::recover),
         route(M::POST, "/api/logout", Session, Header, people::logout),
@@ -56,6 +57,18 @@ pub fn table() -> Vec<Route> {
         route(M::DELETE, "/api/roles/{id}", Admin, Header, admin::delete_role),
         route(M::GET, "/api/audit", Admin, Header, admin::audit_trail),
         route(M::GET, "/api/instance/secrets", Admin, Header, admin::secrets_status),
+        route(M::POST, "/api/supervision", Admin, Header, supervision::request),
+        route(M::GET, "/api/supervision", Admin, Header, supervision::list),
+        route(M::POST, "/api/supervision/{id}/accept", Session, Header, supervision::accept),
+        route(M::DELETE, "/api/supervision/{id}", Session, Header, supervision::end),
+        route(M::GET, "/api/me/supervision", Session, Header, supervision::mine),
+        route(M::GET, "/api/me/access-log", Session, Header, supervision::access_log),
+        route(M::POST, "/api/me/rotate-key", Session, Header, supervision::rotate_key),
+        route(M::GET, "/api/supervised/{user}/sessions", Session, Header, supervision::sessions),
+        route(M::GET, "/api/supervised/{user}/sessions/{id}/messages", Session, Header, supervision::messages),
+        route(M::GET, "/api/supervised/{user}/notes", Session, Header, supervision::notes_list),
+        route(M::GET, "/api/supervised/{user}/notes/{id}", Session, Header, supervision::note),
+        route(M::GET, "/api/supervised/{user}/memories", Session, Header, supervision::memories),
         route(M::POST, "/api/backups", Admin, Header, backups::start),
         route(M::GET, "/api/backups", Admin, Header, backups::list),
         route(M::PUT, "/api/backups/schedule", Admin, Header, backups::set_schedule),

@@ -29,6 +29,7 @@ pub mod private;
 pub mod providers;
 pub mod roles;
 pub mod snapshots;
+pub mod supervision;
 pub mod system;
 pub mod usage;
 pub mod users;
@@ -57,6 +58,8 @@ pub enum StoreError {
     RoleInUse,
     #[error("{0}")]
     WrongFile(&'static str),
+    #[error("a file could not be written: {0}")]
+    Io(String),
 }
 
 /// A query under construction against SQLite.

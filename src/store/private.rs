@@ -269,6 +269,84 @@ impl PrivateStore {
     }
 }
 
+/// Where a key rotation writes the re-encrypted copy of `path` before it takes its place.
+pub fn rotated_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().expect("a file name").to_os_string();
+    name.push(".next");
+    path.with_file_name(name)
+}
+
+fn remove_with_logs(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// Finishes or undoes a key rotation a crash interrupted (docs/architecture.md §6.2):
+/// a re-encrypted copy whose salt is the one recorded for the person was committed, and
+/// takes the old file's place; any other copy never was, and goes. Returns whether the
+/// copy took its place. Between the commit and this, only the copy opens with the key the
+/// shared database records; after it, only the file does: one key, one file.
+pub fn settle_rotation(path: &Path, recorded_salt: &[u8; 16]) -> std::io::Result<bool> {
+    let next = rotated_path(path);
+    match read_salt(&next) {
+        Ok(salt) if &salt == recorded_salt => {
+            for suffix in ["-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            std::fs::rename(&next, path)?;
+            if let Some(folder) = path.parent() {
+                std::fs::File::open(folder)?.sync_all()?;
+            }
+            Ok(true)
+        }
+        Ok(_) => {
+            remove_with_logs(&next);
+            Ok(false)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        // A copy too short to hold a salt was cut off before its first page: not committed.
+        Err(_) => {
+            remove_with_logs(&next);
+            Ok(false)
+        }
+    }
+}
+
+impl PrivateStore {
+    /// Writes this file, re-encrypted with `dek` and `file_salt`, to `to` (SQLCipher's
+    /// `sqlcipher_export` under the write lock, so the copy is one committed state), and
+    /// syncs it. The caller makes sure nothing writes afterwards.
+    pub async fn export_rekeyed(&self, to: &Path, dek: &Dek, file_salt: &[u8; 16]) -> Result<(), StoreError> {
+        remove_with_logs(to);
+        // The file's connection may not create files, and ATTACH opens with its flags: an
+        // empty file is an empty database to SQLite.
+        std::fs::File::create(to).map_err(|err| StoreError::Io(err.to_string()))?;
+        let key = dek.sqlcipher_key(file_salt);
+        // The pragma form is `"x'…'"`; ATTACH takes the same text without the quotes.
+        let literal = zeroize::Zeroizing::new(key.trim_matches('"').to_owned());
+        let mut conn = self.pool.acquire().await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await?;
+        sqlx::query("ATTACH DATABASE ? AS rekeyed KEY ?")
+            .bind(to.to_string_lossy().into_owned())
+            .bind(literal.as_str())
+            .execute(&mut *conn)
+            .await?;
+        let exported = async {
+            sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+            let done = sqlx::query("SELECT sqlcipher_export('rekeyed')").execute(&mut *conn).await;
+            let end = if done.is_ok() { "COMMIT" } else { "ROLLBACK" };
+            sqlx::query(end).execute(&mut *conn).await?;
+            done.map(|_| ())
+        }
+        .await;
+        sqlx::query("DETACH DATABASE rekeyed").execute(&mut *conn).await?;
+        exported?;
+        std::fs::File::open(to).and_then(|f| f.sync_all()).map_err(|err| StoreError::Io(err.to_string()))?;
+        Ok(())
+    }
+}
+
 /// The first 16 bytes of a SQLCipher file are its salt.
 pub fn read_salt(path: &Path) -> std::io::Result<[u8; 16]> {
     let mut salt = [0u8; 16];

@@ -40,6 +40,19 @@ pub struct Role {
     pub usage_cap_tokens: Option<i64>,
     pub privacy_tier: PrivacyTier,
     pub memory_retention_days: i64,
+    /// May open the space of someone who accepted them as supervisor (§6.2).
+    #[serde(default)]
+    pub may_supervise: bool,
+    /// May be asked to accept a supervisor.
+    #[serde(default)]
+    pub may_be_supervised: bool,
+    /// A supervised person of this role may end the edge themselves.
+    #[serde(default = "yes")]
+    pub may_end_supervision: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Where a role lets a person's words go (§16): the `roles.privacy_tier` column, and the
@@ -77,7 +90,8 @@ fn everything() -> Vec<String> {
 
 const SELECT: &str = "SELECT id, label, description, manage_instance, tools, may_approve, may_schedule, \
      may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models, preferred_strength, \
-     usage_cap_tokens, privacy_tier, memory_retention_days FROM roles";
+     usage_cap_tokens, privacy_tier, memory_retention_days, may_supervise, may_be_supervised, \
+     may_end_supervision FROM roles";
 
 /// Seeds the preset roles if the table is empty (a new instance).
 pub async fn seed_presets(store: &SystemStore) -> Result<(), StoreError> {
@@ -192,7 +206,8 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
             "UPDATE roles SET label = ?, description = ?, manage_instance = ?, tools = ?, may_approve = ?,
                     may_schedule = ?, may_use_subagents = ?, max_turns = ?, idle_timeout_minutes = ?,
                     lock_on_close = ?, allowed_models = ?, preferred_strength = ?, usage_cap_tokens = ?,
-                    privacy_tier = ?, memory_retention_days = ?
+                    privacy_tier = ?, memory_retention_days = ?, may_supervise = ?, may_be_supervised = ?,
+                    may_end_supervision = ?
              WHERE id = ?",
         ),
         role,
@@ -257,8 +272,8 @@ async fn insert_row(tx: &mut sqlx::SqliteConnection, role: &Role) -> Result<(), 
             "INSERT INTO roles (label, description, manage_instance, tools, may_approve, may_schedule,
                                 may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models,
                                 preferred_strength, usage_cap_tokens, privacy_tier, memory_retention_days,
-                                id, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                may_supervise, may_be_supervised, may_end_supervision, id, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         ),
         role,
     )
@@ -288,4 +303,7 @@ fn bind_attributes<'q>(query: SqliteQuery<'q>, role: &'q Role) -> SqliteQuery<'q
         .bind(role.usage_cap_tokens)
         .bind(role.privacy_tier)
         .bind(role.memory_retention_days)
+        .bind(role.may_supervise)
+        .bind(role.may_be_supervised)
+        .bind(role.may_end_supervision)
 }

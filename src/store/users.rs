@@ -181,6 +181,36 @@ pub async fn replace_wraps(
     Ok(())
 }
 
+/// A key rotation's one commit (§6.2): the new wraps, the new file's salt, a key version
+/// one higher, and each remaining supervisor's copy sealed again for that version.
+pub async fn commit_rotation(
+    store: &SystemStore,
+    id: &UserId,
+    file_salt: &[u8; 16],
+    wraps: &[(Purpose, &WrappedKey)],
+    resealed: &[(String, Vec<u8>)],
+) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    put_wraps(&mut tx, id, wraps).await?;
+    sqlx::query("UPDATE users SET file_salt = ?, key_version = key_version + 1 WHERE id = ?")
+        .bind(&file_salt[..])
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    for (edge, sealed) in resealed {
+        sqlx::query(
+            "UPDATE supervision SET sealed_key = ?, key_version = key_version + 1 WHERE id = ? AND state = 'active'",
+        )
+        .bind(sealed)
+        .bind(edge)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    store.people_changed();
+    Ok(())
+}
+
 async fn put_wraps(
     tx: &mut sqlx::SqliteConnection,
     id: &UserId,

@@ -10,7 +10,9 @@ mod manage;
 pub mod password;
 pub mod rate_limit;
 pub mod role_rules;
+mod rotation;
 pub mod sessions;
+pub mod supervision;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -122,6 +124,10 @@ pub enum AccountError {
     KeyRecord(CryptoError),
     #[error("this account's private file cannot be used: {0}. Restore the data directory from a backup.")]
     PrivateFile(&'static str),
+    #[error("{0}")]
+    Supervision(String),
+    #[error("you do not supervise this person")]
+    NotSupervisor,
     #[error(transparent)]
     Store(StoreError),
 }
@@ -242,17 +248,8 @@ impl Accounts {
     /// their keys and private file made.
     pub async fn enrol(&self, name: &str, code: &str, password: &str) -> Result<Unlocked, AccountError> {
         let limit_key = format!("enrol/{}", name.trim().to_lowercase());
-        self.check_limit(&limit_key)?;
-        let row = user_rows::find_by_name(&self.inner.system, name.trim()).await?;
+        let row = self.pending_enrolment(name, code).await?;
         let digest = crypto::code_digest(code);
-        let valid = row.as_ref().is_some_and(|r| {
-            r.status == "pending"
-                && r.enrolment_digest.as_deref().is_some_and(|d| subtle::ConstantTimeEq::ct_eq(d, &digest[..]).into())
-                && r.enrolment_expires.as_deref().is_some_and(not_expired)
-        });
-        let Some(row) = row.filter(|_| valid) else {
-            return Err(AccountError::BadEnrolment);
-        };
         check_password(password, &row.name)?;
         let made = self.make_keys(&row.id, password).await?;
         match user_rows::activate(&self.inner.system, &digest, &made.activation(&row.id)).await {
@@ -265,8 +262,29 @@ impl Accounts {
         }
         self.inner.limiter.succeeded(&limit_key);
         tracing::info!(user = %row.id, "enrolled");
+        // The edges the account was made with take the new key now, as the enrolment
+        // screen said they would.
+        let sealed = self.seal_at_enrolment(&row.id, &made.dek).await?;
+        if sealed > 0 {
+            tracing::info!(user = %row.id, sealed, "supervision made at enrolment");
+        }
         let user = PublicUser { status: "active".into(), ..PublicUser::from(&row) };
         self.unlock_made(user, made, &row.role_id).await
+    }
+
+    /// A pending account whose enrolment code is right and unexpired; attempts are limited
+    /// as enrolments are.
+    async fn pending_enrolment(&self, name: &str, code: &str) -> Result<UserRow, AccountError> {
+        let limit_key = format!("enrol/{}", name.trim().to_lowercase());
+        self.check_limit(&limit_key)?;
+        let row = user_rows::find_by_name(&self.inner.system, name.trim()).await?;
+        let digest = crypto::code_digest(code);
+        let valid = row.as_ref().is_some_and(|r| {
+            r.status == "pending"
+                && r.enrolment_digest.as_deref().is_some_and(|d| subtle::ConstantTimeEq::ct_eq(d, &digest[..]).into())
+                && r.enrolment_expires.as_deref().is_some_and(not_expired)
+        });
+        row.filter(|_| valid).ok_or(AccountError::BadEnrolment)
     }
 
     /// Unlocks a person's space with their password.
@@ -469,6 +487,9 @@ impl Accounts {
             .ok_or(AccountError::PrivateFile("no private file is recorded for this account"))?;
         let path = private::path_for(&self.inner.users_dir, &row.id);
         let _reading = self.inner.files.read().await;
+        if private::settle_rotation(&path, &salt).unwrap_or(false) {
+            tracing::info!(user = %row.id, "a key rotation cut short was finished");
+        }
         PrivateStore::open(&path, dek, &salt, &row.id).await.map_err(|err| {
             tracing::warn!(user = %row.id, error = %err, "private file refused");
             AccountError::from(err)

@@ -29,6 +29,9 @@ pub struct RolePatch {
     pub usage_cap_tokens: Option<Option<i64>>,
     pub privacy_tier: Option<String>,
     pub memory_retention_days: Option<i64>,
+    pub may_supervise: Option<bool>,
+    pub may_be_supervised: Option<bool>,
+    pub may_end_supervision: Option<bool>,
 }
 
 /// For `Option<Option<T>>` patch fields: a present `null` is `Some(None)`, absent is `None`.
@@ -55,6 +58,9 @@ pub fn new_role(id: RoleId, label: String) -> Role {
         usage_cap_tokens: None,
         privacy_tier: PrivacyTier::Any,
         memory_retention_days: 90,
+        may_supervise: false,
+        may_be_supervised: false,
+        may_end_supervision: true,
     }
 }
 
@@ -84,7 +90,10 @@ pub fn apply(mut role: Role, patch: RolePatch) -> Result<Role, String> {
         allowed_models,
         preferred_strength,
         usage_cap_tokens,
-        memory_retention_days
+        memory_retention_days,
+        may_supervise,
+        may_be_supervised,
+        may_end_supervision
     );
     Ok(role)
 }

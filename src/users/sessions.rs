@@ -20,7 +20,7 @@ use crate::store::private::PrivateStore;
 pub struct Session {
     pub user_id: UserId,
     pub space: PrivateStore,
-    #[allow(dead_code, reason = "held for sealing key copies to supervisors (§6.2)")]
+    /// Held for sealing key copies to supervisors (§6.2).
     dek: Dek,
     idle_timeout: Duration,
     /// The role's choice: closing the window locks this session (§1).
@@ -74,6 +74,11 @@ impl Session {
     }
 
     /// Fires when the session ends (logout, lock, idle, exit).
+    /// The person's key, to seal a copy of it to a supervisor they accept (§6.2).
+    pub(crate) fn dek(&self) -> &Dek {
+        &self.dek
+    }
+
     pub fn ended(&self) -> &CancellationToken {
         &self.ended
     }

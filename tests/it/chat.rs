@@ -28,6 +28,7 @@ mod meaning;
 mod memory;
 mod mine;
 mod search;
+mod supervision;
 mod titles;
 
 const PASSWORD: &str = "otter lantern quietly";

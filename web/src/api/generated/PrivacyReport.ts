@@ -12,8 +12,8 @@ import type { SpaceKey } from "./SpaceKey.js";
  */
 export type PrivacyReport = { keys: Array<SpaceKey>, 
 /**
- * The people whose keys open my space besides mine. Supervision is not built yet
- * (§6.2): always empty.
+ * The people whose keys open my space besides mine: supervisors with an active edge
+ * (§6.2), by name.
  */
 supervisors: Array<Person>, providers: Array<PrivacyProvider>, 
 /**

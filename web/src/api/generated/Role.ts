@@ -17,4 +17,16 @@ allowed_models: Array<string>, preferred_strength: string,
 /**
  * Model tokens (in and out) a person may use per calendar day; none means no cap.
  */
-usage_cap_tokens: number | null, privacy_tier: PrivacyTier, memory_retention_days: number, };
+usage_cap_tokens: number | null, privacy_tier: PrivacyTier, memory_retention_days: number, 
+/**
+ * May open the space of someone who accepted them as supervisor (§6.2).
+ */
+may_supervise: boolean, 
+/**
+ * May be asked to accept a supervisor.
+ */
+may_be_supervised: boolean, 
+/**
+ * A supervised person of this role may end the edge themselves.
+ */
+may_end_supervision: boolean, };

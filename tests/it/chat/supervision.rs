@@ -1,0 +1,357 @@
+//! Supervision the supervised person can see (docs/architecture.md §6.2), over the real
+//! server: an edge made at enrolment, read-only reads logged in the supervised person's
+//! own file and shown to them, 403 and no log without an edge, removal that destroys the
+//! key copy, and a key rotation after which the old copy opens nothing — also when the
+//! process is killed in the middle of it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use sqlx::ConnectOptions;
+
+use super::{Chat, PASSWORD};
+use crate::support::{BIN, Server};
+
+const CY_PASSWORD: &str = "amber harbour pocket";
+const BO_PASSWORD: &str = "copper meadow whistle";
+
+/// Ada (administrator, with the scripted provider) and Cy, made restricted with Ada as
+/// supervisor; Cy enrols after the enrolment screen says so.
+struct Supervised {
+    chat: Chat,
+    ada: String,
+    cy: String,
+    cy_token: String,
+    recovery: String,
+}
+
+async fn me(server: &Server, token: &str) -> Value {
+    let (status, me) = server.call(Method::GET, "/api/me", Some(token), None).await;
+    assert_eq!(status, 200, "{me}");
+    me
+}
+
+async fn set_up() -> Supervised {
+    let chat = Chat::start().await;
+    let ada = me(&chat.server, &chat.token).await["user"]["id"].as_str().unwrap().to_owned();
+    let (status, added) = chat
+        .server
+        .post("/api/users", Some(&chat.token), json!({ "name": "Cy", "role": "restricted", "supervisor": ada }))
+        .await;
+    assert_eq!(status, 201, "{added}");
+    let code = added["enrolment_code"].as_str().unwrap().to_owned();
+    let (status, check) =
+        chat.server.post("/api/enrol/check", None, json!({ "name": "Cy", "enrolment_code": code })).await;
+    assert_eq!(status, 200, "{check}");
+    assert_eq!(check["supervisors"], json!(["Ada"]), "the enrolment screen can say who will open the space");
+    let (status, enrolled) = chat
+        .server
+        .post("/api/enrol", None, json!({ "name": "Cy", "enrolment_code": code, "password": CY_PASSWORD }))
+        .await;
+    assert_eq!(status, 201, "{enrolled}");
+    let cy_token = enrolled["token"].as_str().unwrap().to_owned();
+    let recovery = enrolled["recovery_code"].as_str().unwrap().to_owned();
+    let cy = enrolled["user"]["id"].as_str().unwrap().to_owned();
+    Supervised { chat, ada, cy, cy_token, recovery }
+}
+
+/// Cy's conversation with `words` in it, its turn finished, and a note.
+async fn cy_writes(s: &Supervised, words: &str) -> (String, i64) {
+    let server = &s.chat.server;
+    let (status, created) = server.post("/api/sessions", Some(&s.cy_token), json!({})).await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_owned();
+    let (status, sent) =
+        server.post(&format!("/api/sessions/{session}/messages"), Some(&s.cy_token), json!({ "text": words })).await;
+    assert_eq!(status, 202, "{sent}");
+    super::finished(server, &s.cy_token, &session, super::WAIT).await;
+    let (status, note) = server.post("/api/notes", Some(&s.cy_token), json!({ "title": "diary", "body": words })).await;
+    assert_eq!(status, 201, "{note}");
+    (session, note["id"].as_i64().unwrap())
+}
+
+async fn get(server: &Server, token: &str, path: &str) -> (u16, Value) {
+    server.call(Method::GET, path, Some(token), None).await
+}
+
+/// The key a person's password unwraps, with their id and recorded file salt, read from
+/// the shared database as Skald would.
+async fn key_of(data_dir: &Path, name: &str, password: &str) -> (String, Vec<u8>, [u8; 16]) {
+    let mut system = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("database/system.db"))
+        .read_only(true)
+        .connect()
+        .await
+        .unwrap();
+    let (id, salt): (String, Vec<u8>) = sqlx::query_as("SELECT id, file_salt FROM users WHERE name = ?")
+        .bind(name)
+        .fetch_one(&mut system)
+        .await
+        .unwrap();
+    let wrap: Vec<u8> = sqlx::query_scalar("SELECT wrapped FROM key_wraps WHERE user_id = ? AND purpose = 'password'")
+        .bind(&id)
+        .fetch_one(&mut system)
+        .await
+        .unwrap();
+    let dek = skald::crypto::unwrap(
+        &skald::crypto::WrappedKey(wrap),
+        password.as_bytes(),
+        &id,
+        skald::crypto::Purpose::Password,
+    )
+    .unwrap();
+    (id, dek.as_bytes().to_vec(), salt.try_into().unwrap())
+}
+
+/// Whether `key` (with the salt the file carries) opens the private file of `id`.
+async fn opens(data_dir: &Path, id: &str, key: &[u8]) -> bool {
+    let file = data_dir.join(format!("database/users/{id}.db"));
+    let salt = skald::store::private::read_salt(&file).unwrap();
+    let dek = skald::crypto::Dek::from_slice(key).unwrap();
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&file)
+        .pragma("key", dek.sqlcipher_key(&salt).to_string())
+        .pragma("cipher_log_level", "NONE")
+        .read_only(true);
+    let Ok(mut conn) = options.connect().await else { return false };
+    sqlx::query_scalar::<_, String>("SELECT user_id FROM space").fetch_one(&mut conn).await.is_ok()
+}
+
+/// What Ada's sealed copy of Cy's key opens to, through Ada's own secret.
+async fn ada_copy(data_dir: &Path, ada: &str, cy: &str) -> Vec<u8> {
+    let (_, ada_key, ada_salt) = key_of(data_dir, "Ada", PASSWORD).await;
+    let dek = skald::crypto::Dek::from_slice(&ada_key).unwrap();
+    let mut mine = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join(format!("database/users/{ada}.db")))
+        .pragma("key", dek.sqlcipher_key(&ada_salt).to_string())
+        .read_only(true)
+        .connect()
+        .await
+        .unwrap();
+    let secret: Vec<u8> =
+        sqlx::query_scalar("SELECT secret FROM space_keys WHERE name = 'x25519'").fetch_one(&mut mine).await.unwrap();
+    let mut system = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("database/system.db"))
+        .read_only(true)
+        .connect()
+        .await
+        .unwrap();
+    let (sealed, version): (Vec<u8>, i64) =
+        sqlx::query_as("SELECT sealed_key, key_version FROM supervision WHERE supervisor_id = ? AND supervised_id = ?")
+            .bind(ada)
+            .bind(cy)
+            .fetch_one(&mut system)
+            .await
+            .unwrap();
+    let context = skald::users::supervision::seal_context(
+        &skald::ids::UserId::parse(ada).unwrap(),
+        &skald::ids::UserId::parse(cy).unwrap(),
+        version,
+    );
+    skald::crypto::open_sealed(&secret.try_into().unwrap(), &sealed, &context).unwrap().to_vec()
+}
+
+fn verify(data_dir: &Path) -> (bool, String) {
+    let out = std::process::Command::new(BIN).arg("verify").arg("--data-dir").arg(data_dir).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test]
+async fn a_supervisor_reads_read_only_and_the_supervised_person_sees_each_access() {
+    let s = set_up().await;
+    let server = &s.chat.server;
+    let (session, note) = cy_writes(&s, "my secret plan for the weekend").await;
+
+    // Someone nobody supervises: the same routes are 403, and nothing is logged.
+    let (status, added) =
+        server.post("/api/users", Some(&s.chat.token), json!({ "name": "Bo", "role": "member" })).await;
+    assert_eq!(status, 201);
+    let (_, bo_enrolled) = server
+        .post(
+            "/api/enrol",
+            None,
+            json!({ "name": "Bo", "enrolment_code": added["enrolment_code"], "password": BO_PASSWORD }),
+        )
+        .await;
+    let (bo, bo_token) = (bo_enrolled["user"]["id"].as_str().unwrap(), bo_enrolled["token"].as_str().unwrap());
+    for path in [format!("/api/supervised/{bo}/sessions"), format!("/api/supervised/{bo}/notes")] {
+        let (status, refused) = get(server, &s.chat.token, &path).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("not_supervisor")), "{path}: {refused}");
+    }
+    let (_, bo_log) = get(server, bo_token, "/api/me/access-log").await;
+    assert_eq!(bo_log, json!([]), "nothing logged as read without an edge");
+    // A member's role may not be supervised; a member may not ask for edges at all.
+    let ask = json!({ "supervisor": s.ada, "supervised": bo });
+    let (status, refused) = server.post("/api/supervision", Some(&s.chat.token), ask.clone()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("supervision_refused")), "{refused}");
+    let (status, _) = server.post("/api/supervision", Some(bo_token), ask).await;
+    assert_eq!(status, 403);
+
+    // Ada reads Cy's space.
+    let cy = &s.cy;
+    let (status, sessions) = get(server, &s.chat.token, &format!("/api/supervised/{cy}/sessions")).await;
+    assert_eq!(status, 200, "{sessions}");
+    assert!(sessions.as_array().unwrap().iter().any(|c| c["id"] == session.as_str()));
+    let (status, messages) =
+        get(server, &s.chat.token, &format!("/api/supervised/{cy}/sessions/{session}/messages")).await;
+    assert_eq!(status, 200, "{messages}");
+    assert!(messages.as_array().unwrap().iter().any(|m| m["text"] == "my secret plan for the weekend"));
+    let (status, _) = get(server, &s.chat.token, &format!("/api/supervised/{cy}/notes")).await;
+    assert_eq!(status, 200);
+    let (status, read) = get(server, &s.chat.token, &format!("/api/supervised/{cy}/notes/{note}")).await;
+    assert_eq!((status, read["body"].as_str()), (200, Some("my secret plan for the weekend")));
+    let (status, _) = get(server, &s.chat.token, &format!("/api/supervised/{cy}/memories")).await;
+    assert_eq!(status, 200);
+
+    // Cy sees every access, by name, in their own log; and Ada on their privacy page.
+    let (status, log) = get(server, &s.cy_token, "/api/me/access-log").await;
+    assert_eq!(status, 200, "{log}");
+    let seen: Vec<(String, String, Option<String>)> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| {
+            assert_eq!(e["supervisor_name"], "Ada");
+            (
+                e["action"].as_str().unwrap().into(),
+                e["what"].as_str().unwrap().into(),
+                e["item"].as_str().map(Into::into),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, Option<String>)> = vec![
+        ("opened".into(), "conversations".into(), None),
+        ("read".into(), "conversation".into(), Some(session.clone())),
+        ("opened".into(), "notes".into(), None),
+        ("read".into(), "note".into(), Some(note.to_string())),
+        ("read".into(), "memories".into(), None),
+    ];
+    assert_eq!(seen, expected);
+    let (_, privacy) = get(server, &s.cy_token, "/api/me/privacy").await;
+    assert_eq!(privacy["supervisors"][0]["name"], "Ada", "{privacy}");
+    let (_, mine) = get(server, &s.cy_token, "/api/me/supervision").await;
+    let edge = &mine["supervised_by"][0];
+    assert_eq!(
+        (edge["state"].as_str(), edge["opens"].as_i64(), edge["reads"].as_i64()),
+        (Some("active"), Some(2), Some(3))
+    );
+
+    // verify lists Ada's copy among the keys that open Cy's space.
+    let (ok, report) = verify(&server.data_dir());
+    assert!(ok, "{report}");
+    assert!(report.contains("Ada's copy, as their supervisor"), "{report}");
+
+    // A restricted role may not end the edge alone.
+    let edge_id = edge["id"].as_str().unwrap();
+    let (status, refused) =
+        server.call(Method::DELETE, &format!("/api/supervision/{edge_id}"), Some(&s.cy_token), None).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("supervision_refused")), "{refused}");
+}
+
+#[tokio::test]
+async fn after_removal_and_rotation_the_old_copy_opens_nothing_and_the_old_code_no_longer_works() {
+    let s = set_up().await;
+    let server = &s.chat.server;
+    cy_writes(&s, "before the rotation").await;
+    let data = server.data_dir();
+    let copy = ada_copy(&data, &s.ada, &s.cy).await;
+    assert!(opens(&data, &s.cy, &copy).await, "the copy opens Cy's file while the edge stands");
+
+    let (_, mine) = get(server, &s.cy_token, "/api/me/supervision").await;
+    let edge_id = mine["supervised_by"][0]["id"].as_str().unwrap().to_owned();
+    let (status, ended) =
+        server.call(Method::DELETE, &format!("/api/supervision/{edge_id}"), Some(&s.chat.token), None).await;
+    assert_eq!(status, 200, "{ended}");
+    let (_, notices) = get(server, &s.cy_token, "/api/notices").await;
+    assert!(notices.to_string().contains("supervision_ended"), "Cy is told: {notices}");
+    let (status, _) = get(server, &s.chat.token, &format!("/api/supervised/{}/sessions", s.cy)).await;
+    assert_eq!(status, 403);
+
+    let (status, refused) =
+        server.post("/api/me/rotate-key", Some(&s.cy_token), json!({ "password": "wrong words here" })).await;
+    assert_eq!(status, 401, "{refused}");
+    let (status, rotated) =
+        server.post("/api/me/rotate-key", Some(&s.cy_token), json!({ "password": CY_PASSWORD })).await;
+    assert_eq!(status, 200, "{rotated}\n{}", server.stderr());
+    let new_code = rotated["recovery_code"].as_str().unwrap().to_owned();
+    let new_token = rotated["token"].as_str().unwrap().to_owned();
+    let (status, _) = get(server, &s.cy_token, "/api/me").await;
+    assert_eq!(status, 401, "the old session ended");
+    let (status, _) = get(server, &new_token, "/api/me").await;
+    assert_eq!(status, 200);
+
+    assert!(!opens(&data, &s.cy, &copy).await, "the old copy opens nothing");
+    let (_, key, _) = key_of(&data, "Cy", CY_PASSWORD).await;
+    assert!(opens(&data, &s.cy, &key).await, "the password's key opens the file");
+    let (ok, report) = verify(&data);
+    assert!(ok, "{report}");
+    let cy_part = report.split("\nCy ").nth(1).unwrap();
+    assert!(cy_part.contains("no supervisors") && !cy_part.contains("copy"), "{report}");
+
+    // Cy's words survived the rotation.
+    let (_, notes) = get(server, &new_token, "/api/notes").await;
+    assert_eq!(notes[0]["title"], "diary");
+    // The old recovery code stops working; the new one works.
+    let old = json!({ "name": "Cy", "recovery_code": s.recovery, "new_password": "silver lantern meadow" });
+    let (status, _) = server.post("/api/recover", None, old).await;
+    assert_eq!(status, 401);
+    let new = json!({ "name": "Cy", "recovery_code": new_code, "new_password": "silver lantern meadow" });
+    let (status, recovered) = server.post("/api/recover", None, new).await;
+    assert_eq!(status, 200, "{recovered}");
+}
+
+fn random_below(limit: u64) -> u64 {
+    let mut raw = [0u8; 8];
+    getrandom::fill(&mut raw).unwrap();
+    u64::from_le_bytes(raw) % limit.max(1)
+}
+
+#[tokio::test]
+async fn a_crash_during_a_key_rotation_leaves_exactly_one_key_opening_the_file() {
+    let rounds: usize = std::env::var("SKALD_CRASH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
+    let s = set_up().await;
+    cy_writes(&s, "kept through every crash").await;
+    let cy = s.cy.clone();
+    let mut sandbox = s.chat.server.stop("TERM");
+    let (mut rotated, mut kept) = (0, 0);
+    for round in 0..rounds {
+        let data = sandbox.data_dir();
+        let (_, before, salt_before) = key_of(&data, "Cy", CY_PASSWORD).await;
+        let server = Server::start_in(sandbox);
+        let (_, login) = server.post("/api/login", None, json!({ "name": "Cy", "password": CY_PASSWORD })).await;
+        let token = login["token"].as_str().unwrap_or_else(|| panic!("round {round}: {login}")).to_owned();
+        let url = server.url("/api/me/rotate-key");
+        let request = tokio::spawn(async move {
+            reqwest::Client::new().post(url).bearer_auth(token).json(&json!({ "password": CY_PASSWORD })).send().await
+        });
+        // A rotation is two derivations, an export and a commit: strike anywhere in it.
+        tokio::time::sleep(Duration::from_millis(random_below(400))).await;
+        let back = server.stop("KILL");
+        let _ = request.await;
+
+        let server = Server::start_in(back);
+        let (status, login) = server.post("/api/login", None, json!({ "name": "Cy", "password": CY_PASSWORD })).await;
+        assert_eq!(status, 200, "round {round}: the password opens the space: {login}");
+        let data = server.data_dir();
+        let (_, now, salt_now) = key_of(&data, "Cy", CY_PASSWORD).await;
+        assert!(opens(&data, &cy, &now).await, "round {round}: the recorded key opens the file");
+        if salt_now == salt_before {
+            assert_eq!(now, before, "round {round}");
+            kept += 1;
+        } else {
+            assert!(!opens(&data, &cy, &before).await, "round {round}: the old key opens nothing");
+            rotated += 1;
+        }
+        assert!(!data.join(format!("database/users/{cy}.db.next")).exists(), "round {round}: no copy left beside it");
+        let token = login["token"].as_str().unwrap();
+        let (_, notes) = server.call(Method::GET, "/api/notes", Some(token), None).await;
+        assert_eq!(notes[0]["title"], "diary", "round {round}: Cy's words are there");
+        sandbox = server.stop("TERM");
+    }
+    eprintln!("{rounds} crashes during rotation: {rotated} after the commit, {kept} before it");
+    let (ok, report) = verify(&sandbox.data_dir());
+    assert!(ok, "{report}");
+}
