@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 pub use archive::{ArchiveError, Manifest};
-pub use restore::{Restored, restore_into};
+pub use restore::{PersonRestored, Restored, restore_into, restore_person};
 pub use schedule::{ScheduleInput, ScheduleView};
 
 use crate::crypto::KdfParams;
@@ -227,7 +227,10 @@ pub async fn start(
 /// which must not exist yet. Never inside the data directory itself.
 fn destination(root: &Path, to: &Path) -> Result<PathBuf, BackupError> {
     if !to.is_absolute() {
-        return Err(BackupError::Refused(format!("give the backup's folder as an absolute path, not {}", to.display())));
+        return Err(BackupError::Refused(format!(
+            "give the backup's folder as an absolute path, not {}",
+            to.display()
+        )));
     }
     if to.is_dir() {
         let folder = checked_folder(root, to)?;

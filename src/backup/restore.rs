@@ -236,3 +236,135 @@ mod tests {
         }
     }
 }
+
+/// What restoring one person did.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "PersonRestored")]
+pub struct PersonRestored {
+    pub name: String,
+    pub backup_made_at: String,
+    /// Supervision edges that went back to pending (their copies were sealed to keys that
+    /// changed).
+    #[ts(type = "number")]
+    pub supervision_reset: u64,
+}
+
+/// Restores one person's private file from an archive into this running instance: their
+/// file as it was then, and their key wraps as they were then, so the password they had
+/// when the backup was made opens it. Their windows lock first, and nobody opens a file
+/// while it is put in place; the file is switched the way a key rotation switches one
+/// (`store::private::settle_rotation`), after one commit in the shared database.
+pub async fn restore_person(
+    accounts: &crate::users::Accounts,
+    actor: &crate::store::audit::Actor,
+    from: &Path,
+    passphrase: &[u8],
+    user: &crate::ids::UserId,
+) -> Result<PersonRestored, BackupError> {
+    use crate::store::private;
+    let row = crate::store::users::find(accounts.system(), user).await?.filter(|r| r.status != "pending").ok_or_else(
+        || BackupError::Refused("no such person here; restore the whole backup into an empty folder instead".into()),
+    )?;
+    let input = File::open(from).map_err(BackupError::io(format!("cannot read {}", from.display())))?;
+    let users_dir = accounts.users_dir_path().to_path_buf();
+    let path = private::path_for(&users_dir, user);
+    let next = private::rotated_path(&path);
+    let ended = accounts.sessions().end_user(user).await;
+    let closed = accounts.hold_files().await;
+    let (passphrase, user_id) = (zeroize::Zeroizing::new(passphrase.to_vec()), user.to_string());
+    let next_for_copy = next.clone();
+    let unpacked = tokio::task::spawn_blocking(move || {
+        extract_person(BufReader::new(input), &passphrase, &user_id, &next_for_copy)
+    })
+    .await
+    .map_err(|err| BackupError::Io {
+        context: "the restore stopped".into(),
+        source: io::Error::other(err.to_string()),
+    })?;
+    let outcome = async {
+        let (image, made_at) = unpacked?;
+        let person = rows::person_in_image(&image, user)
+            .await?
+            .ok_or_else(|| BackupError::Refused(format!("{} is not in this backup", row.name)))?;
+        if private::read_salt(&next).ok() != Some(person.file_salt) {
+            return Err(
+                ArchiveError::Damaged(format!("the backup's file for {} is not the one it records", row.name)).into()
+            );
+        }
+        let reset = rows::restore_person(accounts.system(), actor, user, &person, &made_at).await?;
+        private::settle_rotation(&path, &person.file_salt)
+            .map_err(BackupError::io("the restored file could not take its place; it will at the next start"))?;
+        Ok(PersonRestored { name: row.name.clone(), backup_made_at: made_at, supervision_reset: reset })
+    }
+    .await;
+    if outcome.is_err() {
+        // Nothing was committed: the copy goes, the file stays as it is.
+        for suffix in ["", "-wal"] {
+            let _ = fs::remove_file(format!("{}{suffix}", next.display()));
+        }
+    }
+    drop(closed);
+    if let Ok(done) = &outcome {
+        tracing::info!(user = %user, ended, reset = done.supervision_reset, "one person restored from a backup");
+    }
+    outcome
+}
+
+/// Reads the archive through, keeping the shared database's image in memory and writing
+/// `user`'s file (and its WAL) beside theirs as `next`; checks them against the manifest.
+fn extract_person(
+    input: impl io::Read,
+    passphrase: &[u8],
+    user: &str,
+    next: &Path,
+) -> Result<(zeroize::Zeroizing<Vec<u8>>, String), BackupError> {
+    let mut reader = archive::Reader::open(input, passphrase)?;
+    let (db_name, wal_name) = (format!("database/users/{user}.db"), format!("database/users/{user}.db-wal"));
+    let next_wal = PathBuf::from(format!("{}-wal", next.display()));
+    for stale in [next, next_wal.as_path()] {
+        let _ = fs::remove_file(stale);
+    }
+    let mut image = None;
+    let mut hashes: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut manifest: Option<Manifest> = None;
+    while let Some(head) = reader.next_entry()? {
+        if head.path == archive::MANIFEST {
+            let bytes = reader.read_entry(head.size, MANIFEST_LIMIT)?;
+            manifest = Some(
+                serde_json::from_slice(&bytes)
+                    .map_err(|err| ArchiveError::Damaged(format!("the manifest does not read: {err}")))?,
+            );
+        } else if head.path == "database/system.db" {
+            let bytes = reader.read_entry(head.size, 4 << 30)?;
+            let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes[..]));
+            hashes.insert(head.path, (head.size, digest));
+            image = Some(bytes);
+        } else if head.path == db_name || head.path == wal_name {
+            let target = if head.path == db_name { next.to_path_buf() } else { next_wal.clone() };
+            let file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&target)
+                .map_err(BackupError::io(format!("cannot write {}", target.display())))?;
+            let mut out = BufWriter::new(file);
+            let digest = reader.copy_to(head.size, &mut out)?;
+            let file = out.into_inner().map_err(|err| BackupError::io("cannot write")(err.into_error()))?;
+            file.sync_all().map_err(BackupError::io("cannot write"))?;
+            hashes.insert(head.path, (head.size, digest));
+        } else {
+            reader.copy_to(head.size, &mut io::sink())?;
+        }
+    }
+    let manifest = manifest.ok_or_else(|| ArchiveError::Damaged("the archive has no manifest".into()))?;
+    for entry in manifest.entries.iter().filter(|e| hashes.contains_key(&e.path)) {
+        if hashes.get(&entry.path) != Some(&(entry.size, entry.sha256.clone())) {
+            return Err(ArchiveError::Damaged(format!("{} differs from the manifest", entry.path)).into());
+        }
+    }
+    if !hashes.contains_key(&db_name) {
+        return Err(BackupError::Refused("this person's file is not in this backup".into()));
+    }
+    let image = image.ok_or_else(|| ArchiveError::Damaged("the archive holds no shared database".into()))?;
+    Ok((image, manifest.created_at))
+}

@@ -105,6 +105,8 @@ fn export_all(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
         super::backups::BackupList,
         super::backups::ScheduleBody,
         crate::backup::Done,
+        crate::backup::PersonRestored,
+        super::backups::RestorePerson,
         crate::store::supervision::Edge,
         crate::store::supervision::AccessEntry,
         super::supervision::NewEdge,

@@ -138,3 +138,27 @@ pub async fn clear_schedule(State(state): State<AppState>) -> Result<StatusCode,
     state.backups.clear_schedule().await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// `POST /api/backups/restore-person`.
+#[derive(Deserialize, TS)]
+#[ts(rename = "RestorePersonBody")]
+pub struct RestorePerson {
+    /// The archive's absolute path on this computer.
+    pub from: String,
+    pub passphrase: String,
+    /// The person's id.
+    pub user: String,
+}
+
+/// `POST /api/backups/restore-person`: one person's file and keys as a backup holds them;
+/// their windows lock, and the password they had then opens it.
+pub async fn restore_person(
+    State(state): State<AppState>,
+    super::auth::AdminActor(actor): super::auth::AdminActor,
+    Body(body): Body<RestorePerson>,
+) -> Result<Json<crate::backup::PersonRestored>, ApiError> {
+    let user = crate::ids::UserId::parse(&body.user).ok_or(ApiError::NotFound)?;
+    let passphrase = Zeroizing::new(body.passphrase);
+    let from = PathBuf::from(body.from);
+    Ok(Json(crate::backup::restore_person(&state.accounts, &actor, &from, passphrase.as_bytes(), &user).await?))
+}

@@ -71,6 +71,7 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/supervised/{user}/memories", Session, Header, supervision::memories),
         route(M::POST, "/api/backups", Admin, Header, backups::start),
         route(M::GET, "/api/backups", Admin, Header, backups::list),
+        route(M::POST, "/api/backups/restore-person", Admin, Header, backups::restore_person),
         route(M::PUT, "/api/backups/schedule", Admin, Header, backups::set_schedule),
         route(M::DELETE, "/api/backups/schedule", Admin, Header, backups::clear_schedule),
         route(M::GET, "/api/usage", Admin, Header, admin::usage),

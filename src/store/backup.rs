@@ -267,3 +267,88 @@ pub async fn forget_instance_secrets(store: &SystemStore) -> Result<Vec<String>,
     tx.commit().await?;
     Ok(again)
 }
+
+/// What a backup's shared database recorded for one person: enough for their file as it
+/// was then to open with their password of then.
+pub struct PersonAsBackedUp {
+    pub name: String,
+    pub file_salt: [u8; 16],
+    pub public_key: Option<Vec<u8>>,
+    pub key_version: i64,
+    pub wraps: Vec<(String, Vec<u8>)>,
+}
+
+/// Reads one person's row and key wraps out of a shared-database image, in memory.
+pub async fn person_in_image(image: &[u8], user: &UserId) -> Result<Option<PersonAsBackedUp>, StoreError> {
+    use sqlx::ConnectOptions;
+    use std::str::FromStr;
+    let mut bytes = zeroize::Zeroizing::new(image.to_vec());
+    // An image of a WAL database says so in its header; in memory it is read as a rollback
+    // journal one (bytes 18 and 19: the read and write versions).
+    if bytes.len() > 19 {
+        bytes[18] = 1;
+        bytes[19] = 1;
+    }
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::from_str("sqlite::memory:")?.connect().await?;
+    conn.deserialize(None, sqlx::sqlite::SqliteOwnedBuf::try_from(&bytes[..])?, true).await?;
+    let row: Option<(String, Option<Vec<u8>>, Option<Vec<u8>>, i64)> =
+        sqlx::query_as("SELECT name, file_salt, public_key, key_version FROM users WHERE id = ?")
+            .bind(user)
+            .fetch_optional(&mut conn)
+            .await?;
+    let Some((name, Some(salt), public_key, key_version)) = row else { return Ok(None) };
+    let Ok(file_salt) = <[u8; 16]>::try_from(salt.as_slice()) else { return Ok(None) };
+    let wraps: Vec<(String, Vec<u8>)> = sqlx::query_as("SELECT purpose, wrapped FROM key_wraps WHERE user_id = ?")
+        .bind(user)
+        .fetch_all(&mut conn)
+        .await?;
+    Ok(Some(PersonAsBackedUp { name, file_salt, public_key, key_version, wraps }))
+}
+
+/// Puts a person's keys back as a backup recorded them, in one commit: their wraps, their
+/// file's salt, their public key. Every supervision edge they are on goes back to pending,
+/// since its copy was sealed to keys that changed; returns how many.
+pub async fn restore_person(
+    store: &SystemStore,
+    actor: &super::audit::Actor,
+    user: &UserId,
+    person: &PersonAsBackedUp,
+    made_at: &str,
+) -> Result<u64, StoreError> {
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let name: String = sqlx::query_scalar("SELECT name FROM users WHERE id = ?")
+        .bind(user)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    sqlx::query("DELETE FROM key_wraps WHERE user_id = ?").bind(user).execute(&mut *tx).await?;
+    for (purpose, wrapped) in &person.wraps {
+        sqlx::query("INSERT INTO key_wraps (user_id, purpose, wrapped, updated_at) VALUES (?, ?, ?, ?)")
+            .bind(user)
+            .bind(purpose)
+            .bind(wrapped)
+            .bind(timestamp())
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("UPDATE users SET file_salt = ?, public_key = ?, key_version = ? WHERE id = ?")
+        .bind(&person.file_salt[..])
+        .bind(&person.public_key)
+        .bind(person.key_version)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+    let reset = sqlx::query(
+        "UPDATE supervision SET state = 'pending', sealed_key = NULL, accepted_at = NULL, at_enrolment = 0
+         WHERE (supervisor_id = ?1 OR supervised_id = ?1) AND state = 'active'",
+    )
+    .bind(user)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    let detail = serde_json::json!({ "backup_made_at": made_at, "supervision_reset": reset });
+    super::audit::record(&mut tx, actor, Some((user, &name)), "person.restored", detail).await?;
+    tx.commit().await?;
+    store.people_changed();
+    Ok(reset)
+}

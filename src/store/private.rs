@@ -289,12 +289,23 @@ fn remove_with_logs(path: &Path) {
 /// shared database records; after it, only the file does: one key, one file.
 pub fn settle_rotation(path: &Path, recorded_salt: &[u8; 16]) -> std::io::Result<bool> {
     let next = rotated_path(path);
+    let with_suffix = |p: &Path, suffix: &str| PathBuf::from(format!("{}{suffix}", p.display()));
+    // A copy restored from a backup may come with its WAL (`<file>.next-wal`); it goes
+    // with the copy. Moved after the copy, so a crash between the two is finished here.
+    let move_log = || -> std::io::Result<()> {
+        let log = with_suffix(&next, "-wal");
+        if log.exists() && read_salt(path).is_ok_and(|salt| &salt == recorded_salt) {
+            std::fs::rename(&log, with_suffix(path, "-wal"))?;
+        }
+        Ok(())
+    };
     match read_salt(&next) {
         Ok(salt) if &salt == recorded_salt => {
             for suffix in ["-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                let _ = std::fs::remove_file(with_suffix(path, suffix));
             }
             std::fs::rename(&next, path)?;
+            move_log()?;
             if let Some(folder) = path.parent() {
                 std::fs::File::open(folder)?.sync_all()?;
             }
@@ -304,7 +315,10 @@ pub fn settle_rotation(path: &Path, recorded_salt: &[u8; 16]) -> std::io::Result
             remove_with_logs(&next);
             Ok(false)
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            move_log()?;
+            Ok(false)
+        }
         // A copy too short to hold a salt was cut off before its first page: not committed.
         Err(_) => {
             remove_with_logs(&next);

@@ -194,6 +194,11 @@ impl Accounts {
         self.inner.files.write().await
     }
 
+    /// Where the private files live.
+    pub fn users_dir_path(&self) -> &std::path::Path {
+        &self.inner.users_dir
+    }
+
     fn users_dir(&self) -> &std::path::Path {
         &self.inner.users_dir
     }

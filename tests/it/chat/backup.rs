@@ -446,3 +446,52 @@ async fn a_wrong_passphrase_a_damaged_archive_or_a_used_folder_restores_nothing(
     let (status, _) = server.post("/api/login", None, json!({ "name": "Ada", "password": PASSWORD })).await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test]
+async fn one_person_restored_into_the_running_instance_opens_with_their_password_of_then() {
+    let chat = Chat::start().await;
+    let bo = enrol(&chat, "Bo", BO_PASSWORD).await;
+    let (status, _) = chat.server.post("/api/notes", Some(&bo), json!({ "title": "before the backup" })).await;
+    assert_eq!(status, 201);
+    let outside = tempfile::tempdir().unwrap();
+    let secret = passphrase_file(outside.path(), PASSPHRASE);
+    let archive = outside.path().join("one-person.skb");
+    let mut command = skald(&chat.server.data_dir(), &["backup", "--to"]);
+    command.arg(&archive).arg("--passphrase-file").arg(&secret);
+    let backup = tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap();
+    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+
+    // After the backup Bo changes password and writes more.
+    let change = json!({ "current_password": BO_PASSWORD, "new_password": CY_PASSWORD });
+    let (status, _) = chat.server.post("/api/me/password", Some(&bo), change).await;
+    assert_eq!(status, 204);
+    let (status, _) = chat.server.post("/api/notes", Some(&bo), json!({ "title": "after the backup" })).await;
+    assert_eq!(status, 201);
+    let (_, me) = chat.server.call(Method::GET, "/api/me", Some(&bo), None).await;
+    let bo_id = me["user"]["id"].as_str().unwrap().to_owned();
+
+    let body = |passphrase: &str| json!({ "from": archive, "passphrase": passphrase, "user": bo_id });
+    let (status, refused) = chat.server.post("/api/backups/restore-person", Some(&bo), body(PASSPHRASE)).await;
+    assert_eq!(status, 403, "only an administrator: {refused}");
+    let (status, refused) =
+        chat.server.post("/api/backups/restore-person", Some(&chat.token), body("not the right passphrase")).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("backup_archive")), "{refused}");
+    let (status, done) = chat.server.post("/api/backups/restore-person", Some(&chat.token), body(PASSPHRASE)).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["name"], "Bo");
+
+    let (status, _) = chat.server.call(Method::GET, "/api/me", Some(&bo), None).await;
+    assert_eq!(status, 401, "Bo's windows locked");
+    let (status, _) = chat.server.post("/api/login", None, json!({ "name": "Bo", "password": CY_PASSWORD })).await;
+    assert_eq!(status, 401, "the newer password belongs to the newer file");
+    let (status, login) = chat.server.post("/api/login", None, json!({ "name": "Bo", "password": BO_PASSWORD })).await;
+    assert_eq!(status, 200, "{login}");
+    let token = login["token"].as_str().unwrap();
+    let (_, notes) = chat.server.call(Method::GET, "/api/notes", Some(token), None).await;
+    let titles: Vec<&str> = notes.as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["before the backup"]);
+    let (_, audit) = chat.server.call(Method::GET, "/api/me/audit", Some(token), None).await;
+    assert!(audit.to_string().contains("person.restored"), "Bo is told: {audit}");
+    let verify = skald(&chat.server.data_dir(), &["verify"]).output().unwrap();
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+}

@@ -19,6 +19,10 @@ import {
   type AgentList,
   type ApprovalRule,
   type AuditEntry,
+  type BackupList,
+  type BackupSchedule,
+  type BackupScheduleBody,
+  type BackupStarted,
   type Card,
   type Catalogue,
   type Conversation,
@@ -44,6 +48,7 @@ import {
   type MemorySearch,
   type MemorySubject,
   type MessageHit,
+  type NewBackup,
   type NewMcpServer,
   type NewMemoryBody,
   type Model,
@@ -843,6 +848,38 @@ export class ApiClient {
   /** `GET /api/audit` (administrators): the whole trail, newest first. */
   async audit(signal?: AbortSignal): Promise<AuditEntry[]> {
     return list(await this.#request('GET', '/api/audit', signal), 'audit') as AuditEntry[];
+  }
+
+  /** `GET /api/backups` (administrators): the one running, the newest written, the schedule. */
+  async backups(signal?: AbortSignal): Promise<BackupList> {
+    const body = record(await this.#request('GET', '/api/backups', signal), 'backups');
+    if (!Array.isArray(body['backups'])) throw unexpected('backups');
+    const current = isRecord(body['current']) ? body['current'] : null;
+    const schedule = isRecord(body['schedule']) ? body['schedule'] : null;
+    return { current, backups: body['backups'], schedule } as unknown as BackupList;
+  }
+
+  /**
+   * `POST /api/backups` (administrators): checked, then written in the background; its
+   * progress comes as `backup` events. Refused (400 `backup_refused`, 409 `backup_running`)
+   * in words the page shows as they are.
+   */
+  async startBackup(backup: NewBackup): Promise<BackupStarted> {
+    const body = record(await this.#request('POST', '/api/backups', undefined, backup), 'backup');
+    if (typeof body['id'] !== 'string' || typeof body['path'] !== 'string') throw unexpected('backup');
+    return { id: body['id'], path: body['path'] };
+  }
+
+  /** `PUT /api/backups/schedule` (administrators): a backup every day; the passphrase is kept when left out. */
+  async setBackupSchedule(schedule: BackupScheduleBody): Promise<BackupSchedule> {
+    const body = record(await this.#request('PUT', '/api/backups/schedule', undefined, schedule), 'backup schedule');
+    if (typeof body['next_run'] !== 'string') throw unexpected('backup schedule');
+    return body as unknown as BackupSchedule;
+  }
+
+  /** `DELETE /api/backups/schedule` (administrators): no more scheduled backups; those written stay. */
+  async clearBackupSchedule(): Promise<void> {
+    await this.#request('DELETE', '/api/backups/schedule');
   }
 
   /** `GET /api/health`: whether the server answers, and its version. */

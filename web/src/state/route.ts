@@ -12,7 +12,7 @@
  * opens its conversation the same way, `#/?open=<conversation id>`.
  */
 
-export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'tools', 'usage', 'audit'] as const;
+export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'tools', 'usage', 'backups', 'audit'] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type Route =

@@ -1,6 +1,6 @@
 /**
  * Administration (§1, §6.1): people, roles, models and providers, approval
- * rules, agents, usage and the audit trail — for roles that manage the
+ * rules, agents, usage, backups and the audit trail — for roles that manage the
  * instance only. Anyone else who reaches this page (a typed address, an old
  * link) is told plainly that it is not for their role, and no administrator
  * call is made: the server would refuse it anyway (403), and says so in the
@@ -16,6 +16,7 @@ import { ADMIN_SECTIONS, type AdminSection } from '../../state/route.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
 import '../skald-admin-agents/skald-admin-agents.js';
 import '../skald-admin-audit/skald-admin-audit.js';
+import '../skald-admin-backups/skald-admin-backups.js';
 import '../skald-admin-models/skald-admin-models.js';
 import '../skald-admin-people/skald-admin-people.js';
 import '../skald-admin-roles/skald-admin-roles.js';
@@ -32,6 +33,7 @@ const LABELS: Readonly<Record<AdminSection, TextKey>> = {
   agents: 'adminAgents',
   tools: 'adminTools',
   usage: 'adminUsage',
+  backups: 'adminBackups',
   audit: 'adminAudit',
 };
 
@@ -95,6 +97,8 @@ export class SkaldAdmin extends LitElement {
         return html`<skald-admin-tools .login=${login}></skald-admin-tools>`;
       case 'usage':
         return html`<skald-admin-usage .login=${login}></skald-admin-usage>`;
+      case 'backups':
+        return html`<skald-admin-backups .login=${login}></skald-admin-backups>`;
       case 'audit':
         return html`<skald-admin-audit .login=${login}></skald-admin-audit>`;
     }
