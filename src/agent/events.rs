@@ -378,6 +378,7 @@ mod tests {
             summary: "notify".into(),
             session_id: "s".into(),
             created_at: "now".into(),
+            decided_by: None,
         };
         // The card as it is, beside the event's own fields (`agent::inbox` tests its shape).
         let card_json = || serde_json::to_value(card()).unwrap();

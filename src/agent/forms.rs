@@ -209,6 +209,7 @@ impl FormCall {
             summary,
             session_id: self.session.clone(),
             created_at: timestamp(),
+            decided_by: None,
         };
         let (reply, replied) = oneshot::channel();
         let open = Open { user: self.user.clone(), view: view.clone(), reply };

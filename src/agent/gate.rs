@@ -36,6 +36,8 @@ pub struct Situation<'a> {
     pub role: &'a str,
     /// The role lets this person approve calls.
     pub may_approve: bool,
+    /// What the person may not approve goes to their supervisor as a card (§6.2).
+    pub routed: bool,
     /// The tool changes something outside the conversation (writes, sends, fetches).
     pub side_effects: bool,
     /// Outside content (a fetched page, an MCP result) has entered this conversation: a
@@ -59,6 +61,9 @@ pub struct Decision {
 /// Decides one call.
 pub fn decide(situation: &Situation, shared: &[Rule], personal: &[Rule]) -> Decision {
     let decision = raw_decision(situation, shared, personal);
+    if decision.effect == Effect::Require && !situation.may_approve && situation.routed {
+        return Decision { effect: Effect::Require, reason: format!("{}; your supervisor decides", decision.reason) };
+    }
     if decision.effect == Effect::Require && !situation.may_approve {
         return Decision {
             effect: Effect::Deny,
@@ -161,6 +166,7 @@ mod tests {
             arguments,
             role: "member",
             may_approve: true,
+            routed: false,
             side_effects: tool != "note_read",
             outside_content: false,
             approved: None,

@@ -82,6 +82,10 @@ pub struct CardView {
     pub summary: String,
     pub session_id: ConversationId,
     pub created_at: String,
+    /// Who decided it, when not the person themselves: their supervisor (§6.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decided_by: Option<String>,
 }
 
 /// What a card asks of the person, by its kind.
@@ -211,6 +215,7 @@ pub fn card_view(card: &Card) -> CardView {
         summary,
         session_id: card.session_id.clone(),
         created_at: card.created_at.clone(),
+        decided_by: card.decided_by.clone(),
     }
 }
 
@@ -244,6 +249,32 @@ impl Runtime {
         decision: Decision,
         seen_hash: Option<&str>,
     ) -> Result<(CardView, bool), DecisionError> {
+        self.decide_as(session, card_id, decision, seen_hash, None).await
+    }
+
+    /// Records a supervisor's decision on a card of a person whose role sends what it may
+    /// not approve to them (§6.2), and resumes the turn as [`Self::decide`] does. Never an
+    /// "always": a standing rule is the person's own to make.
+    pub async fn decide_for(
+        &self,
+        session: Arc<Session>,
+        card_id: &str,
+        allow: bool,
+        seen_hash: Option<&str>,
+        supervisor: &str,
+    ) -> Result<(CardView, bool), DecisionError> {
+        let decision = Decision { allow, always: false, replace: None };
+        self.decide_as(session, card_id, decision, seen_hash, Some(supervisor)).await
+    }
+
+    async fn decide_as(
+        &self,
+        session: Arc<Session>,
+        card_id: &str,
+        decision: Decision,
+        seen_hash: Option<&str>,
+        supervisor: Option<&str>,
+    ) -> Result<(CardView, bool), DecisionError> {
         let space = &session.space;
         let card = approvals::get(space, card_id).await?.ok_or(DecisionError::NotFound)?;
         if card.kind != CardKind::Approval {
@@ -256,7 +287,7 @@ impl Runtime {
             return Err(DecisionError::Changed);
         }
         let role = self.role_of(&session.user_id).await?;
-        if decision.allow && !role.may_approve {
+        if decision.allow && !role.may_approve && supervisor.is_none() {
             return Err(DecisionError::MayNotApprove);
         }
         if let Some(old) = &decision.replace {
@@ -286,7 +317,7 @@ impl Runtime {
             }
             _ => None,
         };
-        let waiting = approvals::decide(space, card_id, decision.allow, always.as_ref()).await?;
+        let waiting = approvals::decide(space, card_id, decision.allow, always.as_ref(), supervisor).await?;
         if let Some(old) = &decision.replace {
             let pools = Pools { owner: &session.user_id, space, system: self.system() };
             match pools.delete(old).await {
@@ -393,6 +424,7 @@ mod tests {
             created_at: "2026-01-01T00:00:00Z".into(),
             decided_at: None,
             shows: None,
+            decided_by: None,
         }
     }
 

@@ -69,6 +69,8 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/supervised/{user}/notes", Session, Header, supervision::notes_list),
         route(M::GET, "/api/supervised/{user}/notes/{id}", Session, Header, supervision::note),
         route(M::GET, "/api/supervised/{user}/memories", Session, Header, supervision::memories),
+        route(M::GET, "/api/supervised/{user}/cards", Session, Header, supervision::cards),
+        route(M::POST, "/api/supervised/{user}/cards/{id}", Session, Header, supervision::decide_card),
         route(M::POST, "/api/backups", Admin, Header, backups::start),
         route(M::GET, "/api/backups", Admin, Header, backups::list),
         route(M::POST, "/api/backups/restore-person", Admin, Header, backups::restore_person),

@@ -18,7 +18,9 @@ use super::error::ApiError;
 use super::json::Body;
 use super::people::UnlockedBody;
 use crate::agent::events::LiveEvent;
+use crate::agent::inbox::{CardView, card_view};
 use crate::ids::{ConversationId, UserId};
+use crate::store::approvals::{self, CardKind, CardState};
 use crate::store::audit::Actor;
 use crate::store::chat::{self, Conversation, Message};
 use crate::store::memories::{Memory, Pool, Pools};
@@ -256,4 +258,79 @@ pub async fn memories(
     })
     .await?;
     Ok(Json(found))
+}
+
+/// `GET /api/supervised/{user}/cards`: the cards waiting for their supervisor — calls their
+/// role may not approve (logged as opened).
+pub async fn cards(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user): Path<String>,
+) -> Result<Json<Vec<CardView>>, ApiError> {
+    let opened = open(&state, &caller, &user).await?;
+    let found = reading(&state, opened, ("opened", "cards", None), async |s| {
+        let pending = approvals::pending(&s.space).await?;
+        Ok(pending.iter().filter(|c| c.kind == CardKind::Approval).map(card_view).collect())
+    })
+    .await?;
+    Ok(Json(found))
+}
+
+/// `POST /api/supervised/{user}/cards/{id}`.
+#[derive(Deserialize)]
+pub struct SupervisorDecision {
+    allow: bool,
+    /// The arguments' hash as shown; a card that changed since is refused.
+    #[serde(default)]
+    arguments_hash: Option<String>,
+}
+
+/// `POST /api/supervised/{user}/cards/{id}` `{"allow","arguments_hash"}`: the supervisor
+/// decides a card of a role that sends them its cards. The person's turn resumes at once
+/// when they are logged in, else at their next login; either way the card says who
+/// decided, and their access log has it.
+pub async fn decide_card(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((user, id)): Path<(String, String)>,
+    Body(body): Body<SupervisorDecision>,
+) -> Result<Json<CardView>, ApiError> {
+    let opened = open(&state, &caller, &user).await?;
+    let role = state.agent.role_of(&opened.person.id).await?;
+    if !role.cards_to_supervisor {
+        let message = format!("{}'s role decides their own cards", opened.person.name);
+        opened.close().await;
+        return Err(ApiError::Refused { code: "not_routed", message });
+    }
+    let me = actor_of(&state, &caller).await?;
+    let action = if body.allow { "allowed" } else { "denied" };
+    let live = state.accounts.sessions().of_user(&opened.person.id);
+    let hash = body.arguments_hash.clone();
+    let decided = reading(&state, opened, (action, "card", Some(&id)), async |s| match live {
+        Some(session) => {
+            let (card, _) = state.agent.decide_for(session, &id, body.allow, hash.as_deref(), &me.name).await?;
+            Ok(card)
+        }
+        None => {
+            let card = approvals::get(&s.space, &id).await?.ok_or(ApiError::NotFound)?;
+            if card.kind != CardKind::Approval || card.state != CardState::Pending {
+                return Err(ApiError::Conflict {
+                    code: "already_decided",
+                    message: "this card was already decided".into(),
+                });
+            }
+            if hash.as_deref().is_some_and(|seen| seen != card.arguments_hash) {
+                return Err(ApiError::Conflict {
+                    code: "card_changed",
+                    message: "the card changed since you saw it; look at it again before deciding".into(),
+                });
+            }
+            // The turn goes on at the person's next login, when its cards are all decided.
+            approvals::decide(&s.space, &id, body.allow, None, Some(&me.name)).await?;
+            let card = approvals::get(&s.space, &id).await?.ok_or(ApiError::NotFound)?;
+            Ok(card_view(&card))
+        }
+    })
+    .await?;
+    Ok(Json(decided))
 }

@@ -58,6 +58,8 @@ pub struct Card {
     pub decided_at: Option<String>,
     /// What the card showed beyond the arguments (JSON), fixed when it was made.
     pub shows: Option<String>,
+    /// Who decided it when not the person themselves: their supervisor, by name (§6.2).
+    pub decided_by: Option<String>,
 }
 
 /// A card about to be created.
@@ -79,7 +81,7 @@ pub struct NewCard {
 }
 
 const CARD_SELECT: &str = "SELECT id, kind, session_id, turn_id, call_id, tool, arguments, arguments_hash, agent, \
-     why, reason, state, answer, created_at, decided_at, shows FROM cards";
+     why, reason, state, answer, created_at, decided_at, shows, decided_by FROM cards";
 
 /// Creates approval cards and parks their turn, in one transaction: once this returns the
 /// cards survive a crash, and the turn waits for them (§8.1).
@@ -151,17 +153,24 @@ pub async fn of_turn(store: &PrivateStore, turn_id: &str) -> Result<Vec<Card>, S
 
 /// Records a person's decision on a pending card, with the personal rule it adds if any,
 /// in one transaction. Returns how many cards of the same turn still wait.
-pub async fn decide(store: &PrivateStore, id: &str, allowed: bool, always: Option<&Rule>) -> Result<i64, StoreError> {
+pub async fn decide(
+    store: &PrivateStore,
+    id: &str,
+    allowed: bool,
+    always: Option<&Rule>,
+    decided_by: Option<&str>,
+) -> Result<i64, StoreError> {
     let _writing = store.writing(Touched::Nothing);
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let state = if allowed { CardState::Allowed } else { CardState::Denied };
     let turn: Option<String> = sqlx::query_scalar(
-        "UPDATE cards SET state = ?, decided_at = ?
+        "UPDATE cards SET state = ?, decided_at = ?, decided_by = ?
          WHERE id = ? AND kind = 'approval' AND state = 'pending' RETURNING turn_id",
     )
     .bind(state)
     .bind(&now)
+    .bind(decided_by)
     .bind(id)
     .fetch_optional(&mut *tx)
     .await?;

@@ -49,6 +49,10 @@ pub struct Role {
     /// A supervised person of this role may end the edge themselves.
     #[serde(default = "yes")]
     pub may_end_supervision: bool,
+    /// Calls this role may not approve go to the person's supervisor as cards, instead of
+    /// being refused (when they have one).
+    #[serde(default)]
+    pub cards_to_supervisor: bool,
 }
 
 fn yes() -> bool {
@@ -91,7 +95,7 @@ fn everything() -> Vec<String> {
 const SELECT: &str = "SELECT id, label, description, manage_instance, tools, may_approve, may_schedule, \
      may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models, preferred_strength, \
      usage_cap_tokens, privacy_tier, memory_retention_days, may_supervise, may_be_supervised, \
-     may_end_supervision FROM roles";
+     may_end_supervision, cards_to_supervisor FROM roles";
 
 /// Seeds the preset roles if the table is empty (a new instance).
 pub async fn seed_presets(store: &SystemStore) -> Result<(), StoreError> {
@@ -207,7 +211,7 @@ pub async fn update(store: &SystemStore, actor: &Actor, role: &Role) -> Result<(
                     may_schedule = ?, may_use_subagents = ?, max_turns = ?, idle_timeout_minutes = ?,
                     lock_on_close = ?, allowed_models = ?, preferred_strength = ?, usage_cap_tokens = ?,
                     privacy_tier = ?, memory_retention_days = ?, may_supervise = ?, may_be_supervised = ?,
-                    may_end_supervision = ?
+                    may_end_supervision = ?, cards_to_supervisor = ?
              WHERE id = ?",
         ),
         role,
@@ -272,8 +276,9 @@ async fn insert_row(tx: &mut sqlx::SqliteConnection, role: &Role) -> Result<(), 
             "INSERT INTO roles (label, description, manage_instance, tools, may_approve, may_schedule,
                                 may_use_subagents, max_turns, idle_timeout_minutes, lock_on_close, allowed_models,
                                 preferred_strength, usage_cap_tokens, privacy_tier, memory_retention_days,
-                                may_supervise, may_be_supervised, may_end_supervision, id, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                may_supervise, may_be_supervised, may_end_supervision, cards_to_supervisor, id,
+                                created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         ),
         role,
     )
@@ -306,4 +311,5 @@ fn bind_attributes<'q>(query: SqliteQuery<'q>, role: &'q Role) -> SqliteQuery<'q
         .bind(role.may_supervise)
         .bind(role.may_be_supervised)
         .bind(role.may_end_supervision)
+        .bind(role.cards_to_supervisor)
 }

@@ -182,6 +182,27 @@ pub async fn sealed_copy(
     .await?)
 }
 
+/// Whether someone holds an active copy of `supervised`'s key: their cards may go to them.
+pub async fn has_supervisor(store: &SystemStore, supervised: &UserId) -> Result<bool, StoreError> {
+    let found: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM supervision WHERE supervised_id = ? AND state = 'active' LIMIT 1")
+            .bind(supervised)
+            .fetch_optional(store.pool())
+            .await?;
+    Ok(found.is_some())
+}
+
+/// Names of the people holding an active copy of `supervised`'s key.
+pub async fn supervisor_names(store: &SystemStore, supervised: &UserId) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT u.name FROM supervision e JOIN users u ON u.id = e.supervisor_id
+         WHERE e.supervised_id = ? AND e.state = 'active' ORDER BY u.name",
+    )
+    .bind(supervised)
+    .fetch_all(store.pool())
+    .await?)
+}
+
 /// Removes an edge, and with it (`secure_delete`) the bytes of its key copy.
 pub async fn remove(store: &SystemStore, actor: &Actor, id: &str) -> Result<Edge, StoreError> {
     let Some(found) = get(store, id).await? else { return Err(StoreError::NotFound) };

@@ -32,6 +32,7 @@ pub struct RolePatch {
     pub may_supervise: Option<bool>,
     pub may_be_supervised: Option<bool>,
     pub may_end_supervision: Option<bool>,
+    pub cards_to_supervisor: Option<bool>,
 }
 
 /// For `Option<Option<T>>` patch fields: a present `null` is `Some(None)`, absent is `None`.
@@ -61,6 +62,7 @@ pub fn new_role(id: RoleId, label: String) -> Role {
         may_supervise: false,
         may_be_supervised: false,
         may_end_supervision: true,
+        cards_to_supervisor: false,
     }
 }
 
@@ -93,7 +95,8 @@ pub fn apply(mut role: Role, patch: RolePatch) -> Result<Role, String> {
         memory_retention_days,
         may_supervise,
         may_be_supervised,
-        may_end_supervision
+        may_end_supervision,
+        cards_to_supervisor
     );
     Ok(role)
 }

@@ -28,11 +28,14 @@ CREATE TABLE supervision (
 
 CREATE INDEX supervision_by_supervised ON supervision (supervised_id);
 
--- Who may supervise and be supervised is a role's to say (§6.1), and whether a supervised
--- person may end the edge themselves. Existing roles: whoever manages the instance may
--- supervise; a role that may not approve may be supervised, and may not end it alone.
+-- Who may supervise and be supervised is a role's to say (§6.1), whether a supervised
+-- person may end the edge themselves, and whether the cards their role may not approve go
+-- to their supervisor instead of being refused. Existing roles: whoever manages the
+-- instance may supervise; a role that may not approve may be supervised, may not end it
+-- alone, and has its cards decided by the supervisor.
 ALTER TABLE roles ADD COLUMN may_supervise INTEGER NOT NULL DEFAULT 0 CHECK (may_supervise IN (0, 1));
 ALTER TABLE roles ADD COLUMN may_be_supervised INTEGER NOT NULL DEFAULT 0 CHECK (may_be_supervised IN (0, 1));
 ALTER TABLE roles ADD COLUMN may_end_supervision INTEGER NOT NULL DEFAULT 1 CHECK (may_end_supervision IN (0, 1));
+ALTER TABLE roles ADD COLUMN cards_to_supervisor INTEGER NOT NULL DEFAULT 0 CHECK (cards_to_supervisor IN (0, 1));
 UPDATE roles SET may_supervise = 1 WHERE manage_instance = 1;
-UPDATE roles SET may_be_supervised = 1, may_end_supervision = 0 WHERE may_approve = 0;
+UPDATE roles SET may_be_supervised = 1, may_end_supervision = 0, cards_to_supervisor = 1 WHERE may_approve = 0;

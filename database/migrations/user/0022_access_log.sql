@@ -6,9 +6,13 @@ CREATE TABLE access_log (
     supervisor_id   TEXT    NOT NULL,
     supervisor_name TEXT    NOT NULL,
     at              TEXT    NOT NULL,
-    action          TEXT    NOT NULL CHECK (action IN ('opened', 'read')),
-    what            TEXT    NOT NULL CHECK (what IN ('conversations', 'conversation', 'notes', 'note', 'memories')),
+    action          TEXT    NOT NULL CHECK (action IN ('opened', 'read', 'allowed', 'denied')),
+    what            TEXT    NOT NULL CHECK (what IN ('conversations', 'conversation', 'notes', 'note', 'memories', 'cards', 'card')),
     item            TEXT
 ) STRICT;
 
 CREATE INDEX access_log_by_time ON access_log (at);
+
+-- Who decided a card, when it was not the person themselves: their supervisor, by name,
+-- for a role whose cards go to the supervisor (§6.2).
+ALTER TABLE cards ADD COLUMN decided_by TEXT;

@@ -69,6 +69,8 @@ impl Outcome {
 pub(super) struct Ground<'a> {
     pub role: &'a str,
     pub may_approve: bool,
+    /// What this role may not approve goes to the person's supervisor (§6.2).
+    pub routed: bool,
     pub outside_content: bool,
     pub shared: &'a [gate::Rule],
     pub personal: &'a [gate::Rule],
@@ -112,6 +114,7 @@ pub(super) fn verdict(
         role: ground.role,
         // Answering a question is no approval: every role may.
         may_approve: ground.may_approve || asking,
+        routed: ground.routed,
         side_effects,
         outside_content: ground.outside_content,
         approved,
@@ -185,9 +188,13 @@ impl Turn {
         )?;
         let shared = self.withheld.rules(shared.into_iter().map(|r| r.rule).collect());
         let registry = self.runtime.inner.tools.clone();
+        let routed = !self.role.may_approve
+            && self.role.cards_to_supervisor
+            && crate::store::supervision::has_supervisor(self.runtime.system(), &self.session.user_id).await?;
         let ground = Ground {
             role: self.role.id.as_str(),
             may_approve: self.role.may_approve,
+            routed,
             outside_content: self.outside_content.load(Ordering::Acquire),
             shared: &shared,
             personal: &personal,
@@ -445,11 +452,12 @@ mod tests {
             created_at: String::new(),
             decided_at: None,
             shows: None,
+            decided_by: None,
         }
     }
 
     const GROUND: Ground<'static> =
-        Ground { role: "member", may_approve: true, outside_content: false, shared: &[], personal: &[] };
+        Ground { role: "member", may_approve: true, routed: false, outside_content: false, shared: &[], personal: &[] };
 
     fn judge(call: &ToolCall, card: Option<&approvals::Card>) -> Verdict {
         verdict(call, Some(true), false, false, card, &GROUND)

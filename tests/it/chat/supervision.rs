@@ -355,3 +355,56 @@ async fn a_crash_during_a_key_rotation_leaves_exactly_one_key_opening_the_file()
     let (ok, report) = verify(&sandbox.data_dir());
     assert!(ok, "{report}");
 }
+
+#[tokio::test]
+async fn a_card_cy_may_not_approve_goes_to_ada_and_cy_sees_who_decided() {
+    use scripted_model::{Reply, ScriptedCall};
+    let s = set_up().await;
+    let server = &s.chat.server;
+    s.chat.model.push(Reply::tool_calls([ScriptedCall::new("note_write", json!({ "title": "Cy's", "text": "c" }))]));
+    s.chat.model.push(Reply::text("Written."));
+    let (_, created) = server.post("/api/sessions", Some(&s.cy_token), json!({})).await;
+    let session = created["id"].as_str().unwrap().to_owned();
+    let (status, _) =
+        server.post(&format!("/api/sessions/{session}/messages"), Some(&s.cy_token), json!({ "text": "note" })).await;
+    assert_eq!(status, 202);
+
+    // The card waits in Cy's file; Cy may deny it but not allow it.
+    let deadline = tokio::time::Instant::now() + super::WAIT;
+    let card = loop {
+        let (_, inbox) = get(server, &s.cy_token, "/api/inbox").await;
+        if let Some(card) = inbox.as_array().unwrap().first() {
+            break card.clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no card came");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert!(card["details"]["reason"].as_str().unwrap().contains("your supervisor decides"), "{card}");
+    let card_id = card["id"].as_str().unwrap();
+    let (status, refused) =
+        server.post(&format!("/api/inbox/{card_id}"), Some(&s.cy_token), json!({ "decision": "allow" })).await;
+    assert_eq!(status, 403, "{refused}");
+
+    // Ada sees it and allows exactly what it shows.
+    let (status, waiting) = get(server, &s.chat.token, &format!("/api/supervised/{}/cards", s.cy)).await;
+    assert_eq!(status, 200, "{waiting}");
+    assert_eq!(waiting[0]["id"], card["id"]);
+    let path = format!("/api/supervised/{}/cards/{card_id}", s.cy);
+    let (status, stale) =
+        server.post(&path, Some(&s.chat.token), json!({ "allow": true, "arguments_hash": "0".repeat(64) })).await;
+    assert_eq!(status, 409, "a decision never covers what was not shown: {stale}");
+    let hash = card["details"]["arguments_hash"].clone();
+    let (status, decided) =
+        server.post(&path, Some(&s.chat.token), json!({ "allow": true, "arguments_hash": hash })).await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!((decided["state"].as_str(), decided["decided_by"].as_str()), (Some("allowed"), Some("Ada")));
+
+    // Cy's turn went on: the note is written, and Cy's log says Ada decided.
+    let history = super::finished(server, &s.cy_token, &session, super::WAIT).await;
+    assert_eq!(history.last().unwrap()["status"], "done");
+    let (_, notes) = get(server, &s.cy_token, "/api/notes").await;
+    assert_eq!(notes[0]["title"], "Cy's");
+    let (_, log) = get(server, &s.cy_token, "/api/me/access-log").await;
+    assert_eq!((log[0]["action"].as_str(), log[0]["what"].as_str()), (Some("allowed"), Some("card")), "{log}");
+    assert_eq!(log[0]["item"], card["id"]);
+}

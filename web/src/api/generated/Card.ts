@@ -15,4 +15,8 @@ export type Card = { id: CardId, state: CardState,
 /**
  * One line: the question, or the tool with its most telling argument.
  */
-summary: string, session_id: ConversationId, created_at: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails } | { "kind": "form", "details": FormDetails } | { "kind": "sample", "details": SampleDetails });
+summary: string, session_id: ConversationId, created_at: string, 
+/**
+ * Who decided it, when not the person themselves: their supervisor (§6.2).
+ */
+decided_by?: string, } & ({ "kind": "approval", "details": ApprovalDetails } | { "kind": "question", "details": QuestionDetails } | { "kind": "form", "details": FormDetails } | { "kind": "sample", "details": SampleDetails });

@@ -29,4 +29,9 @@ may_be_supervised: boolean,
 /**
  * A supervised person of this role may end the edge themselves.
  */
-may_end_supervision: boolean, };
+may_end_supervision: boolean, 
+/**
+ * Calls this role may not approve go to the person's supervisor as cards, instead of
+ * being refused (when they have one).
+ */
+cards_to_supervisor: boolean, };
