@@ -178,11 +178,22 @@ fn verify(data_dir: Option<PathBuf>) -> ExitCode {
     }
 }
 
-fn small_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|err| {
+/// The passphrase (never waiting on a missing terminal) and a small runtime for the
+/// backup commands; an exit code already said when either fails.
+fn passphrase_and_runtime(
+    file: Option<&std::path::Path>,
+    confirm: bool,
+) -> Result<(zeroize::Zeroizing<String>, tokio::runtime::Runtime), ExitCode> {
+    let passphrase = skald::backup::command::passphrase(file, confirm).map_err(|err| {
         eprintln!("skald: {err}");
-        ExitCode::FAILURE
-    })
+        ExitCode::from(2)
+    })?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|err| {
+            eprintln!("skald: {err}");
+            ExitCode::FAILURE
+        })?;
+    Ok((passphrase, runtime))
 }
 
 /// `skald backup`: progress on stderr, the archive's path on stdout.
@@ -192,15 +203,8 @@ fn backup(data_dir: Option<PathBuf>, to: &std::path::Path, file: Option<&std::pa
         eprintln!("skald: {}", StartError::NoDataDir);
         return ExitCode::FAILURE;
     };
-    let passphrase = match skald::backup::command::passphrase(file, true) {
-        Ok(passphrase) => passphrase,
-        Err(err) => {
-            eprintln!("skald: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match small_runtime() {
-        Ok(runtime) => runtime,
+    let (passphrase, runtime) = match passphrase_and_runtime(file, true) {
+        Ok(both) => both,
         Err(code) => return code,
     };
     let said = |line: &str| eprintln!("skald backup: {line}");
@@ -228,15 +232,8 @@ fn restore(data_dir: Option<PathBuf>, from: &std::path::Path, file: Option<&std:
         eprintln!("skald: say where to restore with --data-dir DIR (an empty folder)");
         return ExitCode::from(2);
     };
-    let passphrase = match skald::backup::command::passphrase(file, false) {
-        Ok(passphrase) => passphrase,
-        Err(err) => {
-            eprintln!("skald: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match small_runtime() {
-        Ok(runtime) => runtime,
+    let (passphrase, runtime) = match passphrase_and_runtime(file, false) {
+        Ok(both) => both,
         Err(code) => return code,
     };
     let said = |line: &str| eprintln!("skald restore: {line}");

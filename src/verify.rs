@@ -216,7 +216,7 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
     }
 
     // Supervisors' sealed copies (§6.2), by the person whose space they open.
-    let mut copies: HashMap<String, Vec<(String, String, Option<Vec<u8>>)>> = HashMap::new();
+    let mut copies: HashMap<String, Vec<KeyCopy>> = HashMap::new();
     let edges = sqlx::query(
         "SELECT e.supervised_id, a.name AS supervisor, a.status, e.state, e.sealed_key FROM supervision e
          JOIN users a ON a.id = e.supervisor_id ORDER BY a.name",
@@ -330,6 +330,10 @@ async fn check(root: &Path, pool: &SqlitePool) -> Result<Report, sqlx::Error> {
     }
     Ok(report)
 }
+
+/// A supervisor's key copy as the shared database holds it: who, `<edge state>/<their
+/// account's status>`, and the sealed value.
+type KeyCopy = (String, String, Option<Vec<u8>>);
 
 /// A supervisor's copy is a value sealed to a public key (`crypto::seal_to`) holding
 /// one 32-byte key: magic, ephemeral key, nonce, key and tag.

@@ -291,12 +291,16 @@ pub async fn person_in_image(image: &[u8], user: &UserId) -> Result<Option<Perso
     }
     let mut conn = sqlx::sqlite::SqliteConnectOptions::from_str("sqlite::memory:")?.connect().await?;
     conn.deserialize(None, sqlx::sqlite::SqliteOwnedBuf::try_from(&bytes[..])?, true).await?;
-    let row: Option<(String, Option<Vec<u8>>, Option<Vec<u8>>, i64)> =
-        sqlx::query_as("SELECT name, file_salt, public_key, key_version FROM users WHERE id = ?")
-            .bind(user)
-            .fetch_optional(&mut conn)
-            .await?;
-    let Some((name, Some(salt), public_key, key_version)) = row else { return Ok(None) };
+    let Some(row) = sqlx::query("SELECT name, file_salt, public_key, key_version FROM users WHERE id = ?")
+        .bind(user)
+        .fetch_optional(&mut conn)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let (name, salt, public_key, key_version): (String, Option<Vec<u8>>, Option<Vec<u8>>, i64) =
+        (row.try_get("name")?, row.try_get("file_salt")?, row.try_get("public_key")?, row.try_get("key_version")?);
+    let Some(salt) = salt else { return Ok(None) };
     let Ok(file_salt) = <[u8; 16]>::try_from(salt.as_slice()) else { return Ok(None) };
     let wraps: Vec<(String, Vec<u8>)> = sqlx::query_as("SELECT purpose, wrapped FROM key_wraps WHERE user_id = ?")
         .bind(user)

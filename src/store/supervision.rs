@@ -123,6 +123,15 @@ pub struct ToSeal {
     pub key_version: i64,
 }
 
+fn to_seal(row: &sqlx::sqlite::SqliteRow) -> Result<ToSeal, sqlx::Error> {
+    Ok(ToSeal {
+        id: row.try_get("id")?,
+        supervisor_id: row.try_get("supervisor_id")?,
+        supervisor_public: row.try_get::<Option<Vec<u8>>, _>("public_key")?.unwrap_or_default(),
+        key_version: row.try_get("key_version")?,
+    })
+}
+
 /// The pending edges of `supervised`; `at_enrolment_only` for those made with the account.
 pub async fn pending_for(
     store: &SystemStore,
@@ -139,17 +148,7 @@ pub async fn pending_for(
     .bind(i64::from(at_enrolment_only))
     .fetch_all(store.pool())
     .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(ToSeal {
-                id: row.try_get("id")?,
-                supervisor_id: row.try_get("supervisor_id")?,
-                supervisor_public: row.try_get("public_key")?,
-                key_version: row.try_get("key_version")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(StoreError::from)
+    Ok(rows.iter().map(to_seal).collect::<Result<_, _>>()?)
 }
 
 /// Makes a pending edge active with the key copy sealed to its supervisor.
@@ -254,17 +253,7 @@ pub async fn active_for(store: &SystemStore, supervised: &UserId) -> Result<Vec<
     .bind(supervised)
     .fetch_all(store.pool())
     .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(ToSeal {
-                id: row.try_get("id")?,
-                supervisor_id: row.try_get("supervisor_id")?,
-                supervisor_public: row.try_get::<Option<Vec<u8>>, _>("public_key")?.unwrap_or_default(),
-                key_version: row.try_get("key_version")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(StoreError::from)
+    Ok(rows.iter().map(to_seal).collect::<Result<_, _>>()?)
 }
 
 /// One entry of the access log in a supervised person's file.

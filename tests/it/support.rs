@@ -335,3 +335,45 @@ pub fn files_under(dir: &Path, skipping: &[&str], out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The key a person's password unwraps, with their id and recorded file salt, read from a
+/// data directory's shared database as Skald reads it: for tests that check files by hand.
+pub async fn key_of(data_dir: &Path, name: &str, password: &str) -> (String, Vec<u8>, [u8; 16]) {
+    use sqlx::ConnectOptions;
+    let mut system = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("database/system.db"))
+        .read_only(true)
+        .connect()
+        .await
+        .unwrap();
+    let (id, salt): (String, Vec<u8>) = sqlx::query_as("SELECT id, file_salt FROM users WHERE name = ?")
+        .bind(name)
+        .fetch_one(&mut system)
+        .await
+        .unwrap();
+    let wrap: Vec<u8> = sqlx::query_scalar("SELECT wrapped FROM key_wraps WHERE user_id = ? AND purpose = 'password'")
+        .bind(&id)
+        .fetch_one(&mut system)
+        .await
+        .unwrap();
+    let purpose = skald::crypto::Purpose::Password;
+    let dek = skald::crypto::unwrap(&skald::crypto::WrappedKey(wrap), password.as_bytes(), &id, purpose).unwrap();
+    (id, dek.as_bytes().to_vec(), salt.try_into().unwrap())
+}
+
+/// A read-only connection to the private file of `id`, keyed with `key` and the salt the
+/// file carries; `None` when the key does not open it.
+pub async fn open_private(data_dir: &Path, id: &str, key: &[u8]) -> Option<sqlx::SqliteConnection> {
+    use sqlx::ConnectOptions;
+    let file = data_dir.join(format!("database/users/{id}.db"));
+    let salt = skald::store::private::read_salt(&file).ok()?;
+    let dek = skald::crypto::Dek::from_slice(key)?;
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&file)
+        .pragma("key", dek.sqlcipher_key(&salt).to_string())
+        .pragma("cipher_log_level", "NONE")
+        .read_only(true);
+    let mut conn = options.connect().await.ok()?;
+    sqlx::query_scalar::<_, String>("SELECT user_id FROM space").fetch_one(&mut conn).await.ok()?;
+    Some(conn)
+}

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use sqlx::ConnectOptions;
 
 use super::{Chat, PASSWORD, Socket};
 use crate::support::{BIN, Sandbox, Server};
@@ -132,32 +131,8 @@ async fn everything_of(server: &Server, token: &str) -> (BTreeSet<String>, BTree
 /// `PRAGMA integrity_check` of a restored private file, opened with the key the person's
 /// password unwraps (read from the restored shared database).
 async fn private_integrity(data_dir: &Path, name: &str, password: &str) -> String {
-    let system =
-        sqlx::sqlite::SqliteConnectOptions::new().filename(data_dir.join("database/system.db")).read_only(true);
-    let mut system = system.connect().await.unwrap();
-    let (id, salt): (String, Vec<u8>) = sqlx::query_as("SELECT id, file_salt FROM users WHERE name = ?")
-        .bind(name)
-        .fetch_one(&mut system)
-        .await
-        .unwrap();
-    let wrap: Vec<u8> = sqlx::query_scalar("SELECT wrapped FROM key_wraps WHERE user_id = ? AND purpose = 'password'")
-        .bind(&id)
-        .fetch_one(&mut system)
-        .await
-        .unwrap();
-    let dek = skald::crypto::unwrap(
-        &skald::crypto::WrappedKey(wrap),
-        password.as_bytes(),
-        &id,
-        skald::crypto::Purpose::Password,
-    )
-    .unwrap();
-    let key = dek.sqlcipher_key(&salt.try_into().unwrap());
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(data_dir.join(format!("database/users/{id}.db")))
-        .pragma("key", key.to_string())
-        .read_only(true);
-    let mut private = options.connect().await.unwrap();
+    let (id, key, _) = crate::support::key_of(data_dir, name, password).await;
+    let mut private = crate::support::open_private(data_dir, &id, &key).await.expect("the password's key opens it");
     let said: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check").fetch_all(&mut private).await.unwrap();
     said.join("; ")
 }

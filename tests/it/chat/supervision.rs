@@ -76,60 +76,17 @@ async fn get(server: &Server, token: &str, path: &str) -> (u16, Value) {
     server.call(Method::GET, path, Some(token), None).await
 }
 
-/// The key a person's password unwraps, with their id and recorded file salt, read from
-/// the shared database as Skald would.
-async fn key_of(data_dir: &Path, name: &str, password: &str) -> (String, Vec<u8>, [u8; 16]) {
-    let mut system = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(data_dir.join("database/system.db"))
-        .read_only(true)
-        .connect()
-        .await
-        .unwrap();
-    let (id, salt): (String, Vec<u8>) = sqlx::query_as("SELECT id, file_salt FROM users WHERE name = ?")
-        .bind(name)
-        .fetch_one(&mut system)
-        .await
-        .unwrap();
-    let wrap: Vec<u8> = sqlx::query_scalar("SELECT wrapped FROM key_wraps WHERE user_id = ? AND purpose = 'password'")
-        .bind(&id)
-        .fetch_one(&mut system)
-        .await
-        .unwrap();
-    let dek = skald::crypto::unwrap(
-        &skald::crypto::WrappedKey(wrap),
-        password.as_bytes(),
-        &id,
-        skald::crypto::Purpose::Password,
-    )
-    .unwrap();
-    (id, dek.as_bytes().to_vec(), salt.try_into().unwrap())
-}
+use crate::support::key_of;
 
 /// Whether `key` (with the salt the file carries) opens the private file of `id`.
 async fn opens(data_dir: &Path, id: &str, key: &[u8]) -> bool {
-    let file = data_dir.join(format!("database/users/{id}.db"));
-    let salt = skald::store::private::read_salt(&file).unwrap();
-    let dek = skald::crypto::Dek::from_slice(key).unwrap();
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&file)
-        .pragma("key", dek.sqlcipher_key(&salt).to_string())
-        .pragma("cipher_log_level", "NONE")
-        .read_only(true);
-    let Ok(mut conn) = options.connect().await else { return false };
-    sqlx::query_scalar::<_, String>("SELECT user_id FROM space").fetch_one(&mut conn).await.is_ok()
+    crate::support::open_private(data_dir, id, key).await.is_some()
 }
 
 /// What Ada's sealed copy of Cy's key opens to, through Ada's own secret.
 async fn ada_copy(data_dir: &Path, ada: &str, cy: &str) -> Vec<u8> {
-    let (_, ada_key, ada_salt) = key_of(data_dir, "Ada", PASSWORD).await;
-    let dek = skald::crypto::Dek::from_slice(&ada_key).unwrap();
-    let mut mine = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(data_dir.join(format!("database/users/{ada}.db")))
-        .pragma("key", dek.sqlcipher_key(&ada_salt).to_string())
-        .read_only(true)
-        .connect()
-        .await
-        .unwrap();
+    let (_, ada_key, _) = key_of(data_dir, "Ada", PASSWORD).await;
+    let mut mine = crate::support::open_private(data_dir, ada, &ada_key).await.unwrap();
     let secret: Vec<u8> =
         sqlx::query_scalar("SELECT secret FROM space_keys WHERE name = 'x25519'").fetch_one(&mut mine).await.unwrap();
     let mut system = sqlx::sqlite::SqliteConnectOptions::new()
