@@ -349,7 +349,7 @@ async fn write_archive(
     let people_bytes: u64 = image
         .people
         .iter()
-        .map(|(user, _)| private::path_for(&users_dir, user))
+        .map(|(user, _, _)| private::path_for(&users_dir, user))
         .flat_map(|db| [db.clone(), wal_of(&db)])
         .filter_map(|path| fs::metadata(path).ok().map(|m| m.len()))
         .sum();
@@ -386,8 +386,15 @@ async fn write_archive(
 
     meter.stage(Stage::People);
     let mut people = Vec::new();
-    for (user, name) in &image.people {
+    for (user, name, salt) in &image.people {
         let db = private::path_for(&users_dir, user);
+        // Alone, nothing else will finish a key rotation a crash cut short: do it first,
+        // so the copy is the file the recorded key opens.
+        if source.accounts.is_none()
+            && let Ok(salt) = <[u8; 16]>::try_from(salt.as_slice())
+        {
+            private::settle_rotation(&db, &salt).map_err(BackupError::io("cannot finish an interrupted key rotation"))?;
+        }
         // Nobody opens a file while it is copied; one already open is held still.
         let _closed = match &source.accounts {
             Some(accounts) => Some(accounts.hold_files().await),

@@ -13,7 +13,8 @@ use crate::ids::UserId;
 pub struct SharedImage {
     pub bytes: sqlx::sqlite::SqliteOwnedBuf,
     pub instance_id: String,
-    pub people: Vec<(UserId, String)>,
+    /// Each person with a private file: id, name, and the salt recorded for the file.
+    pub people: Vec<(UserId, String, Vec<u8>)>,
 }
 
 /// Reads the whole shared database in one read transaction (`sqlite3_serialize`, which
@@ -23,11 +24,11 @@ pub async fn shared_image(store: &SystemStore) -> Result<SharedImage, StoreError
     let mut tx = store.pool().begin().await?;
     let instance_id: String =
         sqlx::query_scalar("SELECT instance_id FROM instance WHERE id = 1").fetch_one(&mut *tx).await?;
-    let people = sqlx::query("SELECT id, name FROM users WHERE file_salt IS NOT NULL ORDER BY name")
+    let people = sqlx::query("SELECT id, name, file_salt FROM users WHERE file_salt IS NOT NULL ORDER BY name")
         .fetch_all(&mut *tx)
         .await?
         .into_iter()
-        .map(|row| Ok((row.try_get::<UserId, _>("id")?, row.try_get::<String, _>("name")?)))
+        .map(|row| Ok((row.try_get("id")?, row.try_get("name")?, row.try_get("file_salt")?)))
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     let bytes = tx.serialize(None).await?;
     tx.rollback().await?;
