@@ -393,7 +393,8 @@ async fn write_archive(
         if source.accounts.is_none()
             && let Ok(salt) = <[u8; 16]>::try_from(salt.as_slice())
         {
-            private::settle_rotation(&db, &salt).map_err(BackupError::io("cannot finish an interrupted key rotation"))?;
+            private::settle_rotation(&db, &salt)
+                .map_err(BackupError::io("cannot finish an interrupted key rotation"))?;
         }
         // Nobody opens a file while it is copied; one already open is held still.
         let _closed = match &source.accounts {

@@ -142,7 +142,13 @@ impl Backups {
     /// The clock: runs the schedule when it is due, until `shutdown`. A time missed while
     /// Skald was closed runs once at the next start, not once per missed day.
     pub async fn run_schedule(self, shutdown: CancellationToken) {
-        let mut tick = tokio::time::interval(TICK);
+        // Tests look sooner (a debug-only setting).
+        let every = std::env::var("SKALD_TEST_BACKUP_TICK_MS")
+            .ok()
+            .filter(|_| cfg!(debug_assertions))
+            .and_then(|ms| ms.parse().ok())
+            .map_or(TICK, Duration::from_millis);
+        let mut tick = tokio::time::interval(every);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,

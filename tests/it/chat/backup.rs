@@ -470,3 +470,55 @@ async fn one_person_restored_into_the_running_instance_opens_with_their_password
     let verify = skald(&chat.server.data_dir(), &["verify"]).output().unwrap();
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
 }
+
+#[tokio::test]
+async fn the_daily_backup_runs_when_due_with_nobody_logged_in_and_keeps_the_newest() {
+    use sqlx::ConnectOptions;
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("SKALD_TEST_BACKUP_TICK_MS".into(), "200".into()));
+    let server = Server::start_in(sandbox);
+    let (status, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    assert_eq!(status, 201);
+    let token = setup["token"].as_str().unwrap().to_owned();
+    let outside = tempfile::tempdir().unwrap();
+    let schedule = json!({ "folder": outside.path(), "at_time": "03:30", "keep": 2, "passphrase": PASSPHRASE });
+    let (status, set) = server.call(Method::PUT, "/api/backups/schedule", Some(&token), Some(schedule)).await;
+    assert_eq!(status, 200, "{set}");
+    let (status, _) = server.post("/api/lock", Some(&token), json!({})).await;
+    assert_eq!(status, 204, "nobody is logged in from here");
+
+    // Each time it comes due (the clock moved to a past time in the file), one backup.
+    let system = server.data_dir().join("database/system.db");
+    for round in 1..=3 {
+        let mut db = sqlx::sqlite::SqliteConnectOptions::new().filename(&system).connect().await.unwrap();
+        sqlx::query("UPDATE backup_schedule SET next_run = '2000-01-01T00:00:00Z'").execute(&mut db).await.unwrap();
+        drop(db);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut db =
+                sqlx::sqlite::SqliteConnectOptions::new().filename(&system).read_only(true).connect().await.unwrap();
+            let done: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM backups WHERE kind = 'scheduled' AND state = 'done'")
+                    .fetch_one(&mut db)
+                    .await
+                    .unwrap();
+            if done == round {
+                break;
+            }
+            assert!(Instant::now() < deadline, "round {round}: the scheduled backup did not run:\n{}", server.stderr());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Names carry the second they were made; the next one must not share it.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    let archives: Vec<_> = std::fs::read_dir(outside.path()).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(archives.len(), 2, "the newest two are kept: {archives:?}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let secret = passphrase_file(elsewhere.path(), PASSPHRASE);
+    let fresh = elsewhere.path().join("restored");
+    let restore =
+        skald(&fresh, &["restore", "--from"]).arg(&archives[0]).arg("--passphrase-file").arg(&secret).output().unwrap();
+    assert!(restore.status.success(), "{}", String::from_utf8_lossy(&restore.stderr));
+    let said = String::from_utf8_lossy(&restore.stdout);
+    assert!(said.contains("the backup schedule (its passphrase)"), "the copy must be told to set it again: {said}");
+}
