@@ -11,6 +11,7 @@
  */
 import {
   isCard,
+  type AccessEntry,
   isDownloadStatus,
   isRecord,
   isUnlocked,
@@ -29,6 +30,7 @@ import {
   type DetectedServer,
   type DownloadStatus,
   type Enrolment,
+  type EnrolmentCheck,
   type HistoryRow,
   type Job,
   type JobChange,
@@ -48,6 +50,7 @@ import {
   type MemorySearch,
   type MemorySubject,
   type MessageHit,
+  type MySupervision,
   type NewBackup,
   type NewMcpServer,
   type NewMemoryBody,
@@ -68,6 +71,7 @@ import {
   type RolePatch,
   type RuleInput,
   type SessionDetail,
+  type SupervisionEdge,
   type ToolPrompt,
   type ToolResource,
   type Unlocked,
@@ -202,6 +206,17 @@ export class ApiClient {
   async enrol(name: string, enrolmentCode: string, password: string): Promise<Unlocked> {
     const body = { name, enrolment_code: enrolmentCode, password };
     return unlocked(await this.#request('POST', '/api/enrol', undefined, body));
+  }
+
+  /**
+   * `POST /api/enrol/check`: before a password is chosen, who will be able to open the
+   * space (by name). Counted by the server like an enrolment attempt, so asked once per
+   * name and code.
+   */
+  async enrolmentCheck(name: string, enrolmentCode: string, signal?: AbortSignal): Promise<EnrolmentCheck> {
+    const body = record(await this.#request('POST', '/api/enrol/check', signal, { name, enrolment_code: enrolmentCode }), 'enrolment check');
+    const supervisors = Array.isArray(body['supervisors']) ? body['supervisors'].filter((name): name is string => typeof name === 'string') : [];
+    return { supervisors };
   }
 
   /** `POST /api/recover`: a forgotten password, reset with the recovery code. */
@@ -522,6 +537,67 @@ export class ApiClient {
     return body as unknown as PrivacyReport;
   }
 
+  /** `GET /api/me/supervision`: whose space I may open, and who may open mine. */
+  async mySupervision(signal?: AbortSignal): Promise<MySupervision> {
+    const body = record(await this.#request('GET', '/api/me/supervision', signal), 'supervision');
+    if (!Array.isArray(body['supervising']) || !Array.isArray(body['supervised_by'])) throw unexpected('supervision');
+    return body as unknown as MySupervision;
+  }
+
+  /** `POST /api/supervision/{id}/accept`: I let the supervisor open my space. */
+  async acceptSupervision(id: string): Promise<SupervisionEdge> {
+    return edge(await this.#request('POST', `/api/supervision/${encodeURIComponent(id)}/accept`, undefined, {}));
+  }
+
+  /**
+   * `DELETE /api/supervision/{id}`: declines a request, or ends an edge (an administrator,
+   * the supervisor, or the supervised person where their role allows it).
+   */
+  async endSupervision(id: string): Promise<SupervisionEdge> {
+    return edge(await this.#request('DELETE', `/api/supervision/${encodeURIComponent(id)}`));
+  }
+
+  /** `GET /api/me/access-log`: every time a supervisor opened my space and what they read, newest first. */
+  async accessLog(signal?: AbortSignal): Promise<AccessEntry[]> {
+    return list(await this.#request('GET', '/api/me/access-log', signal), 'access log') as AccessEntry[];
+  }
+
+  /**
+   * `POST /api/me/rotate-key`: a new key for my space. Every session of mine ends, this
+   * one's too; the answer is a new session and a new recovery code, to show once.
+   */
+  async rotateKey(password: string): Promise<Unlocked> {
+    return unlocked(await this.#request('POST', '/api/me/rotate-key', undefined, { password }));
+  }
+
+  // ---- a supervised person's space, read-only (each read is shown to them) ----
+
+  /** `GET /api/supervised/{user}/sessions`: their conversations. */
+  async supervisedSessions(user: string, signal?: AbortSignal): Promise<Conversation[]> {
+    return list(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/sessions`, signal), 'conversations') as Conversation[];
+  }
+
+  /** `GET /api/supervised/{user}/sessions/{id}/messages`: one conversation's history. */
+  async supervisedHistory(user: string, id: string, signal?: AbortSignal): Promise<HistoryRow[]> {
+    const path = `/api/supervised/${encodeURIComponent(user)}/sessions/${encodeURIComponent(id)}/messages`;
+    return list(await this.#request('GET', path, signal), 'history') as HistoryRow[];
+  }
+
+  /** `GET /api/supervised/{user}/notes`: their notes' titles. */
+  async supervisedNotes(user: string, signal?: AbortSignal): Promise<NoteSummary[]> {
+    return list(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/notes`, signal), 'notes') as NoteSummary[];
+  }
+
+  /** `GET /api/supervised/{user}/notes/{id}`: one note. */
+  async supervisedNote(user: string, id: number, signal?: AbortSignal): Promise<Note> {
+    return record(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/notes/${id}`, signal), 'note') as unknown as Note;
+  }
+
+  /** `GET /api/supervised/{user}/memories`: what Skald remembers for them. */
+  async supervisedMemories(user: string, signal?: AbortSignal): Promise<Memory[]> {
+    return list(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/memories`, signal), 'memories') as Memory[];
+  }
+
   /** `POST /api/me/password`: re-wraps my key under a new password. */
   async changePassword(currentPassword: string, newPassword: string): Promise<void> {
     await this.#request('POST', '/api/me/password', undefined, { current_password: currentPassword, new_password: newPassword });
@@ -753,9 +829,13 @@ export class ApiClient {
     return list(await this.#request('GET', '/api/people', signal), 'people') as Person[];
   }
 
-  /** `POST /api/users` (administrators): the person and their one-time enrolment code. */
-  async addPerson(name: string, role: string): Promise<Enrolment> {
-    return enrolment(await this.#request('POST', '/api/users', undefined, { name, role }));
+  /**
+   * `POST /api/users` (administrators): the person and their one-time enrolment code. With
+   * `supervisor` (a person's id), that person can open the new space once it is enrolled.
+   */
+  async addPerson(name: string, role: string, supervisor?: string): Promise<Enrolment> {
+    const body = supervisor === undefined ? { name, role } : { name, role, supervisor };
+    return enrolment(await this.#request('POST', '/api/users', undefined, body));
   }
 
   /** `PATCH /api/users/{id}` (administrators): rename, change role. */
@@ -797,6 +877,19 @@ export class ApiClient {
   /** `DELETE /api/roles/{id}` (administrators): only a role nobody has. */
   async deleteRole(id: string): Promise<void> {
     await this.#request('DELETE', `/api/roles/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/supervision` (administrators): every supervision edge, with its counts. */
+  async supervision(signal?: AbortSignal): Promise<SupervisionEdge[]> {
+    return list(await this.#request('GET', '/api/supervision', signal), 'supervision') as SupervisionEdge[];
+  }
+
+  /**
+   * `POST /api/supervision` (administrators): asks for an edge, pending until the person
+   * accepts (or enrols). Refused (403 `supervision_refused`) where the roles do not allow it.
+   */
+  async requestSupervision(supervisor: string, supervised: string): Promise<SupervisionEdge> {
+    return edge(await this.#request('POST', '/api/supervision', undefined, { supervisor, supervised }));
   }
 
   /** `GET /api/providers` (administrators): never a key, only whether one is set. */
@@ -973,6 +1066,11 @@ function record(body: unknown, what: string): Record<string, unknown> {
 function enrolment(body: unknown): Enrolment {
   if (!isRecord(body) || typeof body['enrolment_code'] !== 'string' || !isRecord(body['user'])) throw unexpected('enrolment');
   return body as unknown as Enrolment;
+}
+
+function edge(body: unknown): SupervisionEdge {
+  if (!isRecord(body) || typeof body['id'] !== 'string' || typeof body['state'] !== 'string') throw unexpected('supervision');
+  return body as unknown as SupervisionEdge;
 }
 
 /** A rule as the server takes it: no empty optional patterns. */

@@ -103,6 +103,17 @@ export class LockEvent extends Event {
   }
 }
 
+/**
+ * The person's space has a new key (§6.2): every session of theirs ended, and `unlocked`
+ * is the new one, with the new recovery code to show once before going on.
+ */
+export class KeyRotatedEvent extends Event {
+  static readonly type = 'skald-key-rotated';
+  constructor(readonly unlocked: Unlocked) {
+    super(KeyRotatedEvent.type, options);
+  }
+}
+
 /** The person deleted their own account: the session is gone with it. */
 export class AccountDeletedEvent extends Event {
   static readonly type = 'skald-account-deleted';
@@ -123,6 +134,7 @@ declare global {
     [NewChatEvent.type]: NewChatEvent;
     [SessionChangedEvent.type]: SessionChangedEvent;
     [AccountDeletedEvent.type]: AccountDeletedEvent;
+    [KeyRotatedEvent.type]: KeyRotatedEvent;
     [LockEvent.type]: LockEvent;
   }
 }

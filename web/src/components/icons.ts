@@ -24,6 +24,9 @@ export const closeIcon = icon(svg`<path d="M18 6 6 18"/><path d="m6 6 12 12"/>`)
 export const noteIcon = icon(svg`<path d="M14 3H6a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V9Z"/><path d="M14 3v6h6"/><path d="M8 13h8"/><path d="M8 17h5"/>`);
 /** A bookmark: what is kept. */
 export const bookmarkIcon = icon(svg`<path d="M6 3h12v18l-6-4-6 4Z"/>`);
+export const peopleIcon = icon(
+  svg`<circle cx="9" cy="8" r="3.5"/><path d="M2.5 20a6.5 6.5 0 0 1 13 0"/><path d="M16 4.6a3.5 3.5 0 0 1 0 6.8"/><path d="M18 14a6.5 6.5 0 0 1 3.5 6"/>`,
+);
 export const eyeIcon = icon(svg`<path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12Z"/><circle cx="12" cy="12" r="3"/>`);
 export const boxIcon = icon(svg`<path d="M21 8v13H3V8"/><path d="M1 3h22v5H1z"/><path d="M10 12h4"/>`);
 export const gearIcon = icon(

@@ -1271,6 +1271,154 @@ export const en = {
   toolResourcesTitle: 'Attach to my next message',
   toolResourcesHint: 'What you tick is read when you send, and goes with your words as outside content: the assistant treats it as untrusted.',
   toolResourcesTicked: '{count} attached',
+
+  // supervision (§6.2): the enrolment screen, the recovery code after a new key
+  /** `{names}`: who will be able to open the space, as a list */
+  enrolSupervisors: {
+    one: '{names} will be able to open your space (your conversations, notes and memories). You will see each time they do.',
+    other: '{names} will be able to open your space (your conversations, notes and memories). You will see each time they do.',
+  },
+  enrolLeadSupervised: 'Enter the enrolment code your administrator gave you, then choose your own password. Only you will know it.',
+  recoveryRotatedTitle: 'Your space has a new key',
+  recoveryRotated: 'No copy of the old key opens it any more. Your password is the same; here is your new recovery code.',
+
+  // supervision: who can open my space, on the privacy page
+  privacyNobodyElseSupervised: 'Nobody else holds a key to your space.',
+  supervisionRequestsTitle: 'Asking to open your space',
+  /** `{name}` the supervisor */
+  supervisionRequest: '{name} asks to be able to open your space.',
+  /** `{name}` who asked, `{time}` the day */
+  supervisionAskedBy: 'Asked by {name}, {time}.',
+  supervisionAskedOn: 'Asked on {time}.',
+  supervisionAcceptMeans: '{name} will be able to open and read your conversations, notes and memories; every time they do, you will see it here.',
+  supervisionDeclineMeans: 'Nothing is open to them until you accept. If you decline, the request goes away.',
+  supervisionAccept: 'Accept',
+  supervisionDecline: 'Decline',
+  supervisionAcceptTitle: 'Let {name} open your space?',
+  supervisionAccepted: '{name} can now open your space.',
+  supervisionDeclined: 'You declined the request of {name}.',
+  supervisionVisitsTitle: 'Who opens your space',
+  /** `{name}` the supervisor, `{time}` the day it began */
+  supervisionCanOpen: '{name} can open your space, since {time}.',
+  supervisionOpens: { one: 'Opened it {n} time so far.', other: 'Opened it {n} times so far.' },
+  supervisionEnd: 'End',
+  supervisionEndRefused: 'Your role does not let you end this yourself; an administrator can.',
+  supervisionEndTitle: 'End the access of {name} to your space?',
+  supervisionEndBody: '{name} will no longer be able to open your space. Then give it a new key below, so that nothing {name} may have kept opens it.',
+  supervisionEnded: '{name} can no longer open your space.',
+  supervisionVisitsEach: 'Each time your space was opened',
+  supervisionVisitsNone: 'Nobody has opened your space yet.',
+  supervisionVisitsMore: 'Show earlier visits',
+  supervisionVisitsKept: 'Skald writes each visit in your own file before the supervisor sees anything, so none is left out.',
+  /** a visit: `{name}` the supervisor, `{time}` the time of day, `{n}` how many were read */
+  accessOpenedConversations: '{name} opened your conversations at {time}.',
+  accessOpenedConversationsRead: {
+    one: '{name} opened your conversations at {time} and read {n} of them.',
+    other: '{name} opened your conversations at {time} and read {n} of them.',
+  },
+  accessReadConversations: { one: '{name} read {n} of your conversations at {time}.', other: '{name} read {n} of your conversations at {time}.' },
+  accessOpenedNotes: '{name} opened your notes at {time}.',
+  accessOpenedNotesRead: {
+    one: '{name} opened your notes at {time} and read {n} of them.',
+    other: '{name} opened your notes at {time} and read {n} of them.',
+  },
+  accessReadNotes: { one: '{name} read {n} of your notes at {time}.', other: '{name} read {n} of your notes at {time}.' },
+  accessReadMemories: '{name} read your memories at {time}.',
+  rekeyTitle: 'A new key for your space',
+  /** `{name}` the supervisor whose access ended */
+  rekeyAfterEnd: '{name} can no longer open your space. Give it a new key now, so that nothing they may have kept opens it.',
+  rekeyLead:
+    'A new key makes every copy of the old one useless, such as one held by a supervisor whose access ended; those who may still open your space get the new one. Your password stays the same, and so does everything in your space.',
+  rekeyCode: 'You then get a new recovery code, and the old one stops working. Skald locks wherever else you are logged in.',
+  rekeyPassword: 'Your password',
+  rekeySubmit: 'Change my key',
+  rekeyNeedsPassword: 'Type your password first.',
+
+  // supervision: notices
+  /** `{name}` the supervisor */
+  noticeSupervisionAsked: '{name} asks to be able to open your space. Nothing is open to them until you accept.',
+  /** `{who}` asked for `{name}` */
+  noticeSupervisionAskedBy: '{who} asked that {name} be able to open your space. Nothing is open to {name} until you accept.',
+  noticeSupervisionLeft: '{name} can no longer open your space. You can now give it a new key.',
+  /** `{who}` ended the access of `{name}` */
+  noticeSupervisionEnded: '{who} ended the access of {name} to your space. You can now give it a new key.',
+  noticeSupervisionSee: 'Answer it on “Who can see my words”',
+
+  // supervision: the supervisor's view
+  supervisedNav: 'People I look after',
+  supervisedTitle: 'People I look after',
+  supervisedLead: 'You can open these spaces, read-only. Each time you do, the person sees it on their own page.',
+  supervisedNone: 'No one’s space is open to you now.',
+  /** `{name}` the supervised person */
+  supervisedOpenSpace: 'Open the space of {name}',
+  supervisedSince: 'Since {time}',
+  supervisedRefusedTitle: 'This space is not open to you',
+  supervisedRefused: 'A space opens here only for a supervisor its owner accepted, and only while that lasts.',
+  supervisedBackToPeople: 'Back to the people I look after',
+  supervisedSpaceTitle: 'The space of {name}',
+  supervisedBanner: '{name} sees each time you open their space.',
+  supervisedReadOnly: 'Every list you open and every item you read is shown to them. Nothing here can be changed.',
+  supervisedAreasLabel: 'What to open of the space of {name}',
+  supervisedOpenConversations: 'Conversations',
+  supervisedOpenNotes: 'Notes',
+  supervisedOpenMemories: 'Memories',
+  supervisedChoose: 'Nothing is open yet. Choose what to open; {name} will see it.',
+  supervisedConversations: 'Their conversations',
+  supervisedNotes: 'Their notes',
+  supervisedMemories: 'What Skald remembers for them',
+  supervisedEmpty: 'Nothing here.',
+  supervisedPinned: 'kept until removed',
+  supervisedBackToConversations: 'Back to their conversations',
+  supervisedBackToNotes: 'Back to their notes',
+  supervisedOpened: 'Opened.',
+
+  // supervision: administration
+  adminSupervision: 'Supervision',
+  peopleSupervisor: 'Supervisor (optional)',
+  peopleSupervisorNone: 'Nobody',
+  peopleSupervisorHint: 'Once they enrol, the supervisor can open their space, read-only. They are told before choosing a password, and see each time it is opened.',
+  /** `{name}` the person added, `{supervisor}` */
+  peopleCodeSupervisor: 'Before choosing a password, {name} is told that {supervisor} will be able to open their space.',
+  roleSupervision: 'Supervision',
+  roleMaySupervise: 'supervise others',
+  roleMaySuperviseHint: 'Open, read-only, the space of someone who accepted them as supervisor. That person sees each time.',
+  roleMayBeSupervised: 'be supervised',
+  roleMayBeSupervisedHint: 'An administrator may ask them to accept a supervisor, or make their account with one.',
+  roleMayEndSupervision: 'end a supervision of their own space',
+  roleMayEndSupervisionHint: 'Otherwise only an administrator or the supervisor can end it.',
+  roleSumSupervises: 'may supervise',
+  roleSumSupervised: 'may be supervised',
+  roleSumSupervisedEnds: 'may be supervised, and end it',
+  supervisionAdminLead:
+    'A supervisor can open a supervised person’s space, read-only, once that person accepted — or from their enrolment, when their account was made with a supervisor, which they are told before choosing a password. Each time is written in the person’s own file and shown to them. Roles say who may supervise and who may be supervised.',
+  supervisionAdminListTitle: 'Who supervises whom',
+  supervisionAdminNone: 'Nobody supervises anyone.',
+  /** `{supervisor}` → `{supervised}` */
+  supervisionAdminPair: '{supervisor} → {supervised}',
+  supervisionAdminActive: 'Active',
+  /** `{name}` the supervised person */
+  supervisionAdminWaitingAccept: 'Waiting for {name} to accept',
+  supervisionAdminWaitingEnrol: 'Active once {name} enrols',
+  /** `{name}` who asked, `{time}` the day */
+  supervisionAdminAsked: 'asked by {name}, {time}',
+  supervisionAdminSince: 'active since {time}',
+  supervisionAdminOpens: { one: 'opened {n} time', other: 'opened {n} times' },
+  supervisionAdminReads: { one: '{n} item read', other: '{n} items read' },
+  supervisionAdminLast: 'last opened {time}',
+  supervisionAdminRemove: 'Remove',
+  supervisionAdminRemoveTitle: 'Remove the supervision of {supervised} by {supervisor}?',
+  supervisionAdminRemoveActive:
+    '{supervisor} can no longer open the space of {supervised}: the copy of its key is destroyed. {supervised} is told, and may give their space a new key.',
+  supervisionAdminRemovePending: 'The request goes away; {supervisor} never had access to the space of {supervised}.',
+  supervisionAdminRemoved: '{supervisor} no longer supervises {supervised}.',
+  supervisionAdminAskTitle: 'Ask for a supervision',
+  supervisionAdminAskLead: 'Nothing opens yet: the person is asked in their inbox, and accepts or declines on their own page.',
+  supervisionAdminSupervisor: 'Supervisor',
+  supervisionAdminSupervised: 'Supervised person',
+  supervisionAdminAsk: 'Ask',
+  supervisionAdminRequested: '{supervised} is asked to accept {supervisor} as supervisor.',
+  supervisionAdminNobody: 'Only active people whose role may supervise can be supervisors, and only people whose role may be supervised can be asked: see Roles.',
+  supervisionAdminNoOne: 'Nobody to choose',
 } as const;
 
 /**
@@ -1320,7 +1468,8 @@ export type ToolLabels = { readonly [K in keyof typeof enTools]: string };
 
 /**
  * An audit entry in words. Placeholders: `{subject}` (whom it is about),
- * `{from}` and `{to}` (a change), `{role}`, `{tool}`, `{name}`.
+ * `{from}` and `{to}` (a change), `{role}`, `{tool}`, `{name}`, and
+ * `{supervisor}` and `{supervised}` (an edge, §6.2).
  */
 export const enAudit = {
   'person.added': 'Added {subject} as {role}',
@@ -1339,6 +1488,8 @@ export const enAudit = {
   'approval_rule.added': 'Added an approval rule for {tool}',
   'approval_rule.changed': 'Changed an approval rule for {tool}',
   'approval_rule.deleted': 'Deleted an approval rule',
+  'supervision.requested': 'Asked that {supervisor} supervise {supervised}',
+  'supervision.removed': 'Ended the supervision of {supervised} by {supervisor}',
 } as const;
 
 /** The audit actions every translation words. */
@@ -1386,5 +1537,7 @@ export function auditLabel(entry: { readonly action: string; readonly subject_na
     .replace('{to}', field('to'))
     .replace('{role}', field('role'))
     .replace('{name}', field('name'))
+    .replace('{supervisor}', field('supervisor'))
+    .replace('{supervised}', field('supervised'))
     .replace('{tool}', typeof rule['tool'] === 'string' ? rule['tool'] : field('tool'));
 }

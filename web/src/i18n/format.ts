@@ -28,6 +28,18 @@ export function formatTimeIn(iso: string | null | undefined, zone: string): stri
   }
 }
 
+/** The time of day alone (14:02, 2:02 PM), in this computer's zone: beside a day said elsewhere. */
+export function formatClock(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : date.toLocaleTimeString(activeLocale().tag, { timeStyle: 'short' });
+}
+
+/** Names as a list the language reads: "Ada", "Ada and Bo", "Ada, Bo and Cy". */
+export function formatList(items: readonly string[]): string {
+  return new Intl.ListFormat(activeLocale().tag, { style: 'long', type: 'conjunction' }).format(items);
+}
+
 export function formatDay(iso: string | null | undefined): string {
   if (!iso) return '';
   const date = new Date(iso);

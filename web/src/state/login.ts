@@ -30,6 +30,13 @@ export interface Login {
    * whose socket may close before its answer arrives.
    */
   farewell: string | null;
+  /**
+   * Set while the key of the person's space is replaced (`rotateKey`), and kept once the
+   * new session came: every session of theirs ends, this one's too, so the socket closes
+   * as if locked, before or after the answer. Settles with the new session, or `null` when
+   * the replacement failed (then a lock that came meanwhile stands).
+   */
+  rekeying: Promise<Unlocked | null> | null;
 }
 
 /** The setting that turns automatic titles off with `off` (read by the server too). */
@@ -60,13 +67,39 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   void inbox.refresh().catch(() => undefined);
   notices.start();
   const autoTitles = settings[AUTO_TITLES_SETTING] !== 'off';
-  return { client, me, inbox, notices, live, language, autoTitles, farewell: null };
+  return { client, me, inbox, notices, live, language, autoTitles, farewell: null, rekeying: null };
 }
 
-/** Forgets the login's live socket and timers; the server has already forgotten the key. */
-export function endLogin(login: Login): void {
+/**
+ * Forgets the login's live socket and timers; the server has already forgotten the key.
+ * `handingOver` keeps the person's language and look: a new login of theirs follows at once
+ * (a new key), and what shows in between is still theirs to read.
+ */
+export function endLogin(login: Login, { handingOver = false }: { readonly handingOver?: boolean } = {}): void {
   login.live.close();
   login.notices.stop();
+  if (handingOver) return;
   useLocale(resolveLocale('system', navigator.languages));
   useAppearance(SYSTEM_LOOK);
+}
+
+/**
+ * Replaces the key of the person's space (`POST /api/me/rotate-key`, §6.2), telling the
+ * app through `rekeying` that the lock it is about to see is this and not a lock. The
+ * answer is the new session, with the new recovery code to show once; the caller hands it
+ * to the app (`KeyRotatedEvent`), which also takes it from `rekeying` when the lock came
+ * first.
+ */
+export async function rotateKey(login: Login, password: string): Promise<Unlocked> {
+  let settle: (unlocked: Unlocked | null) => void = () => undefined;
+  login.rekeying = new Promise<Unlocked | null>((resolve) => (settle = resolve));
+  try {
+    const unlocked = await login.client.rotateKey(password);
+    settle(unlocked);
+    return unlocked;
+  } catch (error) {
+    settle(null);
+    login.rekeying = null;
+    throw error;
+  }
 }

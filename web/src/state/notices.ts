@@ -124,6 +124,8 @@ export interface NoticeView {
     | 'declined_change'
     | 'change_applied'
     | 'job_missed'
+    | 'supervision_requested'
+    | 'supervision_ended'
     | 'other';
   /** For a held or applied change: what changed, in the server's words. */
   readonly what: string | null;
@@ -131,7 +133,7 @@ export interface NoticeView {
   readonly outside: boolean;
   /** Who made the change, when known. */
   readonly who: string | null;
-  /** The provider's or agent's name, when known. */
+  /** The provider's or agent's name, when known; for supervision, the supervisor's. */
   readonly subject: string | null;
   readonly changes: readonly NoticeChange[];
   /** For agents: `app` (changed in Skald), `disk` (its files were edited outside Skald), … */
@@ -154,7 +156,9 @@ export interface NoticeNames {
  *
  * Provider notices carry the provider's current `provider_name`, and `name`
  * only when it was renamed; every notice names who made the change in
- * `changed_by` `{id, name}` (null for an agent edited on disk).
+ * `changed_by` `{id, name}` (null for an agent edited on disk), but for
+ * supervision's, which name the supervisor (`supervisor`) and who asked for
+ * the edge or ended it (`by`).
  */
 export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
   const body = isRecord(notice.body) ? notice.body : {};
@@ -199,6 +203,10 @@ export function viewNotice(notice: Notice, names: NoticeNames): NoticeView {
     case 'declined_change':
     case 'change_applied':
       return { ...base, kind: notice.kind, subject: null, what: text('what'), outside: body['outside_skald'] === true };
+    case 'supervision_requested':
+    case 'supervision_ended':
+      // `by` names who asked for the edge, or ended it; `supervisor` whom it is for.
+      return { ...base, kind: notice.kind, who: text('by'), subject: text('supervisor') };
     case 'job_missed': {
       const count = typeof body['count'] === 'number' ? body['count'] : 1;
       const missed = { count, more: body['more'] === true, last: text('last') ?? '', ran: body['ran'] === true };

@@ -9,10 +9,12 @@
  * a reply's "used memories" opens `#/memories?focus=<memory id>` — an id, never the
  * memory's words — and the workspace takes the id out of the address as soon as it
  * has read it, so the history keeps `#/memories` only. A desktop notification of a task
- * opens its conversation the same way, `#/?open=<conversation id>`.
+ * opens its conversation the same way, `#/?open=<conversation id>`. The supervisor's view of
+ * a supervised person's space names the person by id, `#/supervised/<user id>`, and no
+ * more: which of their conversations or notes is open stays on the page.
  */
 
-export const ADMIN_SECTIONS = ['people', 'roles', 'models', 'rules', 'agents', 'tools', 'usage', 'backups', 'audit'] as const;
+export const ADMIN_SECTIONS = ['people', 'roles', 'supervision', 'models', 'rules', 'agents', 'tools', 'usage', 'backups', 'audit'] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type Route =
@@ -23,6 +25,7 @@ export type Route =
   | { readonly page: 'memories'; readonly focus?: string }
   | { readonly page: 'privacy' }
   | { readonly page: 'data' }
+  | { readonly page: 'supervised'; readonly person?: string }
   | { readonly page: 'admin'; readonly section: AdminSection };
 
 export type Page = Route['page'];
@@ -32,6 +35,9 @@ const MEMORY_ID = /^mem_[A-Za-z0-9_-]{1,64}$/;
 
 /** What a conversation's id looks like. */
 const CONVERSATION_ID = /^chat_[0-9a-f]{24}$/;
+
+/** What a person's id looks like (`UserId` in src/ids.rs). */
+const USER_ID = /^[0-9a-f]{32}$/;
 
 /** Reads a fragment such as `#/admin/roles`; anything it does not know opens the conversation. */
 export function parseRoute(hash: string): Route {
@@ -50,6 +56,8 @@ export function parseRoute(hash: string): Route {
     case 'privacy':
     case 'data':
       return { page: first };
+    case 'supervised':
+      return USER_ID.test(second) ? { page: 'supervised', person: second } : { page: 'supervised' };
     case 'admin': {
       const section = (ADMIN_SECTIONS as readonly string[]).includes(second) ? (second as AdminSection) : 'people';
       return { page: 'admin', section };
@@ -70,6 +78,8 @@ export function routeHash(route: Route): string {
       return `#/admin/${route.section}`;
     case 'memories':
       return route.focus === undefined ? '#/memories' : `#/memories?focus=${encodeURIComponent(route.focus)}`;
+    case 'supervised':
+      return route.person === undefined ? '#/supervised' : `#/supervised/${route.person}`;
     default:
       return `#/${route.page}`;
   }

@@ -1,7 +1,9 @@
 /**
  * The people of the instance, for an administrator: add someone (which
  * yields a one-time enrolment code that opens nothing — they choose their
- * own password at first login), rename, change role, deactivate or
+ * own password at first login — and, where their role may be supervised, a
+ * supervisor who can open their space once they enrol, as the enrolment
+ * screen tells them first; §6.2), rename, change role, deactivate or
  * reactivate, a new enrolment code, and delete with their name typed.
  * Every change is recorded and shown to the person it affects (§3); the
  * server refuses to remove the last administrator.
@@ -16,6 +18,7 @@ import { ClipboardController } from '../../controllers/clipboard-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
+import { roleMayBeSupervised, supervisorChoices } from '../../state/supervision.js';
 import { controls, page } from '../../styles/controls.js';
 import { pencilIcon, plusIcon, trashIcon } from '../icons.js';
 import '../skald-avatar/skald-avatar.js';
@@ -29,7 +32,8 @@ interface PeoplePage {
 }
 
 /**
- * Test hooks: `#person-name`, `#person-role`, `[data-testid=add-person]`,
+ * Test hooks: `#person-name`, `#person-role`, `#person-supervisor` (only for a role
+ * that may be supervised), `[data-testid=add-person]`,
  * `[data-testid=enrolment-code]`, `[data-testid=person-row]` (its
  * `data-name`, `data-status`) with `person-rename`, `person-role`,
  * `person-role-save`, `person-deactivate`, `person-reactivate`,
@@ -45,7 +49,11 @@ export class SkaldAdminPeople extends LitElement {
 
   @state() private newName = '';
   @state() private newRole = 'member';
+  /** The new person's supervisor's id; `''` for nobody. */
+  @state() private newSupervisor = '';
   @state() private code: Enrolment | null = null;
+  /** The supervisor the person just added was made with, by name. */
+  @state() private codeSupervisor = '';
   @state() private renaming: string | null = null;
   @state() private roleChoice: ReadonlyMap<string, string> = new Map();
   readonly #action = new ActionController(this);
@@ -79,6 +87,7 @@ export class SkaldAdminPeople extends LitElement {
               ${(data?.roles ?? []).map((role) => html`<option value=${role.id} ?selected=${role.id === this.newRole}>${role.label}</option>`)}
             </select>
           </div>
+          ${data && roleMayBeSupervised(data.roles, this.newRole) ? this.#renderSupervisorChoice(data) : nothing}
           <div class="field submit">
             <button type="submit" class="primary" data-testid="add-person" ?disabled=${this.#action.busy || data === undefined}>${plusIcon}${strings.peopleAdd}</button>
           </div>
@@ -101,10 +110,27 @@ export class SkaldAdminPeople extends LitElement {
     `;
   }
 
+  /** Who may supervise the person being added: active people whose role may supervise. */
+  #renderSupervisorChoice(data: PeoplePage): TemplateResult {
+    const choices = supervisorChoices(data.people, data.roles);
+    return html`<div class="field">
+      <label for="person-supervisor">${strings.peopleSupervisor}</label>
+      <select id="person-supervisor" aria-describedby="person-supervisor-hint" .value=${this.newSupervisor}
+        @change=${(e: Event) => (this.newSupervisor = (e.target as HTMLSelectElement).value)}>
+        <option value="" ?selected=${this.newSupervisor === ''}>${strings.peopleSupervisorNone}</option>
+        ${choices.map((person) => html`<option value=${person.id} ?selected=${person.id === this.newSupervisor}>${person.name}</option>`)}
+      </select>
+      <p class="hint" id="person-supervisor-hint">${strings.peopleSupervisorHint}</p>
+    </div>`;
+  }
+
   #renderCode(enrolment: Enrolment): TemplateResult {
     const copied = this.#clipboard.copied !== null;
     return html`<div class="notice ok code-box" role="status">
       <p>${strings.peopleCodeLead.replace(/\{name\}/g, enrolment.user.name)}</p>
+      ${this.codeSupervisor
+        ? html`<p data-testid="enrolment-supervisor">${strings.peopleCodeSupervisor.replace('{supervisor}', this.codeSupervisor).replace(/\{name\}/g, enrolment.user.name)}</p>`
+        : nothing}
       <p class="code" data-testid="enrolment-code">${enrolment.enrolment_code}</p>
       <div class="actions">
         <button type="button" @click=${() => void this.#clipboard.copy(enrolment.enrolment_code)}>${copied ? strings.copied : strings.copy}</button>
@@ -197,10 +223,17 @@ export class SkaldAdminPeople extends LitElement {
       this.#action.error = strings.peopleNeedsName;
       return;
     }
+    const data = this.#data.value;
+    // Only a role that may be supervised shows the choice; one left over from another role is dropped.
+    const supervisor = data && roleMayBeSupervised(data.roles, this.newRole) ? data.people.find((p) => p.id === this.newSupervisor) : undefined;
     const ok = await this.#run(async () => {
-      this.code = await login.client.addPerson(name, this.newRole);
+      this.code = await login.client.addPerson(name, this.newRole, supervisor?.id);
+      this.codeSupervisor = supervisor?.name ?? '';
     }, strings.peopleAdded.replace('{name}', name));
-    if (ok) this.newName = '';
+    if (ok) {
+      this.newName = '';
+      this.newSupervisor = '';
+    }
   }
 
   async #rename(event: Event, person: Person): Promise<void> {
@@ -244,6 +277,7 @@ export class SkaldAdminPeople extends LitElement {
     if (!client) return;
     await this.#run(async () => {
       this.code = await client.reissueEnrolment(person.id);
+      this.codeSupervisor = '';
     }, strings.peopleCodeReissued.replace('{name}', person.name));
   }
 

@@ -39,6 +39,12 @@ export const styles = css`
     padding: 0 var(--skald-space-1);
   }
 
+  /* A flag with its explanation under its label. */
+  .check .hint {
+    display: block;
+    margin: 0;
+  }
+
   .add {
     display: grid;
     grid-template-columns: repeat(auto-fit, minmax(min(100%, 12rem), 1fr));

@@ -1,7 +1,8 @@
 /**
  * Roles are data (§6.1): every attribute of every role, editable here —
  * what its people may do, how long until their window locks, which models
- * and tools they may use, their privacy tier, a daily token cap. New roles
+ * and tools they may use, their privacy tier, a daily token cap, and who may
+ * supervise or be supervised (§6.2). New roles
  * can be added; a role nobody has can be deleted. The server validates
  * each change and refuses one that would leave nobody managing the
  * instance.
@@ -31,6 +32,13 @@ const FLAGS = [
   ['may_approve', 'roleMayApprove'],
   ['may_use_subagents', 'roleMaySubagents'],
   ['lock_on_close', 'roleLockOnClose'],
+] as const;
+
+/** Supervision (§6.2): each with a line saying what it lets happen. */
+const SUPERVISION = [
+  ['may_supervise', 'roleMaySupervise', 'roleMaySuperviseHint'],
+  ['may_be_supervised', 'roleMayBeSupervised', 'roleMayBeSupervisedHint'],
+  ['may_end_supervision', 'roleMayEndSupervision', 'roleMayEndSupervisionHint'],
 ] as const;
 
 const NUMBERS = [
@@ -180,6 +188,18 @@ export class SkaldAdminRoles extends LitElement {
           </div>`,
         )}
       </fieldset>
+      <fieldset data-testid="role-supervision">
+        <legend>${strings.roleSupervision}</legend>
+        ${SUPERVISION.map(
+          ([field, label, hint]) => html`<div class="check">
+            <input type="checkbox" id=${id(field)} name=${field} ?checked=${role[field]} aria-describedby=${id(`${field}-hint`)} />
+            <span>
+              <label for=${id(field)}>${strings[label]}</label>
+              <span class="hint" id=${id(`${field}-hint`)}>${strings[hint]}</span>
+            </span>
+          </div>`,
+        )}
+      </fieldset>
       <div class="grid-fields">
         <div class="field">
           <label for=${id('allowed_models')}>${strings.roleModels}</label>
@@ -238,6 +258,9 @@ export class SkaldAdminRoles extends LitElement {
       may_approve: form.has('may_approve'),
       may_use_subagents: form.has('may_use_subagents'),
       lock_on_close: form.has('lock_on_close'),
+      may_supervise: form.has('may_supervise'),
+      may_be_supervised: form.has('may_be_supervised'),
+      may_end_supervision: form.has('may_end_supervision'),
     };
     if (await this.#run(() => client.updateRole(role.id, patch), strings.roleSaved.replace('{name}', patch.label ?? role.label))) {
       this.editing = null;
@@ -286,6 +309,8 @@ function summary(role: RoleDetail): string {
       ? strings.roleSumNoCap
       : plural(role.usage_cap_tokens, strings.roleSumCap).replace('{n}', formatNumber(role.usage_cap_tokens)),
     strings.roleSumModels.replace('{models}', role.allowed_models.join(', ')),
+    ...(role.may_supervise ? [strings.roleSumSupervises] : []),
+    ...(role.may_be_supervised ? [role.may_end_supervision ? strings.roleSumSupervisedEnds : strings.roleSumSupervised] : []),
   ];
   return parts.join(' · ');
 }

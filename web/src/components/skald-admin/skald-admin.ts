@@ -1,5 +1,5 @@
 /**
- * Administration (§1, §6.1): people, roles, models and providers, approval
+ * Administration (§1, §6.1): people, roles, supervision (§6.2), models and providers, approval
  * rules, agents, usage, backups and the audit trail — for roles that manage the
  * instance only. Anyone else who reaches this page (a typed address, an old
  * link) is told plainly that it is not for their role, and no administrator
@@ -21,6 +21,7 @@ import '../skald-admin-models/skald-admin-models.js';
 import '../skald-admin-people/skald-admin-people.js';
 import '../skald-admin-roles/skald-admin-roles.js';
 import '../skald-admin-rules/skald-admin-rules.js';
+import '../skald-admin-supervision/skald-admin-supervision.js';
 import '../skald-admin-tools/skald-admin-tools.js';
 import '../skald-admin-usage/skald-admin-usage.js';
 import { styles } from './skald-admin.styles.js';
@@ -28,6 +29,7 @@ import { styles } from './skald-admin.styles.js';
 const LABELS: Readonly<Record<AdminSection, TextKey>> = {
   people: 'adminPeople',
   roles: 'adminRoles',
+  supervision: 'adminSupervision',
   models: 'adminModels',
   rules: 'adminRules',
   agents: 'adminAgents',
@@ -87,6 +89,8 @@ export class SkaldAdmin extends LitElement {
         return html`<skald-admin-people .login=${login}></skald-admin-people>`;
       case 'roles':
         return html`<skald-admin-roles .login=${login}></skald-admin-roles>`;
+      case 'supervision':
+        return html`<skald-admin-supervision .login=${login}></skald-admin-supervision>`;
       case 'models':
         return html`<skald-admin-models .login=${login} .models=${this.models}></skald-admin-models>`;
       case 'rules':

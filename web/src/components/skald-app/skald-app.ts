@@ -4,7 +4,9 @@
  * Owns: checking the server answers (`GET /api/health`), then whether setup
  * is needed; the move from the picker (or setup) to the logged-in workspace
  * and back when the session locks — Lock here (after the workspace has deleted
- * its temporary chat), the tray's Lock (the socket closes with 4001), the idle timeout. Forwards the tray's "New chat"
+ * its temporary chat), the tray's Lock (the socket closes with 4001), the idle timeout; and
+ * from one session to the next when the person's space gets a new key (the new recovery
+ * code shown once in between). Forwards the tray's "New chat"
  * (`skald-new-chat` on window). Without a launch token (a reload forgets it),
  * says how to get back in and takes a pasted launch address. Never: reads the
  * URL itself (the launch client comes down from main.ts), or keeps a token
@@ -14,14 +16,16 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property, state } from 'lit/decorators.js';
 
 import { ApiClient, ApiError } from '../../api/client.js';
+import type { Unlocked } from '../../api/types.js';
 import { LocaleController } from '../../controllers/locale-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { endLogin, startLogin, type Login } from '../../state/login.js';
 import { splitLaunchFragment } from '../../state/token.js';
 import { controls, screen } from '../../styles/controls.js';
-import type { SignedInEvent } from '../events.js';
+import { SignedInEvent, type KeyRotatedEvent } from '../events.js';
 import '../skald-login/skald-login.js';
+import '../skald-recovery-code/skald-recovery-code.js';
 import '../skald-setup/skald-setup.js';
 import '../skald-workspace/skald-workspace.js';
 import { styles } from './skald-app.styles.js';
@@ -35,6 +39,7 @@ type Screen =
   | { readonly kind: 'setup'; readonly version: string }
   | { readonly kind: 'picker'; readonly version: string; readonly notice: string }
   | { readonly kind: 'opening'; readonly version: string }
+  | { readonly kind: 'new-key'; readonly version: string; readonly unlocked: Unlocked }
   | { readonly kind: 'signed-in'; readonly version: string; readonly login: Login };
 
 /** The window event the desktop shell's tray sends for "New chat". */
@@ -45,7 +50,7 @@ export const TRAY_NEW_CHAT = 'skald-new-chat';
  * `data-state` `starting`, `checking`, `ok`, `no-token` or `error`; once the
  * server answered, `[data-testid=version]` holds its version and
  * `[data-testid=screen]` says which screen is up (`setup`, `picker`,
- * `workspace`).
+ * `new-key` — the recovery code after the space's key was replaced — and `workspace`).
  *
  * @summary The application root: connection, setup or picker, then the workspace.
  */
@@ -83,8 +88,21 @@ export class SkaldApp extends LitElement {
     else this.#newChatPending = true;
   };
 
-  readonly #onLocked = (): void =>
-    this.#returnToPicker(this.screen.kind === 'signed-in' ? (this.screen.login.farewell ?? strings.lockedNotice) : strings.lockedNotice);
+  readonly #onLocked = (): void => {
+    const screen = this.screen;
+    const rekeying = screen.kind === 'signed-in' ? screen.login.rekeying : null;
+    if (screen.kind === 'signed-in' && rekeying !== null) {
+      // The key is being replaced: this is the end of every old session, and the answer
+      // holds the new one (or, if the replacement failed, the lock stands).
+      const login = screen.login;
+      void rekeying.then((unlocked) => {
+        if (unlocked === null) this.#returnToPicker(strings.lockedNotice, login);
+        else this.#rekeyed(login, unlocked);
+      });
+      return;
+    }
+    this.#returnToPicker(screen.kind === 'signed-in' ? (screen.login.farewell ?? strings.lockedNotice) : strings.lockedNotice);
+  };
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('client')) this.#check();
@@ -188,9 +206,25 @@ export class SkaldApp extends LitElement {
     this.#returnToPicker(strings.lockedNotice);
   }
 
-  #returnToPicker(notice: string): void {
+  /**
+   * The space has a new key: the old login is over (its socket, its timers), the new
+   * recovery code is shown once, and the new session opens on the page that was open.
+   * Reached from the page that asked (`KeyRotatedEvent`) or from the lock it caused,
+   * whichever comes first; the second finds this login gone.
+   */
+  #rekeyed(login: Login, unlocked: Unlocked): void {
+    const screen = this.screen;
+    if (screen.kind !== 'signed-in' || screen.login !== login) return;
+    login.live.removeEventListener('locked', this.#onLocked);
+    endLogin(login, { handingOver: true });
+    this.screen = { kind: 'new-key', version: screen.version, unlocked };
+  }
+
+  /** Back to the picker with `notice`; only from `login` when one is named (a late answer finds another). */
+  #returnToPicker(notice: string, login?: Login): void {
     const screen = this.screen;
     if (screen.kind !== 'signed-in') return;
+    if (login !== undefined && screen.login !== login) return;
     screen.login.live.removeEventListener('locked', this.#onLocked);
     endLogin(screen.login);
     // The next person starts at the conversation, not on the page the last one left open.
@@ -233,6 +267,20 @@ export class SkaldApp extends LitElement {
         </div>`;
       case 'opening':
         return this.#renderStatus(html`<p class="lead" role="status">${strings.opening}</p>`);
+      case 'new-key': {
+        const unlocked = screen.unlocked;
+        return html`<div class="app" data-testid="screen" data-screen="new-key">
+          <main>
+            <skald-recovery-code
+              .code=${unlocked.recovery_code ?? ''}
+              .name=${unlocked.user.name}
+              reason="rotate"
+              @skald-recovery-code-kept=${() => void this.#signedIn(new SignedInEvent(unlocked))}
+            ></skald-recovery-code>
+          </main>
+          ${this.#footer(screen.version)}
+        </div>`;
+      }
       case 'signed-in':
         return html`<skald-workspace
           data-testid="screen"
@@ -241,6 +289,7 @@ export class SkaldApp extends LitElement {
           .newChatRequests=${this.newChatRequests}
           @skald-lock=${() => void this.#lock()}
           @skald-account-deleted=${() => this.#returnToPicker(strings.accountDeletedNotice)}
+          @skald-key-rotated=${(e: KeyRotatedEvent) => this.#rekeyed(screen.login, e.unlocked)}
         ></skald-workspace>`;
     }
   }

@@ -3,7 +3,9 @@
  * your password. Also the two other doors that open a space: enrolment (a
  * new person with the code an administrator gave them chooses a password)
  * and recovery (a forgotten password, reset with the recovery code). Both
- * end on the new recovery code, shown to that person alone.
+ * end on the new recovery code, shown to that person alone. Before an
+ * enrolment's password is chosen, the screen says who will be able to open
+ * the space, when the account was made with a supervisor (§6.2).
  *
  * Owns: the launch-token calls that unlock (login, enrol, recover) and
  * what the person typed, for as long as the form is on screen. Never keeps a
@@ -16,7 +18,7 @@ import { ApiError, type ApiClient } from '../../api/client.js';
 import type { Person, Unlocked } from '../../api/types.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
-import { formatNumber } from '../../i18n/format.js';
+import { formatList, formatNumber } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
 import { controls, screen } from '../../styles/controls.js';
 import { SignedInEvent } from '../events.js';
@@ -36,7 +38,9 @@ type View =
 /**
  * Test hooks: `[data-testid=picker]` lists `[data-testid=person]` buttons
  * (their `data-name` is the person's name); the forms are
- * `[data-testid=login-form]`, `enrol-form` and `recover-form`.
+ * `[data-testid=login-form]`, `enrol-form` and `recover-form`; on the
+ * enrolment form, `[data-testid=enrol-supervisors]` names who will be able
+ * to open the space.
  *
  * @summary The login picker, enrolment and recovery.
  * @fires skald-signed-in - a person unlocked their space
@@ -63,6 +67,11 @@ export class SkaldLogin extends LitElement {
   /** The clock the countdown reads, moved once a second while there is a wait. */
   @state() private now = Date.now();
   #ticker: ReturnType<typeof setInterval> | undefined;
+  /** Who will be able to open the space being enrolled, by name (`POST /api/enrol/check`). */
+  @state() private supervisors: readonly string[] = [];
+  /** The name and code last checked: the server counts each check as an attempt, so never twice. */
+  #checked = '';
+  #checking: AbortController | null = null;
 
   @query('[data-autofocus]') private autofocusTarget?: HTMLElement;
 
@@ -89,6 +98,10 @@ export class SkaldLogin extends LitElement {
     this.password = '';
     this.confirm = '';
     this.showPassword = false;
+    this.supervisors = [];
+    this.#checked = '';
+    this.#checking?.abort();
+    this.#checking = null;
     this.view = view;
   }
 
@@ -316,11 +329,11 @@ export class SkaldLogin extends LitElement {
           <form data-testid="enrol-form" @submit=${this.#enrol} novalidate>
             <p class="brand">${strings.productName}</p>
             <h1 id="title">${strings.enrolTitle}</h1>
-            <p class="lead">${strings.enrolLead}</p>
+            <p class="lead">${this.supervisors.length > 0 ? strings.enrolLeadSupervised : strings.enrolLead}</p>
             ${this.error ? html`<p class="notice error" role="alert" data-testid="enrol-error">${this.error}</p>` : nothing}
             <div class="field">
               <label for="name">${strings.yourName}</label>
-              <input id="name" name="name" autocomplete="username" .value=${name} ?data-autofocus=${name === ''} />
+              <input id="name" name="name" autocomplete="username" .value=${name} ?data-autofocus=${name === ''} @change=${this.#checkEnrolment} />
             </div>
             <div class="field">
               <label for="code">${strings.enrolmentCode}</label>
@@ -333,8 +346,18 @@ export class SkaldLogin extends LitElement {
                 class="mono"
                 aria-describedby="code-hint"
                 ?data-autofocus=${name !== ''}
+                @change=${this.#checkEnrolment}
               />
               <p class="hint" id="code-hint">${strings.enrolmentCodeHint}</p>
+            </div>
+            <div role="status">
+              ${this.supervisors.length > 0
+                ? html`<div class="notice warn" data-testid="enrol-supervisors">
+                    <p>
+                      <strong>${plural(this.supervisors.length, strings.enrolSupervisors).replace('{names}', formatList(this.supervisors))}</strong>
+                    </p>
+                  </div>`
+                : nothing}
             </div>
             ${this.#newPasswordFields(name)}
             <div class="actions">
@@ -374,6 +397,34 @@ export class SkaldLogin extends LitElement {
         </section>
       </div>
     `;
+  }
+
+  /**
+   * Once a name and a code are both filled in, asks who will be able to open the space,
+   * so the person reads it before choosing a password. A check that fails says nothing:
+   * the enrolment itself tells what is wrong, and is never held back by it.
+   */
+  async #checkEnrolment(event: Event): Promise<void> {
+    const form = (event.target as HTMLInputElement).form;
+    const client = this.client;
+    if (form === null || client === null) return;
+    const data = new FormData(form);
+    const name = formText(data, 'name').trim();
+    const code = formText(data, 'code').trim();
+    if (name === '' || code === '') return;
+    const key = `${name.toLowerCase()}\n${code}`;
+    if (key === this.#checked) return;
+    this.#checked = key;
+    this.#checking?.abort();
+    const checking = new AbortController();
+    this.#checking = checking;
+    this.supervisors = [];
+    try {
+      const check = await client.enrolmentCheck(name, code, checking.signal);
+      if (!checking.signal.aborted) this.supervisors = check.supervisors;
+    } catch {
+      // Nothing to say yet: a wrong code is for the enrolment to tell.
+    }
   }
 
   /** Reads name and code, checks the new password twice; `null` with `error` set when something is missing. */

@@ -1,7 +1,9 @@
 /**
  * Notices (§3): what someone else changed in where the person's words go or
  * how they are handled, each said in a sentence — who, what, when — with a
- * way to mark them read. Shown in the inbox, counted in the navigation.
+ * way to mark them read. Shown in the inbox, counted in the navigation. A
+ * supervision asked for or ended (§6.2) is answered, or followed by a new
+ * key, on the privacy page, which each notice links to.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
@@ -88,6 +90,7 @@ export class SkaldNoticeList extends LitElement {
       <ul class="rows">
         ${notices.map((notice) => {
           const view = viewNotice(notice, names);
+          const supervision = view.kind === 'supervision_requested' || view.kind === 'supervision_ended';
           return html`<li data-testid="notice" data-kind=${view.kind}>
             <p class="sentence">${sentenceFor(view)}</p>
             ${view.kind === 'declined_change'
@@ -102,7 +105,7 @@ export class SkaldNoticeList extends LitElement {
               : nothing}
             <p class="muted small">
               ${formatTime(view.at)} ·
-              <a href="#/privacy">${strings.noticeSeePrivacy}</a>
+              <a href="#/privacy">${supervision ? strings.noticeSupervisionSee : strings.noticeSeePrivacy}</a>
             </p>
           </li>`;
         })}
@@ -170,6 +173,14 @@ export function sentenceFor(view: NoticeView): string {
       if (view.outside) return strings.noticeChangeOutside.replace('{what}', what);
       return strings.noticeChangeBy.replace('{what}', what).replace('{who}', who);
     }
+    case 'supervision_requested':
+      return subject === '' || who === subject
+        ? strings.noticeSupervisionAsked.replace('{name}', subject || who)
+        : strings.noticeSupervisionAskedBy.replace('{who}', who).replace(/\{name\}/g, subject);
+    case 'supervision_ended':
+      return subject === '' || who === subject
+        ? strings.noticeSupervisionLeft.replace('{name}', subject || who)
+        : strings.noticeSupervisionEnded.replace('{who}', who).replace('{name}', subject);
     case 'job_missed': {
       const missed = view.missed ?? { count: 1, more: false, last: '', ran: false };
       const when = formatTime(missed.last);

@@ -3,8 +3,9 @@
  * password, their recovery code, supervisors by name — and nobody else),
  * the model providers their turns may go to and who configured them, the
  * agents whose prompts shape the answers and who wrote them (each prompt
- * readable here), and what the administrator can see about them. Then
- * their password, and Lock now.
+ * readable here), and what the administrator can see about them; with the
+ * supervisors, the requests to accept and each time one opened the space
+ * (`skald-supervisors`). Then their password, and Lock now.
  *
  * Never claims more than the server reported: every line comes from
  * `GET /api/me/privacy`, and `skald verify` is named so anyone can check.
@@ -23,6 +24,7 @@ import { controls, page, pageHost } from '../../styles/controls.js';
 import { lockIcon } from '../icons.js';
 import { LockEvent } from '../events.js';
 import '../skald-change-password/skald-change-password.js';
+import '../skald-supervisors/skald-supervisors.js';
 import { styles } from './skald-privacy.styles.js';
 
 /**
@@ -96,9 +98,11 @@ export class SkaldPrivacy extends LitElement {
           )}
         </ul>
         ${report.supervisors.length === 0 ? html`<p class="muted small" data-testid="no-supervisors">${strings.privacyNoSupervisors}</p>` : nothing}
-        <p class="notice ok"><strong>${strings.privacyNobodyElse}</strong></p>
+        <p class="notice ok"><strong>${report.supervisors.length === 0 ? strings.privacyNobodyElse : strings.privacyNobodyElseSupervised}</strong></p>
         <p class="muted small">${strings.privacyVerify} <code>skald verify</code></p>
       </section>
+
+      <skald-supervisors .login=${this.login} @skald-supervision-changed=${() => void this.#report.reload()}></skald-supervisors>
 
       <section class="block" aria-labelledby="providers-title">
         <h3 id="providers-title">${strings.privacyProvidersTitle}</h3>

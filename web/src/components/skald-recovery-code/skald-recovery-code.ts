@@ -1,5 +1,6 @@
 /**
- * The recovery code, shown once: at setup, enrolment and after a recovery.
+ * The recovery code, shown once: at setup, enrolment, after a recovery and after the
+ * space's key was replaced (§6.2).
  * It is the only way back into a person's space without their password, so
  * the screen says so plainly, offers copy and print, and asks the person to
  * confirm they kept it before going on. The code is never stored by the page.
@@ -31,8 +32,8 @@ export class SkaldRecoveryCode extends LitElement {
   @property() code = '';
   /** Whose code it is, printed with it. */
   @property() name = '';
-  /** `setup`, `enrol` or `recover`: the heading differs a little. */
-  @property() reason: 'setup' | 'enrol' | 'recover' = 'enrol';
+  /** `setup`, `enrol`, `recover` or `rotate` (a new key): the heading differs a little. */
+  @property() reason: 'setup' | 'enrol' | 'recover' | 'rotate' = 'enrol';
 
   @state() private kept = false;
 
@@ -49,7 +50,8 @@ export class SkaldRecoveryCode extends LitElement {
       <div class="screen">
         <section class="panel wide" aria-labelledby="title">
           <p class="brand">${strings.productName}</p>
-          <h1 id="title" tabindex="-1">${this.reason === 'recover' ? strings.recoveryNewTitle : strings.recoveryTitle}</h1>
+          <h1 id="title" tabindex="-1">${this.#title()}</h1>
+          ${this.reason === 'rotate' ? html`<p class="lead" data-testid="new-key-done">${strings.recoveryRotated}</p>` : ''}
           <p class="lead">${strings.recoveryLead.replace('{name}', this.name)}</p>
           <p class="code" data-testid="recovery-code" aria-label=${strings.recoveryCodeLabel}>${this.code}</p>
           <div class="actions no-print">
@@ -60,7 +62,9 @@ export class SkaldRecoveryCode extends LitElement {
           <div class="notice warn warning" role="note">
             <p><strong>${strings.recoveryWarningTitle}</strong> ${strings.recoveryWarning}</p>
           </div>
-          ${this.reason === 'recover' ? html`<p class="hint">${strings.recoveryReplaced}</p>` : ''}
+          ${this.reason === 'recover' || this.reason === 'rotate'
+            ? html`<p class="hint" data-testid="recovery-replaced">${strings.recoveryReplaced}</p>`
+            : ''}
           <div class="confirm no-print">
             <input
               id="kept"
@@ -79,6 +83,17 @@ export class SkaldRecoveryCode extends LitElement {
         </section>
       </div>
     `;
+  }
+
+  #title(): string {
+    switch (this.reason) {
+      case 'recover':
+        return strings.recoveryNewTitle;
+      case 'rotate':
+        return strings.recoveryRotatedTitle;
+      default:
+        return strings.recoveryTitle;
+    }
   }
 
   /** Enter ticks the box as Space does: people expect it of the one box on the screen. */

@@ -1,10 +1,12 @@
 /**
  * Skald once a person is logged in: the navigation (conversations, the
- * inbox with its count, notes, memory, who can see my words, my data, and — for
- * those who manage the instance — administration; who is logged in, Lock)
- * beside the open page.
+ * inbox with its count, notes, memory, the people one looks after — for a
+ * supervisor whose supervision is active (§6.2) — who can see my words, my
+ * data, and — for those who manage the instance — administration; who is
+ * logged in, Lock) beside the open page.
  *
- * Owns: the conversation list and the model list of this login, which page
+ * Owns: the conversation list, the model list and the active supervision
+ * edges (read again when a notice comes) of this login, which page
  * is open (kept in the address bar's fragment, see state/route.ts, so Back
  * works and a page can be opened directly), and the calls that change the
  * list (rename, delete). A temporary chat is kept apart from the list, and
@@ -16,7 +18,7 @@
 import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
-import type { Conversation, LiveEvent, Model, TurnState } from '../../api/types.js';
+import type { Conversation, LiveEvent, Model, SupervisionEdge, TurnState } from '../../api/types.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -25,9 +27,10 @@ import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
 import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../../state/route.js';
+import { activeEdges } from '../../state/supervision.js';
 import { deleteTemporaryChat } from '../../state/temporary-chat.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
-import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon } from '../icons.js';
+import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon, peopleIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
 import '../skald-memories/skald-memories.js';
@@ -35,6 +38,7 @@ import '../skald-my-data/skald-my-data.js';
 import '../skald-notes/skald-notes.js';
 import '../skald-reminders/skald-reminders.js';
 import '../skald-privacy/skald-privacy.js';
+import '../skald-supervised/skald-supervised.js';
 import type { SkaldChat } from '../skald-chat/skald-chat.js';
 import '../skald-chat/skald-chat.js';
 import '../skald-inbox/skald-inbox.js';
@@ -48,9 +52,10 @@ const TOAST_MS = 8000;
 
 /**
  * Test hooks: `[data-testid=nav-inbox]` (its `[data-testid=inbox-count]`),
- * `nav-notes`, `nav-reminders`, `nav-memories`, `nav-privacy`, `nav-data`, `nav-admin` (only for those who
- * manage the instance), `[data-testid=lock]`, `[data-testid=me]`; the open
- * page's name is the `data-page` attribute of `#main`.
+ * `nav-notes`, `nav-reminders`, `nav-memories`, `nav-supervised` (only for a supervisor
+ * with an active edge), `nav-privacy`, `nav-data`, `nav-admin` (only for those who manage
+ * the instance), `[data-testid=lock]`, `[data-testid=me]`; the open page's name is the
+ * `data-page` attribute of `#main`.
  *
  * @summary The logged-in layout: navigation and the open view.
  * @fires skald-lock - the person pressed Lock
@@ -76,11 +81,15 @@ export class SkaldWorkspace extends LitElement {
   @state() private temporarySession: Conversation | null = null;
   /** A memory the Memory page is to show (from a reply's "used memories"). */
   @state() private memoryFocus: string | null = null;
+  /** The spaces this person may open as a supervisor now; `null` until read. */
+  @state() private supervising: readonly SupervisionEdge[] | null = null;
   @state() private navOpen = false;
   @state() private toasts: readonly Toast[] = [];
 
   @query('skald-chat') private chat?: SkaldChat;
 
+  /** A notice may be about supervision (§6.2): whose space one may open is read again. */
+  readonly #noticesSeen = (): void => void this.#loadSupervising();
   #toastId = 0;
   #listRead = 0;
   #alive = new AbortController();
@@ -92,14 +101,22 @@ export class SkaldWorkspace extends LitElement {
     new StoreController(this, () => this.login?.notices);
     new LiveEventsController(this, () => this.login?.live ?? null, {
       onEvent: (event) => this.#onLive(event),
-      onResync: () => void this.#loadSessions(),
+      onResync: () => {
+        void this.#loadSessions();
+        void this.#loadSupervising();
+      },
     });
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('login') && this.login) {
-      void this.#loadSessions();
-      void this.#loadModels();
+    if (changed.has('login')) {
+      changed.get('login')?.notices.removeEventListener('change', this.#noticesSeen);
+      if (this.login) {
+        void this.#loadSessions();
+        void this.#loadModels();
+        void this.#loadSupervising();
+        this.login.notices.addEventListener('change', this.#noticesSeen);
+      }
     }
     if (changed.has('newChatRequests') && changed.get('newChatRequests') !== undefined) this.#newChat();
   }
@@ -126,6 +143,7 @@ export class SkaldWorkspace extends LitElement {
     window.removeEventListener('popstate', this.#onAddressChanged);
     window.removeEventListener('keydown', this.#onKey);
     window.removeEventListener('pagehide', this.#onPageHide);
+    this.login?.notices.removeEventListener('change', this.#noticesSeen);
   }
 
   /**
@@ -216,6 +234,8 @@ export class SkaldWorkspace extends LitElement {
     this.route = route;
     this.navOpen = false;
     if (route.page === 'inbox') void this.login?.notices.refresh().catch(() => undefined);
+    // An edge may have begun (an enrolment) or ended since they were read.
+    if (route.page === 'supervised') void this.#loadSupervising();
     void this.updateComplete.then(() => {
       if (route.page === 'chat') this.chat?.focus();
       else this.renderRoot.querySelector<HTMLElement>('#main')?.focus();
@@ -246,6 +266,19 @@ export class SkaldWorkspace extends LitElement {
       this.#toast(strings.sessionsFailed, describeError(error), 'error');
     } finally {
       this.sessionsLoading = false;
+    }
+  }
+
+  /** The edges that let this person open someone's space now (the navigation shows the page only then). */
+  async #loadSupervising(): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    try {
+      const mine = await client.mySupervision(this.#alive.signal);
+      this.supervising = activeEdges(mine.supervising);
+    } catch {
+      // Not read: the page stays out of the navigation; its address still says so when opened.
+      if (!this.#alive.signal.aborted) this.supervising ??= [];
     }
   }
 
@@ -434,6 +467,7 @@ export class SkaldWorkspace extends LitElement {
                 ${this.#pageLink('notes', '#/notes', noteIcon, strings.notesTitle)}
                 ${this.#pageLink('reminders', '#/reminders', clockIcon, strings.remindersTitle)}
                 ${this.#pageLink('memories', '#/memories', bookmarkIcon, strings.memoriesTitle)}
+                ${(this.supervising?.length ?? 0) > 0 ? this.#pageLink('supervised', '#/supervised', peopleIcon, strings.supervisedNav) : nothing}
                 ${this.#pageLink('privacy', '#/privacy', eyeIcon, strings.privacyNav)}
                 ${this.#pageLink('data', '#/data', boxIcon, strings.dataNav)}
                 ${admin ? this.#pageLink('admin', '#/admin/people', gearIcon, strings.adminNav) : nothing}
@@ -514,6 +548,8 @@ export class SkaldWorkspace extends LitElement {
         return html`<skald-privacy .login=${login}></skald-privacy>`;
       case 'data':
         return html`<skald-my-data .login=${login}></skald-my-data>`;
+      case 'supervised':
+        return html`<skald-supervised .login=${login} .edges=${this.supervising} .person=${route.person ?? null}></skald-supervised>`;
       case 'admin':
         return html`<skald-admin .login=${login} .section=${route.section} .models=${this.models}
           @skald-models-changed=${() => void this.#loadModels()}></skald-admin>`;
