@@ -292,6 +292,11 @@ impl Accounts {
         row.filter(|_| valid).ok_or(AccountError::BadEnrolment)
     }
 
+    /// Takes back the attempt a right enrolment code counted.
+    fn enrolment_attempt_succeeded(&self, name: &str) {
+        self.inner.limiter.succeeded(&format!("enrol/{}", name.trim().to_lowercase()));
+    }
+
     /// Unlocks a person's space with their password.
     pub async fn login(&self, name: &str, password: &str) -> Result<Unlocked, AccountError> {
         let limit_key = format!("login/{}", name.trim().to_lowercase());

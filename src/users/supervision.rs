@@ -217,6 +217,9 @@ impl Accounts {
     /// enrolment screen to say before the password is chosen.
     pub async fn supervisors_at_enrolment(&self, name: &str, code: &str) -> Result<Vec<String>, AccountError> {
         let row = self.pending_enrolment(name, code).await?;
+        // A right code is no failed attempt: looking before choosing a password must not
+        // make the enrolment itself wait.
+        self.enrolment_attempt_succeeded(name);
         let edges = edges::of_person(self.system(), &row.id).await?;
         Ok(edges.into_iter().filter(|e| e.supervised_id == row.id).map(|e| e.supervisor_name).collect())
     }

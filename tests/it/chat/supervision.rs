@@ -42,6 +42,15 @@ async fn set_up() -> Supervised {
         .await;
     assert_eq!(status, 201, "{added}");
     let code = added["enrolment_code"].as_str().unwrap().to_owned();
+    // Looking more often than the attempts allowed does not hold the enrolment back.
+    for _ in 0..7 {
+        let (status, check) =
+            chat.server.post("/api/enrol/check", None, json!({ "name": "Cy", "enrolment_code": code })).await;
+        assert_eq!(status, 200, "{check}");
+    }
+    let (status, wrong) =
+        chat.server.post("/api/enrol/check", None, json!({ "name": "Cy", "enrolment_code": "WRONG-CODE" })).await;
+    assert_eq!(status, 401, "{wrong}");
     let (status, check) =
         chat.server.post("/api/enrol/check", None, json!({ "name": "Cy", "enrolment_code": code })).await;
     assert_eq!(status, 200, "{check}");
