@@ -67,6 +67,10 @@ pub async fn serve(root: PathBuf, backups: Backups, shutdown: CancellationToken)
             return;
         }
     };
+    // A socket is made with the umask's 0700; like every file here it is 0600.
+    if let Err(err) = std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)) {
+        tracing::warn!(error = %err, "could not make the control socket 0600");
+    }
     let own = rustix::process::getuid().as_raw();
     loop {
         tokio::select! {

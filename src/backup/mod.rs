@@ -244,13 +244,13 @@ fn destination(root: &Path, to: &Path) -> Result<PathBuf, BackupError> {
             .find(|path| !path.exists() && !partial_path(path).exists())
             .ok_or_else(|| BackupError::Refused("too many backups in one second; wait a moment".into()));
     }
-    let parent = to.parent().filter(|p| p.is_dir()).ok_or_else(|| {
+    let folder = to.parent().filter(|p| p.is_dir()).ok_or_else(|| {
         BackupError::Refused(format!("there is no folder {}; make it first", to.parent().unwrap_or(to).display()))
     })?;
     if to.exists() {
         return Err(BackupError::Refused(format!("{} already exists; Skald never writes over a file", to.display())));
     }
-    Ok(checked_folder(root, parent)?.join(to.file_name().expect("a file name")))
+    Ok(checked_folder(root, folder)?.join(to.file_name().expect("a file name")))
 }
 
 /// An existing folder outside the data directory, as its canonical path.

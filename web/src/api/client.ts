@@ -18,6 +18,7 @@ import {
   type AgentDetail,
   type AttachedResource,
   type AgentList,
+  type ApprovalCard,
   type ApprovalRule,
   type AuditEntry,
   type BackupList,
@@ -62,11 +63,13 @@ import {
   type Person,
   type PersonalRule,
   type Pool,
+  type PersonRestored,
   type PersonUsage,
   type Preview,
   type PrivacyReport,
   type Provider,
   type ProviderPatch,
+  type RestorePersonBody,
   type RoleDetail,
   type RolePatch,
   type RuleInput,
@@ -598,6 +601,27 @@ export class ApiClient {
     return list(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/memories`, signal), 'memories') as Memory[];
   }
 
+  /**
+   * `GET /api/supervised/{user}/cards`: the approval cards waiting for me as their
+   * supervisor, pending, as their inbox shows them.
+   */
+  async supervisedCards(user: string, signal?: AbortSignal): Promise<ApprovalCard[]> {
+    const cards = list(await this.#request('GET', `/api/supervised/${encodeURIComponent(user)}/cards`, signal), 'cards');
+    return cards.filter(isCard).filter((card): card is ApprovalCard => card.kind === 'approval');
+  }
+
+  /**
+   * `POST /api/supervised/{user}/cards/{id}`: allow (once, never always) or deny one of
+   * their cards, bound to the arguments that were shown (409 `card_changed` otherwise);
+   * the answer is the card as decided, with `decided_by`.
+   */
+  async decideSupervisedCard(user: string, id: string, allow: boolean, argumentsHash: string): Promise<ApprovalCard> {
+    const path = `/api/supervised/${encodeURIComponent(user)}/cards/${encodeURIComponent(id)}`;
+    const body = await this.#request('POST', path, undefined, { allow, arguments_hash: argumentsHash });
+    if (!isCard(body) || body.kind !== 'approval') throw unexpected('card');
+    return body;
+  }
+
   /** `POST /api/me/password`: re-wraps my key under a new password. */
   async changePassword(currentPassword: string, newPassword: string): Promise<void> {
     await this.#request('POST', '/api/me/password', undefined, { current_password: currentPassword, new_password: newPassword });
@@ -973,6 +997,17 @@ export class ApiClient {
   /** `DELETE /api/backups/schedule` (administrators): no more scheduled backups; those written stay. */
   async clearBackupSchedule(): Promise<void> {
     await this.#request('DELETE', '/api/backups/schedule');
+  }
+
+  /**
+   * `POST /api/backups/restore-person` (administrators): one person's space and keys as a
+   * backup holds them. Their windows lock; the password they had then opens it again.
+   * Refused as the server words it (400 `backup_archive`, `backup_refused`).
+   */
+  async restorePerson(restore: RestorePersonBody): Promise<PersonRestored> {
+    const body = record(await this.#request('POST', '/api/backups/restore-person', undefined, restore), 'restore');
+    if (typeof body['name'] !== 'string' || typeof body['supervision_reset'] !== 'number') throw unexpected('restore');
+    return body as unknown as PersonRestored;
   }
 
   /** `GET /api/health`: whether the server answers, and its version. */

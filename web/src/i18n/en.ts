@@ -489,6 +489,16 @@ export const en = {
   /** `{hash}` is the start of the arguments' fingerprint */
   approvalFingerprint: 'Fingerprint {hash}',
   approvalMayNotApprove: 'Your role cannot approve this; you can refuse it, or ask someone who can.',
+  /** `{names}` the person's supervisors (a card their role sends to them, §6.2) */
+  approvalWaitingSupervisor: 'Waiting for your supervisor ({names}). Only they can allow it; you can still refuse it.',
+  approvalWaitingSupervisorUnnamed: 'Waiting for your supervisor. Only they can allow it; you can still refuse it.',
+  /** `{name}` the supervisor who decided */
+  approvalAllowedBy: 'Allowed by {name}',
+  approvalDeniedBy: 'Denied by {name}',
+  approvalAllowed: 'Allowed',
+  approvalDenied: 'Denied',
+  approvalClosed: 'No longer waiting',
+  allowOnce: 'Allow once',
   allow: 'Allow',
   deny: 'Deny',
   alwaysAllow: 'Always allow',
@@ -1185,6 +1195,31 @@ export const en = {
   /** `{time}` the next run, in this computer's time */
   backupScheduleSaved: 'Daily backups are set. The next one: {time}.',
   backupScheduleStopped: 'Daily backups are stopped.',
+  restoreTitle: 'Restore one person from a backup',
+  restoreLead: 'Puts one person’s space back as a backup holds it, while everyone else goes on as they are.',
+  restoreArchive: 'Backup file',
+  restoreArchiveHint: 'Its full path on this computer, such as /media/usb/skald-backups/skald-backup-20261205-030000.skb.',
+  restorePassphrase: 'The backup’s passphrase',
+  restorePassphraseHint: 'The one chosen when the backup was made.',
+  restorePerson: 'Person',
+  restorePersonChoose: 'Choose someone',
+  restoreStart: 'Restore…',
+  restoreNeedsArchive: 'Type the path of the backup file.',
+  restoreArchiveNotFull: 'Type the full path of the backup file, from the top of the disk, such as /media/usb/….',
+  restoreNeedsPassphrase: 'Type the backup’s passphrase.',
+  restoreNeedsPerson: 'Choose whom to restore.',
+  /** `{name}` the person to restore */
+  restoreConfirmTitle: 'Restore {name} from this backup?',
+  restoreConfirmBody:
+    'Every window of {name} locks now. Their space goes back to how it was when the backup was made: anything newer in it is lost. They log in with the password they had then. Supervision they are part of goes back to waiting, to be accepted again.',
+  restoreConfirm: 'Restore {name}',
+  /** `{name}` the person restored, `{time}` when the backup was made */
+  restoreDone: '{name} is restored as the backup made on {time} held their space. They log in with the password they had then.',
+  /** `{n}` supervision edges back to pending */
+  restoreSupervisionReset: {
+    one: '{n} supervision went back to waiting: it must be accepted again.',
+    other: '{n} supervisions went back to waiting: each must be accepted again.',
+  },
 
   // tool servers (MCP)
   adminTools: 'Tool servers',
@@ -1324,6 +1359,9 @@ export const en = {
   },
   accessReadNotes: { one: '{name} read {n} of your notes at {time}.', other: '{name} read {n} of your notes at {time}.' },
   accessReadMemories: '{name} read your memories at {time}.',
+  accessOpenedCards: '{name} looked at the cards waiting for them at {time}.',
+  accessAllowedCard: '{name} allowed a card at {time}.',
+  accessDeniedCard: '{name} denied a card at {time}.',
   rekeyTitle: 'A new key for your space',
   /** `{name}` the supervisor whose access ended */
   rekeyAfterEnd: '{name} can no longer open your space. Give it a new key now, so that nothing they may have kept opens it.',
@@ -1371,6 +1409,14 @@ export const en = {
   supervisedBackToConversations: 'Back to their conversations',
   supervisedBackToNotes: 'Back to their notes',
   supervisedOpened: 'Opened.',
+  supervisedOpenCards: 'Waiting for you',
+  supervisedCards: 'Waiting for your decision',
+  /** `{name}` the supervised person */
+  supervisedCardsLead: 'What the role of {name} may not approve comes to you. Allowed, it runs exactly as shown, once; {name} sees what you decided.',
+  supervisedCardsNone: 'Nothing is waiting for you.',
+  /** `{name}` the supervised person */
+  supervisedCardAllowed: 'Allowed. It runs for {name} as shown.',
+  supervisedCardDenied: 'Denied. It will not run.',
 
   // supervision: administration
   adminSupervision: 'Supervision',
@@ -1389,6 +1435,9 @@ export const en = {
   roleSumSupervises: 'may supervise',
   roleSumSupervised: 'may be supervised',
   roleSumSupervisedEnds: 'may be supervised, and end it',
+  roleCardsToSupervisor: 'send what they may not approve to their supervisor',
+  roleCardsToSupervisorHint: 'What this role may not approve goes to the person’s supervisor instead of being refused. The person can still refuse it.',
+  roleSumCardsToSupervisor: 'the supervisor decides what it may not approve',
   supervisionAdminLead:
     'A supervisor can open a supervised person’s space, read-only, once that person accepted — or from their enrolment, when their account was made with a supervisor, which they are told before choosing a password. Each time is written in the person’s own file and shown to them. Roles say who may supervise and who may be supervised.',
   supervisionAdminListTitle: 'Who supervises whom',
@@ -1490,6 +1539,7 @@ export const enAudit = {
   'approval_rule.deleted': 'Deleted an approval rule',
   'supervision.requested': 'Asked that {supervisor} supervise {supervised}',
   'supervision.removed': 'Ended the supervision of {supervised} by {supervisor}',
+  'person.restored': 'Restored {subject} from a backup',
 } as const;
 
 /** The audit actions every translation words. */

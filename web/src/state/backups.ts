@@ -1,7 +1,8 @@
 /**
  * Backups (docs/architecture.md §5.2) as the administrator's page reads them: how far
- * the one running has got, which word names its stage, what the two forms send and why
- * one is not sent yet. Pure: no calls, no DOM, no timers. The server stays the judge of
+ * the one running has got, which word names its stage, what the three forms send (back
+ * up now, every day, restore one person) and why one is not sent yet; whom a backup may
+ * give back their space. Pure: no calls, no DOM, no timers. The server stays the judge of
  * a folder and a passphrase; its reasons are shown as it gives them.
  */
 import type {
@@ -13,6 +14,8 @@ import type {
   BackupStage,
   BackupStarted,
   NewBackup,
+  Person,
+  RestorePersonBody,
 } from '../api/types.js';
 import type { TextKey } from '../i18n/en.js';
 
@@ -172,4 +175,40 @@ export function scheduleRequest(draft: ScheduleDraft, exists: boolean): Checked<
       ...(draft.passphrase === '' ? {} : { passphrase: draft.passphrase }),
     },
   };
+}
+
+/** The "restore one person" form as typed: the archive's path, its passphrase, the person's id. */
+export interface RestoreDraft {
+  readonly archive: string;
+  readonly passphrase: string;
+  readonly person: string;
+}
+
+export const EMPTY_RESTORE: RestoreDraft = { archive: '', passphrase: '', person: '' };
+
+/**
+ * Whether a path starts from the top of a disk (`/…`, `C:\…`, `\\server\…`): the server
+ * reads the archive where it runs, so a path relative to some folder would mean nothing
+ * the administrator can see.
+ */
+export function isFullPath(path: string): boolean {
+  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\');
+}
+
+/**
+ * The body of `POST /api/backups/restore-person`, or what is missing. Whether the file
+ * is there, the passphrase opens it and the person is in it, the server says.
+ */
+export function restoreRequest(draft: RestoreDraft): Checked<RestorePersonBody> {
+  const archive = draft.archive.trim();
+  if (archive === '') return { ok: false, problem: 'restoreNeedsArchive', field: 'from' };
+  if (!isFullPath(archive)) return { ok: false, problem: 'restoreArchiveNotFull', field: 'from' };
+  if (draft.passphrase === '') return { ok: false, problem: 'restoreNeedsPassphrase', field: 'passphrase' };
+  if (draft.person === '') return { ok: false, problem: 'restoreNeedsPerson', field: 'person' };
+  return { ok: true, body: { from: archive, passphrase: draft.passphrase, user: draft.person } };
+}
+
+/** Whom a backup may give back their space: everyone who has one (not those yet to enrol), by name. */
+export function restorablePeople(people: readonly Person[]): Person[] {
+  return people.filter((person) => person.status !== 'pending').sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -2,7 +2,9 @@
  * What waits on the logged-in person: approval cards and questions, kept
  * current from `GET /api/inbox` and the live `card` / `card_decided` events.
  * One store per login, shared by the navigation's count, the inbox page and
- * the cards shown inline in a conversation.
+ * the cards shown inline in a conversation. It also keeps, for this login, the
+ * cards someone else decided for the person (their supervisor, §6.2), so that the
+ * conversation can say who allowed or denied the call.
  *
  * Dispatches `change` whenever the list changes; components subscribe through
  * StoreController.
@@ -12,6 +14,8 @@ import type { Card, LiveEvent } from '../api/types.js';
 
 export class InboxStore extends EventTarget {
   #cards: readonly Card[] = [];
+  /** Cards decided by someone else during this login, by their call's id. */
+  readonly #decidedByOthers = new Map<string, Card>();
   #loaded = false;
   readonly #client: ApiClient;
   #refreshing: Promise<void> | null = null;
@@ -33,6 +37,11 @@ export class InboxStore extends EventTarget {
   /** The pending card for a tool call, if one waits. */
   forCall(callId: string): Card | undefined {
     return this.#cards.find((card) => card.details.call_id === callId);
+  }
+
+  /** The card someone else (a supervisor) decided for a tool call during this login, if any. */
+  decidedFor(callId: string): Card | undefined {
+    return this.#decidedByOthers.get(callId);
   }
 
   /** Pending cards of one conversation. */
@@ -61,9 +70,15 @@ export class InboxStore extends EventTarget {
       case 'card':
         if (event.card.state === 'pending') this.#put(event.card);
         break;
-      case 'card_decided':
+      case 'card_decided': {
+        const callId = event.card.kind === 'approval' ? event.card.details.call_id : undefined;
+        if (event.card.decided_by !== undefined && callId !== undefined) {
+          this.#decidedByOthers.set(callId, event.card);
+          this.#changed();
+        }
         this.remove(event.card.id);
         break;
+      }
       case 'turn_ended':
         // Stopping or writing on in a parked conversation withdraws its cards.
         if (this.#cards.some((card) => card.session_id === event.session)) void this.refresh().catch(() => undefined);

@@ -1,7 +1,8 @@
 /**
  * Supervision as the pages read it (docs/architecture.md §6.2): a supervised person's
- * access log told as visits ("Ada opened your notes at 14:02 and read 1 of them"), and
- * who the administrator's forms may offer as a supervisor or as the person supervised.
+ * access log told as visits ("Ada opened your notes at 14:02 and read 1 of them"), who
+ * the administrator's forms may offer as a supervisor or as the person supervised, and
+ * whether a card waits for a supervisor rather than for the person.
  *
  * Pure: never calls the server, never touches the DOM. The access log comes newest first,
  * one row per list opened or item read; a visit is an `opened` row with the `read` rows
@@ -9,14 +10,19 @@
  * opens a list again. Reads with no such list before them (it was never opened, or
  * another was opened since) gather into a visit of their own while they stay in one
  * area; every read of the memories, which have no list to open, is a visit of its own.
+ * The cards waiting for the supervisor are a list too, but each card a supervisor allowed
+ * or denied is told on its own line: what they decided matters more than what they saw.
  */
-import type { AccessEntry, Person, RoleDetail, SupervisionEdge } from '../api/types.js';
+import type { AccessEntry, ApprovalCard, Person, Role, RoleDetail, SupervisionEdge } from '../api/types.js';
 import { strings } from '../i18n/en.js';
 import { formatNumber } from '../i18n/format.js';
 import { plural } from '../i18n/locale.js';
 
-/** The parts of a space a supervisor opens. */
-export type AccessArea = 'conversations' | 'notes' | 'memories';
+/** The parts of a space a supervisor opens; `cards` are those waiting for their decision. */
+export type AccessArea = 'conversations' | 'notes' | 'memories' | 'cards';
+
+/** What a supervisor decided on a card, as the log names it. */
+export type CardDecision = 'allowed' | 'denied';
 
 /** One visit of a supervisor to one area of the space. */
 export interface Visit {
@@ -33,6 +39,8 @@ export interface Visit {
   readonly items: readonly string[];
   /** How many items were read: each item once, a read that names none counted alone. */
   readonly reads: number;
+  /** A card the supervisor decided (its id the one item), or `null` for a visit that only read. */
+  readonly decision: CardDecision | null;
 }
 
 /** The area a log row's `what` names, or `null` for one this page does not know. */
@@ -46,9 +54,17 @@ export function areaOf(what: string): AccessArea | null {
       return 'notes';
     case 'memories':
       return 'memories';
+    case 'cards':
+    case 'card':
+      return 'cards';
     default:
       return null;
   }
+}
+
+/** A log row's action as a decision on a card, or `null` for any other. */
+function decisionOf(action: string): CardDecision | null {
+  return action === 'allowed' || action === 'denied' ? action : null;
 }
 
 interface Building {
@@ -60,6 +76,7 @@ interface Building {
   until: string;
   items: string[];
   unnamed: number;
+  decision: CardDecision | null;
 }
 
 /** The access log (newest first, as `GET /api/me/access-log` gives it) as visits, newest first. */
@@ -75,7 +92,7 @@ export function groupVisits(log: readonly AccessEntry[]): Visit[] {
     const area = areaOf(row.what);
     if (area === null) continue;
     const who = row.supervisor_id;
-    const start = (isOpened: boolean): Building => {
+    const start = (isOpened: boolean, decision: CardDecision | null = null): Building => {
       const visit: Building = {
         supervisorId: who,
         supervisorName: row.supervisor_name,
@@ -85,6 +102,7 @@ export function groupVisits(log: readonly AccessEntry[]): Visit[] {
         until: row.at,
         items: [],
         unnamed: 0,
+        decision,
       };
       visits.push(visit);
       return visit;
@@ -92,6 +110,15 @@ export function groupVisits(log: readonly AccessEntry[]): Visit[] {
     if (row.action === 'opened') {
       opened.set(who, start(true));
       loose.delete(who);
+      continue;
+    }
+    const decision = decisionOf(row.action);
+    if (decision !== null) {
+      // A decision is a line of its own, whatever was opened before it.
+      if (area !== 'cards') continue;
+      const visit = start(false, decision);
+      if (row.item === null) visit.unnamed += 1;
+      else visit.items.push(row.item);
       continue;
     }
     if (row.action !== 'read') continue;
@@ -120,6 +147,7 @@ export function groupVisits(log: readonly AccessEntry[]): Visit[] {
     until: visit.until,
     items: visit.items,
     reads: visit.items.length + visit.unnamed,
+    decision: visit.decision,
   }));
 }
 
@@ -130,6 +158,10 @@ export function visitSentence(visit: Visit, time: string): string {
   switch (visit.area) {
     case 'memories':
       return fill(strings.accessReadMemories);
+    case 'cards':
+      if (visit.decision === 'allowed') return fill(strings.accessAllowedCard);
+      if (visit.decision === 'denied') return fill(strings.accessDeniedCard);
+      return fill(strings.accessOpenedCards);
     case 'conversations':
       if (!visit.opened) return fill(plural(visit.reads, strings.accessReadConversations));
       return fill(visit.reads === 0 ? strings.accessOpenedConversations : plural(visit.reads, strings.accessOpenedConversationsRead));
@@ -142,6 +174,24 @@ export function visitSentence(visit: Visit, time: string): string {
 /** The edges that let a supervisor open a space now (not those still waiting). */
 export function activeEdges(edges: readonly SupervisionEdge[]): SupervisionEdge[] {
   return edges.filter((edge) => edge.state === 'active');
+}
+
+/** The gate's reason on a card its supervisor decides (src/agent/gate.rs). */
+const SUPERVISOR_DECIDES = 'your supervisor decides';
+
+/**
+ * Whether an approval card waits for the person's supervisor, not for them: their role
+ * may not approve and sends such calls to the supervisor, or, where the role is not
+ * known, the gate's reason says so. The person may still deny it.
+ */
+export function supervisorDecides(card: ApprovalCard, role: Role | null): boolean {
+  if (role !== null) return !role.may_approve && role.cards_to_supervisor;
+  return card.details.reason.trimEnd().endsWith(SUPERVISOR_DECIDES);
+}
+
+/** The names of those who may open the person's space now, from `GET /api/me/supervision`'s `supervised_by`. */
+export function supervisorNames(supervisedBy: readonly SupervisionEdge[]): string[] {
+  return activeEdges(supervisedBy).map((edge) => edge.supervisor_name);
 }
 
 /** Whom an administrator may name as a supervisor: active people whose role may supervise. */

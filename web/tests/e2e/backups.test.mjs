@@ -3,8 +3,10 @@
 // server, in its words; a good one writes a sealed archive into a folder outside the data
 // directory, followed to the end over the live socket, its path shown and found on disk,
 // and listed as made from the page. Then daily backups are set, changed with the stored
-// passphrase kept, and stopped. The page passes axe-core in both themes and fits a 360-px
-// window.
+// passphrase kept, and stopped. Last, Bea changes her password and is restored alone from
+// that archive: a wrong passphrase is refused in the server's words, and once her name is
+// typed in the confirmation she logs in with the password she had when it was made. The
+// page passes axe-core in both themes and fits a 360-px window.
 //
 //   SKALD_BIN=/path/to/skald npm run test:e2e
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { api, axeViolationsInThemes, logIn, openPage, problems, screenshot, seedInstance, sidewaysOverflow, startStack, stopStack } from './harness.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
+const BEA = { name: 'Bea', password: 'maple harbour violin' };
 const PASSPHRASE = 'granite orchard lighthouse';
 const TIMEOUT = 20_000;
 
@@ -23,10 +26,12 @@ describe('backups', () => {
   let stack;
   /** Where the archives go: a folder of its own, outside the data directory. */
   let folder;
+  /** The archive the page wrote, which Bea is restored from. */
+  let archive = '';
 
   before(async () => {
     stack = await startStack();
-    await seedInstance(stack.server, stack.model, ADA);
+    await seedInstance(stack.server, stack.model, ADA, [[BEA, 'member']]);
     await api(stack.server.origin, stack.server.token, 'POST', '/api/lock-all');
     folder = mkdtempSync(path.join(tmpdir(), 'skald-e2e-backups-'));
   });
@@ -81,7 +86,7 @@ describe('backups', () => {
       await start.click();
       await page.locator('[data-testid=backup-status][data-stage=done]').waitFor({ timeout: TIMEOUT });
       assert.deepEqual(posted[1], { to: folder, passphrase: PASSPHRASE, include_models: false });
-      const archive = (await page.locator('[data-testid=backup-path]').innerText()).trim();
+      archive = (await page.locator('[data-testid=backup-path]').innerText()).trim();
       assert.equal(path.dirname(archive), realpathSync(folder));
       assert.ok(existsSync(archive), `${archive} exists`);
       assert.ok(statSync(archive).size > 0, 'the archive is not empty');
@@ -145,6 +150,83 @@ describe('backups', () => {
       await page.locator('[data-testid=schedule-none]').waitFor({ timeout: TIMEOUT });
       assert.ok(existsSync(archive), 'stopping the schedule leaves the archives');
 
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('an administrator restores one person, who then logs in with the password they had then', async () => {
+    assert.ok(archive !== '', 'the archive written by the test before');
+    const { origin, token } = stack.server;
+    const login = (password) =>
+      fetch(`${origin}/api/login`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: BEA.name, password }),
+      });
+    // Bea changes her password after the backup was made.
+    const changed = 'cedar meadow lantern';
+    const session = await api(origin, token, 'POST', '/api/login', BEA);
+    await api(origin, session.token, 'POST', '/api/me/password', { current_password: BEA.password, new_password: changed });
+    assert.equal((await login(BEA.password)).status, 401, 'the old password no longer opens her space');
+
+    const { page, close, consoleMessages, failedResponses } = await openPage(stack.browser, `${origin}/#token=${token}`);
+    /** Every `POST /api/backups/restore-person` the page sent. */
+    const posted = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/backups/restore-person') posted.push(request.postDataJSON());
+    });
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('[data-testid=nav-admin]').click();
+      await page.locator('[data-testid=admin-tab][data-section=backups]').click();
+      await page.getByRole('heading', { name: 'Restore one person from a backup' }).waitFor({ timeout: TIMEOUT });
+      await page.locator('#restore-person option', { hasText: BEA.name }).waitFor({ state: 'attached', timeout: TIMEOUT });
+      const bea = await page.locator('#restore-person option', { hasText: BEA.name }).getAttribute('value');
+      await page.locator('#restore-from').fill(archive);
+      await page.locator('#restore-person').selectOption(bea);
+      const start = page.locator('[data-testid=restore-start]');
+      const confirm = async () => {
+        await start.click();
+        const dialog = page.locator('skald-admin-backups skald-confirm dialog');
+        await dialog.waitFor({ timeout: TIMEOUT });
+        assert.match(await dialog.innerText(), /Every window of Bea locks now\. Their space goes back to how it was when the backup was made: anything newer in it is lost\. They log in with the password they had then\./);
+        await page.locator('[data-testid=confirm-typed]').fill(BEA.name);
+        await page.locator('[data-testid=confirm-ok]').click();
+      };
+
+      // A wrong passphrase: refused, in the server's words, and Bea's space is as it was.
+      await page.locator('#restore-passphrase').fill('granite orchard lighthous');
+      await confirm();
+      const error = page.locator('[data-testid=restore-error]');
+      await error.waitFor({ timeout: TIMEOUT });
+      assert.match(await error.innerText(), /passphrase/i);
+      assert.ok(failedResponses.includes('POST /api/backups/restore-person 400'), failedResponses.join(', '));
+      assert.equal((await login(changed)).status, 200, 'nothing was restored');
+
+      await page.locator('#restore-passphrase').fill(PASSPHRASE);
+      await confirm();
+      const done = page.locator('[data-testid=restore-done]');
+      await done.waitFor({ timeout: TIMEOUT });
+      assert.match(await done.innerText(), /^Bea is restored as the backup made on .+ held their space\. They log in with the password they had then\./);
+      assert.deepEqual(posted[1], { from: archive, passphrase: PASSPHRASE, user: bea });
+      assert.equal(await page.locator('#restore-passphrase').inputValue(), '', 'the passphrase is gone from the page');
+      assert.equal(await error.count(), 0);
+
+      const found = await axeViolationsInThemes(page, { screenshot: 'backups-restored' });
+      await page.setViewportSize({ width: 360, height: 720 });
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve())));
+      for (const o of await sidewaysOverflow(page)) found.push(`360 px: ${o}`);
+      await screenshot(page, 'backups-restored-narrow');
+      await page.setViewportSize({ width: 1280, height: 800 });
+      assert.deepEqual(found, [], 'accessibility or layout problems on the Backups page after a restore');
+
+      // The password she had when the backup was made opens her space again; the newer one does not.
+      assert.equal((await login(BEA.password)).status, 200);
+      assert.equal((await login(changed)).status, 401);
+      // Ada's own session went on.
+      await page.locator('[data-screen=workspace]').waitFor();
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();

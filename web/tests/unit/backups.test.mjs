@@ -1,6 +1,6 @@
 // Backups as the administrator's page reads them: how far the one running has got, which
-// progress stands when an event and an answer cross, and what each form sends — or why
-// the page does not send it yet.
+// progress stands when an event and an answer cross, what each form sends — or why the
+// page does not send it yet — and whom a backup may give back their space.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -136,5 +136,40 @@ describe('the schedule form', () => {
     const stored = { folder: '/b', at_time: '02:15', zone: 'UTC', keep: 3, include_models: false, next_run: '', updated_by: '', updated_at: '' };
     assert.deepEqual(backups.scheduleDraft(stored), { folder: '/b', atTime: '02:15', zone: 'UTC', keep: '3', includeModels: false, passphrase: '', confirm: '' });
     assert.deepEqual(backups.scheduleDraft(null), { folder: '', atTime: '03:00', zone: '', keep: '7', includeModels: false, passphrase: '', confirm: '' });
+  });
+});
+
+describe('the "restore one person" form', () => {
+  const draft = (change = {}) => ({ archive: ' /media/usb/skald-backup-2026-12-05-0300.skb ', passphrase: 'granite orchard lighthouse', person: 'u_bea', ...change });
+
+  test('sends the archive\'s path trimmed, the passphrase as typed and the person\'s id', () => {
+    assert.deepEqual(backups.restoreRequest(draft()), {
+      ok: true,
+      body: { from: '/media/usb/skald-backup-2026-12-05-0300.skb', passphrase: 'granite orchard lighthouse', user: 'u_bea' },
+    });
+  });
+
+  test('is not sent without a path from the top of the disk, a passphrase or a person', () => {
+    const problem = (change) => {
+      const checked = backups.restoreRequest(draft(change));
+      return checked.ok ? 'sent' : `${checked.field}: ${checked.problem}`;
+    };
+    assert.equal(problem({ archive: '  ' }), 'from: restoreNeedsArchive');
+    assert.equal(problem({ archive: 'backups/skald.skb' }), 'from: restoreArchiveNotFull');
+    assert.equal(problem({ archive: '~/skald.skb' }), 'from: restoreArchiveNotFull');
+    assert.equal(problem({ passphrase: '' }), 'passphrase: restoreNeedsPassphrase');
+    assert.equal(problem({ person: '' }), 'person: restoreNeedsPerson');
+    assert.equal(problem({ passphrase: ' ' }), 'sent', 'the server judges what a passphrase opens');
+  });
+
+  test('a full path may be a Windows drive or a network share too', () => {
+    for (const path of ['/srv/b.skb', 'C:\\Backups\\b.skb', 'd:/b.skb', '\\\\nas\\backups\\b.skb']) assert.ok(backups.isFullPath(path), path);
+    for (const path of ['b.skb', './b.skb', 'C:b.skb', '\\b.skb']) assert.ok(!backups.isFullPath(path), path);
+  });
+
+  test('offers everyone who has a space, by name, not those yet to enrol', () => {
+    const person = (id, name, status) => ({ id, name, role: 'member', status });
+    const people = [person('u_cy', 'Cy', 'active'), person('u_di', 'Di', 'pending'), person('u_ada', 'Ada', 'active'), person('u_bo', 'Bo', 'deactivated')];
+    assert.deepEqual(backups.restorablePeople(people).map((p) => p.name), ['Ada', 'Bo', 'Cy']);
   });
 });

@@ -11,9 +11,11 @@ let supervision;
 let locale;
 let route;
 let notices;
+let inbox;
 
 before(async () => {
-  ({ supervision, locale, route, notices } = await loadModules({
+  ({ supervision, locale, route, notices, inbox } = await loadModules({
+    inbox: 'state/inbox.ts',
     supervision: 'state/supervision.ts',
     locale: 'i18n/locale.ts',
     route: 'state/route.ts',
@@ -90,6 +92,33 @@ describe('the access log as visits', () => {
     assert.deepEqual(summary(visits), ['Ada read conversations 1', 'Ada read notes 1', 'Ada read conversations 2']);
   });
 
+  test('the cards waiting for the supervisor are a list opened; each card decided is a line of its own', () => {
+    const visits = supervision.groupVisits(
+      log(
+        [ADA, 'opened', 'cards'],
+        [ADA, 'allowed', 'card', 'card_1'],
+        [ADA, 'denied', 'card', 'card_2'],
+        [ADA, 'opened', 'notes'],
+        [ADA, 'read', 'note', '1'],
+        [ADA, 'allowed', 'card', 'card_3'],
+      ),
+    );
+    const decisions = (v) => `${v.supervisorName} ${v.area} ${v.opened ? 'opened' : (v.decision ?? 'read')} ${v.items.join(',')}`;
+    assert.deepEqual(visits.map(decisions), [
+      'Ada cards allowed card_3',
+      'Ada notes opened 1',
+      'Ada cards denied card_2',
+      'Ada cards allowed card_1',
+      'Ada cards opened ',
+    ]);
+    assert.equal(visits[1].reads, 1, 'a decision in between does not end the notes\' visit');
+    assert.equal(visits[4].decision, null);
+  });
+
+  test('a decision on anything but a card is not one the page knows', () => {
+    assert.deepEqual(supervision.groupVisits(log([ADA, 'allowed', 'note', '1'])), []);
+  });
+
   test('rows the page does not know are left out, and the order of ids wins over the order given', () => {
     const rows = log([ADA, 'opened', 'notes'], [ADA, 'read', 'calendar', 'x'], [ADA, 'read', 'note', '1']);
     assert.deepEqual(summary(supervision.groupVisits([...rows].reverse())), ['Ada opened notes 1']);
@@ -98,7 +127,7 @@ describe('the access log as visits', () => {
 });
 
 describe('a visit in words', () => {
-  const visit = (area, opened, reads) => ({ supervisorId: 'u_ada', supervisorName: 'Ada', area, opened, at: '', until: '', items: [], reads });
+  const visit = (area, opened, reads, decision = null) => ({ supervisorId: 'u_ada', supervisorName: 'Ada', area, opened, at: '', until: '', items: [], reads, decision });
 
   test('says who, what, when and how many, in English', () => {
     const say = (v) => supervision.visitSentence(v, '14:02');
@@ -107,6 +136,21 @@ describe('a visit in words', () => {
     assert.equal(say(visit('notes', true, 0)), 'Ada opened your notes at 14:02.');
     assert.equal(say(visit('conversations', false, 1)), 'Ada read 1 of your conversations at 14:02.');
     assert.equal(say(visit('memories', false, 1)), 'Ada read your memories at 14:02.');
+  });
+
+  test('says when the supervisor looked at the cards waiting for them, and each one they allowed or denied', () => {
+    const say = (v) => supervision.visitSentence(v, '14:05');
+    assert.equal(say(visit('cards', true, 0)), 'Ada looked at the cards waiting for them at 14:05.');
+    assert.equal(say(visit('cards', false, 1, 'allowed')), 'Ada allowed a card at 14:05.');
+    assert.equal(say(visit('cards', false, 1, 'denied')), 'Ada denied a card at 14:05.');
+    try {
+      locale.useLocale(locale.resolveLocale('fr', []));
+      assert.equal(say(visit('cards', false, 1, 'allowed')), 'Ada a autorisé une carte à 14:05.');
+      locale.useLocale(locale.resolveLocale('it', []));
+      assert.equal(say(visit('cards', false, 1, 'denied')), 'Ada ha rifiutato una scheda alle 14:05.');
+    } finally {
+      locale.useLocale(locale.resolveLocale('en', []));
+    }
   });
 
   test('and in French and Italian', () => {
@@ -158,6 +202,47 @@ describe('whom the administrator may name', () => {
 
   test('only active edges open a space', () => {
     assert.deepEqual(supervision.activeEdges([edge('ada', 'cy', 'active'), edge('ada', 'di')]).map((e) => e.supervised_id), ['cy']);
+  });
+});
+
+describe('a card its role sends to the supervisor', () => {
+  const role = (may_approve, cards_to_supervisor) => ({ may_approve, cards_to_supervisor });
+  const card = (reason) => ({ kind: 'approval', details: { reason } });
+  const routed = card('no rule covers note_write; your supervisor decides');
+  const refused = card('no rule covers note_write');
+
+  test('waits for the supervisor when the role may not approve and sends its cards on', () => {
+    assert.equal(supervision.supervisorDecides(refused, role(false, true)), true);
+    assert.equal(supervision.supervisorDecides(routed, role(false, false)), false, 'the role as it is now wins over the card\'s reason');
+    assert.equal(supervision.supervisorDecides(routed, role(true, true)), false, 'a role that may approve decides its own');
+  });
+
+  test('without the role, the gate\'s reason says so', () => {
+    assert.equal(supervision.supervisorDecides(routed, null), true);
+    assert.equal(supervision.supervisorDecides(refused, null), false);
+  });
+
+  test('waits for those who may open the space now, by name', () => {
+    const edge = (name, state) => ({ supervisor_name: name, state });
+    assert.deepEqual(supervision.supervisorNames([edge('Ada', 'active'), edge('Bo', 'pending'), edge('Eve', 'active')]), ['Ada', 'Eve']);
+  });
+});
+
+describe('a card the supervisor decided, in the person\'s inbox', () => {
+  const pending = (id, call) => ({ id, kind: 'approval', state: 'pending', session_id: 'chat_1', details: { call_id: call } });
+
+  test('leaves the inbox, and is kept by its call to say who decided it', () => {
+    const store = new inbox.InboxStore({ inbox: async () => [] });
+    let changes = 0;
+    store.addEventListener('change', () => (changes += 1));
+    store.apply({ type: 'card', card: pending('card_1', 'call_1') });
+    store.apply({ type: 'card', card: pending('card_2', 'call_2') });
+    store.apply({ type: 'card_decided', card: { ...pending('card_1', 'call_1'), state: 'allowed', decided_by: 'Ada' } });
+    store.apply({ type: 'card_decided', card: { ...pending('card_2', 'call_2'), state: 'denied' } });
+    assert.deepEqual(store.cards, []);
+    assert.equal(store.decidedFor('call_1')?.decided_by, 'Ada');
+    assert.equal(store.decidedFor('call_2'), undefined, 'one the person decided themselves needs no name');
+    assert.ok(changes >= 4);
   });
 });
 

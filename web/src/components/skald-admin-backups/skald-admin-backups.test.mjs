@@ -1,7 +1,9 @@
 // The Backups section in Chromium, the server played through the page's routing and the
 // live socket by the test: how far a backup is, as a progress bar in numbers and words,
 // from the `backup` events; how it ended, with the reason its record gives; and, when
-// no event comes, the list read again to learn the end.
+// no event comes, the list read again to learn the end. Restoring one person: nobody yet
+// to enrol is offered, nothing is sent until their name is typed in a confirmation that
+// says what they lose, and the answer — or the server's refusal — is shown as it came.
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -27,8 +29,22 @@ const row = (id, state, extra = {}) => ({
 /** What the played server answers, and what it was sent. */
 let server;
 
+const PEOPLE = [
+  { id: 'u_ada', name: 'Ada', role: 'admin', status: 'active' },
+  { id: 'u_cy', name: 'Cy', role: 'restricted', status: 'active' },
+  { id: 'u_di', name: 'Di', role: 'member', status: 'pending' },
+  { id: 'u_bea', name: 'Bea', role: 'member', status: 'deactivated' },
+];
+
 beforeEach(() => {
-  server = { list: { current: null, backups: [], schedule: null }, posted: [], reads: 0, onPost: () => undefined };
+  server = {
+    list: { current: null, backups: [], schedule: null },
+    posted: [],
+    reads: 0,
+    onPost: () => undefined,
+    restores: [],
+    restore: () => ({ json: { name: 'Cy', backup_made_at: '2026-12-05T03:00:00Z', supervision_reset: 1 } }),
+  };
 });
 
 async function api(route, request) {
@@ -41,6 +57,11 @@ async function api(route, request) {
     server.posted.push(request.postDataJSON());
     server.onPost();
     return route.fulfill({ status: 202, json: { id: 'bk_new', path: '/media/usb/bk_new.skb' } });
+  }
+  if (request.method() === 'GET' && pathname === '/api/people') return route.fulfill({ json: PEOPLE });
+  if (request.method() === 'POST' && pathname === '/api/backups/restore-person') {
+    server.restores.push(request.postDataJSON());
+    return route.fulfill(server.restore());
   }
   return route.fulfill({ status: 404, json: { error: { code: 'not_found', message: 'no such route here' } } });
 }
@@ -142,5 +163,73 @@ describe('the Backups section', () => {
     assert.deepEqual(server.posted, []);
     const focused = await page.evaluate(() => document.querySelector('skald-admin-backups').shadowRoot.activeElement?.id);
     assert.equal(focused, 'backup-confirm');
+  });
+
+  /** Fills the restore form: a full path, a passphrase and Cy. */
+  const fillRestore = async () => {
+    await page.locator('#restore-person option[value=u_cy]').waitFor({ state: 'attached' });
+    await page.locator('#restore-from').fill(' /media/usb/skald-backup-2026-12-05-0300.skb ');
+    await page.locator('#restore-passphrase').fill(PASSPHRASE);
+    await page.locator('#restore-person').selectOption('u_cy');
+  };
+
+  test('restoring one person: the enrolled offered, what they lose said, their name typed, then it is sent', async () => {
+    await show();
+    await fillRestore();
+    assert.deepEqual(await page.locator('#restore-person option').allInnerTexts(), ['Choose someone', 'Ada', 'Bea', 'Cy'], 'nobody yet to enrol');
+    await page.locator('[data-testid=restore-start]').click();
+    const dialog = page.locator('skald-confirm dialog');
+    await dialog.waitFor();
+    const said = await dialog.innerText();
+    assert.match(said, /Restore Cy from this backup\?/);
+    assert.match(said, /Every window of Cy locks now\./);
+    assert.match(said, /anything newer in it is lost/);
+    assert.match(said, /password they had then/);
+    assert.match(said, /goes back to waiting/);
+    const ok = page.locator('[data-testid=confirm-ok]');
+    assert.ok(await ok.isDisabled(), 'not before the name is typed');
+    assert.deepEqual(server.restores, []);
+    await page.locator('[data-testid=confirm-typed]').fill('Cy');
+    await ok.click();
+
+    const done = page.locator('[data-testid=restore-done]');
+    await done.waitFor();
+    assert.deepEqual(server.restores, [{ from: '/media/usb/skald-backup-2026-12-05-0300.skb', passphrase: PASSPHRASE, user: 'u_cy' }]);
+    assert.match(await done.innerText(), /^Cy is restored as the backup made on .+ held their space\. They log in with the password they had then\./);
+    assert.equal(await page.locator('[data-testid=restore-reset]').innerText(), '1 supervision went back to waiting: it must be accepted again.');
+    assert.equal(await page.locator('#restore-passphrase').inputValue(), '', 'the passphrase is not kept on the page');
+    const focused = await page.evaluate(() => document.querySelector('skald-admin-backups').shadowRoot.activeElement?.id);
+    assert.equal(focused, 'restore-outcome');
+  });
+
+  test('cancelled, nothing is sent; refused, the server\'s words are shown and the passphrase is gone', async () => {
+    await show();
+    await fillRestore();
+    await page.locator('[data-testid=restore-start]').click();
+    await page.locator('skald-confirm dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('skald-confirm dialog').waitFor({ state: 'hidden' });
+    assert.deepEqual(server.restores, []);
+
+    server.restore = () => ({ status: 400, json: { error: { code: 'backup_archive', message: 'the passphrase does not open this backup' } } });
+    await page.locator('[data-testid=restore-start]').click();
+    await page.locator('[data-testid=confirm-typed]').fill('Cy');
+    await page.locator('[data-testid=confirm-ok]').click();
+    await page.locator('[data-testid=restore-error]').filter({ hasText: 'The passphrase does not open this backup.' }).waitFor();
+    assert.equal(server.restores.length, 1);
+    assert.equal(await page.locator('[data-testid=restore-done]').count(), 0);
+    assert.equal(await page.locator('#restore-passphrase').inputValue(), '');
+    assert.equal(await page.locator('#restore-person').inputValue(), 'u_cy', 'the rest of the form stays');
+  });
+
+  test('a path that is not a full one is refused on the page, its field marked', async () => {
+    await show();
+    await fillRestore();
+    await page.locator('#restore-from').fill('skald-backup.skb');
+    await page.locator('[data-testid=restore-start]').click();
+    await page.locator('[data-testid=restore-error]').filter({ hasText: /^Type the full path of the backup file/ }).waitFor();
+    assert.equal(await page.locator('#restore-from').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('skald-confirm dialog[open]').count(), 0);
+    assert.deepEqual(server.restores, []);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Backups (docs/architecture.md §5.2), for an administrator: write one now to a folder,
  * sealed with a passphrase, and follow it as it goes; the recent ones, however they were
- * started; and the daily schedule. The page says plainly what an archive holds and what
- * a restore does not bring back. A passphrase stays in its field only until the form is
- * sent, and is never shown again; the server judges its strength and the folder, and its
+ * started; the daily schedule; and one person's space brought back from an archive while
+ * everyone else goes on. The page says plainly what an archive holds, what a restore does
+ * not bring back, and — before one person is restored, their name typed to confirm — what
+ * they lose. A passphrase stays in its field only until the form is sent, and is never
+ * shown again; the server judges its strength, the folder and the archive, and its
  * reasons are shown as it gives them.
  *
  * Progress comes as the live socket's `backup` events; when none has come for a while
@@ -14,7 +16,7 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 
 import { ApiError } from '../../api/client.js';
-import type { Backup, BackupList, BackupProgress, BackupSchedule } from '../../api/types.js';
+import type { Backup, BackupList, BackupProgress, BackupSchedule, Person, PersonRestored } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
@@ -27,13 +29,17 @@ import {
   STAGE_LABELS,
   STATE_LABELS,
   backupPercent,
+  EMPTY_RESTORE,
   backupRequest,
   backupRow,
   isFinished,
   progressAfterList,
   progressAfterStart,
+  restorablePeople,
+  restoreRequest,
   scheduleDraft,
   scheduleRequest,
+  type RestoreDraft,
   type ScheduleDraft,
 } from '../../state/backups.js';
 import { formatBytes } from '../../state/local-models.js';
@@ -54,9 +60,12 @@ const POLL_MS = 2000;
  * (its `data-id`, `data-kind`, `data-state`), `backup-none`; `#schedule-time`,
  * `#schedule-zone`, `#schedule-keep`, `#schedule-folder`, `#schedule-models`,
  * `#schedule-passphrase`, `#schedule-confirm`, `[data-testid=schedule-save]`,
- * `schedule-stop`, `schedule-next`, `schedule-none`, `schedule-error`.
+ * `schedule-stop`, `schedule-next`, `schedule-none`, `schedule-error`; `#restore-from`,
+ * `#restore-passphrase`, `#restore-person`, `[data-testid=restore-start]`,
+ * `restore-error`, `restore-done` (with `restore-reset` when supervision went back to
+ * waiting).
  *
- * @summary Backups: now, the recent ones, and every day.
+ * @summary Backups: now, the recent ones, every day, and one person restored.
  */
 @customElement('skald-admin-backups')
 export class SkaldAdminBackups extends LitElement {
@@ -71,6 +80,9 @@ export class SkaldAdminBackups extends LitElement {
   /** The backup followed here: started on this page, or found running. */
   @state() private progress: BackupProgress | null = null;
   @state() private schedule: ScheduleDraft = scheduleDraft(null);
+  @state() private restore: RestoreDraft = EMPTY_RESTORE;
+  /** What the last restore here did, until another is sent. */
+  @state() private restored: PersonRestored | null = null;
   /** The id of the field a form's last check found wanting, for `aria-invalid`. */
   @state() private invalid = '';
   @state() private announcement = '';
@@ -79,6 +91,7 @@ export class SkaldAdminBackups extends LitElement {
 
   readonly #start = new ActionController(this);
   readonly #scheduling = new ActionController(this);
+  readonly #restoring = new ActionController(this);
   /** Whether the schedule form holds the stored schedule yet (filled once, then the administrator's). */
   #scheduleFilled = false;
   #lastEvent = 0;
@@ -90,6 +103,13 @@ export class SkaldAdminBackups extends LitElement {
     const list = await client.backups(signal);
     this.#took(list);
     return list;
+  });
+
+  /** Whom a backup may give back their space: everyone enrolled. */
+  readonly #people = new ResourceController<readonly Person[]>(this, async (signal) => {
+    const client = this.login?.client;
+    if (!client) throw new ApiError('network', '', 0);
+    return restorablePeople(await client.everyone(signal));
   });
 
   constructor() {
@@ -123,6 +143,7 @@ export class SkaldAdminBackups extends LitElement {
       ${this.#renderNow()}
       ${this.#renderList(list)}
       ${this.#renderSchedule(list)}
+      ${this.#renderRestore()}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
       <skald-confirm></skald-confirm>
     `;
@@ -543,12 +564,141 @@ export class SkaldAdminBackups extends LitElement {
     });
   }
 
+  // ---- restore one person ----------------------------------------------------
+
+  #renderRestore(): TemplateResult {
+    const draft = this.restore;
+    const people = this.#people.value;
+    const invalid = (id: string): 'true' | 'false' => (this.invalid === id ? 'true' : 'false');
+    return html`<section class="block" aria-labelledby="restore-title">
+      <h3 id="restore-title">${strings.restoreTitle}</h3>
+      <p>${strings.restoreLead}</p>
+      ${this.#people.status()}
+      <form @submit=${this.#restorePerson} novalidate>
+        <div class="field">
+          <label for="restore-from">${strings.restoreArchive}</label>
+          <input
+            id="restore-from"
+            type="text"
+            autocomplete="off"
+            spellcheck="false"
+            aria-describedby="restore-from-hint"
+            aria-invalid=${invalid('restore-from')}
+            .value=${draft.archive}
+            @input=${(e: Event) => this.#editRestore({ archive: (e.target as HTMLInputElement).value })}
+          />
+          <p class="hint" id="restore-from-hint">${strings.restoreArchiveHint}</p>
+        </div>
+        <div class="grid-fields">
+          <div class="field">
+            <label for="restore-passphrase">${strings.restorePassphrase}</label>
+            <input
+              id="restore-passphrase"
+              type="password"
+              autocomplete="off"
+              aria-describedby="restore-passphrase-hint"
+              aria-invalid=${invalid('restore-passphrase')}
+              .value=${draft.passphrase}
+              @input=${(e: Event) => this.#editRestore({ passphrase: (e.target as HTMLInputElement).value })}
+            />
+            <p class="hint" id="restore-passphrase-hint">${strings.restorePassphraseHint}</p>
+          </div>
+          <div class="field">
+            <label for="restore-person">${strings.restorePerson}</label>
+            <select
+              id="restore-person"
+              aria-invalid=${invalid('restore-person')}
+              .value=${draft.person}
+              @change=${(e: Event) => this.#editRestore({ person: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="" ?selected=${draft.person === ''}>${strings.restorePersonChoose}</option>
+              ${(people ?? []).map((person) => html`<option value=${person.id} ?selected=${draft.person === person.id}>${person.name}</option>`)}
+            </select>
+          </div>
+        </div>
+        ${this.#restoring.error ? html`<p class="notice error" role="alert" data-testid="restore-error">${this.#restoring.error}</p>` : nothing}
+        <div class="actions">
+          <button type="submit" class="danger" data-testid="restore-start" ?disabled=${this.#restoring.busy || people === undefined}>
+            ${this.#restoring.busy ? strings.working : strings.restoreStart}
+          </button>
+        </div>
+      </form>
+      ${this.#renderRestored()}
+    </section>`;
+  }
+
+  #renderRestored(): TemplateResult | typeof nothing {
+    const done = this.restored;
+    if (done === null) return nothing;
+    return html`<div class="outcome notice ok" id="restore-outcome" tabindex="-1" data-testid="restore-done">
+      <p>${restoredText(done)}</p>
+      ${done.supervision_reset > 0 ? html`<p data-testid="restore-reset">${resetText(done.supervision_reset)}</p>` : nothing}
+    </div>`;
+  }
+
+  #editRestore(change: Partial<RestoreDraft>): void {
+    this.restore = { ...this.restore, ...change };
+  }
+
+  /**
+   * Restores one person after their name is typed in a confirmation that says what they
+   * lose. The passphrase leaves the page once sent, whatever the answer.
+   */
+  async #restorePerson(event: Event): Promise<void> {
+    event.preventDefault();
+    const client = this.login?.client;
+    if (!client || this.#restoring.busy) return;
+    const checked = restoreRequest(this.restore);
+    if (!checked.ok) {
+      this.#refuse(this.#restoring, `restore-${checked.field}`, strings[checked.problem]);
+      return;
+    }
+    this.invalid = '';
+    this.#restoring.error = '';
+    const name = this.#people.value?.find((person) => person.id === checked.body.user)?.name ?? '';
+    const confirmed = await this.confirmDialog?.ask({
+      title: strings.restoreConfirmTitle.replace('{name}', name),
+      body: strings.restoreConfirmBody.replaceAll('{name}', name),
+      action: strings.restoreConfirm.replace('{name}', name),
+      typed: name,
+    });
+    if (!confirmed) return;
+    this.restored = null;
+    await this.#restoring.run(
+      async () => {
+        try {
+          this.restored = await client.restorePerson(checked.body);
+        } finally {
+          this.#editRestore({ passphrase: '' });
+        }
+      },
+      {
+        done: async () => {
+          this.#editRestore({ person: '' });
+          if (this.restored !== null) this.announcement = restoredText(this.restored);
+          await this.updateComplete;
+          this.renderRoot.querySelector<HTMLElement>('#restore-outcome')?.focus();
+        },
+      },
+    );
+  }
+
   /** A form the page itself refuses: why, and the field to mend focused. */
   #refuse(action: ActionController, field: string, why: string): void {
     action.error = why;
     this.invalid = field;
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>(`#${field}`)?.focus());
   }
+}
+
+/** A person restored, in words: whose space, from when, and which password opens it. */
+function restoredText(done: PersonRestored): string {
+  return strings.restoreDone.replaceAll('{name}', done.name).replace('{time}', formatTime(done.backup_made_at));
+}
+
+/** How many supervision edges went back to waiting, in words. */
+function resetText(count: number): string {
+  return plural(count, strings.restoreSupervisionReset).replace('{n}', formatNumber(count));
 }
 
 declare global {

@@ -1,8 +1,9 @@
 /**
  * Roles are data (§6.1): every attribute of every role, editable here —
  * what its people may do, how long until their window locks, which models
- * and tools they may use, their privacy tier, a daily token cap, and who may
- * supervise or be supervised (§6.2). New roles
+ * and tools they may use, their privacy tier, a daily token cap, who may
+ * supervise or be supervised, and whether what a role may not approve goes to the
+ * person's supervisor (§6.2). New roles
  * can be added; a role nobody has can be deleted. The server validates
  * each change and refuses one that would leave nobody managing the
  * instance.
@@ -39,6 +40,7 @@ const SUPERVISION = [
   ['may_supervise', 'roleMaySupervise', 'roleMaySuperviseHint'],
   ['may_be_supervised', 'roleMayBeSupervised', 'roleMayBeSupervisedHint'],
   ['may_end_supervision', 'roleMayEndSupervision', 'roleMayEndSupervisionHint'],
+  ['cards_to_supervisor', 'roleCardsToSupervisor', 'roleCardsToSupervisorHint'],
 ] as const;
 
 const NUMBERS = [
@@ -261,6 +263,7 @@ export class SkaldAdminRoles extends LitElement {
       may_supervise: form.has('may_supervise'),
       may_be_supervised: form.has('may_be_supervised'),
       may_end_supervision: form.has('may_end_supervision'),
+      cards_to_supervisor: form.has('cards_to_supervisor'),
     };
     if (await this.#run(() => client.updateRole(role.id, patch), strings.roleSaved.replace('{name}', patch.label ?? role.label))) {
       this.editing = null;
@@ -311,6 +314,7 @@ function summary(role: RoleDetail): string {
     strings.roleSumModels.replace('{models}', role.allowed_models.join(', ')),
     ...(role.may_supervise ? [strings.roleSumSupervises] : []),
     ...(role.may_be_supervised ? [role.may_end_supervision ? strings.roleSumSupervisedEnds : strings.roleSumSupervised] : []),
+    ...(role.cards_to_supervisor && !role.may_approve ? [strings.roleSumCardsToSupervisor] : []),
   ];
   return parts.join(' · ');
 }

@@ -100,6 +100,16 @@ export const styles = css`
     margin-bottom: var(--skald-space-2);
   }
 
+  /* Who decides a card its role sends to the supervisor (§6.2). */
+  .waiting {
+    font-weight: 600;
+  }
+
+  /* A card decided: how, in the header's place of what it asks. */
+  .kind.decided {
+    color: var(--skald-text-muted);
+  }
+
   /* A remember card: one labelled line each, labels in a column of their own. */
   .memory {
     display: grid;

@@ -1,7 +1,9 @@
 // The approval card in Chromium: what a person reads on it (the tool, for whom, why, the
 // exact arguments and their fingerprint) and what each of Allow, Deny and Always allow
 // hands up — the card itself, so the decision is bound to the arguments shown. A remember
-// card shows its memory's five lines, its warnings, and Replace it / Keep both / Deny.
+// card shows its memory's five lines, its warnings, and Replace it / Keep both / Deny. A
+// card the role sends to the supervisor waits for them by name; shown to the supervisor it
+// offers Allow once and Deny; a decided card says who decided it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -121,6 +123,51 @@ describe('the approval card', () => {
     assert.equal(await page.locator('skald-approval-card').getByRole('alert').innerText(), 'Someone decided this card in another window.');
     await button('allow').click();
     assert.deepEqual((await decisions()).map((d) => d.decision), ['allow']);
+  });
+
+  test('a card the supervisor decides names them, offers only Deny, and says nothing of asking someone else', async () => {
+    await show({ card: card({ reason: 'no rule covers note_write; your supervisor decides' }), mayApprove: false, supervisors: ['Ada'] });
+    assert.equal(await button('allow').count(), 0);
+    assert.equal(await button('always').count(), 0);
+    assert.equal(
+      await button('card-waiting-supervisor').innerText(),
+      'Waiting for your supervisor (Ada). Only they can allow it; you can still refuse it.',
+    );
+    assert.doesNotMatch(await page.locator('skald-approval-card section').innerText(), /Your role cannot approve this/);
+    await setProperties(page, 'skald-approval-card', { supervisors: ['Ada', 'Eve'] });
+    assert.match(await button('card-waiting-supervisor').innerText(), /^Waiting for your supervisor \(Ada and Eve\)\./);
+    await setProperties(page, 'skald-approval-card', { supervisors: [] });
+    assert.match(await button('card-waiting-supervisor').innerText(), /^Waiting for your supervisor\. Only they/);
+    await button('deny').click();
+    assert.deepEqual(await decisions(), [{ card: 'card_7', hash: HASH, decision: 'deny', always: false }]);
+  });
+
+  test('shown to the supervisor: exactly what it runs in full view, Allow once and Deny, never always', async () => {
+    await show({ card: card(), supervising: true });
+    assert.equal(await button('always').count(), 0);
+    assert.equal(await button('card-waiting-supervisor').count(), 0);
+    assert.equal((await button('allow').innerText()).trim(), 'Allow once');
+    assert.ok(await button('card-arguments').isVisible(), 'the arguments are not behind a disclosure');
+    assert.equal(await page.locator('skald-approval-card details.exact').count(), 0);
+    assert.match(await page.locator('skald-approval-card section').innerText(), /Exactly this:/);
+    await button('allow').click();
+    await button('deny').click();
+    assert.deepEqual(await decisions(), [
+      { card: 'card_7', hash: HASH, decision: 'allow', always: false },
+      { card: 'card_7', hash: HASH, decision: 'deny', always: false },
+    ]);
+  });
+
+  test('a decided card says how, and by whom when it was not the person; nothing is left to press', async () => {
+    await show({ card: { ...card(), state: 'allowed', decided_by: 'Ada' }, supervising: true });
+    const decided = button('card-decided');
+    assert.equal(await decided.textContent(), 'Allowed by Ada');
+    assert.equal(await decided.getAttribute('data-state'), 'allowed');
+    for (const testid of ['allow', 'deny', 'always']) assert.equal(await button(testid).count(), 0, testid);
+    await setProperties(page, 'skald-approval-card', { card: { ...card(), state: 'denied', decided_by: 'Ada' } });
+    assert.equal(await decided.textContent(), 'Denied by Ada');
+    await setProperties(page, 'skald-approval-card', { card: { ...card(), state: 'denied' } });
+    assert.equal(await decided.textContent(), 'Denied');
   });
 
   const remember = (memory = {}) =>

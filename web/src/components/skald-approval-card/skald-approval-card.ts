@@ -9,13 +9,18 @@
  * card — the sentence, about whom, who wrote it, until when, who can read it — and,
  * where something similar is already kept, Replace it / Keep both / Deny. It never
  * offers "always allow": no rule may skip a memory's card, and the server refuses one.
+ *
+ * A card whose role sends it to the person's supervisor (§6.2) says it waits for them, by
+ * name, and offers only Deny; shown to that supervisor, it offers Allow once and Deny,
+ * its exact arguments in full view. A decided card says how it was decided, and by whom
+ * when that was not the person.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 
 import type { ApprovalCard, MemoryCard, ScheduleCard, ToolServerLabel } from '../../api/types.js';
 import { strings, toolLabel } from '../../i18n/en.js';
-import { formatDay, formatTimeIn } from '../../i18n/format.js';
+import { formatDay, formatList, formatTimeIn } from '../../i18n/format.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
 import { controls } from '../../styles/controls.js';
 import { DecideEvent } from '../events.js';
@@ -29,7 +34,9 @@ import { styles } from './skald-approval-card.styles.js';
  * `[data-testid=memory-lines]` (each line `[data-line=remember|about|author|kept|where]`),
  * `memory-about-another`, `memory-local`, `memory-problem`, and per similar memory
  * `[data-testid=replace]` (its `data-id`); on a schedule card `[data-testid=schedule-lines]`
- * (each line `[data-line=what|next|repeat|runs|for|missed]`) and `schedule-upcoming`.
+ * (each line `[data-line=what|next|repeat|runs|for|missed]`) and `schedule-upcoming`;
+ * `[data-testid=card-waiting-supervisor]` on a card waiting for the supervisor,
+ * `[data-testid=card-decided]` (its `data-state`) on a decided one.
  *
  * @summary An approval card with the exact arguments and Allow / Deny / Always allow;
  *   for a memory, its lines and Replace it / Keep both / Deny.
@@ -42,6 +49,13 @@ export class SkaldApprovalCard extends LitElement {
   @property({ attribute: false }) card: ApprovalCard | null = null;
   /** The person's role may approve (and so may "always allow"). */
   @property({ type: Boolean }) mayApprove = false;
+  /**
+   * The card waits for the person's supervisor, these by name (empty when their names are
+   * not known): only they may allow it. `null` for a card the person decides.
+   */
+  @property({ attribute: false }) supervisors: readonly string[] | null = null;
+  /** Shown to the supervisor who decides it for someone else: Allow once and Deny, never always. */
+  @property({ type: Boolean }) supervising = false;
   /** The decision is on its way. */
   @property({ type: Boolean }) busy = false;
   /** Why the last decision failed, if it did. */
@@ -70,17 +84,25 @@ export class SkaldApprovalCard extends LitElement {
     const sentence = describeCall(details.tool, details.arguments);
     const memory = details.memory ?? null;
     const job = details.schedule ?? null;
-    // "Always" can never skip a memory's card: not offered, so never refused.
-    const always = this.mayApprove && memory === null;
+    const pending = card.state === 'pending';
+    const mayAllow = this.supervising || this.mayApprove;
+    // "Always" can never skip a memory's card: not offered, so never refused. A supervisor
+    // decides one call at a time.
+    const always = this.mayApprove && !this.supervising && memory === null;
+    // The supervisor sees in full what they would let run for someone else (the gate's
+    // reason, worded for the person, is left out).
+    const inFull = this.supervising || (sentence === null && memory === null && job === null);
     const exact = html`<pre class="args" data-testid="card-arguments" aria-labelledby="args-label" tabindex="0">${prettyArguments(details.arguments)}</pre>
       <p class="meta">
-        ${details.reason ? html`<span>${details.reason}</span>` : nothing}
+        ${details.reason && !this.supervising ? html`<span>${details.reason}</span>` : nothing}
         <span title=${details.arguments_hash}>${strings.approvalFingerprint.replace('{hash}', details.arguments_hash.slice(0, 12))}</span>
       </p>`;
     return html`
       <section class="card" aria-labelledby="title" aria-describedby="what" tabindex="-1">
         <header>
-          <span class="kind">${strings.approvalKind}</span>
+          ${pending
+            ? html`<span class="kind">${strings.approvalKind}</span>`
+            : html`<span class="kind decided" data-testid="card-decided" data-state=${card.state}>${decidedText(card)}</span>`}
           ${this.context ? html`<span class="context">${this.context}</span>` : nothing}
         </header>
         <h3 id="title">${strings.approvalTitle.replace('{tool}', label)}</h3>
@@ -94,7 +116,7 @@ export class SkaldApprovalCard extends LitElement {
               </p>`}
         ${details.tool_server ? this.#renderToolServer(details.tool_server) : nothing}
         ${details.why ? html`<blockquote class="why"><span class="visually-hidden">${strings.approvalWhy}</span>${details.why}</blockquote>` : nothing}
-        ${sentence === null && memory === null && job === null
+        ${inFull
           ? html`<p class="heading" id="args-label">${strings.approvalArguments}</p>
               ${exact}`
           : html`<details class="exact">
@@ -102,11 +124,22 @@ export class SkaldApprovalCard extends LitElement {
               ${exact}
             </details>`}
         ${this.error ? html`<p class="notice error" role="alert">${this.error}</p>` : nothing}
-        ${this.mayApprove ? nothing : html`<p class="hint">${strings.approvalMayNotApprove}</p>`}
+        ${pending ? this.#renderActions(details, mayAllow, always) : nothing}
+      </section>
+      <skald-confirm></skald-confirm>
+    `;
+  }
+
+  /** Who may decide, and the buttons for what this person may decide. */
+  #renderActions(details: ApprovalCard['details'], mayAllow: boolean, always: boolean): TemplateResult {
+    const memory = details.memory ?? null;
+    const label = toolLabel(details.tool);
+    const allowLabel = memory !== null && memory.similar.length > 0 ? strings.memoryKeepBoth : this.supervising ? strings.allowOnce : strings.allow;
+    return html`${mayAllow ? nothing : this.#renderWhoDecides()}
         <div class="actions">
-          ${this.mayApprove
+          ${mayAllow
             ? html`<button type="button" class="primary" data-testid="allow" ?disabled=${this.busy} @click=${() => this.#decide('allow', false)}>
-                ${memory !== null && memory.similar.length > 0 ? strings.memoryKeepBoth : strings.allow}
+                ${allowLabel}
               </button>`
             : nothing}
           <button type="button" data-testid="deny" ?disabled=${this.busy} @click=${() => this.#decide('deny', false)}>${strings.deny}</button>
@@ -122,10 +155,15 @@ export class SkaldApprovalCard extends LitElement {
                 ${strings.alwaysAllow}
               </button>`
             : nothing}
-        </div>
-      </section>
-      <skald-confirm></skald-confirm>
-    `;
+        </div>`;
+  }
+
+  /** Why there is no Allow: the supervisor decides, or the role may not approve at all. */
+  #renderWhoDecides(): TemplateResult {
+    const names = this.supervisors;
+    if (names === null) return html`<p class="hint">${strings.approvalMayNotApprove}</p>`;
+    const text = names.length === 0 ? strings.approvalWaitingSupervisorUnnamed : strings.approvalWaitingSupervisor.replace('{names}', formatList(names));
+    return html`<p class="hint waiting" data-testid="card-waiting-supervisor">${text}</p>`;
   }
 
   /**
@@ -201,7 +239,7 @@ export class SkaldApprovalCard extends LitElement {
               ${memory.similar.map(
                 (similar) => html`<li>
                   <span class="sentence">${similar.text}</span>
-                  ${this.mayApprove
+                  ${this.mayApprove && !this.supervising && this.card?.state === 'pending'
                     ? html`<button
                         type="button"
                         data-testid="replace"
@@ -236,6 +274,19 @@ export class SkaldApprovalCard extends LitElement {
   #decide(decision: 'allow' | 'deny', always: boolean, replace?: string): void {
     if (this.card === null || this.busy) return;
     this.dispatchEvent(new DecideEvent(this.card, decision, always, replace));
+  }
+}
+
+/** How a card that no longer waits was decided, and by whom when not by the person. */
+export function decidedText(card: ApprovalCard): string {
+  const by = card.decided_by ?? null;
+  switch (card.state) {
+    case 'allowed':
+      return by === null ? strings.approvalAllowed : strings.approvalAllowedBy.replace('{name}', by);
+    case 'denied':
+      return by === null ? strings.approvalDenied : strings.approvalDeniedBy.replace('{name}', by);
+    default:
+      return strings.approvalClosed;
   }
 }
 

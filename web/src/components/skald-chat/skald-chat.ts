@@ -31,6 +31,7 @@ import { conversationMarkdown, markdownFileName, replyText } from '../../state/c
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
 import { summarisedRecall, usedMemories } from '../../state/recall.js';
+import { supervisorDecides } from '../../state/supervision.js';
 import {
   acceptSending,
   activeTurn,
@@ -52,7 +53,7 @@ import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
 import { iconButton } from '../icon-button.js';
 import { copyIcon, leftIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
-import '../skald-approval-card/skald-approval-card.js';
+import { decidedText } from '../skald-approval-card/skald-approval-card.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
 import '../skald-held-changes/skald-held-changes.js';
@@ -95,6 +96,8 @@ export class SkaldChat extends LitElement {
   @property({ type: Boolean }) modelsLoaded = false;
   /** A new conversation is to be temporary: no memory in or out, not listed, deleted when left. */
   @property({ type: Boolean }) temporary = false;
+  /** The person's supervisors by name, whom a card their role sends on waits for (§6.2). */
+  @property({ attribute: false }) supervisors: readonly string[] = [];
 
   @state() private transcript: Transcript = emptyTranscript('');
   @state() private loading = false;
@@ -797,8 +800,15 @@ export class SkaldChat extends LitElement {
         const card = this.login?.inbox.forCall(item.id);
         // What a recall found is told once, under the reply ("Used 2 memories"), not as a row per recall.
         if (card === undefined && summarisedRecall(item, ended)) return nothing;
+        // Decided by the person's supervisor: the conversation says who.
+        const decided = card === undefined ? this.login?.inbox.decidedFor(item.id) : undefined;
         return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
-          ${card ? this.#renderCard(card) : nothing} ${item.status === 'denied' ? this.#renderWhoMayAllow() : nothing}`;
+          ${card ? this.#renderCard(card) : nothing}
+          ${decided?.kind === 'approval'
+            ? html`<p class="note" data-testid="decided-by">${decidedText(decided)}</p>`
+            : item.status === 'denied'
+              ? this.#renderWhoMayAllow()
+              : nothing}`;
       }
     }
   }
@@ -821,6 +831,7 @@ export class SkaldChat extends LitElement {
       ? html`<skald-approval-card
           .card=${card}
           ?mayApprove=${this.login?.me.role?.may_approve ?? false}
+          .supervisors=${supervisorDecides(card, this.login?.me.role ?? null) ? this.supervisors : null}
           ?busy=${busy}
           .error=${error}
         ></skald-approval-card>`

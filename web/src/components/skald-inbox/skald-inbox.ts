@@ -12,6 +12,7 @@ import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import type { Login } from '../../state/login.js';
 import { formatTime } from '../../i18n/format.js';
+import { supervisorDecides } from '../../state/supervision.js';
 import { controls } from '../../styles/controls.js';
 import { OpenSessionEvent } from '../events.js';
 import '../skald-approval-card/skald-approval-card.js';
@@ -36,6 +37,8 @@ export class SkaldInbox extends LitElement {
   @property({ attribute: false }) sessions: readonly Conversation[] = [];
   /** The models the person may use, to name the providers notices mention. */
   @property({ attribute: false }) models: readonly Model[] = [];
+  /** The person's supervisors by name, whom a card their role sends on waits for (§6.2). */
+  @property({ attribute: false }) supervisors: readonly string[] = [];
 
   readonly #cards = new CardActionsController(
     this,
@@ -86,6 +89,7 @@ export class SkaldInbox extends LitElement {
             .card=${card}
             .context=${context}
             ?mayApprove=${this.login?.me.role?.may_approve ?? false}
+            .supervisors=${supervisorDecides(card, this.login?.me.role ?? null) ? this.supervisors : null}
             ?busy=${busy}
             .error=${error}
           ></skald-approval-card>`

@@ -1,4 +1,4 @@
-/** Styles for `<skald-supervised>`: the banner, the areas to open, the lists, a conversation read-only. */
+/** Styles for `<skald-supervised>`: the banner, the areas to open, the lists, a conversation read-only, the cards to decide. */
 import { css } from 'lit';
 
 export const styles = css`
@@ -69,6 +69,16 @@ export const styles = css`
   .memory {
     margin: 0;
     overflow-wrap: anywhere;
+  }
+
+  .cards {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
+
+  .cards > li + li {
+    margin-top: var(--skald-space-3);
   }
 
   .back {

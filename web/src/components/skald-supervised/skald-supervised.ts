@@ -1,18 +1,20 @@
 /**
  * A supervisor's view of the spaces they may open (§6.2): the people who accepted them,
- * then one person's conversations, notes and memories, read-only. Nothing is opened
- * until the supervisor chooses what to open, because each list opened and each item read
- * is written in that person's own file, and shown to them on their privacy page — which
- * the banner says, plainly, above everything here.
+ * then one person's conversations, notes and memories, read-only, and the cards waiting
+ * for the supervisor's decision (calls the person's role may not approve). Nothing is
+ * opened until the supervisor chooses what to open, because each list opened, each item
+ * read and each card decided is written in that person's own file, and shown to them on
+ * their privacy page — which the banner says, plainly, above everything here.
  *
  * Owns: the reads of `/api/supervised/{user}/…`, and what they returned for as long as
- * the page is open. Never: writes anything to the supervised space, or keeps what it read
- * once the page leaves; puts only the person's id in the address bar.
+ * the page is open; the decisions on those cards, each bound to the arguments shown.
+ * Never: writes anything else to the supervised space, allows a tool for good, or keeps
+ * what it read once the page leaves; puts only the person's id in the address bar.
  */
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
-import type { Conversation, Memory, Note, NoteSummary, SupervisionEdge } from '../../api/types.js';
+import type { ApprovalCard, Conversation, Memory, Note, NoteSummary, SupervisionEdge } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { strings, toolLabel } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
@@ -23,7 +25,10 @@ import { routeHash } from '../../state/route.js';
 import type { AccessArea } from '../../state/supervision.js';
 import { fromHistory, type Transcript, type Turn, type TurnItem } from '../../state/transcript.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
+import type { DecideEvent } from '../events.js';
 import { eyeIcon } from '../icons.js';
+import type { SkaldApprovalCard } from '../skald-approval-card/skald-approval-card.js';
+import '../skald-approval-card/skald-approval-card.js';
 import '../skald-markdown/skald-markdown.js';
 import { styles } from './skald-supervised.styles.js';
 
@@ -34,9 +39,11 @@ type Opened =
   | { readonly kind: 'conversation'; readonly list: readonly Conversation[]; readonly conversation: Conversation; readonly transcript: Transcript }
   | { readonly kind: 'notes'; readonly list: readonly NoteSummary[] }
   | { readonly kind: 'note'; readonly list: readonly NoteSummary[]; readonly note: Note }
-  | { readonly kind: 'memories'; readonly list: readonly Memory[] };
+  | { readonly kind: 'memories'; readonly list: readonly Memory[] }
+  | { readonly kind: 'cards'; readonly list: readonly ApprovalCard[] };
 
-const AREAS: readonly AccessArea[] = ['conversations', 'notes', 'memories'];
+// What waits for the supervisor comes first: it is what they may have come for.
+const AREAS: readonly AccessArea[] = ['cards', 'conversations', 'notes', 'memories'];
 
 /**
  * Test hooks: `[data-testid=supervised-person]` links (their `data-name`),
@@ -45,7 +52,9 @@ const AREAS: readonly AccessArea[] = ['conversations', 'notes', 'memories'];
  * `[data-testid=supervised-conversation]`, `supervised-note`, `supervised-memory` (each
  * item, the first two buttons), `[data-testid=supervised-transcript]`,
  * `supervised-note-title`, `supervised-note-body`, `supervised-back`,
- * `supervised-empty`, `supervised-refused`, `[data-testid=supervised-error]`.
+ * `supervised-empty`, `supervised-refused`, `[data-testid=supervised-error]`; with the
+ * cards open, `[data-testid=supervised-card]` (its `data-id`, `data-state`) each holding
+ * a `skald-approval-card`, and `supervised-cards-none`.
  *
  * @summary The spaces a supervisor may open, read-only, each read shown to its owner.
  */
@@ -61,6 +70,10 @@ export class SkaldSupervised extends LitElement {
 
   @state() private opened: Opened = { kind: 'nothing' };
   @state() private announcement = '';
+  /** The card whose decision is on its way, if any. */
+  @state() private deciding: string | null = null;
+  /** Why the last decision on a card failed, by the card's id. */
+  @state() private cardErrors: ReadonlyMap<string, string> = new Map();
 
   readonly #action = new ActionController(this);
 
@@ -68,6 +81,7 @@ export class SkaldSupervised extends LitElement {
     // Another person, or back to the list: what was read of the last one is dropped.
     if (changed.has('person')) {
       this.opened = { kind: 'nothing' };
+      this.cardErrors = new Map();
       this.#action.error = '';
     }
   }
@@ -198,6 +212,8 @@ export class SkaldSupervised extends LitElement {
         );
       case 'note':
         return this.#renderNote(opened.note, () => (this.opened = { kind: 'notes', list: opened.list }));
+      case 'cards':
+        return this.#renderCards(edge, opened.list);
       case 'memories':
         return this.#list(
           strings.supervisedMemories,
@@ -216,6 +232,31 @@ export class SkaldSupervised extends LitElement {
     return html`<section class="block" aria-labelledby="opened-title">
       <h3 id="opened-title" tabindex="-1">${title}</h3>
       ${count === 0 ? html`<p class="muted" data-testid="supervised-empty">${strings.supervisedEmpty}</p>` : html`<ul class="rows items">${items}</ul>`}
+    </section>`;
+  }
+
+  /** The cards waiting for this supervisor, each with exactly what it runs, Allow once and Deny. */
+  #renderCards(edge: SupervisionEdge, cards: readonly ApprovalCard[]): TemplateResult {
+    const name = edge.supervised_name;
+    return html`<section class="block" aria-labelledby="opened-title">
+      <h3 id="opened-title" tabindex="-1">${strings.supervisedCards}</h3>
+      <p class="muted">${strings.supervisedCardsLead.replaceAll('{name}', name)}</p>
+      ${cards.length === 0
+        ? html`<p class="muted" data-testid="supervised-cards-none">${strings.supervisedCardsNone}</p>`
+        : html`<ul class="cards">
+            ${cards.map(
+              (card) => html`<li data-testid="supervised-card" data-id=${card.id} data-state=${card.state}>
+                <p class="item-meta">${formatTime(card.created_at)}</p>
+                <skald-approval-card
+                  .card=${card}
+                  supervising
+                  ?busy=${this.deciding !== null}
+                  .error=${this.cardErrors.get(card.id) ?? ''}
+                  @skald-decide=${(event: DecideEvent) => void this.#decide(edge, event)}
+                ></skald-approval-card>
+              </li>`,
+            )}
+          </ul>`}
     </section>`;
   }
 
@@ -270,8 +311,41 @@ export class SkaldSupervised extends LitElement {
           return { kind: 'notes', list: await client.supervisedNotes(user) };
         case 'memories':
           return { kind: 'memories', list: await client.supervisedMemories(user) };
+        case 'cards':
+          return { kind: 'cards', list: await client.supervisedCards(user) };
       }
     });
+  }
+
+  /**
+   * Allows once or denies one card, bound to the arguments' hash it showed; the card then
+   * says what was decided, and focus stays on it. A card changed or decided since is
+   * refused by the server, in its words, on the card.
+   */
+  async #decide(edge: SupervisionEdge, event: DecideEvent): Promise<void> {
+    event.stopPropagation();
+    const client = this.login?.client;
+    const card = event.card;
+    if (!client || card.kind !== 'approval' || this.deciding !== null) return;
+    const person = this.person;
+    const errors = new Map(this.cardErrors);
+    errors.delete(card.id);
+    this.cardErrors = errors;
+    this.deciding = card.id;
+    try {
+      const allow = event.decision === 'allow';
+      const decided = await client.decideSupervisedCard(edge.supervised_id, card.id, allow, card.details.arguments_hash);
+      const opened = this.opened;
+      if (this.person !== person || opened.kind !== 'cards') return;
+      this.opened = { kind: 'cards', list: opened.list.map((each) => (each.id === decided.id ? decided : each)) };
+      this.announcement = allow ? strings.supervisedCardAllowed.replace('{name}', edge.supervised_name) : strings.supervisedCardDenied;
+      await this.updateComplete;
+      this.renderRoot.querySelector<SkaldApprovalCard>(`[data-testid=supervised-card][data-id="${CSS.escape(decided.id)}"] skald-approval-card`)?.focus();
+    } catch (error) {
+      if (this.person === person) this.cardErrors = new Map(this.cardErrors).set(card.id, describeError(error));
+    } finally {
+      this.deciding = null;
+    }
   }
 
   async #openConversation(edge: SupervisionEdge, list: readonly Conversation[], conversation: Conversation): Promise<void> {
@@ -311,6 +385,7 @@ export class SkaldSupervised extends LitElement {
 }
 
 const AREA_LABELS = {
+  cards: 'supervisedOpenCards',
   conversations: 'supervisedOpenConversations',
   notes: 'supervisedOpenNotes',
   memories: 'supervisedOpenMemories',
@@ -329,6 +404,8 @@ function areaOf(opened: Opened): AccessArea | null {
       return 'notes';
     case 'memories':
       return 'memories';
+    case 'cards':
+      return 'cards';
   }
 }
 

@@ -6,7 +6,7 @@
  * logged in, Lock) beside the open page.
  *
  * Owns: the conversation list, the model list and the active supervision
- * edges (read again when a notice comes) of this login, which page
+ * edges both ways (read again when a notice comes) of this login, which page
  * is open (kept in the address bar's fragment, see state/route.ts, so Back
  * works and a page can be opened directly), and the calls that change the
  * list (rename, delete). A temporary chat is kept apart from the list, and
@@ -27,7 +27,7 @@ import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { LockEvent, type NewChatEvent, type OpenSessionEvent, type SessionChangedEvent } from '../events.js';
 import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../../state/route.js';
-import { activeEdges } from '../../state/supervision.js';
+import { activeEdges, supervisorNames } from '../../state/supervision.js';
 import { deleteTemporaryChat } from '../../state/temporary-chat.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
 import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon, peopleIcon } from '../icons.js';
@@ -83,6 +83,8 @@ export class SkaldWorkspace extends LitElement {
   @state() private memoryFocus: string | null = null;
   /** The spaces this person may open as a supervisor now; `null` until read. */
   @state() private supervising: readonly SupervisionEdge[] | null = null;
+  /** Who may open this person's space now, by name: whom a card their role sends on waits for. */
+  @state() private supervisors: readonly string[] = [];
   @state() private navOpen = false;
   @state() private toasts: readonly Toast[] = [];
 
@@ -269,13 +271,17 @@ export class SkaldWorkspace extends LitElement {
     }
   }
 
-  /** The edges that let this person open someone's space now (the navigation shows the page only then). */
+  /**
+   * The edges that let this person open someone's space now (the navigation shows the page
+   * only then), and those that let someone open theirs (whom their cards may wait for).
+   */
   async #loadSupervising(): Promise<void> {
     const client = this.login?.client;
     if (!client) return;
     try {
       const mine = await client.mySupervision(this.#alive.signal);
       this.supervising = activeEdges(mine.supervising);
+      this.supervisors = supervisorNames(mine.supervised_by);
     } catch {
       // Not read: the page stays out of the navigation; its address still says so when opened.
       if (!this.#alive.signal.aborted) this.supervising ??= [];
@@ -537,7 +543,7 @@ export class SkaldWorkspace extends LitElement {
     const route = this.route;
     switch (route.page) {
       case 'inbox':
-        return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models}></skald-inbox>`;
+        return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models} .supervisors=${this.supervisors}></skald-inbox>`;
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
       case 'reminders':
@@ -562,6 +568,7 @@ export class SkaldWorkspace extends LitElement {
           .login=${login}
           .session=${openSession}
           .models=${this.models}
+          .supervisors=${this.supervisors}
           ?modelsLoaded=${this.modelsLoaded}
           ?temporary=${this.temporaryNext}
         ></skald-chat>`;
