@@ -140,7 +140,7 @@ describe('the first people of a new instance walk through Skald', () => {
     await p.getByRole('button', { name: 'Continue' }).click();
     await p.locator('[data-screen=workspace]').waitFor({ timeout: STEP_TIMEOUT });
     assert.equal(await p.locator('[data-testid=me]').getByText(BEA.name).count(), 1);
-    noProblems('enrolment', ['POST /api/enrol 401', 'POST /api/enrol/check 401']);
+    noProblems('enrolment', ['POST /api/enrol/check 401', 'POST /api/enrol 401']);
   });
 
   test('4. a streamed reply, rendered as Markdown, with the privacy badge', async () => {
