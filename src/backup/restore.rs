@@ -299,9 +299,7 @@ pub async fn restore_person(
     .await;
     if outcome.is_err() {
         // Nothing was committed: the copy goes, the file stays as it is.
-        for suffix in ["", "-wal"] {
-            let _ = fs::remove_file(format!("{}{suffix}", next.display()));
-        }
+        private::remove_with_logs(&next);
     }
     drop(closed);
     if let Ok(done) = &outcome {
@@ -321,9 +319,7 @@ fn extract_person(
     let mut reader = archive::Reader::open(input, passphrase)?;
     let (db_name, wal_name) = (format!("database/users/{user}.db"), format!("database/users/{user}.db-wal"));
     let next_wal = PathBuf::from(format!("{}-wal", next.display()));
-    for stale in [next, next_wal.as_path()] {
-        let _ = fs::remove_file(stale);
-    }
+    crate::store::private::remove_with_logs(next);
     let mut image = None;
     let mut hashes: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut manifest: Option<Manifest> = None;

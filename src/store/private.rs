@@ -276,7 +276,8 @@ pub fn rotated_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn remove_with_logs(path: &Path) {
+/// Removes a SQLite file with its WAL and shared-memory files, whichever exist.
+pub fn remove_with_logs(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }

@@ -569,10 +569,7 @@ impl MadeKeys {
     /// Undoes a creation whose row was not written: close and remove the new file.
     async fn discard(self, users_dir: &std::path::Path, id: &UserId) {
         self.space.close().await;
-        let path = private::path_for(users_dir, id);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+        private::remove_with_logs(&private::path_for(users_dir, id));
     }
 }
 
