@@ -122,6 +122,11 @@ export class ApiError extends Error {
   }
 }
 
+/** Whether `error` is a request that was cancelled here rather than answered. */
+export function isCancelled(error: unknown): boolean {
+  return error instanceof ApiError && error.code === 'aborted';
+}
+
 /** A `Retry-After` header in seconds (the server sends whole seconds, never a date). */
 function retryAfterOf(response: Response): number | null {
   const seconds = Number(response.headers.get('Retry-After') ?? '');
@@ -157,6 +162,9 @@ export class ApiClient {
   readonly #baseUrl: string;
   readonly #fetch: typeof fetch;
   readonly #options: ApiClientOptions;
+  // Aborted when this bearer is being locked: what is still in flight, or would start,
+  // can only be refused by the server now, so it ends here without being sent.
+  readonly #ending = new AbortController();
 
   constructor(token: string, options: ApiClientOptions = {}) {
     this.#token = token;
@@ -258,9 +266,13 @@ export class ApiClient {
     await this.#request('DELETE', `/api/me/rules/${id}`);
   }
 
-  /** `POST /api/lock`: locks every window of mine. */
+  /**
+   * `POST /api/lock`: locks every window of mine. Every other request of this client
+   * ends first (as cancelled), so a page still reading cannot race the lock into a 401.
+   */
   async lock(): Promise<void> {
-    await this.#request('POST', '/api/lock');
+    this.#ending.abort();
+    await this.#request('POST', '/api/lock', undefined, undefined, { last: true });
   }
 
   /** `GET /api/models`: the models my role allows. */
@@ -1027,15 +1039,45 @@ export class ApiClient {
     await this.#request('POST', '/api/client/events', undefined, { event });
   }
 
-  async #request(method: string, path: string, signal?: AbortSignal, json?: unknown): Promise<unknown> {
-    const response = await this.#send(method, path, signal, json);
-    if (!response.ok) await this.#fail(response);
-    const body = await readJson(response);
+  async #request(
+    method: string,
+    path: string,
+    signal?: AbortSignal,
+    json?: unknown,
+    { last = false }: { readonly last?: boolean } = {},
+  ): Promise<unknown> {
+    if (!last && this.#ending.signal.aborted) throw new ApiError('aborted', 'The request was cancelled.', 0);
+    const guarded = last ? { signal, done: () => undefined } : this.#unlessEnding(signal);
+    let response: Response;
+    let body: unknown;
+    try {
+      response = await this.#send(method, path, guarded.signal, json);
+      if (!response.ok) await this.#fail(response);
+      body = await readJson(response);
+    } finally {
+      guarded.done();
+    }
     if (response.status === 204) return undefined;
     if (body === undefined) {
       throw new ApiError('bad_response', 'The server sent an answer that is not JSON.', response.status);
     }
     return body;
+  }
+
+  /**
+   * `signal`, also aborted once this client is being locked; `done` lets go of the
+   * listeners when the request is over, so a long session does not gather them.
+   */
+  #unlessEnding(signal?: AbortSignal): { readonly signal: AbortSignal; readonly done: () => void } {
+    const ending = this.#ending.signal;
+    if (signal === undefined) return { signal: ending, done: () => undefined };
+    const both = new AbortController();
+    const abort = (): void => both.abort();
+    const listening = new AbortController();
+    ending.addEventListener('abort', abort, { once: true, signal: listening.signal });
+    signal.addEventListener('abort', abort, { once: true, signal: listening.signal });
+    if (signal.aborted) both.abort();
+    return { signal: both.signal, done: () => listening.abort() };
   }
 
   async #send(method: string, path: string, signal?: AbortSignal, json?: unknown, accept = 'application/json'): Promise<Response> {

@@ -17,7 +17,7 @@ import { LitElement, html, nothing, type PropertyValues, type SVGTemplateResult,
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 
-import { ApiError } from '../../api/client.js';
+import { ApiError, isCancelled } from '../../api/client.js';
 import type { AttachedResource, Card, Conversation, LiveEvent, Model, SessionDetail } from '../../api/types.js';
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
@@ -333,7 +333,8 @@ export class SkaldChat extends LitElement {
       this.loadError = '';
       if (activeTurn(this.transcript) === undefined) this.stopping = false;
     } catch (error) {
-      if (token !== this.#loadToken || this.#alive.signal.aborted) return;
+      // Cancelled (this page left, or the session is being locked): nothing to report.
+      if (token !== this.#loadToken || this.#alive.signal.aborted || isCancelled(error)) return;
       this.loadError = describeError(error);
     } finally {
       if (token === this.#loadToken) this.loading = false;
