@@ -13,6 +13,10 @@ packages+=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
 # The built-in local model: llama.cpp is compiled from source with CMake, and its Rust
 # bindings are generated with libclang.
 packages+=(cmake clang libclang-dev)
+# Reading documents: poppler's pdftotext and pdftoppm for PDFs its own reader refuses and
+# for scanned pages, tesseract for the words in scans and pictures (OCR). Skald works
+# without them and says so on the document.
+packages+=(poppler-utils tesseract-ocr tesseract-ocr-eng)
 if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
   # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test;

@@ -60,6 +60,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         passphrase_file: Option<PathBuf>,
     },
+    /// The document reader (docs/architecture.md §12.2), which Skald starts itself for each
+    /// document, under limits, with the file on stdin; not for people.
+    #[command(hide = true)]
+    ExtractWorker { kind: String },
     /// The built-in model's worker process, which Skald starts itself and speaks to over
     /// stdin and stdout; not for people.
     #[cfg(feature = "local-model")]
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         Some(Command::Restore { from, passphrase_file }) => {
             return restore(cli.data_dir, &from, passphrase_file.as_deref());
         }
+        Some(Command::ExtractWorker { kind }) => return skald::extract::worker::run(&kind),
         #[cfg(feature = "local-model")]
         Some(Command::ModelWorker { inspect }) => return skald::providers::local::worker::run(inspect.as_deref()),
         #[cfg(feature = "desktop")]

@@ -28,6 +28,7 @@ pub mod config;
 pub mod crypto;
 pub mod error;
 pub mod export;
+pub mod extract;
 pub mod http;
 pub mod ids;
 pub mod jobs;

@@ -208,9 +208,27 @@ fn signal_name(status: ExitStatus) -> Option<String> {
         11 => "SIGSEGV",
         13 => "SIGPIPE",
         15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
         other => return Some(format!("signal {other}")),
     };
     Some(name.to_owned())
+}
+
+/// Called first thing inside a helper that holds a person's words (the model worker, the
+/// document reader): no core file, no ptrace by other processes of this user, and no life
+/// after Skald's, even if Skald is killed outright.
+pub fn harden() -> std::io::Result<()> {
+    rlimit::setrlimit(rlimit::Resource::CORE, 0, 0)
+        .map_err(|err| std::io::Error::other(format!("could not disable core dumps: {err}")))?;
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+            .map_err(|err| std::io::Error::other(format!("could not make itself undumpable: {err}")))?;
+        // Best effort: a helper that outlives Skald still has nothing to read from.
+        let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    }
+    Ok(())
 }
 
 /// When a helper that keeps crashing is given up on: `limit` crashes of the same thing

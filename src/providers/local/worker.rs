@@ -30,7 +30,12 @@ use super::{RequestStats, Settings};
 
 /// Runs the worker until its stdin closes; or, given `inspect`, reads that model file.
 pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
-    harden();
+    // No core file, no ptrace by others of this user, no life after Skald's: the worker
+    // holds prompts.
+    if let Err(err) = crate::supervise::harden() {
+        eprintln!("skald model-worker: {err}");
+        return ExitCode::from(70);
+    }
     let out = match Output::take_stdout() {
         Ok(out) => Arc::new(out),
         Err(err) => {
@@ -74,26 +79,6 @@ pub fn run(inspect: Option<&std::path::Path>) -> ExitCode {
     serve(&settings, &queue, &out, &cancelled);
     let _ = embedder.join();
     ExitCode::SUCCESS
-}
-
-/// No core file, no ptrace by others of this user, and no life after Skald's: the worker
-/// holds prompts.
-fn harden() {
-    if let Err(err) = rlimit::setrlimit(rlimit::Resource::CORE, 0, 0) {
-        eprintln!("skald model-worker: could not disable core dumps: {err}");
-        std::process::exit(70);
-    }
-    #[cfg(target_os = "linux")]
-    {
-        if let Err(err) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
-            eprintln!("skald model-worker: could not make itself undumpable: {err}");
-            std::process::exit(70);
-        }
-        // Skald gone (even by kill -9), no worker lives on holding someone's prompt.
-        if let Err(err) = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)) {
-            eprintln!("skald model-worker: could not tie itself to Skald's life: {err}");
-        }
-    }
 }
 
 /// Logs go to stderr, which Skald keeps a tail of: Skald's own lines at info, llama.cpp's

@@ -5,8 +5,6 @@
 //! name cannot resolve to a public address for the check and a private one for the request.
 //! It sends no cookies, credentials or referrer, and it keeps nothing once a call ends.
 
-mod html;
-
 use crate::untrusted::{WRAPPER, neutralise};
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -19,8 +17,8 @@ use reqwest::{Response, StatusCode};
 use serde_json::{Value, json};
 use url::{Host, Url};
 
-use self::html::html_to_text;
 use super::{Tool, ToolContext, ToolResult};
+use crate::extract::html::html_to_text;
 use crate::reach;
 
 const USER_AGENT: &str = concat!("Skald/", env!("CARGO_PKG_VERSION"), " (web_fetch)");

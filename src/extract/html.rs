@@ -1,5 +1,6 @@
-//! Readable text from an HTML page, for `web_fetch`: the visible words and the block
-//! structure a reader sees, without scripts, styles, comments or markup.
+//! Readable text from an HTML page, for `web_fetch` and for HTML and EPUB documents: the
+//! visible words and the block structure a reader sees, without scripts, styles, comments
+//! or markup.
 
 use std::borrow::Cow;
 
@@ -9,7 +10,7 @@ const MAX_TITLE_CHARS: usize = 300;
 /// Readable text from an HTML page: a "Title: …" line, then the visible text, with block
 /// elements as line breaks. Not a full HTML parser: it only has to keep what a reader sees
 /// and drop what they do not (scripts, styles, comments, hidden templates, drawings).
-pub(super) fn html_to_text(html: &str) -> String {
+pub fn html_to_text(html: &str) -> String {
     // ASCII lowercasing keeps byte offsets, so tag names are found in `lower` and the text
     // taken from `html` at the same places.
     let lower = html.to_ascii_lowercase();
