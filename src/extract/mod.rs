@@ -79,7 +79,8 @@ pub enum Failure {
 pub struct Limits {
     /// Wall-clock time, after which the helper is killed.
     pub time: Duration,
-    /// Address space, in bytes (`RLIMIT_AS`).
+    /// Address space the reading may take, in bytes, on top of what the helper has mapped
+    /// when it starts (`RLIMIT_AS`).
     pub memory: u64,
 }
 
@@ -163,8 +164,16 @@ impl Extractor {
             Ok(worker::Answer::Failed(reason)) => Err(Failure::Unreadable(reason)),
             _ => Err(match exit.signal.as_deref() {
                 Some("SIGXCPU") | Some("SIGKILL") => Failure::TooLong(self.limits.time.as_secs()),
-                // An allocation refused under RLIMIT_AS aborts a Rust program.
+                // An allocation refused under RLIMIT_AS aborts a Rust program, or, where
+                // the allocation was a fallible one, ends the helper in so many words.
                 Some("SIGABRT") => Failure::TooBig,
+                None if exit.code == Some(i32::from(worker::exit::NO_MEMORY)) => Failure::TooBig,
+                None if exit.code == Some(i32::from(worker::exit::INPUT)) => {
+                    Failure::Crashed("the reader could not take the document from its pipe".to_owned())
+                }
+                None if exit.code == Some(i32::from(worker::exit::OUTPUT)) => {
+                    Failure::Crashed("the reader could not hand back the text".to_owned())
+                }
                 _ => Failure::Crashed(exit.describe()),
             }),
         }

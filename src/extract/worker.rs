@@ -24,21 +24,34 @@ pub enum Answer {
 /// The most bytes read from stdin: the upload limit, with room.
 const MAX_INPUT: u64 = 80 << 20;
 
+/// How the helper ends when it cannot answer on the pipe, so that the server can still
+/// say why (sysexits' numbers where one fits).
+pub mod exit {
+    /// The helper could not limit itself, or lost its answer pipe before starting.
+    pub const SOFTWARE: u8 = 70;
+    /// The document could not be read from the pipe.
+    pub const INPUT: u8 = 74;
+    /// The answer could not be written back.
+    pub const OUTPUT: u8 = 75;
+    /// Memory ran out where an allocation fails as an error rather than an abort.
+    pub const NO_MEMORY: u8 = 76;
+}
+
 /// Runs the helper for a document of kind `kind`.
 pub fn run(kind: &str) -> ExitCode {
     let Some(kind) = Kind::parse(kind) else {
         return ExitCode::from(2);
     };
     let Ok(mut answer) = take_stdout() else {
-        return ExitCode::from(70);
+        return ExitCode::from(exit::SOFTWARE);
     };
     if let Err(limit) = limit_self() {
         let _ = send(&mut answer, &Answer::Failed(format!("the reader could not limit itself ({limit})")));
-        return ExitCode::from(70);
+        return ExitCode::from(exit::SOFTWARE);
     }
     let mut bytes = Vec::new();
-    if std::io::stdin().lock().take(MAX_INPUT).read_to_end(&mut bytes).is_err() {
-        return ExitCode::from(74);
+    if let Err(err) = std::io::stdin().lock().take(MAX_INPUT).read_to_end(&mut bytes) {
+        return ExitCode::from(failed(&err, exit::INPUT));
     }
     // A panic's message may quote what it choked on; none is printed anywhere.
     std::panic::set_hook(Box::new(|_| {}));
@@ -50,8 +63,13 @@ pub fn run(kind: &str) -> ExitCode {
     };
     match send(&mut answer, &reply) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(74),
+        Err(err) => ExitCode::from(failed(&err, exit::OUTPUT)),
     }
+}
+
+/// The exit code for `err`, met while doing what `otherwise` stands for.
+fn failed(err: &std::io::Error, otherwise: u8) -> u8 {
+    if err.kind() == std::io::ErrorKind::OutOfMemory { exit::NO_MEMORY } else { otherwise }
 }
 
 fn send(out: &mut std::fs::File, answer: &Answer) -> std::io::Result<()> {
@@ -69,6 +87,15 @@ fn take_stdout() -> std::io::Result<std::fs::File> {
     Ok(std::fs::File::from(kept))
 }
 
+/// The bytes of address space this process has mapped now (`/proc/self/statm`'s first
+/// field, in pages).
+fn mapped() -> std::io::Result<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm")?;
+    let pages = statm.split_whitespace().next().and_then(|pages| pages.parse::<u64>().ok());
+    let pages = pages.ok_or_else(|| std::io::Error::other("unreadable /proc/self/statm"))?;
+    Ok(pages * rustix::param::page_size() as u64)
+}
+
 /// The limits the server passed, and the ones that always hold.
 fn limit_self() -> Result<(), String> {
     let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
@@ -77,7 +104,11 @@ fn limit_self() -> Result<(), String> {
     // page of someone's letter cannot exist.
     rlimit::setrlimit(rlimit::Resource::FSIZE, 0, 0).map_err(|err| format!("file size: {err}"))?;
     if let Some(memory) = number(MEMORY_VAR) {
-        rlimit::setrlimit(rlimit::Resource::AS, memory, memory).map_err(|err| format!("memory: {err}"))?;
+        // On top of what is mapped already: the desktop build maps WebKit's libraries and
+        // reserves regions for them, hundreds of MiB the reader never uses, and the budget
+        // is what parsing may take whichever build runs.
+        let limit = mapped().map_err(|err| format!("memory: {err}"))?.saturating_add(memory);
+        rlimit::setrlimit(rlimit::Resource::AS, limit, limit).map_err(|err| format!("memory: {err}"))?;
     }
     if let Some(cpu) = number(CPU_VAR) {
         // The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL.
