@@ -157,6 +157,9 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String
         .visible(false)
         // WebKit keeps nothing on disk: no cache, cookies or storage outside our control.
         .incognito(true)
+        // Tauri's own file-drop handler takes every drop (on Linux too) before the page sees
+        // it; the Files page takes dropped files itself, as HTML5 drops.
+        .disable_drag_drop_handler()
         .initialization_script(&script)
         .on_navigation(move |url| {
             if guard.is_own_origin(&origin_of(url)) {

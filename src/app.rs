@@ -168,6 +168,8 @@ impl App {
             .settle_interrupted()
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
+        let extractor = crate::extract::Extractor::new(local::this_binary(), crate::extract::Limits::default());
+        let documents = crate::agent::documents::Documents::new(system.clone(), extractor);
         let state = AppState {
             launch_token,
             system,
@@ -177,6 +179,7 @@ impl App {
             notifier,
             agent,
             jobs,
+            documents,
             backups,
             shutdown: CancellationToken::new(),
             web: options.web,

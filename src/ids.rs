@@ -174,3 +174,8 @@ prefixed_id!(
     JobId,
     "job"
 );
+prefixed_id!(
+    /// A document in a person's space or the shared pool (§12): `doc_…`.
+    DocumentId,
+    "doc"
+);

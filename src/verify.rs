@@ -20,7 +20,7 @@ use crate::store::data_dir::system_db_path;
 
 /// Tables the shared database may hold. A table that is not listed here fails the check
 /// until someone decides what it holds and adds it.
-const KNOWN_TABLES: [&str; 29] = [
+const KNOWN_TABLES: [&str; 38] = [
     "_sqlx_migrations",
     "sqlite_sequence",
     "instance",
@@ -65,6 +65,19 @@ const KNOWN_TABLES: [&str; 29] = [
     // supervision edges (§6.2): a supervised person's key sealed to their supervisor's
     // public key, listed by verify as a key that opens that space
     "supervision",
+    // the shared pool of documents (§12): files a member chose to share with everyone,
+    // labelled so wherever they are shown; their bytes, text by page, its full-text index
+    // and the index's parts, and passages for search by meaning. A person's own documents
+    // live only in their encrypted file
+    "shared_documents",
+    "shared_document_chunks",
+    "shared_document_pages",
+    "shared_document_pages_search",
+    "shared_document_pages_search_data",
+    "shared_document_pages_search_idx",
+    "shared_document_pages_search_docsize",
+    "shared_document_pages_search_config",
+    "shared_document_passages",
 ];
 const PLAIN_SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 

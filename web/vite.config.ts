@@ -20,6 +20,14 @@ export default defineConfig({
     // Never turn assets into data: URLs or inline blobs.
     assetsInlineLimit: 0,
     sourcemap: false,
+    rollupOptions: {
+      output: {
+        // pdf.js's worker is copied as a file (`?url`) and would keep its .mjs ending; as
+        // .js the server serves it as JavaScript, which a module worker must be.
+        assetFileNames: (asset) =>
+          asset.names.some((name) => name.endsWith('.mjs')) ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
+      },
+    },
   },
 });
 

@@ -14,6 +14,7 @@ pub mod compaction;
 pub mod consent;
 pub mod context;
 pub mod definition;
+pub mod documents;
 pub mod events;
 pub mod forms;
 pub mod gate;

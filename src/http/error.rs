@@ -10,9 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::agent::definition::DefinitionError;
+use crate::agent::documents::UploadError;
 use crate::agent::inbox::DecisionError;
 use crate::agent::{RebuildError, TurnError};
 use crate::export::ExportError;
+use crate::extract::Refused;
 use crate::providers::admin::AdminError;
 use crate::providers::library::LibraryError;
 use crate::providers::local::ImportError;
@@ -46,6 +48,12 @@ pub enum ApiError {
     /// 429 for a daily usage cap: not a rate limit to retry in seconds.
     #[error("{message}")]
     OverCap { message: String },
+    /// 413: the body is larger than the route takes.
+    #[error("{message}")]
+    TooLarge { message: String },
+    /// 415: the body is not a kind of thing the route takes.
+    #[error("{message}")]
+    Unsupported { code: &'static str, message: String },
     /// 503: Skald cannot do this right now, and says why.
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
@@ -71,6 +79,8 @@ impl ApiError {
             Self::OverCap { .. } | Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Missing { .. } => StatusCode::NOT_FOUND,
             Self::Upstream { .. } => StatusCode::BAD_GATEWAY,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -87,7 +97,9 @@ impl ApiError {
             | Self::TooMany { code, .. }
             | Self::Missing { code, .. }
             | Self::Upstream { code, .. }
+            | Self::Unsupported { code, .. }
             | Self::Unavailable { code, .. } => code,
+            Self::TooLarge { .. } => "too_large",
             Self::TooManyRequests { .. } => "rate_limited",
             Self::OverCap { .. } => "usage_cap",
             Self::NotFound => "not_found",
@@ -128,6 +140,10 @@ impl ApiError {
             }
             (_, other) => other.into(),
         }
+    }
+
+    pub fn no_document() -> Self {
+        Self::Missing { code: "no_document", message: "there is no such document you can read".into() }
     }
 
     pub fn no_note() -> Self {
@@ -378,6 +394,19 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     pub code: &'static str,
     pub message: String,
+}
+
+impl From<UploadError> for ApiError {
+    fn from(err: UploadError) -> Self {
+        let message = err.to_string();
+        match err {
+            UploadError::TooLarge => Self::TooLarge { message },
+            UploadError::Refused(Refused::Empty) => Self::BadRequest { code: "empty_file", message },
+            UploadError::Refused(_) => Self::Unsupported { code: "unsupported_type", message },
+            UploadError::Duplicate(_) => Self::Conflict { code: "duplicate_document", message },
+            UploadError::Store(err) => err.into(),
+        }
+    }
 }
 
 impl IntoResponse for ApiError {

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod backups;
 pub mod boundary;
 pub mod chat;
+pub mod documents;
 pub mod error;
 pub mod inbox;
 pub mod jobs;

@@ -154,6 +154,10 @@ async fn close_interrupted(state: &AppState, unlocked: &Unlocked) {
         tracing::warn!(user = %session.user_id, %err, "could not delete temporary chats left behind");
     }
     memory_upkeep(state, &session).await;
+    // Documents whose reading a lock or a restart cut short are read again.
+    if let Err(err) = state.documents.resume(&session).await {
+        tracing::warn!(user = %session.user_id, %err, "could not resume reading documents");
+    }
 }
 
 /// Queued erasures are applied and expired memories deleted at unlock, then hourly while

@@ -10,8 +10,8 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::auth::{self, Access, Credential};
 use super::{
-    AppState, admin, agents, backups, chat, inbox, jobs, local_models, mcp, me, memories, meta, notes, people,
-    providers, rules, supervision, ws,
+    AppState, admin, agents, backups, chat, documents, inbox, jobs, local_models, mcp, me, memories, meta, notes,
+    people, providers, rules, supervision, ws,
 };
 
 /// One row of the table.
@@ -165,6 +165,13 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/memories/{id}", Session, Header, memories::get),
         route(M::PATCH, "/api/memories/{id}", Session, Header, memories::update),
         route(M::DELETE, "/api/memories/{id}", Session, Header, memories::delete),
+        route(M::GET, "/api/documents", Session, Header, documents::list),
+        route(M::POST, "/api/documents", Session, Header, documents::upload),
+        route(M::GET, "/api/documents/search", Session, Header, documents::search),
+        route(M::GET, "/api/documents/{id}", Session, Header, documents::get),
+        route(M::GET, "/api/documents/{id}/text", Session, Header, documents::text),
+        route(M::GET, "/api/documents/{id}/content", Session, Header, documents::content),
+        route(M::DELETE, "/api/documents/{id}", Session, Header, documents::delete),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),

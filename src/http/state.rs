@@ -22,6 +22,8 @@ pub struct AppState {
     pub agent: Runtime,
     /// Scheduled jobs and their scheduler (§11).
     pub jobs: crate::jobs::Jobs,
+    /// Documents and the reader of their text (§12).
+    pub documents: crate::agent::documents::Documents,
     /// Backups of the data directory (§5.2).
     pub backups: crate::backup::Backups,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)

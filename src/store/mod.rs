@@ -18,6 +18,7 @@ pub mod backup;
 pub mod chat;
 mod conversation;
 pub mod data_dir;
+pub mod documents;
 pub mod instance;
 pub mod jobs;
 pub mod local_models;

@@ -43,7 +43,7 @@ fn stream(dictionary: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// Pages of Helvetica text; each page's text in WinAnsi bytes (é is \351).
-fn text_pdf(pages: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn text_pdf(pages: &[&[u8]]) -> Vec<u8> {
     let count = pages.len();
     let kids: Vec<String> = (0..count).map(|i| format!("{} 0 R", 4 + 2 * i)).collect();
     let mut objects = vec![
@@ -77,7 +77,7 @@ fn zip_of(members: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// A workbook of one sheet, "Budget", holding `rows` (`<row>` elements).
-fn xlsx_of(rows: &str) -> Vec<u8> {
+pub(crate) fn xlsx_of(rows: &str) -> Vec<u8> {
     zip_of(&[
         (
             "[Content_Types].xml",

@@ -8,6 +8,7 @@ mod chat;
 mod connections;
 mod crash;
 mod docs;
+mod documents;
 mod extract;
 mod keyring;
 mod layers;

@@ -10,6 +10,7 @@
 import { build } from 'esbuild';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
 
 import { launchBrowser, problems } from './e2e/harness.mjs';
@@ -41,8 +42,10 @@ const PAGE = `<!doctype html>
  * Bundles `modules` (paths under src/, e.g. `components/skald-composer/skald-composer.ts`)
  * into one browser script that defines their elements and puts each module's exports on
  * `window.skald[path]`, for a test to build what the elements are given (a login, a client).
+ * A file imported as Vite's `?url` (pdf.js's worker) is served from the page's origin,
+ * as the built page serves it: `assets`, if given, gathers each address and its file.
  */
-export async function bundleModules(modules) {
+export async function bundleModules(modules, assets = new Map()) {
   const imports = modules.map((module, i) => `import * as m${i} from ${JSON.stringify(new URL(module, SRC).pathname)};`);
   const exported = modules.map((module, i) => `${JSON.stringify(module)}: m${i}`);
   const result = await build({
@@ -59,8 +62,28 @@ export async function bundleModules(modules) {
     target: 'es2022',
     write: false,
     logLevel: 'error',
+    plugins: [assetUrls(assets)],
   });
   return result.outputFiles[0].text;
+}
+
+/** Vite's `import url from 'file?url'`: the module is the file's address under /assets/, and `assets` maps it to the file. */
+function assetUrls(assets) {
+  return {
+    name: 'asset-urls',
+    setup(build) {
+      build.onResolve({ filter: /\?url$/ }, async (args) => {
+        const resolved = await build.resolve(args.path.slice(0, -'?url'.length), { kind: args.kind, resolveDir: args.resolveDir });
+        return resolved.errors.length > 0 ? { errors: resolved.errors } : { path: resolved.path, namespace: 'asset-url' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'asset-url' }, (args) => {
+        // As vite.config.ts names it: JavaScript ends in .js, whatever it was called.
+        const address = `/assets/${path.basename(args.path).replace(/\.mjs$/, '.js')}`;
+        assets.set(address, args.path);
+        return { contents: `export default ${JSON.stringify(address)};`, loader: 'js' };
+      });
+    },
+  };
 }
 
 /**
@@ -68,7 +91,8 @@ export async function bundleModules(modules) {
  * `modules` are bundled once, as `bundleModules` does.
  */
 export async function startBrowser(modules) {
-  const [script, css] = await Promise.all([bundleModules(modules), readFile(new URL('styles/global.css', SRC), 'utf8')]);
+  const assets = new Map();
+  const [script, css] = await Promise.all([bundleModules(modules, assets), readFile(new URL('styles/global.css', SRC), 'utf8')]);
   const browser = await launchBrowser();
   return {
     browser,
@@ -91,6 +115,10 @@ export async function startBrowser(modules) {
           '/modules.js': ['text/javascript', script],
           '/global.css': ['text/css', css],
         };
+        if (assets.has(pathname)) {
+          const body = await readFile(assets.get(pathname));
+          return route.fulfill({ status: 200, contentType: 'text/javascript', headers: { 'Content-Security-Policy': CSP }, body });
+        }
         const file = files[pathname];
         if (!file) return route.fulfill({ status: 404, body: '' });
         return route.fulfill({ status: 200, contentType: file[0], headers: { 'Content-Security-Policy': CSP }, body: file[1] });

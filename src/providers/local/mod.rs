@@ -88,7 +88,7 @@ impl Settings {
 
 /// This very binary, to start as the worker: `/proc/self/exe` names it even after
 /// `build.sh` replaced the file on disk, so the worker always speaks this build's protocol.
-fn this_binary() -> PathBuf {
+pub fn this_binary() -> PathBuf {
     let proc_self = PathBuf::from("/proc/self/exe");
     if proc_self.exists() {
         return proc_self;

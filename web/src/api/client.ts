@@ -29,6 +29,10 @@ import {
   type Catalogue,
   type Conversation,
   type DetectedServer,
+  type Document,
+  type DocumentHit,
+  type DocumentPool,
+  type DocumentText,
   type DownloadStatus,
   type Enrolment,
   type EnrolmentCheck,
@@ -483,46 +487,19 @@ export class ApiClient {
   }
 
   /**
-   * `POST /api/local-models/upload?name=`: sends a GGUF file as the body. An
-   * XMLHttpRequest, not a fetch, because only it reports upload progress;
-   * `progress(sent, total)` is called as the bytes leave. Aborting `signal`
-   * stops the transfer (the server keeps nothing of it).
+   * `POST /api/local-models/upload?name=`: sends a GGUF file as the body, reporting
+   * `progress(sent, total)` as the bytes leave. Aborting `signal` stops the transfer
+   * (the server keeps nothing of it).
    */
-  uploadLocalModel(
+  async uploadLocalModel(
     file: Blob,
     name: string,
     progress: (sent: number, total: number) => void,
     signal?: AbortSignal,
   ): Promise<InstalledModel> {
-    return new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      const url = new URL(`/api/local-models/upload?name=${encodeURIComponent(name)}`, this.#baseUrl);
-      xhr.open('POST', url);
-      xhr.setRequestHeader('Authorization', `Bearer ${this.#token}`);
-      xhr.setRequestHeader('Accept', 'application/json');
-      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
-      xhr.withCredentials = false;
-      xhr.upload.addEventListener('progress', (event) => progress(event.loaded, event.lengthComputable ? event.total : file.size));
-      xhr.addEventListener('load', () => {
-        let body: unknown;
-        try {
-          body = xhr.responseText === '' ? undefined : (JSON.parse(xhr.responseText) as unknown);
-        } catch {
-          body = undefined;
-        }
-        if (xhr.status >= 200 && xhr.status < 300 && isRecord(body) && typeof body['model'] === 'string') {
-          resolve(body as unknown as InstalledModel);
-        } else if (isErrorBody(body)) {
-          reject(new ApiError(body.error.code, body.error.message, xhr.status));
-        } else {
-          reject(new ApiError(`http_${xhr.status}`, `The server answered ${xhr.status} ${xhr.statusText}`.trim(), xhr.status));
-        }
-      });
-      xhr.addEventListener('error', () => reject(new ApiError('network', 'The server could not be reached.', 0)));
-      xhr.addEventListener('abort', () => reject(new ApiError('aborted', 'The request was cancelled.', 0)));
-      signal?.addEventListener('abort', () => xhr.abort(), { once: true });
-      xhr.send(file);
-    });
+    const body = await this.#upload(`/api/local-models/upload?name=${encodeURIComponent(name)}`, file, progress, signal);
+    if (!isRecord(body) || typeof body['model'] !== 'string') throw unexpected('upload');
+    return body as unknown as InstalledModel;
   }
 
   // ---- notices, privacy, my account -----------------------------------------
@@ -686,6 +663,71 @@ export class ApiClient {
   /** `DELETE /api/notes/{id}` */
   async deleteNote(id: number): Promise<void> {
     await this.#request('DELETE', `/api/notes/${id}`);
+  }
+
+  // ---- documents -------------------------------------------------------------
+
+  /** `GET /api/documents`: mine and the shared pool's, newest first. */
+  async documents(signal?: AbortSignal): Promise<Document[]> {
+    return list(await this.#request('GET', '/api/documents', signal), 'documents') as Document[];
+  }
+
+  /** `GET /api/documents/{id}`: one document as it is now (its status while it is being read). */
+  async document(id: string, signal?: AbortSignal): Promise<Document> {
+    return documentOf(await this.#request('GET', `/api/documents/${encodeURIComponent(id)}`, signal));
+  }
+
+  /**
+   * `POST /api/documents?name=&pool=`: the file's bytes as the body; the server tells its
+   * type from the bytes, so none is claimed here. The answer is the document, usually
+   * still `reading`: its text is extracted in the background. Refused in words (413
+   * `too_large`, 415 `unsupported_type`, 400 `empty_file`, 409 `duplicate_document`).
+   */
+  async uploadDocument(
+    file: Blob,
+    name: string,
+    pool: DocumentPool,
+    progress?: (sent: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<Document> {
+    const query = new URLSearchParams({ name, pool });
+    return documentOf(await this.#upload(`/api/documents?${query.toString()}`, file, progress, signal));
+  }
+
+  /**
+   * `GET /api/documents/{id}/content`: the original bytes, in memory. A fetch with the
+   * bearer, not a link: the token never goes into an address.
+   */
+  async documentContent(id: string, signal?: AbortSignal): Promise<Blob> {
+    if (this.#ending.signal.aborted) throw new ApiError('aborted', 'The request was cancelled.', 0);
+    const guarded = this.#unlessEnding(signal);
+    try {
+      const response = await this.#send('GET', `/api/documents/${encodeURIComponent(id)}/content`, guarded.signal, undefined, '*/*');
+      if (!response.ok) await this.#fail(response);
+      return await response.blob();
+    } catch (cause) {
+      if (cause instanceof DOMException && cause.name === 'AbortError') throw new ApiError('aborted', 'The request was cancelled.', 0);
+      throw cause;
+    } finally {
+      guarded.done();
+    }
+  }
+
+  /** `GET /api/documents/{id}/text?page=`: the text extracted from one page (counted from 1). */
+  async documentText(id: string, page: number, signal?: AbortSignal): Promise<DocumentText> {
+    const body = record(await this.#request('GET', `/api/documents/${encodeURIComponent(id)}/text?page=${page}`, signal), 'document text');
+    if (typeof body['text'] !== 'string' || typeof body['pages'] !== 'number') throw unexpected('document text');
+    return body as unknown as DocumentText;
+  }
+
+  /** `DELETE /api/documents/{id}` */
+  async deleteDocument(id: string): Promise<void> {
+    await this.#request('DELETE', `/api/documents/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /api/documents/search?q=`: pages holding the words, best first, each with a snippet. */
+  async searchDocuments(query: string, signal?: AbortSignal): Promise<DocumentHit[]> {
+    return list(await this.#request('GET', `/api/documents/search?q=${encodeURIComponent(query)}`, signal), 'search') as DocumentHit[];
   }
 
   // ---- scheduled jobs --------------------------------------------------------
@@ -1101,6 +1143,44 @@ export class ApiClient {
     }
   }
 
+  /**
+   * Sends `file` as the body of a POST. An XMLHttpRequest, not a fetch, because only it
+   * reports upload progress: `progress(sent, total)` is called as the bytes leave.
+   * Aborting `signal`, or locking this client, stops the transfer.
+   */
+  #upload(path: string, file: Blob, progress?: (sent: number, total: number) => void, signal?: AbortSignal): Promise<unknown> {
+    if (this.#ending.signal.aborted) return Promise.reject(new ApiError('aborted', 'The request was cancelled.', 0));
+    const guarded = this.#unlessEnding(signal);
+    return new Promise<unknown>((resolve, reject) => {
+      if (guarded.signal.aborted) {
+        reject(new ApiError('aborted', 'The request was cancelled.', 0));
+        return;
+      }
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', new URL(path, this.#baseUrl));
+      xhr.setRequestHeader('Authorization', `Bearer ${this.#token}`);
+      xhr.setRequestHeader('Accept', 'application/json');
+      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+      xhr.withCredentials = false;
+      if (progress) xhr.upload.addEventListener('progress', (event) => progress(event.loaded, event.lengthComputable ? event.total : file.size));
+      xhr.addEventListener('load', () => {
+        let body: unknown;
+        try {
+          body = xhr.responseText === '' ? undefined : (JSON.parse(xhr.responseText) as unknown);
+        } catch {
+          body = undefined;
+        }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+        else if (isErrorBody(body)) reject(new ApiError(body.error.code, body.error.message, xhr.status));
+        else reject(new ApiError(`http_${xhr.status}`, `The server answered ${xhr.status} ${xhr.statusText}`.trim(), xhr.status));
+      });
+      xhr.addEventListener('error', () => reject(new ApiError('network', 'The server could not be reached.', 0)));
+      xhr.addEventListener('abort', () => reject(new ApiError('aborted', 'The request was cancelled.', 0)));
+      guarded.signal.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(file);
+    }).finally(() => guarded.done());
+  }
+
   /** Throws the error an unsuccessful answer carries. */
   async #fail(response: Response): Promise<never> {
     const body = await readJson(response);
@@ -1143,6 +1223,11 @@ function record(body: unknown, what: string): Record<string, unknown> {
 function enrolment(body: unknown): Enrolment {
   if (!isRecord(body) || typeof body['enrolment_code'] !== 'string' || !isRecord(body['user'])) throw unexpected('enrolment');
   return body as unknown as Enrolment;
+}
+
+function documentOf(body: unknown): Document {
+  if (!isRecord(body) || typeof body['id'] !== 'string' || typeof body['status'] !== 'string') throw unexpected('document');
+  return body as unknown as Document;
 }
 
 function edge(body: unknown): SupervisionEdge {

@@ -17,6 +17,9 @@ import type { Card, DownloadStatus, LiveEvent, Person, Role, Unlocked } from './
  */
 export type * from './generated/index.js';
 
+/** Where a document lives: the person's own file, or the shared pool everyone reads. */
+export type { Pool as DocumentPool } from './generated/index.js';
+
 /** A role with every attribute (`GET /api/roles`, administrators). */
 export type RoleDetail = Role;
 

@@ -44,3 +44,6 @@ export const leftIcon = icon(svg`<path d="m15 18-6-6 6-6"/>`);
 export const rightIcon = icon(svg`<path d="m9 18 6-6-6-6"/>`);
 /** A clock: what does not last (a temporary chat). */
 export const clockIcon = icon(svg`<circle cx="12" cy="12" r="9"/><path d="M12 7v5l3 2"/>`);
+/** A folder: the documents uploaded. */
+export const folderIcon = icon(svg`<path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2Z"/>`);
+export const uploadIcon = icon(svg`<path d="M12 15V3"/><path d="m7 8 5-5 5 5"/><path d="M5 21h14"/>`);

@@ -720,6 +720,90 @@ export const en = {
   /** `{title}` of the note */
   noteDeleteBody: '“{title}” will be gone for good, for you and for Skald.',
 
+  // files (documents)
+  filesTitle: 'Files',
+  filesLead:
+    'Documents kept in Skald: PDF, text, Markdown, CSV, HTML, Word, Excel, PowerPoint, OpenDocument and EPUB files, and PNG, JPEG, WebP and GIF images.',
+  filesUpload: 'Upload files',
+  /** `{limit}` the largest file taken, e.g. 67 MB */
+  filesUploadHint: 'Up to {limit} a file. You can also drop files anywhere on this page.',
+  filesPoolLegend: 'Who can read what you upload',
+  filesPoolPrivate: 'Only me',
+  filesPoolShared: 'Everyone (shared)',
+  filesPoolSharedHint: 'Every member and the administrator can read it.',
+  filesDropHere: 'Drop the files to upload them',
+  filesDropPrivate: 'Only you will be able to read them.',
+  filesDropShared: 'Shared: every member and the administrator will be able to read them.',
+  filesUploadsLabel: 'Uploads',
+  /** `{name}` of the file */
+  filesUploadWaiting: '{name}: waiting',
+  /** `{sent}` and `{total}` sizes, e.g. 3.2 MB of 12 MB */
+  filesUploadSending: '{sent} of {total}',
+  /** `{name}` of the file */
+  filesUploadStarted: 'Uploading {name}…',
+  /** `{name}` of the file */
+  filesUploadDone: '{name} is uploaded; Skald is reading it.',
+  /** `{name}` of the file, `{reason}` a sentence */
+  filesUploadFailed: '{name} was not uploaded. {reason}',
+  /** `{name}` of the file */
+  filesEmptyFile: '{name} is empty.',
+  /** `{name}` of the file, its `{size}`, the `{limit}` */
+  filesTooLarge: '{name} is {size}; the limit is {limit} a file.',
+  /** `{name}` of the file, the `{limit}` */
+  filesTooLargeSent: '{name} is too large: the limit is {limit} a file.',
+  filesSearchLabel: 'Search the text of your files',
+  filesSearchPlaceholder: 'Search files',
+  /** `{n}` pages that hold the words */
+  filesFound: { one: '{n} page found.', other: '{n} pages found.' },
+  filesNoMatch: 'No file has those words.',
+  filesEmptyTitle: 'No files yet',
+  filesEmpty: 'Upload one with the button above, or drop it on this page.',
+  filesListLabel: 'Your files',
+  fileSharedTag: 'Shared',
+  /** `{name}` who uploaded it */
+  fileSharedBy: 'uploaded by {name}',
+  fileSharedByYou: 'uploaded by you',
+  /** `{n}` pages */
+  filePages: { one: '{n} page', other: '{n} pages' },
+  fileKindText: 'Text',
+  fileStatusReading: 'Reading…',
+  fileStatusReady: 'Ready',
+  /** `{detail}` the server's sentence */
+  fileStatusNoText: 'No text found — {detail}',
+  fileStatusNoTextBare: 'No text found',
+  /** `{detail}` the server's sentence */
+  fileStatusFailed: 'Failed — {detail}',
+  fileStatusFailedBare: 'Failed',
+  /** `{name}` of the file */
+  fileNowReady: '{name} is ready.',
+  /** `{name}` of the file */
+  fileNowNoText: 'No text found in {name}.',
+  /** `{name}` of the file */
+  fileNowFailed: '{name} could not be read.',
+  fileDeleteTitle: 'Delete this file?',
+  /** `{name}` of the file */
+  fileDeleteBody: '“{name}” will be gone for good, for you and for Skald.',
+  /** `{name}` of the file */
+  fileDeleteSharedBody: '“{name}” will be gone for good, for everyone here.',
+  /** `{name}` of the file */
+  fileDeleted: '{name} was deleted.',
+  /** `{n}` the page number */
+  fileHitPage: 'page {n}',
+  fileBack: '← All files',
+  fileDownload: 'Download',
+  fileSharedNotice: 'Shared — every member and the administrator can read this.',
+  filePagesLabel: 'Pages',
+  /** `{n}` this page, of `{total}` */
+  filePageOf: 'Page {n} of {total}',
+  filePrevious: 'Previous page',
+  fileNext: 'Next page',
+  fileNoTextOnPage: 'This page has no text.',
+  fileStillReading: 'Skald is still reading this file: its text shows here once it is done.',
+  /** `{name}` of the file */
+  fileImageAlt: 'The image {name}',
+  filePdfFailed: 'This PDF could not be shown here. Download it to open it with another program.',
+  fileGone: 'This file is not here any more.',
+
   // memory (§10)
   memoriesTitle: 'Memory',
   memoriesLead:

@@ -11,7 +11,10 @@
  * has read it, so the history keeps `#/memories` only. A desktop notification of a task
  * opens its conversation the same way, `#/?open=<conversation id>`. The supervisor's view of
  * a supervised person's space names the person by id, `#/supervised/<user id>`, and no
- * more: which of their conversations or notes is open stays on the page.
+ * more: which of their conversations or notes is open stays on the page. A document open on
+ * the Files page is named by id and page, `#/files/<document id>?page=<n>` (pages counted
+ * from 1), never by its file name: a citation of a page links there, and Back steps
+ * through the pages read.
  */
 
 export const ADMIN_SECTIONS = ['people', 'roles', 'supervision', 'models', 'rules', 'agents', 'tools', 'usage', 'backups', 'audit'] as const;
@@ -21,6 +24,7 @@ export type Route =
   | { readonly page: 'chat'; readonly open?: string }
   | { readonly page: 'inbox' }
   | { readonly page: 'notes' }
+  | { readonly page: 'files'; readonly document?: string; readonly documentPage?: number }
   | { readonly page: 'reminders' }
   | { readonly page: 'memories'; readonly focus?: string }
   | { readonly page: 'privacy' }
@@ -39,6 +43,12 @@ const CONVERSATION_ID = /^chat_[0-9a-f]{24}$/;
 /** What a person's id looks like (`UserId` in src/ids.rs). */
 const USER_ID = /^[0-9a-f]{32}$/;
 
+/** What a document's id may look like: letters, digits, `_` and `-`, as every id the server makes. */
+const DOCUMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The highest page a link may name; anything beyond is no page number. */
+const MAX_PAGE = 1_000_000;
+
 /** Reads a fragment such as `#/admin/roles`; anything it does not know opens the conversation. */
 export function parseRoute(hash: string): Route {
   const fragment = hash.replace(/^#\/?/, '');
@@ -56,6 +66,12 @@ export function parseRoute(hash: string): Route {
     case 'privacy':
     case 'data':
       return { page: first };
+    case 'files': {
+      if (!DOCUMENT_ID.test(second)) return { page: 'files' };
+      const number = new URLSearchParams(query).get('page') ?? '';
+      const documentPage = /^[1-9][0-9]*$/.test(number) ? Number(number) : NaN;
+      return documentPage <= MAX_PAGE ? { page: 'files', document: second, documentPage } : { page: 'files', document: second };
+    }
     case 'supervised':
       return USER_ID.test(second) ? { page: 'supervised', person: second } : { page: 'supervised' };
     case 'admin': {
@@ -80,6 +96,11 @@ export function routeHash(route: Route): string {
       return route.focus === undefined ? '#/memories' : `#/memories?focus=${encodeURIComponent(route.focus)}`;
     case 'supervised':
       return route.person === undefined ? '#/supervised' : `#/supervised/${route.person}`;
+    case 'files': {
+      if (route.document === undefined) return '#/files';
+      const at = route.documentPage === undefined ? '' : `?page=${route.documentPage}`;
+      return `#/files/${encodeURIComponent(route.document)}${at}`;
+    }
     default:
       return `#/${route.page}`;
   }
@@ -88,6 +109,11 @@ export function routeHash(route: Route): string {
 /** The link to the Memory page showing one memory. */
 export function memoryLink(id: string): string {
   return routeHash({ page: 'memories', focus: id });
+}
+
+/** The link to a document on the Files page, at `page` (counted from 1) when given: a citation's target. */
+export function documentLink(id: string, page?: number): string {
+  return routeHash(page === undefined ? { page: 'files', document: id } : { page: 'files', document: id, documentPage: page });
 }
 
 /** The route without what is only read once (a memory or conversation to show): what the address keeps. */

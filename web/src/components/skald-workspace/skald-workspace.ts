@@ -1,6 +1,6 @@
 /**
  * Skald once a person is logged in: the navigation (conversations, the
- * inbox with its count, notes, memory, the people one looks after — for a
+ * inbox with its count, notes, files, memory, the people one looks after — for a
  * supervisor whose supervision is active (§6.2) — who can see my words, my
  * data, and — for those who manage the instance — administration; who is
  * logged in, Lock) beside the open page.
@@ -30,9 +30,10 @@ import { parseRoute, routeHash, sameRoute, withoutFocus, type Route } from '../.
 import { activeEdges, supervisorNames } from '../../state/supervision.js';
 import { deleteTemporaryChat } from '../../state/temporary-chat.js';
 import { SHORTCUTS, shortcutOf, type ShortcutAction } from '../../state/shortcuts.js';
-import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon, peopleIcon } from '../icons.js';
+import { bookmarkIcon, boxIcon, clockIcon, eyeIcon, folderIcon, gearIcon, inboxIcon, lockIcon, menuIcon, noteIcon, peopleIcon } from '../icons.js';
 import '../skald-admin/skald-admin.js';
 import '../skald-avatar/skald-avatar.js';
+import '../skald-files/skald-files.js';
 import '../skald-memories/skald-memories.js';
 import '../skald-my-data/skald-my-data.js';
 import '../skald-notes/skald-notes.js';
@@ -52,7 +53,7 @@ const TOAST_MS = 8000;
 
 /**
  * Test hooks: `[data-testid=nav-inbox]` (its `[data-testid=inbox-count]`),
- * `nav-notes`, `nav-reminders`, `nav-memories`, `nav-supervised` (only for a supervisor
+ * `nav-notes`, `nav-files`, `nav-reminders`, `nav-memories`, `nav-supervised` (only for a supervisor
  * with an active edge), `nav-privacy`, `nav-data`, `nav-admin` (only for those who manage
  * the instance), `[data-testid=lock]`, `[data-testid=me]`; the open page's name is the
  * `data-page` attribute of `#main`.
@@ -232,6 +233,9 @@ export class SkaldWorkspace extends LitElement {
   readonly #onAddressChanged = (): void => {
     const route = this.#readAddress();
     if (sameRoute(route, this.route)) return;
+    // Within the Files page (a document opened, a page turned) the page moves focus itself:
+    // taking it to #main would lose the Next link a person is pressing again and again.
+    const withinFiles = route.page === 'files' && this.route.page === 'files';
     if (route.page !== 'memories') this.memoryFocus = null;
     this.route = route;
     this.navOpen = false;
@@ -240,7 +244,7 @@ export class SkaldWorkspace extends LitElement {
     if (route.page === 'supervised') void this.#loadSupervising();
     void this.updateComplete.then(() => {
       if (route.page === 'chat') this.chat?.focus();
-      else this.renderRoot.querySelector<HTMLElement>('#main')?.focus();
+      else if (!withinFiles) this.renderRoot.querySelector<HTMLElement>('#main')?.focus();
     });
   };
 
@@ -471,6 +475,7 @@ export class SkaldWorkspace extends LitElement {
                   </a>
                 </li>
                 ${this.#pageLink('notes', '#/notes', noteIcon, strings.notesTitle)}
+                ${this.#pageLink('files', '#/files', folderIcon, strings.filesTitle)}
                 ${this.#pageLink('reminders', '#/reminders', clockIcon, strings.remindersTitle)}
                 ${this.#pageLink('memories', '#/memories', bookmarkIcon, strings.memoriesTitle)}
                 ${(this.supervising?.length ?? 0) > 0 ? this.#pageLink('supervised', '#/supervised', peopleIcon, strings.supervisedNav) : nothing}
@@ -546,6 +551,8 @@ export class SkaldWorkspace extends LitElement {
         return html`<skald-inbox .login=${login} .sessions=${this.sessions} .models=${this.models} .supervisors=${this.supervisors}></skald-inbox>`;
       case 'notes':
         return html`<skald-notes .login=${login}></skald-notes>`;
+      case 'files':
+        return html`<skald-files .login=${login} .documentId=${route.document ?? null} .documentPage=${route.documentPage ?? 1}></skald-files>`;
       case 'reminders':
         return html`<skald-reminders .login=${login}></skald-reminders>`;
       case 'memories':
