@@ -71,9 +71,6 @@ impl Documents {
         let kind = crate::extract::sniff(bytes, name).map_err(UploadError::Refused)?;
         let sha256 = hex::encode(Sha256::digest(bytes));
         let shelf = self.shelf(pool, &session.space);
-        if let Some(kept) = shelf.find(&sha256).await? {
-            return Err(UploadError::Duplicate(Box::new(kept)));
-        }
         let new = NewDocument {
             name,
             kind,
@@ -84,7 +81,7 @@ impl Documents {
         };
         let document = match shelf.create(&new).await {
             Ok(document) => document,
-            // Sent twice at once: the other copy won.
+            // These bytes are kept already (sent before, or twice at once).
             Err(StoreError::Exists) => {
                 let kept = shelf.find(&sha256).await?.ok_or(StoreError::NotFound)?;
                 return Err(UploadError::Duplicate(Box::new(kept)));
