@@ -169,7 +169,7 @@ impl App {
             .await
             .map_err(|err| StartError::Prepare { path: data_dir.system_db(), reason: err.to_string() })?;
         let extractor = crate::extract::Extractor::new(local::this_binary(), crate::extract::Limits::default());
-        let documents = crate::agent::documents::Documents::new(system.clone(), extractor);
+        let documents = crate::agent::documents::Documents::new(system.clone(), extractor, agent.meaning());
         let state = AppState {
             launch_token,
             system,

@@ -1,6 +1,6 @@
 //! A person's export (§14, "my data"): everything in their private space as a zip archive
-//! a person can read without Skald — conversations and notes as Markdown, everything also
-//! as JSON. Built in memory from the open space and handed straight to the person: the
+//! a person can read without Skald — conversations and notes as Markdown, their documents
+//! as the files they uploaded, everything also as JSON. Built in memory from the open space and handed straight to the person: the
 //! archive is never written to disk by Skald.
 
 use std::io::Write;
@@ -11,6 +11,7 @@ use zip::write::SimpleFileOptions;
 use crate::store::StoreError;
 use crate::store::approvals;
 use crate::store::chat::{self, Conversation, Message, MessageRole};
+use crate::store::documents::Shelf;
 use crate::store::notes;
 use crate::store::private::PrivateStore;
 
@@ -28,6 +29,7 @@ pub enum ExportError {
 const README: &str = "This archive holds everything Skald kept in your private space when you exported it.\n\n\
      conversations/   each conversation as Markdown, oldest message first\n\
      notes/           each note as Markdown\n\
+     documents/       each of your own documents, as the file you uploaded\n\
      skald.json       all of it, and your settings and approval decisions, as JSON\n\n\
      Keep it somewhere safe: unlike your space in Skald, this archive is not encrypted.\n";
 
@@ -41,6 +43,8 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
         conversations.push((session, shown, every));
     }
     let notes = notes::all(space).await?;
+    let shelf = Shelf::Own(space);
+    let documents = shelf.list().await?;
     let cards = approvals::all(space).await?;
     let rules = approvals::personal_rules(space).await?;
     let settings: serde_json::Map<String, Value> =
@@ -58,11 +62,24 @@ pub async fn archive(space: &PrivateStore, person: &str) -> Result<Vec<u8>, Expo
         zip.start_file(format!("notes/{:03}-{}.md", note.id, slug(&note.title)), options)?;
         zip.write_all(format!("# {}\n\n{}\n", note.title, note.body).as_bytes())?;
     }
+    let mut files = Vec::with_capacity(documents.len());
+    for (index, document) in documents.iter().enumerate() {
+        let path = format!("documents/{}", file_name(index + 1, &document.name));
+        zip.start_file(path.as_str(), options)?;
+        // Chunk by chunk: the whole original is never held twice.
+        for seq in 0..shelf.chunk_count(&document.id).await? {
+            if let Some(bytes) = shelf.chunk(&document.id, seq).await? {
+                zip.write_all(&bytes)?;
+            }
+        }
+        files.push(json!({ "document": document, "file": path }));
+    }
     let everything = json!({
         "person": person,
         "exported_at": crate::store::timestamp(),
         "conversations": conversations.iter().map(|(s, _, h)| json!({ "session": s, "messages": h })).collect::<Vec<_>>(),
         "notes": notes,
+        "documents": files,
         "settings": settings,
         "cards": cards,
         "always_allow": rules,
@@ -110,9 +127,32 @@ fn slug(title: &str) -> String {
     if slug.is_empty() { "untitled".to_owned() } else { slug.to_owned() }
 }
 
+/// A document's file name in the archive: numbered, so two of one name both fit, and
+/// kept to letters, digits, dots, dashes and underscores (its extension survives).
+fn file_name(number: usize, name: &str) -> String {
+    let kept: String =
+        name.chars().map(|c| if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '-' }).collect();
+    let kept = kept.trim_start_matches(['.', '-']);
+    let mut kept: String = kept.chars().rev().take(80).collect::<Vec<_>>().into_iter().rev().collect();
+    if kept.trim_matches(['-', '.']).is_empty() {
+        kept = "document".to_owned();
+    }
+    format!("{number:03}-{kept}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_documents_file_name_is_numbered_and_keeps_its_extension() {
+        assert_eq!(file_name(1, "lease 2026.pdf"), "001-lease-2026.pdf");
+        assert_eq!(file_name(12, "../../etc/passwd"), "012-etc-passwd");
+        assert_eq!(file_name(3, "..."), "003-document");
+        let long = format!("{}.pdf", "a".repeat(200));
+        assert!(file_name(4, &long).ends_with("aaa.pdf"));
+        assert_eq!(file_name(4, &long).len(), 4 + 80);
+    }
 
     #[test]
     fn a_slug_keeps_words_and_drops_everything_else() {

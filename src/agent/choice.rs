@@ -19,12 +19,22 @@ impl Runtime {
     /// The model a conversation's next turn would use, as things are now; none when no
     /// model is usable (the turn will say why).
     pub async fn next_model(&self, session: &Session, agent: &str, pinned: Option<&str>) -> Option<CatalogueModel> {
+        self.next_models(session, agent, pinned).await.map(|(model, _)| model)
+    }
+
+    /// The model a conversation's next turn would use and its fallback, as things are now.
+    pub async fn next_models(
+        &self,
+        session: &Session,
+        agent: &str,
+        pinned: Option<&str>,
+    ) -> Option<(CatalogueModel, Option<CatalogueModel>)> {
         // What the person declined is not what their next turn would use (§3).
         let (role, standing) = self.narrowed_role(session).await.ok()?;
         let agent = self.inner.agents.load(agent).ok()?;
         let providers = self.provider_cache().await.ok()?;
         let models = standing.declined.models(&providers.models);
-        pick_model(&models, &role, &agent, pinned).ok().map(|(model, _)| model)
+        pick_model(&models, &role, &agent, pinned).ok()
     }
 }
 

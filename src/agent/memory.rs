@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent::meaning::MemoryCorpus;
 pub use crate::agent::meaning::{By, Meaning};
 use crate::ids::UserId;
 use crate::store::StoreError;
@@ -166,7 +167,7 @@ pub async fn card_shows(
     let lines = match check(system, owner, role, &arguments).await? {
         Ok(checked) => {
             let pools = Pools { owner, space, system };
-            let (found, by) = meaning.search(&pools, &checked.text, None, 3).await?;
+            let (found, by) = meaning.search(&MemoryCorpus { pools: &pools, only: None }, &checked.text, 3).await?;
             let enough = if by == By::Meaning { SIMILAR_MEANING } else { SIMILAR };
             let similar = found
                 .into_iter()
@@ -266,7 +267,7 @@ pub async fn for_turn(
     message: &str,
     remote: bool,
 ) -> Result<(Vec<Memory>, By), StoreError> {
-    let (mut found, by) = meaning.search(pools, message, None, RECALLED * 4).await?;
+    let (mut found, by) = meaning.search(&MemoryCorpus { pools, only: None }, message, RECALLED * 4).await?;
     found.retain(|m| m.score.is_some_and(|s| s >= cutoff(by)) && !(remote && m.local_only));
     found.truncate(RECALLED);
     Ok((found, by))

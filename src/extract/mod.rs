@@ -167,13 +167,7 @@ impl Extractor {
                 // An allocation refused under RLIMIT_AS aborts a Rust program, or, where
                 // the allocation was a fallible one, ends the helper in so many words.
                 Some("SIGABRT") => Failure::TooBig,
-                None if exit.code == Some(i32::from(worker::exit::NO_MEMORY)) => Failure::TooBig,
-                None if exit.code == Some(i32::from(worker::exit::INPUT)) => {
-                    Failure::Crashed("the reader could not take the document from its pipe".to_owned())
-                }
-                None if exit.code == Some(i32::from(worker::exit::OUTPUT)) => {
-                    Failure::Crashed("the reader could not hand back the text".to_owned())
-                }
+                None => exit.code.and_then(worker::exit::failure).unwrap_or_else(|| Failure::Crashed(exit.describe())),
                 _ => Failure::Crashed(exit.describe()),
             }),
         }

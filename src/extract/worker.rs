@@ -27,6 +27,8 @@ const MAX_INPUT: u64 = 80 << 20;
 /// How the helper ends when it cannot answer on the pipe, so that the server can still
 /// say why (sysexits' numbers where one fits).
 pub mod exit {
+    use crate::extract::Failure;
+
     /// The helper could not limit itself, or lost its answer pipe before starting.
     pub const SOFTWARE: u8 = 70;
     /// The document could not be read from the pipe.
@@ -35,6 +37,19 @@ pub mod exit {
     pub const OUTPUT: u8 = 75;
     /// Memory ran out where an allocation fails as an error rather than an abort.
     pub const NO_MEMORY: u8 = 76;
+
+    /// What the helper's own exit `code` says went wrong, in the document's words; `None`
+    /// for a code it does not give.
+    pub fn failure(code: i32) -> Option<Failure> {
+        let crashed = |why: &str| Failure::Crashed(why.to_owned());
+        Some(match u8::try_from(code).ok()? {
+            NO_MEMORY => Failure::TooBig,
+            INPUT => crashed("the reader could not take the document from its pipe"),
+            OUTPUT => crashed("the reader could not hand back the text"),
+            SOFTWARE => crashed("the reader could not set its own limits"),
+            _ => return None,
+        })
+    }
 }
 
 /// Runs the helper for a document of kind `kind`.
@@ -115,4 +130,19 @@ fn limit_self() -> Result<(), String> {
         rlimit::setrlimit(rlimit::Resource::CPU, cpu, cpu + 1).map_err(|err| format!("CPU time: {err}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit;
+    use crate::extract::Failure;
+
+    #[test]
+    fn the_helpers_own_exit_codes_say_why_and_others_are_left_to_the_caller() {
+        assert!(matches!(exit::failure(i32::from(exit::NO_MEMORY)), Some(Failure::TooBig)));
+        assert!(matches!(exit::failure(i32::from(exit::INPUT)), Some(Failure::Crashed(why)) if why.contains("pipe")));
+        assert!(exit::failure(1).is_none());
+        assert!(exit::failure(-1).is_none());
+        assert!(exit::failure(256 + i32::from(exit::INPUT)).is_none());
+    }
 }

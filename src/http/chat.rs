@@ -14,8 +14,9 @@ use super::error::{ApiError, Subject};
 use super::json::Body;
 use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
+use crate::agent::documents::AttachError;
 use crate::agent::prompts::PromptRefused;
-use crate::ids::{ConversationId, TurnId};
+use crate::ids::{ConversationId, DocumentId, TurnId};
 use crate::providers::privacy::Tier;
 use crate::store::chat::{self, Conversation, Message};
 use crate::store::providers::ProviderKind;
@@ -205,6 +206,12 @@ pub struct NewMessage {
     #[serde(default)]
     #[ts(optional, as = "Option<Vec<Attached>>")]
     resources: Vec<Attached>,
+    /// Documents to attach (the sender's own or shared ones, read): each goes in whole
+    /// when it fits the window of the model that will reply, otherwise named for the model
+    /// to read by pages; either way as outside content.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<DocumentId>>")]
+    documents: Vec<DocumentId>,
 }
 
 /// A tool server's resource to attach to a message.
@@ -232,7 +239,8 @@ impl From<crate::agent::Started> for TurnStarted {
     }
 }
 
-/// `POST /api/sessions/{id}/messages` `{"text", "replaces"?}`: sends a message and starts
+/// `POST /api/sessions/{id}/messages` `{"text", "replaces"?, "resources"?, "documents"?}`:
+/// sends a message and starts
 /// a turn. 202 once the message is committed; the reply streams over the WebSocket. With
 /// `replaces`, the message is another version of that turn's (see
 /// `store::chat::branches`): the turn and what followed it stay, on their own path.
@@ -254,7 +262,15 @@ pub async fn send(
         let message = format!("a message takes at most {MAX_ATTACHED} resources");
         return Err(ApiError::BadRequest { code: "too_many_resources", message });
     }
+    if req.documents.len() > crate::agent::documents::MAX_ATTACHED {
+        let message = format!("a message takes at most {} documents", crate::agent::documents::MAX_ATTACHED);
+        return Err(ApiError::BadRequest { code: "too_many_documents", message });
+    }
     let mut text = req.text;
+    if !req.documents.is_empty() {
+        let blocks = attach_documents(&state, &caller, &id, &req.documents).await?;
+        text = format!("{text}\n\n{blocks}");
+    }
     if !req.resources.is_empty() {
         let wanted: Vec<_> = req.resources.into_iter().map(|r| (r.server, r.uri)).collect();
         match state.agent.attach(&caller.session, &id, &wanted).await? {
@@ -273,6 +289,39 @@ pub async fn send(
         None => state.agent.start_turn(caller.session.clone(), &id, text).await?,
     };
     Ok((StatusCode::ACCEPTED, Json(started.into())))
+}
+
+/// Documents `ids` as they follow a message in conversation `id`, sized for the model
+/// that would reply; the conversation then holds outside content.
+async fn attach_documents(
+    state: &AppState,
+    caller: &Caller,
+    id: &ConversationId,
+    ids: &[DocumentId],
+) -> Result<String, ApiError> {
+    use crate::providers::privacy::classify;
+    let conversation = find(caller, id).await?;
+    let next = state.agent.next_models(&caller.session, &conversation.agent, conversation.model.as_deref()).await;
+    // With no model to reply, nothing is sent anywhere: the turn will say why.
+    let (window, remote) = next.map_or((0, false), |(model, fallback)| {
+        let remote = model.privacy == Tier::Remote
+            || fallback.is_some_and(|f| classify(f.kind, &f.base_url, f.trusted_lan) == Tier::Remote);
+        (model.context_window, remote)
+    });
+    let space = &caller.session.space;
+    match state.documents.attach(space, ids, window, remote).await? {
+        Ok(blocks) => {
+            chat::mark_outside_content(space, id).await?;
+            Ok(blocks)
+        }
+        Err(AttachError::Missing(_)) => Err(ApiError::no_document()),
+        Err(err @ AttachError::NotReady(_)) => {
+            Err(ApiError::Conflict { code: "document_not_ready", message: err.to_string() })
+        }
+        Err(err @ AttachError::LocalOnly(_)) => {
+            Err(ApiError::Refused { code: "document_local_only", message: err.to_string() })
+        }
+    }
 }
 
 /// Which turn a route is about.

@@ -17,6 +17,7 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use crate::agent::documents::{MAX_BYTES, UploadError};
+use crate::agent::meaning::{Corpus, DocumentCorpus};
 use crate::ids::DocumentId;
 use crate::store::StoreError;
 use crate::store::documents::{Document, Hit, PageText, Pool};
@@ -38,10 +39,23 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<
 #[derive(Deserialize)]
 pub struct SearchQuery {
     q: Option<String>,
+    /// How to rank: `fused` (the default), `meaning` or `words` alone.
+    by: Option<Ranking>,
 }
 
-/// `GET /api/documents/search?q=`: pages of mine and the shared pool's holding every word,
-/// best first, each with a snippet.
+/// A search's ranking: what the page uses, and the two it is made of, for comparing them.
+#[derive(Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "snake_case")]
+enum Ranking {
+    #[default]
+    Fused,
+    Meaning,
+    Words,
+}
+
+/// `GET /api/documents/search?q=[&by=fused|meaning|words]`: pages of mine and the shared
+/// pool's, best first, each with a snippet (the words marked): by meaning and by words
+/// together (the default), or by either alone. Without an embedding model, by words.
 pub async fn search(
     State(state): State<AppState>,
     caller: Caller,
@@ -51,10 +65,16 @@ pub async fn search(
         return Ok(Json(Vec::new()));
     };
     let space = &caller.session.space;
-    let mut hits = state.documents.shelf(Pool::Private, space).search(q, HITS).await?;
-    hits.extend(state.documents.shelf(Pool::Shared, space).search(q, HITS).await?);
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(HITS as usize);
+    let corpus = DocumentCorpus {
+        shelves: vec![state.documents.shelf(Pool::Private, space), state.documents.shelf(Pool::Shared, space)],
+    };
+    let meaning = state.agent.meaning();
+    let limit = HITS as usize;
+    let (hits, _) = match query.by.unwrap_or_default() {
+        Ranking::Fused => meaning.fused(&corpus, q, limit).await?,
+        Ranking::Meaning => meaning.search(&corpus, q, limit).await?,
+        Ranking::Words => (corpus.by_words(q, limit).await?, crate::agent::meaning::By::Words),
+    };
     Ok(Json(hits))
 }
 
@@ -62,10 +82,22 @@ pub async fn search(
 pub struct UploadQuery {
     name: Option<String>,
     pool: Option<Pool>,
+    /// What the same bytes already kept in that pool mean: refused (409, the default), or
+    /// `use`, the kept document answered with 200 (attaching a file picked again).
+    existing: Option<Existing>,
 }
 
-/// `POST /api/documents?name=&pool=`: the file's bytes as the body (any declared type is
-/// ignored: the bytes say what it is). 201 with the document, still `reading`.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Existing {
+    Refuse,
+    Use,
+}
+
+/// `POST /api/documents?name=&pool=&existing=`: the file's bytes as the body (any declared
+/// type is ignored: the bytes say what it is). 201 with the document, still `reading`; for
+/// bytes kept already in that pool, 409 `duplicate_document`, or with `existing=use` 200
+/// with the kept one.
 pub async fn upload(
     State(state): State<AppState>,
     caller: Caller,
@@ -77,8 +109,11 @@ pub async fn upload(
     let local_only = role.privacy_tier == PrivacyTier::LocalOnly;
     let pool = query.pool.unwrap_or(Pool::Private);
     let name = query.name.as_deref().unwrap_or("");
-    let document = state.documents.upload(&caller.session, pool, name, &bytes, local_only).await?;
-    Ok((StatusCode::CREATED, Json(document)))
+    match state.documents.upload(&caller.session, pool, name, &bytes, local_only).await {
+        Ok(document) => Ok((StatusCode::CREATED, Json(document))),
+        Err(UploadError::Duplicate(kept)) if query.existing == Some(Existing::Use) => Ok((StatusCode::OK, Json(*kept))),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// The body, up to [`MAX_BYTES`]. A larger one is refused with 413 once the sender has

@@ -11,6 +11,7 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::meaning::MemoryCorpus;
 use crate::agent::memory::{self, may_edit, may_erase};
 use crate::ids::UserId;
 use crate::store::StoreError;
@@ -55,7 +56,8 @@ pub async fn list(
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MOST);
     let mut found = match query.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
         Some(q) => {
-            let (mut found, by) = state.agent.meaning().search(&pools, q, query.pool, MOST).await?;
+            let (mut found, by) =
+                state.agent.meaning().search(&MemoryCorpus { pools: &pools, only: query.pool }, q, MOST).await?;
             found.retain(|m| memory::relevant(by, m));
             found
         }

@@ -171,11 +171,17 @@ async fn memory_upkeep(state: &AppState, session: &std::sync::Arc<crate::users::
     // Vectors for memories that have none from the embedding model in use, off the
     // unlock's path: hourly after, with the sweep.
     let (system, held, meaning) = (state.system.clone(), session.clone(), state.agent.meaning());
+    let documents = state.documents.clone();
     session.spawn(async move {
         let index = async |held: &crate::users::sessions::Session| {
             let pools = Pools { owner: &held.user_id, space: &held.space, system: &system };
-            if let Err(err) = meaning.index(&pools).await {
+            if let Err(err) = meaning.index(&crate::agent::meaning::MemoryCorpus { pools: &pools, only: None }).await {
                 tracing::warn!(user = %held.user_id, %err, "could not embed memories for recall by meaning");
+            }
+            for pool in [crate::store::documents::Pool::Private, crate::store::documents::Pool::Shared] {
+                if let Err(err) = documents.index(documents.shelf(pool, &held.space)).await {
+                    tracing::warn!(user = %held.user_id, %err, "could not embed documents' passages");
+                }
             }
         };
         index(&held).await;

@@ -24,6 +24,9 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 pub const PAGES_PER_DOCUMENT: u32 = 3;
 /// The longest name a document keeps, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+/// The longest passage a page is cut into for search by meaning, in characters: a few
+/// sentences, well inside what the embedding model reads at once.
+pub const PASSAGE_CHARS: usize = 600;
 
 /// Where a document is being read, or why it holds no text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -108,6 +111,73 @@ pub struct PageText {
     pub page: i64,
     pub pages: i64,
     pub text: String,
+}
+
+/// A passage waiting for its vector.
+#[derive(Debug, Clone)]
+pub struct Passage {
+    pub id: i64,
+    pub text: String,
+}
+
+/// A page's text cut into passages of at most [`PASSAGE_CHARS`], at the ends of lines or
+/// sentences where it can, otherwise between words; blank ones are dropped.
+pub fn passages(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for piece in pieces(page) {
+        if current.chars().count() + piece.chars().count() > PASSAGE_CHARS && !current.trim().is_empty() {
+            out.push(current.trim().to_owned());
+            current.clear();
+        }
+        current.push_str(piece);
+        // A piece longer than a passage alone is cut between words.
+        while current.chars().count() > PASSAGE_CHARS {
+            let at = current.char_indices().nth(PASSAGE_CHARS).map_or(current.len(), |(at, _)| at);
+            let cut = current[..at].rfind(char::is_whitespace).filter(|&c| c > 0).unwrap_or(at);
+            out.push(current[..cut].trim().to_owned());
+            current = current[cut..].to_owned();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// The text in pieces that end at a line's end or after a sentence's full stop.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let bytes = rest.as_bytes();
+        let mut end = rest.len();
+        for (i, &b) in bytes.iter().enumerate() {
+            let sentence_end = matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace);
+            if b == b'\n' || sentence_end {
+                end = i + 1 + usize::from(sentence_end);
+                break;
+            }
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
+}
+
+/// A passage shortened for a snippet: its first words, at most about 240 characters.
+fn snippet_of(text: &str) -> String {
+    const MOST: usize = 240;
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= MOST {
+        return flat;
+    }
+    let cut: String = flat.chars().take(MOST).collect();
+    let cut = cut.rfind(' ').map_or(cut.as_str(), |at| &cut[..at]);
+    format!("{cut}…")
 }
 
 /// One pool of documents: a person's own file, or the shared database.
@@ -347,17 +417,81 @@ impl Shelf<'_> {
         let pages_table = self.table("document_pages");
         let clear = sqlx::AssertSqlSafe(format!("DELETE FROM {pages_table} WHERE document = ?"));
         sqlx::query(clear).bind(id).execute(&mut *tx).await?;
+        let passages_table = self.table("document_passages");
+        let clear = sqlx::AssertSqlSafe(format!("DELETE FROM {passages_table} WHERE document = ?"));
+        sqlx::query(clear).bind(id).execute(&mut *tx).await?;
         let insert = format!("INSERT INTO {pages_table} (document, page, text) VALUES (?, ?, ?)");
+        let passage = format!("INSERT INTO {passages_table} (document, page, text) VALUES (?, ?, ?)");
         for (index, text) in pages.iter().enumerate() {
-            sqlx::query(sqlx::AssertSqlSafe(insert.as_str()))
-                .bind(id)
-                .bind(index as i64 + 1)
-                .bind(text)
-                .execute(&mut *tx)
-                .await?;
+            let page = index as i64 + 1;
+            sqlx::query(sqlx::AssertSqlSafe(insert.as_str())).bind(id).bind(page).bind(text).execute(&mut *tx).await?;
+            for part in passages(text) {
+                sqlx::query(sqlx::AssertSqlSafe(passage.as_str()))
+                    .bind(id)
+                    .bind(page)
+                    .bind(part)
+                    .execute(&mut *tx)
+                    .await?;
+            }
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Up to `limit` passages with no vector from `model` (the embedding model's checksum).
+    pub async fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<Passage>, StoreError> {
+        let sql = sqlx::AssertSqlSafe(format!(
+            // Three ranges of the vector_model index, so no row's vector is read to find them.
+            "SELECT id, text FROM {} WHERE vector_model IS NULL OR vector_model < ?1 OR vector_model > ?1 LIMIT ?2",
+            self.table("document_passages")
+        ));
+        let rows: Vec<(i64, String)> = sqlx::query_as(sql).bind(model).bind(limit as i64).fetch_all(self.db()).await?;
+        Ok(rows.into_iter().map(|(id, text)| Passage { id, text }).collect())
+    }
+
+    /// Records `passage`'s vector from `model`, unless the passage is gone meanwhile.
+    pub async fn set_vector(&self, passage: &Passage, model: &str, vector: &[f32]) -> Result<(), StoreError> {
+        let _writing = self.writing();
+        let sql = sqlx::AssertSqlSafe(format!(
+            "UPDATE {} SET vector = ?, vector_model = ? WHERE id = ? AND text = ?",
+            self.table("document_passages")
+        ));
+        sqlx::query(sql)
+            .bind(super::vectors::to_bytes(vector))
+            .bind(model)
+            .bind(passage.id)
+            .bind(&passage.text)
+            .execute(self.db())
+            .await?;
+        Ok(())
+    }
+
+    /// The pages whose passages lie nearest `query` (a vector from `model`), best first,
+    /// each page once with its nearest passage as the snippet and their cosine as the score.
+    pub async fn nearest(&self, model: &str, query: &[f32], limit: usize) -> Result<Vec<Hit>, StoreError> {
+        let sql = sqlx::AssertSqlSafe(format!(
+            "SELECT p.document, p.page, p.text, p.vector, d.name, d.local_only
+             FROM {} p JOIN {} d ON d.id = p.document WHERE p.vector_model = ?",
+            self.table("document_passages"),
+            self.table("documents")
+        ));
+        let rows: Vec<(DocumentId, i64, String, Vec<u8>, String, bool)> =
+            sqlx::query_as(sql).bind(model).fetch_all(self.db()).await?;
+        let mut best: std::collections::HashMap<(DocumentId, i64), Hit> = std::collections::HashMap::new();
+        for (document, page, text, vector, name, local_only) in rows {
+            let Some(score) = super::vectors::dot(&super::vectors::from_bytes(&vector), query) else { continue };
+            let score = f64::from(score);
+            let key = (document.clone(), page);
+            if best.get(&key).is_some_and(|hit| hit.score >= score) {
+                continue;
+            }
+            let snippet = snippet_of(&text);
+            best.insert(key, Hit { document, name, pool: self.pool(), page, snippet, score, local_only });
+        }
+        let mut hits: Vec<Hit> = best.into_values().collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.page.cmp(&b.page)));
+        hits.truncate(limit);
+        Ok(hits)
     }
 
     /// The text of `page` (from 1) of `id`, with how many pages it has; `None` when the
@@ -382,9 +516,35 @@ impl Shelf<'_> {
         Ok(sqlx::query_as(sql).bind(id).bind(first).bind(last).fetch_all(self.db()).await?)
     }
 
+    /// How many characters of text `id` has, all pages together.
+    pub async fn text_chars(&self, id: &DocumentId) -> Result<i64, StoreError> {
+        let sql = sqlx::AssertSqlSafe(format!(
+            "SELECT coalesce(sum(length(text)), 0) FROM {} WHERE document = ?",
+            self.table("document_pages")
+        ));
+        Ok(sqlx::query_scalar(sql).bind(id).fetch_one(self.db()).await?)
+    }
+
     /// Pages holding every word of `query` (as a word or the start of one), best first.
     pub async fn search(&self, query: &str, limit: u32) -> Result<Vec<Hit>, StoreError> {
         let Some(expression) = super::notes::match_expression(query) else { return Ok(Vec::new()) };
+        self.matching(&expression, limit).await
+    }
+
+    /// Pages holding any telling word of `query` (as a word or the start of one), best
+    /// first: what ranking by words brings to a search that also goes by meaning, where a
+    /// question rarely repeats every word of its answer.
+    pub async fn search_any(&self, query: &str, limit: u32) -> Result<Vec<Hit>, StoreError> {
+        let words = super::memories::words(query);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let expression = words.iter().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect::<Vec<_>>();
+        self.matching(&expression.join(" OR "), limit).await
+    }
+
+    /// Pages matching the FTS5 `expression`, best first.
+    async fn matching(&self, expression: &str, limit: u32) -> Result<Vec<Hit>, StoreError> {
         let (index, pages, documents) =
             (self.table("document_pages_search"), self.table("document_pages"), self.table("documents"));
         // At most PAGES_PER_DOCUMENT pages of one document, so that a long book holding the
@@ -432,5 +592,40 @@ impl Shelf<'_> {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_is_cut_into_passages_at_sentences_and_lines() {
+        assert!(passages("  \n ").is_empty());
+        assert_eq!(passages("Rent is due. Pay on the first."), ["Rent is due. Pay on the first."]);
+        let sentence = "The deposit is returned within two months of the end of the lease. ";
+        let page = sentence.repeat(20);
+        let parts = passages(&page);
+        assert!(parts.len() >= 2, "{parts:?}");
+        for part in &parts {
+            assert!(part.chars().count() <= PASSAGE_CHARS, "{part}");
+            assert!(part.ends_with("lease."), "cut at a sentence's end: {part}");
+        }
+        assert_eq!(parts.join(" "), page.trim());
+    }
+
+    #[test]
+    fn a_passage_without_stops_is_cut_between_words() {
+        let page = "é word ".repeat(300);
+        let parts = passages(&page);
+        assert!(parts.iter().all(|p| p.chars().count() <= PASSAGE_CHARS && !p.starts_with(' ')), "{parts:?}");
+        assert_eq!(parts.join(" ").split_whitespace().count(), 600);
+    }
+
+    #[test]
+    fn a_snippet_keeps_whole_words() {
+        assert_eq!(snippet_of("a  short\npassage"), "a short passage");
+        let long = snippet_of(&"lease ".repeat(100));
+        assert!(long.ends_with("lease…") && long.chars().count() <= 241, "{long}");
     }
 }

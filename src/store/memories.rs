@@ -493,17 +493,6 @@ pub struct Unembedded {
     pub text: String,
 }
 
-/// A vector as stored: little-endian f32s.
-fn vector_bytes(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The dot product of a stored vector with `query` (both unit length: their cosine); none
-/// when the lengths differ.
-fn dot(stored: &[f32], query: &[f32]) -> Option<f32> {
-    (stored.len() == query.len()).then(|| stored.iter().zip(query).map(|(a, b)| a * b).sum())
-}
-
 /// A pool's vectors by memory, shared between the cache and a search.
 type Vectors = std::sync::Arc<Vec<(MemoryId, Vec<f32>)>>;
 
@@ -558,13 +547,8 @@ impl Pools<'_> {
         }
         let sql = sqlx::AssertSqlSafe(format!("SELECT id, vector FROM {table} WHERE vector_model = ?"));
         let stored: Vec<(MemoryId, Vec<u8>)> = sqlx::query_as(sql).bind(model).fetch_all(self.db(pool)).await?;
-        let rows: Vec<(MemoryId, Vec<f32>)> = stored
-            .into_iter()
-            .map(|(id, bytes)| {
-                let vector = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-                (id, vector)
-            })
-            .collect();
+        let rows: Vec<(MemoryId, Vec<f32>)> =
+            stored.into_iter().map(|(id, bytes)| (id, super::vectors::from_bytes(&bytes))).collect();
         let rows = std::sync::Arc::new(rows);
         self.vectors(pool).put(version, model, rows.clone());
         Ok(rows)
@@ -600,7 +584,7 @@ impl Pools<'_> {
             memory.pool.table()
         ));
         sqlx::query(sql)
-            .bind(vector_bytes(vector))
+            .bind(super::vectors::to_bytes(vector))
             .bind(model)
             .bind(&memory.id)
             .bind(&memory.text)
@@ -622,7 +606,7 @@ impl Pools<'_> {
         let mut scored: Vec<(f32, Pool, MemoryId)> = Vec::new();
         for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
             for (id, vector) in self.pool_vectors(pool, model).await?.iter() {
-                if let Some(score) = dot(vector, query) {
+                if let Some(score) = super::vectors::dot(vector, query) {
                     scored.push((score, pool, id.clone()));
                 }
             }
@@ -853,7 +837,9 @@ const COMMON: &[&str] = &[
 
 /// The words of a text that tell memories apart: lower-case letters and digits, at least
 /// three characters, not among the most common words.
-fn words(text: &str) -> Vec<String> {
+/// The telling words of `text`, lowercased, once each: three letters or more, the most
+/// common words left out.
+pub(crate) fn words(text: &str) -> Vec<String> {
     let mut words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)

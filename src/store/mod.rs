@@ -34,6 +34,7 @@ pub mod supervision;
 pub mod system;
 pub mod usage;
 pub mod users;
+pub mod vectors;
 
 pub use data_dir::DataDir;
 pub use system::SystemStore;

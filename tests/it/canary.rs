@@ -37,7 +37,9 @@ fn forms(secret: &str) -> Vec<Vec<u8>> {
 }
 
 fn scan(dir: &Path, needles: &[(String, Vec<u8>)], hits: &mut Vec<String>, files: &mut usize) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+    // A directory gone between listing and reading (a scan while the server works) is skipped.
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
             scan(&path, needles, hits, files);
@@ -203,4 +205,71 @@ async fn wait_until_no_turn_runs(server: &Server, token: &str, messages: &str) {
         assert!(std::time::Instant::now() < deadline, "the turn did not end");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// A document's original bytes, its text, its index and its passages stay inside the
+/// owner's encrypted file, and reading it writes nothing anywhere: the data directory and
+/// the temporary directory are scanned over and over while the reader works, then once
+/// more after. The picture is told by a stretch of its own bytes (its words are pixels).
+#[tokio::test]
+async fn canaries_in_an_uploaded_pdf_and_picture_never_reach_the_disk_in_the_clear() {
+    let server = Server::start();
+    let (_, setup) = server.post("/api/setup", None, json!({ "name": "Ada", "password": PASSWORD })).await;
+    let token = setup["token"].as_str().unwrap().to_owned();
+    let canaries: Vec<String> = (0..2).map(|_| format!("canary{}", random_hex(12))).collect();
+    let pdf = crate::extract::text_pdf(&[format!("Lease of {}", canaries[0]).as_bytes(), b"Second page"]);
+    let picture = picture_of(&format!("Label {}", canaries[1]));
+    let mut needles: Vec<(String, Vec<u8>)> =
+        canaries.iter().flat_map(|c| forms(c).into_iter().map(move |f| (format!("canary {c}"), f))).collect();
+    let middle = picture.len() / 2;
+    needles.push(("the picture's bytes".into(), picture[middle..middle + 48].to_vec()));
+
+    // Scanned again and again while the documents are uploaded and read.
+    let root = server.data_dir().parent().unwrap().to_path_buf();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (done, needles, root) = (done.clone(), needles.clone(), root.clone());
+        std::thread::spawn(move || {
+            let (mut hits, mut rounds) = (Vec::new(), 0);
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                scan(&root, &needles, &mut hits, &mut 0);
+                rounds += 1;
+            }
+            (hits, rounds)
+        })
+    };
+    for (name, bytes) in [("lease.pdf", pdf), ("label.png", picture)] {
+        let id = crate::documents::uploaded(&server, &token, name, "private", bytes).await;
+        let document = crate::documents::read(&server, &token, &id).await;
+        assert_ne!(document["status"], "failed", "{document}");
+    }
+    let (_, found) =
+        server.call(Method::GET, &format!("/api/documents/search?q={}", canaries[0]), Some(&token), None).await;
+    assert_eq!(found.as_array().unwrap().len(), 1, "the index has it: {found}");
+    done.store(true, std::sync::atomic::Ordering::Release);
+    let (mut hits, rounds) = watcher.join().unwrap();
+    assert!(rounds >= 1);
+
+    let sandbox = server.stop("TERM");
+    let mut files = 0;
+    scan(sandbox.dir.path(), &needles, &mut hits, &mut files);
+    assert!(files >= 4, "the scan saw the data directory ({files} files)");
+    hits.sort();
+    hits.dedup();
+    assert!(hits.is_empty(), "found in the clear:\n{}", hits.join("\n"));
+}
+
+/// A PNG of `words` in black on white, made by ImageMagick (`deps.sh test`).
+fn picture_of(words: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("words.png");
+    let made = std::process::Command::new("convert")
+        .args(["-size", "1200x160", "xc:white", "-font", "DejaVu-Sans", "-pointsize", "48", "-fill", "black"])
+        .args(["-annotate", "+20+100"])
+        .arg(words)
+        .arg(&path)
+        .status()
+        .expect("ImageMagick's convert (deps.sh test) makes the picture");
+    assert!(made.success());
+    std::fs::read(path).unwrap()
 }

@@ -19,6 +19,9 @@ mod approvals;
 mod backup;
 mod branches;
 mod consent;
+#[cfg(feature = "local-model")]
+mod document_meaning;
+mod documents;
 mod jobs;
 #[cfg(feature = "local-model")]
 mod local;

@@ -37,7 +37,7 @@ async fn add_bo(server: &Server, admin: &str) -> String {
 }
 
 /// Sends `bytes` as a document named `name` into `pool`: the status and the answer.
-async fn upload(server: &Server, token: &str, name: &str, pool: &str, bytes: Vec<u8>) -> (u16, Value) {
+pub(crate) async fn upload(server: &Server, token: &str, name: &str, pool: &str, bytes: Vec<u8>) -> (u16, Value) {
     let url = server.url("/api/documents");
     let response = reqwest::Client::new()
         .post(url)
@@ -53,7 +53,7 @@ async fn upload(server: &Server, token: &str, name: &str, pool: &str, bytes: Vec
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
-async fn uploaded(server: &Server, token: &str, name: &str, pool: &str, bytes: Vec<u8>) -> String {
+pub(crate) async fn uploaded(server: &Server, token: &str, name: &str, pool: &str, bytes: Vec<u8>) -> String {
     let (status, body) = upload(server, token, name, pool, bytes).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["status"], "reading", "{body}");
@@ -61,7 +61,7 @@ async fn uploaded(server: &Server, token: &str, name: &str, pool: &str, bytes: V
 }
 
 /// Polls document `id` until it is no longer being read.
-async fn read(server: &Server, token: &str, id: &str) -> Value {
+pub(crate) async fn read(server: &Server, token: &str, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let (status, body) = server.call(Method::GET, &format!("/api/documents/{id}"), Some(token), None).await;

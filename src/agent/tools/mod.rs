@@ -5,6 +5,8 @@
 mod call_agent;
 pub mod clarify;
 mod current_time;
+mod document_read;
+mod document_search;
 mod forget;
 mod list_agents;
 mod note_delete;
@@ -133,6 +135,8 @@ impl Registry {
                 Box::new(schedule::Schedule),
                 Box::new(schedule::ListSchedules),
                 Box::new(schedule::CancelSchedule),
+                Box::new(document_search::DocumentSearch),
+                Box::new(document_read::DocumentRead),
             ]),
             mcp: None,
         }
@@ -312,7 +316,7 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin(web_fetch::FetchPolicy::default());
-        assert_eq!(registry.offered(&all(), &all()).len(), 18);
+        assert_eq!(registry.offered(&all(), &all()).len(), 20);
         assert!(registry.offered(&all(), &[]).is_empty());
         let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);

@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolResult};
+use crate::agent::meaning::MemoryCorpus;
 use crate::store::memories::Pools;
 
 pub struct Recall;
@@ -48,7 +49,7 @@ impl Tool for Recall {
             let pools = Pools { owner: &context.user, space: &context.space, system: &context.system };
             let (mut found, by) = context
                 .meaning
-                .search(&pools, query, None, limit * 2)
+                .search(&MemoryCorpus { pools: &pools, only: None }, query, limit * 2)
                 .await
                 .map_err(|err| format!("recall failed: {err}"))?;
             // Kept on this machine: never into a context a remote provider may read (§16).

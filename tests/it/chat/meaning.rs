@@ -29,7 +29,7 @@ fn wheel() -> PathBuf {
 }
 
 /// Ada (administrator) on a server that may import from where the wheel lives.
-async fn start() -> Chat {
+pub(super) async fn start() -> Chat {
     let mut sandbox = Sandbox::new();
     let dir = wheel().parent().unwrap().to_str().unwrap().to_owned();
     sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dir));
@@ -38,7 +38,7 @@ async fn start() -> Chat {
 }
 
 /// Imports the wheel; the model's id.
-async fn import(chat: &Chat) -> String {
+pub(super) async fn import(chat: &Chat) -> String {
     let body = json!({ "path": wheel().to_str().unwrap() });
     let (status, added) = chat.server.post("/api/local-models", Some(&chat.token), body).await;
     assert_eq!(status, 201, "{added}");

@@ -92,6 +92,10 @@ async fn the_export_is_a_readable_archive_holding_a_planted_note_and_the_convers
     let card = chat.cards(1).await.remove(0);
     assert_eq!(chat.decide(&card, json!({ "decision": "allow" })).await.0, 200);
     chat.finished(&session).await;
+    // A document of mine goes in as the file I uploaded; a shared one is not mine to export.
+    let lease = "The lease runs to June; the deposit is returned in July.".as_bytes().to_vec();
+    let mine = crate::documents::uploaded(&chat.server, &chat.token, "lease 2026.txt", "private", lease.clone()).await;
+    crate::documents::uploaded(&chat.server, &chat.token, "bins.txt", "shared", b"Bins on Monday".to_vec()).await;
 
     let response =
         reqwest::Client::new().get(chat.server.url("/api/me/export")).bearer_auth(&chat.token).send().await.unwrap();
@@ -115,6 +119,12 @@ async fn the_export_is_a_readable_archive_holding_a_planted_note_and_the_convers
     let everything: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(everything["notes"][0]["title"], "Garden plan");
     assert_eq!(everything["cards"][0]["state"], "allowed");
+    let mut file = Vec::new();
+    archive.by_name("documents/001-lease-2026.txt").unwrap().read_to_end(&mut file).unwrap();
+    assert_eq!(file, lease, "the original's bytes, as uploaded");
+    assert!(!names.iter().any(|n| n.contains("bins")), "{names:?}");
+    assert_eq!(everything["documents"][0]["document"]["id"], mine.as_str());
+    assert_eq!(everything["documents"][0]["file"], "documents/001-lease-2026.txt");
 }
 
 #[tokio::test]
