@@ -147,6 +147,7 @@ async fn answer_timed(local: &LocalModels, person: &UserId, opening: &str) -> (R
         tools: Vec::new(),
         cache_key: None,
         max_tokens: None,
+        images: false,
     };
     let before = local.status(person).engine.last_request.map_or(0, |last| last.number);
     let mut stream = local.start(&request, person).await.expect("the model answers");

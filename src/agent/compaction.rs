@@ -25,6 +25,10 @@ pub fn budget(context_window: i64) -> i64 {
     context_window - (context_window / 4).min(4096)
 }
 
+/// What a picture counts for in the estimate, in characters: about 1,500 tokens, near what
+/// the providers charge for a picture of a page.
+const PICTURE_CHARS: usize = 6_000;
+
 /// Roughly how many tokens a request is.
 pub fn estimate(request: &ChatRequest) -> i64 {
     // Each call also costs its framing: an id and a type, roughly.
@@ -49,6 +53,7 @@ pub fn message_chars(request: &ChatRequest) -> usize {
                 text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
             }
             ContextMessage::Tool { content, .. } => content.len(),
+            ContextMessage::Picture(_) => PICTURE_CHARS,
         })
         .sum()
 }
@@ -142,6 +147,7 @@ mod tests {
             created_at: String::new(),
             frame_id: None,
             redacted: false,
+            images: None,
         }
     }
 

@@ -28,10 +28,12 @@ pub enum RebuildError {
 
 /// A stored model request composed again from what was stored: the protocol, the body
 /// exactly as it was sent, whatever changed in the agent or the tools since (§8.1), and
-/// whether an erased memory was redacted from what it read (then the body differs from
-/// what was sent exactly there, §10).
+/// whether an erased memory was redacted from what it read, or a picture it carried has
+/// been deleted since (then the body differs from what was sent exactly there, §10,
+/// §12.2). Pictures are read from their documents, in `space` or the shared pool.
 pub async fn rebuild(
     space: &PrivateStore,
+    system: &crate::store::system::SystemStore,
     session_id: &ConversationId,
     request_id: i64,
 ) -> Result<(ProviderKind, serde_json::Value, bool), RebuildError> {
@@ -49,11 +51,15 @@ pub async fn rebuild(
     let history =
         chat::history_between(space, session_id, chat::Path::Of(&stored.turn_id), after, source.history_upto).await?;
     let summary = stored.summary.as_ref().map(|s| s.text.as_str());
-    let request =
+    let mut request =
         compose(stored.model, &source.prompt, summary, &history, crate::providers::tools_from_json(&source.tools));
+    request.images = source.images;
+    super::documents::load_pictures(space, system, &mut request.messages).await?;
     let body = crate::providers::body(source.kind, &request);
-    let redacted =
-        history.iter().any(|m| m.redacted) || summary.is_some_and(|s| s.contains(crate::store::memories::ERASED));
+    let picture_gone = request.messages.iter().any(|m| matches!(m, ContextMessage::Picture(p) if p.data.is_none()));
+    let redacted = picture_gone
+        || history.iter().any(|m| m.redacted)
+        || summary.is_some_and(|s| s.contains(crate::store::memories::ERASED));
     Ok((source.kind, body, redacted))
 }
 
@@ -68,7 +74,7 @@ fn compose(
     tools: Vec<ToolSpec>,
 ) -> ChatRequest {
     let messages = compose_context(prompt, summary, history, Rows::Conversation);
-    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt), max_tokens: None }
+    ChatRequest { model, messages, tools, cache_key: cache_key_of(prompt), max_tokens: None, images: false }
 }
 
 /// Whose rows of a history a context reads.
@@ -95,8 +101,21 @@ pub(super) fn compose_context(
         Rows::Conversation => None,
         Rows::Frame(id) => Some(id),
     };
-    messages.extend(history.iter().filter(|m| m.frame_id.as_deref() == frame).filter_map(as_message));
+    for row in history.iter().filter(|m| m.frame_id.as_deref() == frame) {
+        messages.extend(as_message(row));
+        // The pictures a message carries follow its words; their bytes are read later.
+        messages.extend(row.images.iter().flatten().map(picture_of));
+    }
     messages
+}
+
+/// A picture a message carries, as a context message whose bytes are not read yet.
+pub(super) fn picture_of(picture: &chat::AttachedPicture) -> ContextMessage {
+    ContextMessage::Picture(crate::providers::Picture {
+        document: picture.document.clone(),
+        media_type: picture.media_type.clone(),
+        data: None,
+    })
 }
 
 /// A system prompt as sent for a person: their own random line first, so no two people's
@@ -214,6 +233,7 @@ pub(super) mod tests {
             error_code: None,
             error_message: None,
             redacted: false,
+            images: None,
         }
     }
 

@@ -29,9 +29,9 @@ impl Runtime {
         &self,
         session: Arc<Session>,
         chat_id: &ConversationId,
-        text: String,
+        said: impl Into<Said>,
     ) -> Result<Started, TurnError> {
-        self.begin(session, chat_id, Start::Message, Some(text)).await
+        self.begin(session, chat_id, Start::Message, Some(said.into())).await
     }
 
     /// Tries a conversation's failed last turn again, from the person's last message: no
@@ -49,9 +49,9 @@ impl Runtime {
         session: Arc<Session>,
         chat_id: &ConversationId,
         turn: &TurnId,
-        text: Option<String>,
+        said: Option<Said>,
     ) -> Result<Started, TurnError> {
-        self.begin(session, chat_id, Start::Version(turn), text).await
+        self.begin(session, chat_id, Start::Version(turn), said).await
     }
 
     /// Starts a turn with the person's new message, or a retry without one, or another
@@ -61,7 +61,7 @@ impl Runtime {
         session: Arc<Session>,
         chat_id: &ConversationId,
         start: Start<'_>,
-        text: Option<String>,
+        said: Option<Said>,
     ) -> Result<Started, TurnError> {
         // Claimed before the history is read, so the context includes the previous turn's end.
         let turn_id = TurnId::generate();
@@ -77,14 +77,19 @@ impl Runtime {
         };
         // A version that answers the same message again says it once more: the words of
         // the turn it stands beside (none when that turn was itself a retry).
-        let text = match (start, text) {
+        let said = match (start, said) {
             (Start::Version(of), None) => repeated_message(&session, chat_id, of).await?,
-            (_, text) => text,
+            (_, said) => said,
         };
-        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start, text.is_some()).await?;
-        if let Some(text) = &text {
-            turn.context.push(ContextMessage::User(text.clone()));
+        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start, said.is_some()).await?;
+        if let Some(said) = &said {
+            let mut added = vec![ContextMessage::User(said.text.clone())];
+            added.extend(said.pictures.iter().map(super::context::picture_of));
+            super::documents::load_pictures(&session.space, &self.inner.system, &mut added).await?;
+            turn.context.extend(added);
         }
+        let text = said.as_ref().map(|said| said.text.clone());
+        let pictures = said.map(|said| said.pictures).unwrap_or_default();
         // What is remembered that bears on the message goes in as a recorded recall (§10):
         // the system prompt stays the same bytes, and the request rebuilds from history.
         let recall = match (&text, turn.recalls()) {
@@ -110,7 +115,7 @@ impl Runtime {
         let commit = tokio::spawn(async move {
             let place = beside.as_deref().map_or(Place::Next, Place::InPlaceOf);
             let result = match text {
-                Some(words) => chat::begin_turn(&space, &chat, &turn, &words, place).await,
+                Some(words) => chat::begin_turn_with(&space, &chat, &turn, &words, &pictures, place).await,
                 None => chat::begin_retry(&space, &chat, &turn, place).await,
             };
             let result = match (result, recall) {
@@ -226,7 +231,9 @@ impl Runtime {
         let memory_on = memory_on && !conversation.temporary;
         offered.retain(|tool| memory_on || !tools::MEMORY_TOOLS.contains(&tool.name.as_str()));
         let prompt = prompt_for(space.prompt_prefix(), &agent.prompt);
-        let context = compose_context(&prompt, summary.as_ref().map(|s| s.text.as_str()), history, Rows::Conversation);
+        let mut context =
+            compose_context(&prompt, summary.as_ref().map(|s| s.text.as_str()), history, Rows::Conversation);
+        super::documents::load_pictures(&session.space, &self.inner.system, &mut context).await?;
         let setup = Setup {
             agent: agent.id.clone(),
             model,
@@ -437,13 +444,29 @@ async fn repeated_message(
     session: &Session,
     chat_id: &ConversationId,
     turn: &TurnId,
-) -> Result<Option<String>, TurnError> {
+) -> Result<Option<Said>, TurnError> {
     let snapshot = chat::turn_start(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
     let mut rows = snapshot.history.iter().filter(|m| m.turn_id == *turn && m.frame_id.is_none()).peekable();
     if rows.peek().is_none() {
         return Err(TurnError::NotOnPath);
     }
-    Ok(rows.find(|m| m.role == MessageRole::User).map(|m| m.text.clone()))
+    Ok(rows
+        .find(|m| m.role == MessageRole::User)
+        .map(|m| Said { text: m.text.clone(), pictures: m.images.clone().unwrap_or_default() }))
+}
+
+/// What a person says in a message: the words, and the pictures it carries to a model that
+/// reads pictures (§12.2).
+#[derive(Debug, Clone, Default)]
+pub struct Said {
+    pub text: String,
+    pub pictures: Vec<chat::AttachedPicture>,
+}
+
+impl From<String> for Said {
+    fn from(text: String) -> Self {
+        Self { text, pictures: Vec::new() }
+    }
 }
 
 /// Runs a set-up turn as work of its session, holding the conversation's claim until the

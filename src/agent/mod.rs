@@ -20,6 +20,7 @@ pub mod forms;
 pub mod gate;
 pub mod inbox;
 pub mod lifecycle;
+pub use lifecycle::Said;
 pub mod meaning;
 pub mod memory;
 pub mod prompts;

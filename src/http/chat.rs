@@ -12,9 +12,10 @@ use super::AppState;
 use super::auth::Caller;
 use super::error::{ApiError, Subject};
 use super::json::Body;
+use crate::agent::Said;
 use crate::agent::TurnError;
 use crate::agent::definition::DefinitionError;
-use crate::agent::documents::AttachError;
+use crate::agent::documents::{self, AttachError};
 use crate::agent::prompts::PromptRefused;
 use crate::ids::{ConversationId, DocumentId, TurnId};
 use crate::providers::privacy::Tier;
@@ -262,14 +263,16 @@ pub async fn send(
         let message = format!("a message takes at most {MAX_ATTACHED} resources");
         return Err(ApiError::BadRequest { code: "too_many_resources", message });
     }
-    if req.documents.len() > crate::agent::documents::MAX_ATTACHED {
-        let message = format!("a message takes at most {} documents", crate::agent::documents::MAX_ATTACHED);
+    if req.documents.len() > documents::MAX_ATTACHED {
+        let message = format!("a message takes at most {} documents", documents::MAX_ATTACHED);
         return Err(ApiError::BadRequest { code: "too_many_documents", message });
     }
     let mut text = req.text;
+    let mut pictures = Vec::new();
     if !req.documents.is_empty() {
-        let blocks = attach_documents(&state, &caller, &id, &req.documents).await?;
-        text = format!("{text}\n\n{blocks}");
+        let attached = attach_documents(&state, &caller, &id, &req.documents).await?;
+        text = format!("{text}\n\n{}", attached.blocks);
+        pictures = attached.pictures;
     }
     if !req.resources.is_empty() {
         let wanted: Vec<_> = req.resources.into_iter().map(|r| (r.server, r.uri)).collect();
@@ -284,9 +287,10 @@ pub async fn send(
             }
         }
     }
+    let said = Said { text, pictures };
     let started = match req.replaces {
-        Some(turn) => state.agent.version_turn(caller.session.clone(), &id, &turn, Some(text)).await?,
-        None => state.agent.start_turn(caller.session.clone(), &id, text).await?,
+        Some(turn) => state.agent.version_turn(caller.session.clone(), &id, &turn, Some(said)).await?,
+        None => state.agent.start_turn(caller.session.clone(), &id, said).await?,
     };
     Ok((StatusCode::ACCEPTED, Json(started.into())))
 }
@@ -298,18 +302,20 @@ async fn attach_documents(
     caller: &Caller,
     id: &ConversationId,
     ids: &[DocumentId],
-) -> Result<String, ApiError> {
+) -> Result<documents::Attached, ApiError> {
     use crate::providers::privacy::classify;
     let conversation = find(caller, id).await?;
     let next = state.agent.next_models(&caller.session, &conversation.agent, conversation.model.as_deref()).await;
     // With no model to reply, nothing is sent anywhere: the turn will say why.
-    let (window, remote) = next.map_or((0, false), |(model, fallback)| {
+    let (window, remote, images) = next.map_or((0, false, false), |(model, fallback)| {
         let remote = model.privacy == Tier::Remote
-            || fallback.is_some_and(|f| classify(f.kind, &f.base_url, f.trusted_lan) == Tier::Remote);
-        (model.context_window, remote)
+            || fallback.as_ref().is_some_and(|f| classify(f.kind, &f.base_url, f.trusted_lan) == Tier::Remote);
+        // A picture goes as itself only when the fallback, too, would see it.
+        let images = model.images && fallback.is_none_or(|f| f.images);
+        (model.context_window, remote, images)
     });
     let space = &caller.session.space;
-    match state.documents.attach(space, ids, window, remote).await? {
+    match state.documents.attach(space, ids, window, remote, images).await? {
         Ok(blocks) => {
             chat::mark_outside_content(space, id).await?;
             Ok(blocks)
@@ -317,6 +323,9 @@ async fn attach_documents(
         Err(AttachError::Missing(_)) => Err(ApiError::no_document()),
         Err(err @ AttachError::NotReady(_)) => {
             Err(ApiError::Conflict { code: "document_not_ready", message: err.to_string() })
+        }
+        Err(err @ AttachError::Unseen(_)) => {
+            Err(ApiError::Conflict { code: "picture_not_read", message: err.to_string() })
         }
         Err(err @ AttachError::LocalOnly(_)) => {
             Err(ApiError::Refused { code: "document_local_only", message: err.to_string() })
@@ -394,8 +403,9 @@ pub struct Rebuilt {
     pub kind: ProviderKind,
     pub body: Value,
     pub raw: String,
-    /// An erased memory was redacted from what the request read: the body reads
-    /// "[erased memory]" where the sentence was sent.
+    /// An erased memory was redacted from what the request read (the body reads "[erased
+    /// memory]" where the sentence was sent), or a picture it carried was deleted since
+    /// (the body says so where the picture was).
     pub redacted: bool,
 }
 
@@ -403,11 +413,12 @@ pub struct Rebuilt {
 /// again from what was stored — the body exactly as it was sent (§8.1), as JSON and as the
 /// bytes, whatever changed in the agent or the tools since.
 pub async fn rebuild(
+    State(state): State<AppState>,
     caller: Caller,
     Path((id, request)): Path<(ConversationId, i64)>,
 ) -> Result<Json<Rebuilt>, ApiError> {
     find(&caller, &id).await?;
-    let (kind, body, redacted) = crate::agent::rebuild(&caller.session.space, &id, request).await?;
+    let (kind, body, redacted) = crate::agent::rebuild(&caller.session.space, &state.system, &id, request).await?;
     let raw = body.to_string();
     Ok(Json(Rebuilt { id: request, kind, body, raw, redacted }))
 }

@@ -65,17 +65,29 @@ pub enum ModelInput {
         strength: Option<String>,
         #[ts(optional)]
         tools: Option<bool>,
+        /// It reads pictures attached to a message.
+        #[ts(optional)]
+        images: Option<bool>,
     },
 }
 
-/// A model's id with what was given of its context window, strength and tool support.
-type ModelParts = (String, Option<i64>, Option<String>, Option<bool>);
+/// A model's id with what was given of its context window, strength, tool support and
+/// whether it reads pictures.
+struct ModelParts {
+    id: String,
+    context_window: Option<i64>,
+    strength: Option<String>,
+    tools: Option<bool>,
+    images: Option<bool>,
+}
 
 impl ModelInput {
     fn into_parts(self) -> ModelParts {
         match self {
-            Self::Id(id) => (id, None, None, None),
-            Self::Detailed { id, context_window, strength, tools } => (id, context_window, strength, tools),
+            Self::Id(id) => ModelParts { id, context_window: None, strength: None, tools: None, images: None },
+            Self::Detailed { id, context_window, strength, tools, images } => {
+                ModelParts { id, context_window, strength, tools, images }
+            }
         }
     }
 }
@@ -249,6 +261,9 @@ impl ProviderAdmin<'_> {
         for model in req.models.iter().flatten() {
             let (id, tools) = match model {
                 ModelInput::Id(id) => (id, None),
+                ModelInput::Detailed { images: Some(true), .. } => {
+                    return Err(built_in("the built-in models read words only, not pictures"));
+                }
                 ModelInput::Detailed { id, tools, .. } => (id, *tools),
             };
             // What is not given is kept (`keep_stored`): only turning tools on is checked.
@@ -337,12 +352,13 @@ pub fn refuse_built_in_refresh(id: &str) -> Result<(), AdminError> {
 /// tool support were read from each file, not guessed from a name as for other providers.
 fn keep_stored(given: Vec<ModelInput>, stored: &[Model]) -> Vec<ModelInput> {
     let kept = |given: ModelInput| {
-        let (id, context_window, strength, tools) = given.into_parts();
+        let ModelParts { id, context_window, strength, tools, images } = given.into_parts();
         let stored = stored.iter().find(|m| m.model_id == id);
         ModelInput::Detailed {
             context_window: context_window.or(stored.map(|m| m.context_window)),
             strength: strength.or(stored.map(|m| m.strength.clone())),
             tools: tools.or(stored.map(|m| m.tools)),
+            images: images.or(stored.map(|m| m.images)),
             id,
         }
     };
@@ -352,7 +368,7 @@ fn keep_stored(given: Vec<ModelInput>, stored: &[Model]) -> Vec<ModelInput> {
 fn models_from(given: Vec<ModelInput>) -> Result<Vec<Model>, AdminError> {
     let mut models: Vec<Model> = Vec::with_capacity(given.len());
     for input in given {
-        let (id, context_window, strength, tools) = input.into_parts();
+        let ModelParts { id, context_window, strength, tools, images } = input.into_parts();
         let id = id.trim().to_owned();
         if id.is_empty() || id.len() > 200 {
             return Err(AdminError::InvalidModel("a model id has 1 to 200 characters".into()));
@@ -368,7 +384,8 @@ fn models_from(given: Vec<ModelInput>) -> Result<Vec<Model>, AdminError> {
         if context_window <= 0 {
             return Err(AdminError::InvalidModel("context_window must be positive".into()));
         }
-        models.push(Model { model_id: id, context_window, strength, tools: tools.unwrap_or(true) });
+        let (tools, images) = (tools.unwrap_or(true), images.unwrap_or(false));
+        models.push(Model { model_id: id, context_window, strength, tools, images });
     }
     Ok(models)
 }
@@ -441,20 +458,32 @@ mod tests {
         assert_eq!(models[0].context_window, 8192);
         assert_eq!(models[0].strength, guess_strength("llama3.1:8b"));
         assert!(models[0].tools);
+        assert!(!models[0].images, "reading pictures is said, not guessed");
     }
 
     #[test]
     fn a_model_listed_twice_or_with_an_unknown_strength_is_refused() {
         let twice = vec![ModelInput::Id("a".into()), ModelInput::Id("a".into())];
         assert!(matches!(models_from(twice), Err(AdminError::InvalidModel(_))));
-        let odd =
-            ModelInput::Detailed { id: "a".into(), context_window: None, strength: Some("huge".into()), tools: None };
+        let odd = ModelInput::Detailed {
+            id: "a".into(),
+            context_window: None,
+            strength: Some("huge".into()),
+            tools: None,
+            images: None,
+        };
         assert!(matches!(models_from(vec![odd]), Err(AdminError::InvalidModel(_))));
     }
 
     #[test]
     fn the_built_in_provider_keeps_what_a_change_leaves_out() {
-        let stored = [Model { model_id: "m".into(), context_window: 4096, strength: "fast".into(), tools: false }];
+        let stored = [Model {
+            model_id: "m".into(),
+            context_window: 4096,
+            strength: "fast".into(),
+            tools: false,
+            images: false,
+        }];
         let kept = keep_stored(vec![ModelInput::Id("m".into())], &stored);
         let models = models_from(kept).unwrap();
         assert_eq!(models, stored.to_vec());

@@ -36,6 +36,17 @@ pub fn body(request: &ChatRequest) -> Value {
             ContextMessage::Tool { call_id, content } => {
                 ("user", vec![json!({ "type": "tool_result", "tool_use_id": call_id, "content": content })])
             }
+            // A picture is one more block of the person's message.
+            ContextMessage::Picture(picture) => match picture.sent(request.images) {
+                Some(data) => (
+                    "user",
+                    vec![json!({
+                        "type": "image",
+                        "source": { "type": "base64", "media_type": picture.media_type, "data": data }
+                    })],
+                ),
+                None => ("user", vec![json!({ "type": "text", "text": picture.stand_in(request.images) })]),
+            },
             ContextMessage::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();
                 if !text.is_empty() {
@@ -191,6 +202,8 @@ pub async fn list_models(client: &reqwest::Client, endpoint: &Endpoint) -> Resul
             context_window: DEFAULT_CONTEXT,
             strength: super::catalogue::guess_strength(id).to_owned(),
             tools: true,
+            // Every Claude model since the third reads pictures.
+            images: true,
         })
         .collect();
     models.sort_by(|a, b| a.model_id.cmp(&b.model_id));
@@ -218,6 +231,7 @@ mod tests {
             tools: vec![ToolSpec { name: "current_time".into(), description: "d".into(), parameters: json!({}) }],
             cache_key: None,
             max_tokens: None,
+            images: false,
         };
         let body = body(&request);
         assert_eq!(body["system"], "Be kind.");

@@ -33,6 +33,8 @@ pub struct CatalogueModel {
     pub context_window: i64,
     pub strength: String,
     pub tools: bool,
+    /// It reads pictures attached to a message.
+    pub images: bool,
     /// Whether the words sent to it stay on this machine or home network (§16).
     pub privacy: Tier,
     /// Who connected the provider and who last changed it (§3).
@@ -54,6 +56,7 @@ impl From<CatalogueRow> for CatalogueModel {
             context_window: row.context_window,
             strength: row.strength,
             tools: row.tools,
+            images: row.images,
             configured_by: row.created_by,
             changed_by: row.updated_by,
         }
@@ -149,6 +152,7 @@ mod tests {
             context_window: context,
             strength: strength.into(),
             tools: true,
+            images: false,
             privacy: Tier::Remote,
             configured_by: String::new(),
             changed_by: String::new(),

@@ -176,6 +176,8 @@ impl Library {
             context_window: i64::from(staged.context),
             strength: local::strength(staged.parameters).to_owned(),
             tools: staged.info.template_takes_tools,
+            // The built-in engine reads words only.
+            images: false,
         });
         staged.install(&self.models, &id)?;
         if let Err(err) = local_models::insert(&self.system, actor, &row, model.as_ref()).await {

@@ -33,8 +33,54 @@ use crate::store::roles::PrivacyTier;
 pub enum ContextMessage {
     System(String),
     User(String),
-    Assistant { text: String, tool_calls: Vec<ToolCall> },
-    Tool { call_id: String, content: String },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        call_id: String,
+        content: String,
+    },
+    /// A picture that follows the person's message (§12.2).
+    Picture(Picture),
+}
+
+/// A picture attached to a message: the document it is, and its bytes once read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picture {
+    pub document: crate::ids::DocumentId,
+    pub media_type: String,
+    /// The bytes in base64, read from the document when the request is composed; `None`
+    /// when the document is no longer kept.
+    pub data: Option<std::sync::Arc<str>>,
+}
+
+impl Picture {
+    /// A picture of `media_type` with `data` (base64), as tests make them.
+    #[cfg(test)]
+    pub fn of(media_type: &str, data: Option<&str>) -> Self {
+        Self {
+            document: crate::ids::DocumentId::new("doc_test"),
+            media_type: media_type.into(),
+            data: data.map(Into::into),
+        }
+    }
+
+    /// What a model reads in place of the picture, when it does not get the picture itself.
+    pub fn stand_in(&self, images: bool) -> &'static str {
+        if self.data.is_none() {
+            "[a picture was attached here; it has since been deleted]"
+        } else if images {
+            "[a picture]"
+        } else {
+            "[a picture was attached here; this model does not read pictures]"
+        }
+    }
+
+    /// The picture itself, when the model reads pictures and it is still kept.
+    pub fn sent(&self, images: bool) -> Option<&str> {
+        self.data.as_deref().filter(|_| images)
+    }
 }
 
 /// A call the model asked for. `arguments` is the JSON text exactly as the model wrote it.
@@ -66,6 +112,9 @@ pub struct ChatRequest {
     /// The most the reply may be, in tokens; the provider's own bound when none (a tool
     /// server's sampling request states one).
     pub max_tokens: Option<u32>,
+    /// The model reads pictures: [`ContextMessage::Picture`]s go as pictures, otherwise as
+    /// a sentence saying one was there.
+    pub images: bool,
 }
 
 /// A piece of a streamed reply.
@@ -446,6 +495,7 @@ mod tests {
             tools: vec![],
             cache_key: None,
             max_tokens: None,
+            images: false,
         };
         let refused = start(&http_client(), &endpoint, &request, PrivacyTier::LocalOnly).await.err().unwrap();
         assert_eq!(refused.code(), "privacy_tier");

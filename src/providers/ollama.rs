@@ -21,10 +21,24 @@ const DEFAULT_CONTEXT: i64 = 4096;
 /// The request body, exactly as sent.
 pub fn body(request: &ChatRequest) -> Value {
     let mut names = std::collections::HashMap::new();
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|message| match message {
+    let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+    for message in &request.messages {
+        let value = match message {
+            // A picture goes in the `images` of the person's message it follows.
+            ContextMessage::Picture(picture) => {
+                let follows = messages.last_mut().filter(|last| last["role"] == "user");
+                match (picture.sent(request.images), follows) {
+                    (Some(data), Some(last)) => {
+                        if !last["images"].is_array() {
+                            last["images"] = json!([]);
+                        }
+                        last["images"].as_array_mut().expect("made an array").push(json!(data));
+                    }
+                    (Some(data), None) => messages.push(json!({ "role": "user", "content": "", "images": [data] })),
+                    (None, _) => messages.push(json!({ "role": "user", "content": picture.stand_in(request.images) })),
+                }
+                continue;
+            }
             ContextMessage::System(text) => json!({ "role": "system", "content": text }),
             ContextMessage::User(text) => json!({ "role": "user", "content": text }),
             ContextMessage::Assistant { text, tool_calls } => {
@@ -44,8 +58,9 @@ pub fn body(request: &ChatRequest) -> Value {
             ContextMessage::Tool { call_id, content } => {
                 json!({ "role": "tool", "content": content, "tool_name": names.get(call_id.as_str()).copied().unwrap_or("") })
             }
-        })
-        .collect();
+        };
+        messages.push(value);
+    }
     let mut body = json!({ "model": request.model, "messages": messages, "stream": true });
     if let Some(max) = request.max_tokens {
         body["options"] = json!({ "num_predict": max });
@@ -138,19 +153,43 @@ fn model_from_show(name: &str, shown: &Value) -> Model {
         .and_then(|arch| info[format!("{arch}.context_length")].as_i64())
         .filter(|n| *n > 0)
         .unwrap_or(DEFAULT_CONTEXT);
-    let tools = shown["capabilities"].as_array().is_none_or(|caps| caps.iter().any(|c| c.as_str() == Some("tools")));
+    let capable =
+        |what: &str| shown["capabilities"].as_array().map(|caps| caps.iter().any(|c| c.as_str() == Some(what)));
     Model {
         model_id: name.to_owned(),
         context_window: context,
         strength: super::catalogue::guess_strength(name).to_owned(),
-        tools,
+        tools: capable("tools").unwrap_or(true),
+        images: capable("vision").unwrap_or(false),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ToolCall;
+    use crate::providers::{Picture, ToolCall};
+
+    #[test]
+    fn pictures_go_in_the_images_of_the_message_they_follow() {
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                ContextMessage::User("Both?".into()),
+                ContextMessage::Picture(Picture::of("image/png", Some("AAA"))),
+                ContextMessage::Picture(Picture::of("image/jpeg", Some("BBB"))),
+            ],
+            tools: Vec::new(),
+            cache_key: None,
+            max_tokens: None,
+            images: true,
+        };
+        let sent = body(&request)["messages"].clone();
+        assert_eq!(sent, json!([{ "role": "user", "content": "Both?", "images": ["AAA", "BBB"] }]));
+        let request = ChatRequest { images: false, ..request };
+        let sent = body(&request)["messages"].clone();
+        assert_eq!(sent.as_array().unwrap().len(), 3, "{sent}");
+        assert!(sent[0].get("images").is_none() && !sent.to_string().contains("AAA"), "{sent}");
+    }
 
     #[test]
     fn lines_become_text_numbered_whole_calls_and_a_final_usage() {
@@ -193,6 +232,7 @@ mod tests {
             tools: Vec::new(),
             cache_key: None,
             max_tokens: None,
+            images: false,
         };
         let body = body(&request);
         assert_eq!(body["messages"][0]["tool_calls"][0]["function"]["arguments"], json!({ "timezone": "UTC" }));

@@ -15,7 +15,13 @@ use crate::store::providers::Model;
 
 /// The request body, exactly as sent.
 pub fn body(request: &ChatRequest) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+    for each in &request.messages {
+        match each {
+            ContextMessage::Picture(picture) => add_picture(&mut messages, picture, request.images),
+            other => messages.push(message(other)),
+        }
+    }
     let mut body = json!({
         "model": request.model,
         "messages": messages,
@@ -33,6 +39,42 @@ pub fn body(request: &ChatRequest) -> Value {
         body["max_tokens"] = json!(max);
     }
     body
+}
+
+/// A picture as a part of the person's message it follows (its text becomes the first
+/// part): an `image_url` with the bytes as a data URL. The sentence standing in for one not
+/// sent is added to the message's text, which stays a string for servers (and chat
+/// templates) that read only strings.
+fn add_picture(messages: &mut Vec<Value>, picture: &super::Picture, images: bool) {
+    let Some(data) = picture.sent(images) else {
+        let stand_in = picture.stand_in(images);
+        match messages.last_mut() {
+            Some(last) if last["role"] == "user" && last["content"].is_string() => {
+                let text = format!("{}\n\n{stand_in}", last["content"].as_str().unwrap_or_default());
+                last["content"] = json!(text);
+            }
+            Some(last) if last["role"] == "user" && last["content"].is_array() => {
+                if let Some(parts) = last["content"].as_array_mut() {
+                    parts.push(json!({ "type": "text", "text": stand_in }));
+                }
+            }
+            _ => messages.push(json!({ "role": "user", "content": stand_in })),
+        }
+        return;
+    };
+    let part =
+        json!({ "type": "image_url", "image_url": { "url": format!("data:{};base64,{data}", picture.media_type) } });
+    match messages.last_mut() {
+        Some(last) if last["role"] == "user" => {
+            if let Value::String(text) = &last["content"] {
+                last["content"] = json!([{ "type": "text", "text": text }]);
+            }
+            if let Some(parts) = last["content"].as_array_mut() {
+                parts.push(part);
+            }
+        }
+        _ => messages.push(json!({ "role": "user", "content": [part] })),
+    }
 }
 
 fn message(message: &ContextMessage) -> Value {
@@ -53,6 +95,7 @@ fn message(message: &ContextMessage) -> Value {
         ContextMessage::Tool { call_id, content } => {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
         }
+        ContextMessage::Picture(picture) => json!({ "role": "user", "content": picture.stand_in(false) }),
     }
 }
 
@@ -183,8 +226,13 @@ fn models_in(listing: &Value) -> Vec<Model> {
             let tools = entry["supported_parameters"]
                 .as_array()
                 .is_none_or(|params| params.iter().any(|p| p.as_str() == Some("tools")));
+            // OpenRouter-style listings say what a model takes in; others do not, and an
+            // administrator marks the models that read pictures.
+            let images = entry["architecture"]["input_modalities"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|k| k.as_str() == Some("image")));
             let strength = super::catalogue::guess_strength(&id).to_owned();
-            Some(Model { model_id: id, context_window: context, strength, tools })
+            Some(Model { model_id: id, context_window: context, strength, tools, images })
         })
         .collect();
     models.sort_by(|a, b| a.model_id.cmp(&b.model_id));
@@ -195,7 +243,43 @@ fn models_in(listing: &Value) -> Vec<Model> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ToolCall;
+    use crate::providers::{Picture, ToolCall};
+
+    fn with_picture(images: bool, data: Option<&str>) -> Value {
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                ContextMessage::User("What is this?".into()),
+                ContextMessage::Picture(Picture::of("image/png", data)),
+            ],
+            tools: Vec::new(),
+            cache_key: None,
+            max_tokens: None,
+            images,
+        };
+        body(&request)["messages"].clone()
+    }
+
+    #[test]
+    fn a_picture_joins_the_message_it_follows_as_an_image_part_or_a_sentence() {
+        let sent = with_picture(true, Some("iVBOR"));
+        assert_eq!(sent.as_array().unwrap().len(), 1, "one user message: {sent}");
+        assert_eq!(
+            sent[0]["content"],
+            json!([
+                { "type": "text", "text": "What is this?" },
+                { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBOR" } }
+            ])
+        );
+        // Not sent, the picture is a sentence in the message's text, which stays a string.
+        let unread = with_picture(false, Some("iVBOR"));
+        assert_eq!(
+            unread[0]["content"],
+            "What is this?\n\n[a picture was attached here; this model does not read pictures]"
+        );
+        let gone = with_picture(true, None);
+        assert!(gone[0]["content"].as_str().unwrap().ends_with("it has since been deleted]"), "{gone}");
+    }
 
     #[test]
     fn text_tool_fragments_finish_and_usage_are_read_from_chunks() {

@@ -157,6 +157,20 @@ pub struct Message {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[ts(optional, as = "Option<bool>")]
     pub redacted: bool,
+    /// The pictures a person's message carries to a model that reads pictures (§12.2).
+    #[sqlx(json(nullable))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub images: Option<Vec<AttachedPicture>>,
+}
+
+/// A picture a person's message carries: the document it is, and the type of its bytes.
+/// The bytes stay with the document and are read when a request is composed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(rename = "MessagePicture")]
+pub struct AttachedPicture {
+    pub document: crate::ids::DocumentId,
+    pub media_type: String,
 }
 
 /// A tool call as an assistant row keeps it in `tool_calls`: what the model asked for,

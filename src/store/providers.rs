@@ -79,6 +79,8 @@ pub struct Model {
     pub context_window: i64,
     pub strength: String,
     pub tools: bool,
+    /// It reads pictures attached to a message.
+    pub images: bool,
 }
 
 /// A model with the provider that serves it: one row of the catalogue.
@@ -95,6 +97,7 @@ pub struct CatalogueRow {
     pub context_window: i64,
     pub strength: String,
     pub tools: bool,
+    pub images: bool,
 }
 
 /// What an administrator set for a new provider; the key arrives already sealed.
@@ -138,7 +141,7 @@ pub async fn sealed_keys_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<(Stri
 
 pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>, StoreError> {
     Ok(sqlx::query_as(
-        "SELECT model_id, context_window, strength, tools FROM models WHERE provider_id = ? ORDER BY model_id",
+        "SELECT model_id, context_window, strength, tools, images FROM models WHERE provider_id = ? ORDER BY model_id",
     )
     .bind(provider_id)
     .fetch_all(store.pool())
@@ -149,7 +152,7 @@ pub async fn models(store: &SystemStore, provider_id: &str) -> Result<Vec<Model>
 pub async fn catalogue_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<CatalogueRow>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT p.id AS provider_id, p.name AS provider_name, p.kind, p.base_url, p.trusted_lan, p.created_by,
-                p.updated_by, m.model_id, m.context_window, m.strength, m.tools
+                p.updated_by, m.model_id, m.context_window, m.strength, m.tools, m.images
          FROM models m JOIN providers p ON p.id = m.provider_id
          ORDER BY p.created_at, p.name, m.model_id",
     )
@@ -272,13 +275,15 @@ async fn replace_models(
     sqlx::query("DELETE FROM models WHERE provider_id = ?").bind(provider_id).execute(&mut *tx).await?;
     for model in models {
         sqlx::query(
-            "INSERT INTO models (provider_id, model_id, context_window, strength, tools) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO models (provider_id, model_id, context_window, strength, tools, images)
+             VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(provider_id)
         .bind(&model.model_id)
         .bind(model.context_window)
         .bind(&model.strength)
         .bind(model.tools)
+        .bind(model.images)
         .execute(&mut *tx)
         .await?;
     }

@@ -306,6 +306,7 @@ mod tests {
             created_at: String::new(),
             frame_id: None,
             redacted: false,
+            images: None,
         };
         Arc::new(Snapshot { conversation, summary: None, history: vec![message; rows] })
     }

@@ -260,7 +260,7 @@ async fn canaries_in_an_uploaded_pdf_and_picture_never_reach_the_disk_in_the_cle
 }
 
 /// A PNG of `words` in black on white, made by ImageMagick (`deps.sh test`).
-fn picture_of(words: &str) -> Vec<u8> {
+pub(crate) fn picture_of(words: &str) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("words.png");
     let made = std::process::Command::new("convert")

@@ -18,21 +18,18 @@ impl Tool for DocumentRead {
     }
 
     fn description(&self) -> &'static str {
-        "Reads the text of one document (the person's own or a shared one) by its id, page by page: all of it \
-         from page 1 when it is short, otherwise as many pages as fit (about 24,000 characters), saying where to \
-         read on. Give \"pages\" as \"3\", \"2-5\" or \"6-\" to read those. Find ids with document_search, or from \
-         a document attached to the message."
+        // Short: every word here is in every request to a small local model's window.
+        "Reads a document (the person's or a shared one) by id, as many pages as fit, saying where to read on."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "document": { "type": "string", "maxLength": 64, "description": "The document's id." },
+                "document": { "type": "string", "description": "The document's id." },
                 "pages": {
                     "type": "string",
-                    "maxLength": 24,
-                    "description": "Which pages, counted from 1: \"3\", \"2-5\" or \"6-\"; from page 1 when left out."
+                    "description": "Pages from 1: \"3\", \"2-5\" or \"6-\"; all when left out."
                 }
             },
             "required": ["document"],

@@ -25,11 +25,9 @@ impl Tool for DocumentSearch {
     }
 
     fn description(&self) -> &'static str {
-        "Searches the text of the person's documents (files they uploaded) and of the documents shared with \
-         everyone here, and returns the best matching pages (5 unless asked for more, at most 10): the document's \
-         id and name, the page number and the passage that matched. A page matches when it holds every word (or \
-         a word starting with it); accents and case do not matter. Then read the pages with document_read, and \
-         cite them."
+        // Short: every word here is in every request to a small local model's window.
+        "Searches the text of the person's documents and the shared ones, by meaning and words; returns the best \
+         pages (document id, name, page, passage). Then document_read, and cite the page."
     }
 
     fn parameters(&self) -> Value {
@@ -39,7 +37,7 @@ impl Tool for DocumentSearch {
                 "query": {
                     "type": "string",
                     "maxLength": MAX_QUERY_CHARS,
-                    "description": "Words to look for; plain words, no operators."
+                    "description": "What to look for."
                 },
                 "limit": { "type": "integer", "minimum": 1, "maximum": MOST }
             },

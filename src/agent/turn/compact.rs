@@ -56,6 +56,7 @@ impl Turn {
             tools: Vec::new(),
             cache_key: context::cache_key_of(&prompt),
             max_tokens: None,
+            images: false,
         };
         let started = Instant::now();
         // Nothing sent (withheld, or stopped first): nothing to record or bill.
@@ -76,7 +77,10 @@ impl Turn {
         }
         let summary = chat::add_summary(&space, &self.chat_id, upto, text).await?;
         self.events.emit(|of| LiveEvent::Compacted { of, upto });
-        self.context = context::compose_context(&self.prompt, Some(&summary.text), &newer, context::Rows::Conversation);
+        let mut context =
+            context::compose_context(&self.prompt, Some(&summary.text), &newer, context::Rows::Conversation);
+        crate::agent::documents::load_pictures(&space, self.runtime.system(), &mut context).await?;
+        self.context = context;
         self.summary = Some(summary);
         Ok(true)
     }

@@ -366,6 +366,7 @@ impl Turn {
             tools: if self.model.tools { self.offered.clone() } else { Vec::new() },
             cache_key: context::cache_key_of(&self.prompt),
             max_tokens: None,
+            images: self.model.images,
         }
     }
 

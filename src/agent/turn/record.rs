@@ -131,6 +131,7 @@ impl Turn {
             summary_id: self.summary.as_ref().map(|s| s.id),
             purpose,
             frame_id: self.frame_id().map(str::to_owned),
+            images: self.model.images,
         }
     }
 

@@ -142,6 +142,7 @@ impl Sampler {
             summary_id: None,
             purpose: RequestPurpose::Sampling,
             frame_id: self.frame_id.clone(),
+            images: false,
         };
         let record = request_record(&self.turn_id, &self.model, measured, source);
         let today = usage::today();
@@ -177,6 +178,7 @@ fn chat_request(model: &str, request: &SampleRequest) -> ChatRequest {
         tools: Vec::new(),
         cache_key: None,
         max_tokens: Some(request.max_tokens),
+        images: false,
     }
 }
 

@@ -89,6 +89,7 @@ impl Turn {
             tools: Vec::new(),
             cache_key: context::cache_key_of(&prompt),
             max_tokens: None,
+            images: false,
         };
         let started = Instant::now();
         let Some((reply, end)) = self.summary(&request).await else { return Ok(()) };

@@ -98,7 +98,7 @@ pub async fn frame_for_call(store: &PrivateStore, call_id: &str) -> Result<Optio
 pub async fn frame_rows(store: &PrivateStore, frame_id: &str) -> Result<Vec<Message>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-                error_message, created_at, frame_id, redacted
+                error_message, created_at, frame_id, redacted, images
          FROM messages WHERE frame_id = ? ORDER BY id",
     )
     .bind(frame_id)

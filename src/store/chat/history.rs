@@ -25,6 +25,8 @@ pub struct NewMessage<'a> {
     pub error_code: Option<&'a str>,
     pub error_message: Option<&'a str>,
     pub frame_id: Option<&'a str>,
+    /// The pictures a person's message carries.
+    pub images: Option<&'a [super::AttachedPicture]>,
 }
 
 /// Appends rows to the history in one transaction; returns their ids.
@@ -80,7 +82,7 @@ pub async fn all_rows(store: &PrivateStore, session_id: &ConversationId) -> Resu
 }
 
 const COLUMNS: &str = "id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model, error_code,
-    error_message, created_at, frame_id, redacted";
+    error_message, created_at, frame_id, redacted, images";
 
 pub(super) async fn insert_message(
     tx: &mut sqlx::SqliteConnection,
@@ -89,8 +91,8 @@ pub(super) async fn insert_message(
 ) -> Result<i64, StoreError> {
     let id = sqlx::query(
         "INSERT INTO messages (session_id, turn_id, role, text, status, tool_calls, tool_call_id, tool_name, model,
-                               error_code, error_message, created_at, frame_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               error_code, error_message, created_at, frame_id, images)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(m.session_id)
     .bind(m.turn_id)
@@ -105,6 +107,7 @@ pub(super) async fn insert_message(
     .bind(m.error_message)
     .bind(now)
     .bind(m.frame_id)
+    .bind(m.images.filter(|p| !p.is_empty()).map(|p| serde_json::to_string(p).expect("pictures serialize")))
     .execute(tx)
     .await?
     .last_insert_rowid();

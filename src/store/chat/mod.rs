@@ -17,7 +17,9 @@ mod turns;
 
 use std::sync::Arc;
 
-pub use super::conversation::{Conversation, Message, MessageRole, MessageStatus, StoredCall, Summary, TurnState};
+pub use super::conversation::{
+    AttachedPicture, Conversation, Message, MessageRole, MessageStatus, StoredCall, Summary, TurnState,
+};
 use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
@@ -31,7 +33,7 @@ pub use requests::{
     record_request, requests, stored_request,
 };
 pub use search::{Hit, search};
-pub use turns::{TurnEnd, begin_retry, begin_turn, close_turn, end_turn, running_turns};
+pub use turns::{TurnEnd, begin_retry, begin_turn, begin_turn_with, close_turn, end_turn, running_turns};
 
 /// A conversation with its latest summary on its active path, in one query: a turn's start
 /// reads both. A summary made on another path stands in for rows this one does not hold.

@@ -81,6 +81,8 @@ pub struct RequestSource {
     pub purpose: RequestPurpose,
     /// The sub-agent frame that made the request, if one did.
     pub frame_id: Option<String>,
+    /// The model read pictures: the pictures went as themselves.
+    pub images: bool,
 }
 
 /// Records a model request and the parts it was composed from, in one transaction.
@@ -113,8 +115,9 @@ pub(super) async fn insert_request(
     sqlx::query(
         "INSERT INTO model_requests (turn_id, provider, model, tokens_in, tokens_out, ttft_ms, latency_ms, attempts,
                                      outcome, error_code, created_at, session_id, kind, render_version,
-                                     prompt_version, toolset_version, history_upto, summary_id, purpose, frame_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     prompt_version, toolset_version, history_upto, summary_id, purpose, frame_id,
+                                     images)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&figures.turn_id)
     .bind(&figures.provider)
@@ -136,6 +139,7 @@ pub(super) async fn insert_request(
     .bind(source.summary_id)
     .bind(source.purpose)
     .bind(&source.frame_id)
+    .bind(source.images)
     .execute(conn)
     .await?;
     Ok(())
@@ -164,9 +168,10 @@ pub async fn stored_request(
     session_id: &ConversationId,
     id: i64,
 ) -> Result<Option<StoredRequest>, StoreError> {
-    type Row = (TurnId, String, ProviderKind, i64, String, String, i64, Option<i64>);
+    type Row = (TurnId, String, ProviderKind, i64, String, String, i64, Option<i64>, bool);
     let row: Option<Row> = sqlx::query_as(
-        "SELECT r.turn_id, r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id
+        "SELECT r.turn_id, r.model, r.kind, r.render_version, p.prompt, t.tools, r.history_upto, r.summary_id,
+                r.images
          FROM model_requests r
          JOIN request_prompts p ON p.version = r.prompt_version
          JOIN request_toolsets t ON t.version = r.toolset_version
@@ -176,7 +181,7 @@ pub async fn stored_request(
     .bind(session_id)
     .fetch_optional(store.pool())
     .await?;
-    let Some((turn_id, model, kind, render_version, prompt, tools, history_upto, summary_id)) = row else {
+    let Some((turn_id, model, kind, render_version, prompt, tools, history_upto, summary_id, images)) = row else {
         return Ok(None);
     };
     let summary = match summary_id {
@@ -201,6 +206,7 @@ pub async fn stored_request(
             summary_id,
             purpose: RequestPurpose::Turn,
             frame_id: None,
+            images,
         },
         summary,
     }))

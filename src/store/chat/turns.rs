@@ -32,6 +32,18 @@ pub async fn begin_turn(
     text: &str,
     place: Place<'_>,
 ) -> Result<i64, StoreError> {
+    begin_turn_with(store, session_id, turn_id, text, &[], place).await
+}
+
+/// The same, the message carrying `pictures`.
+pub async fn begin_turn_with(
+    store: &PrivateStore,
+    session_id: &ConversationId,
+    turn_id: &TurnId,
+    text: &str,
+    pictures: &[super::AttachedPicture],
+    place: Place<'_>,
+) -> Result<i64, StoreError> {
     let _writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
@@ -44,6 +56,7 @@ pub async fn begin_turn(
             role: MessageRole::User,
             text,
             status: MessageStatus::Sent,
+            images: Some(pictures),
             ..NewMessage::default()
         },
         &now,

@@ -148,3 +148,132 @@ async fn add_member(chat: &Chat) -> String {
     assert_eq!(status, 201, "{enrolled}");
     enrolled["token"].as_str().unwrap().to_owned()
 }
+
+/// The provider `scripted`'s id and its first model's id.
+async fn scripted_model(chat: &Chat) -> (String, String) {
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    let provider = providers.as_array().unwrap().iter().find(|p| p["name"] == "scripted").unwrap().clone();
+    let model = provider["models"][0]["model_id"].as_str().unwrap().to_owned();
+    (provider["id"].as_str().unwrap().to_owned(), model)
+}
+
+/// Marks the scripted provider's model as reading pictures, or not.
+async fn reads_pictures(chat: &Chat, images: bool) {
+    let (provider, model) = scripted_model(chat).await;
+    let patch = json!({ "models": [{ "id": model, "images": images }] });
+    let (status, body) =
+        chat.server.call(Method::PATCH, &format!("/api/providers/{provider}"), Some(&chat.token), Some(patch)).await;
+    assert_eq!(status, 204, "{body}");
+    let (_, models) = chat.server.call(Method::GET, "/api/models", Some(&chat.token), None).await;
+    assert_eq!(models[0]["images"], images, "the model list says which read pictures: {models}");
+}
+
+/// Sends `text` with `documents` in a new conversation and waits for the reply: the
+/// conversation's id.
+async fn send_with(chat: &Chat, text: &str, documents: &[&str]) -> String {
+    let session = chat.new_session(json!({})).await;
+    chat.model.push(Reply::text("I see it."));
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, body) =
+        chat.server.post(&path, Some(&chat.token), json!({ "text": text, "documents": documents })).await;
+    assert_eq!(status, 202, "{body}");
+    chat.finished(&session).await;
+    session
+}
+
+/// The last request's body and the conversation's first request composed again.
+async fn sent_and_rebuilt(chat: &Chat, session: &str) -> (Value, Value) {
+    let sent = chat.model.requests().last().unwrap().body.clone();
+    let (_, requests) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/requests"), Some(&chat.token), None).await;
+    let id = requests[0]["id"].as_i64().unwrap();
+    let path = format!("/api/sessions/{session}/requests/{id}/rebuild");
+    let (status, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{rebuilt}");
+    (sent, rebuilt)
+}
+
+#[tokio::test]
+async fn a_picture_reaches_an_openai_compatible_model_that_reads_pictures_as_an_image_part() {
+    use base64::Engine;
+    let chat = Chat::start().await;
+    let png = crate::canary::picture_of("Invoice total 42 euros");
+    let picture = uploaded(&chat.server, &chat.token, "invoice.png", "private", png.clone()).await;
+    read(&chat.server, &chat.token, &picture).await;
+    reads_pictures(&chat, true).await;
+
+    let session = send_with(&chat, "What is the total?", &[&picture]).await;
+    let (sent, rebuilt) = sent_and_rebuilt(&chat, &session).await;
+    let message = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(message["role"], "user");
+    let parts = message["content"].as_array().expect("the words and the picture as parts");
+    assert_eq!(parts.len(), 2, "{message}");
+    let words = parts[0]["text"].as_str().unwrap();
+    assert!(words.starts_with("What is the total?\n\n"), "{words}");
+    assert!(words.contains(&format!("Document {picture} (the person's own) is attached to this message as a picture")));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
+    assert_eq!(
+        parts[1],
+        json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{encoded}") } })
+    );
+    // The record composes the request again, picture and all, exactly as sent.
+    assert_eq!((&rebuilt["body"], rebuilt["redacted"].as_bool()), (&sent, Some(false)));
+    let (_, history) =
+        chat.server.call(Method::GET, &format!("/api/sessions/{session}/messages"), Some(&chat.token), None).await;
+    assert_eq!(history[0]["images"], json!([{ "document": picture, "media_type": "image/png" }]));
+
+    // Deleted, the picture is gone from what a rebuild can show, and the record says so.
+    let (status, _) =
+        chat.server.call(Method::DELETE, &format!("/api/documents/{picture}"), Some(&chat.token), None).await;
+    assert_eq!(status, 204);
+    let (_, rebuilt) = sent_and_rebuilt(&chat, &session).await;
+    assert_eq!(rebuilt["redacted"], true);
+    let content = rebuilt["body"]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert!(content.as_str().unwrap().ends_with("it has since been deleted]"), "{content}");
+
+    // A model that does not read pictures gets the words read from it instead.
+    reads_pictures(&chat, false).await;
+    let again = uploaded(&chat.server, &chat.token, "invoice.png", "private", png).await;
+    read(&chat.server, &chat.token, &again).await;
+    send_with(&chat, "And now?", &[&again]).await;
+    let sent = chat.model.requests().last().unwrap().body.clone();
+    let message = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    let text = message["content"].as_str().expect("words only");
+    assert!(text.contains("Invoice") && text.contains("[page 1]"), "{text}");
+    assert!(!text.contains("base64"), "{text}");
+}
+
+#[tokio::test]
+async fn a_picture_reaches_an_anthropic_model_as_an_image_block_and_a_wordless_one_is_refused_to_others() {
+    use base64::Engine;
+    let model = scripted_model::ScriptedModel::start().await;
+    let chat = Chat::start_kind("anthropic", crate::support::Sandbox::new(), model, Some("sk-ant-test")).await;
+    let png = crate::canary::picture_of("Shelf label aisle 7");
+    let picture = uploaded(&chat.server, &chat.token, "label.png", "private", png.clone()).await;
+    read(&chat.server, &chat.token, &picture).await;
+    let (_, models) = chat.server.call(Method::GET, "/api/models", Some(&chat.token), None).await;
+    assert_eq!(models[0]["images"], true, "Claude models read pictures: {models}");
+
+    let session = send_with(&chat, "Which aisle?", &[&picture]).await;
+    let (sent, rebuilt) = sent_and_rebuilt(&chat, &session).await;
+    let message = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    let blocks = message["content"].as_array().unwrap();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
+    assert_eq!(
+        blocks.last().unwrap(),
+        &json!({ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": encoded } })
+    );
+    assert!(blocks[0]["text"].as_str().unwrap().starts_with("Which aisle?"), "{message}");
+    assert_eq!(rebuilt["body"], sent);
+
+    // A picture with no words in it, for a model that does not read pictures: refused.
+    reads_pictures(&chat, false).await;
+    let blank = crate::canary::picture_of(" ");
+    let wordless = uploaded(&chat.server, &chat.token, "blank.png", "private", blank).await;
+    assert_eq!(read(&chat.server, &chat.token, &wordless).await["status"], "no_text");
+    let session = chat.new_session(json!({})).await;
+    let path = format!("/api/sessions/{session}/messages");
+    let (status, body) =
+        chat.server.post(&path, Some(&chat.token), json!({ "text": "This?", "documents": [wordless] })).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("picture_not_read")), "{body}");
+}

@@ -147,6 +147,12 @@ export interface ApiClientOptions {
 /** Milestones the page reports to the server's log. */
 export type ClientEvent = 'rendered';
 
+/** How `uploadDocument` treats a file whose bytes are kept already. */
+export interface UploadOptions {
+  /** The document kept is the answer (`existing=use`), rather than a 409 `duplicate_document`. */
+  readonly useExisting?: boolean;
+}
+
 /** What `POST /api/providers` takes. */
 export interface NewProvider {
   readonly name: string;
@@ -360,9 +366,21 @@ export class ApiClient {
     return list(body, 'history') as HistoryRow[];
   }
 
-  /** `POST /api/sessions/{id}/messages`: sends a message; the reply streams over the socket. */
-  async send(id: string, text: string, resources: readonly AttachedResource[] = []): Promise<{ readonly turn: string; readonly message: number }> {
-    const payload = resources.length > 0 ? { text, resources } : { text };
+  /**
+   * `POST /api/sessions/{id}/messages`: sends a message; the reply streams over the socket.
+   * `documents` (ids, at most four, each read) follow the words as outside content.
+   */
+  async send(
+    id: string,
+    text: string,
+    resources: readonly AttachedResource[] = [],
+    documents: readonly string[] = [],
+  ): Promise<{ readonly turn: string; readonly message: number }> {
+    const payload = {
+      text,
+      ...(resources.length > 0 ? { resources } : {}),
+      ...(documents.length > 0 ? { documents } : {}),
+    };
     const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, payload);
     return started(body, 'send');
   }
@@ -373,11 +391,13 @@ export class ApiClient {
   }
 
   /**
-   * `POST /api/sessions/{id}/messages` `{"text", "replaces"}`: the message of turn
-   * `turn`, edited and sent again as another version of it; the old one stays readable.
+   * `POST /api/sessions/{id}/messages` `{"text", "replaces", "documents"?}`: the message of
+   * turn `turn`, edited and sent again as another version of it, with the documents it had
+   * attached (read again by the server, never sent back as text); the old one stays readable.
    */
-  async resend(id: string, turn: string, text: string): Promise<{ readonly turn: string; readonly message: number }> {
-    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, { text, replaces: turn });
+  async resend(id: string, turn: string, text: string, documents: readonly string[] = []): Promise<{ readonly turn: string; readonly message: number }> {
+    const payload = documents.length > 0 ? { text, replaces: turn, documents } : { text, replaces: turn };
+    const body = await this.#request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, undefined, payload);
     return started(body, 'resend');
   }
 
@@ -682,6 +702,8 @@ export class ApiClient {
    * type from the bytes, so none is claimed here. The answer is the document, usually
    * still `reading`: its text is extracted in the background. Refused in words (413
    * `too_large`, 415 `unsupported_type`, 400 `empty_file`, 409 `duplicate_document`).
+   * With `useExisting`, the same bytes kept already in that pool are no refusal: the
+   * answer is the document kept (`existing=use`), as attaching a file picked again wants.
    */
   async uploadDocument(
     file: Blob,
@@ -689,8 +711,9 @@ export class ApiClient {
     pool: DocumentPool,
     progress?: (sent: number, total: number) => void,
     signal?: AbortSignal,
+    options: UploadOptions = {},
   ): Promise<Document> {
-    const query = new URLSearchParams({ name, pool });
+    const query = new URLSearchParams({ name, pool, ...(options.useExisting === true ? { existing: 'use' } : {}) });
     return documentOf(await this.#upload(`/api/documents?${query.toString()}`, file, progress, signal));
   }
 

@@ -798,6 +798,30 @@ export const en = {
   filePrevious: 'Previous page',
   fileNext: 'Next page',
   fileNoTextOnPage: 'This page has no text.',
+  // attachments: files sent with a message
+  attachFile: 'Attach a file',
+  /** `{max}` files at most */
+  attachHint: 'Up to {max} files go with a message, read by Skald first. Only you can read them.',
+  attachmentsLabel: 'Files attached to your message',
+  /** `{percent}` how much has been sent, a whole number */
+  attachmentUploading: 'Uploading, {percent}%',
+  /** `{name}` of the file */
+  attachmentRemove: 'Remove {name} from this message',
+  /** `{name}` of the file */
+  attachmentRemoved: '{name} will not go with the message.',
+  /** `{name}` of the file */
+  attachmentAlready: '{name} is attached already.',
+  /** `{name}` of the file, `{reason}` a sentence */
+  attachmentFailed: '{name} could not be attached. {reason}',
+  /** `{max}` files at most; `{n}` of those picked were left out */
+  attachmentsTooMany: {
+    one: 'A message takes at most {max} files: {n} file was left out.',
+    other: 'A message takes at most {max} files: {n} files were left out.',
+  },
+  attachmentsWait: 'Sending waits until the attached files are read.',
+  attachDropHere: 'Drop the files to attach them',
+  attachDropPrivate: 'They go to your files, where only you can read them.',
+  messageAttachmentsLabel: 'Files sent with this message',
   fileStillReading: 'Skald is still reading this file: its text shows here once it is done.',
   /** `{name}` of the file */
   fileImageAlt: 'The image {name}',

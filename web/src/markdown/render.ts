@@ -10,7 +10,10 @@
  *    handlers).
  * 2. DOMPurify over the result, with a short allow-list of tags and
  *    attributes; links keep only http(s) and mailto addresses and open
- *    outside the app (`target=_blank`, `rel=noopener noreferrer`).
+ *    outside the app (`target=_blank`, `rel=noopener noreferrer`). One
+ *    address inside the app is kept, in this window: a document or one of
+ *    its pages exactly (`#/files/<id>?page=<n>`, state/route.ts), which is
+ *    how a reply cites what it read. Any other in-app address is text.
  *
  * Parsing happens in an inert document, so even a string that slipped past
  * both layers could not fetch while being cleaned.
@@ -19,6 +22,7 @@ import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 
 import { strings } from '../i18n/en.js';
+import { isDocumentLink } from '../state/route.js';
 
 /** Addresses a link may keep; everything else becomes plain text. */
 const SAFE_LINK = /^(?:https?:\/\/|mailto:)/i;
@@ -74,6 +78,12 @@ function installHooks(): void {
     }
     if (node.tagName !== 'A') return;
     const href = node.getAttribute('href') ?? '';
+    if (isDocumentLink(href)) {
+      // A citation: the Files page opens here, on that page of the document.
+      node.removeAttribute('target');
+      node.removeAttribute('rel');
+      return;
+    }
     if (!SAFE_LINK.test(href.trim())) {
       node.removeAttribute('href');
       node.removeAttribute('target');
@@ -92,7 +102,8 @@ export function renderMarkdown(source: string): string {
   return DOMPurify.sanitize(html, {
     ALLOWED_TAGS,
     ALLOWED_ATTR,
-    ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+    // DOMPurify tests addresses with their spaces taken out: the hook above checks a document link as written.
+    ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#\/files\/)/i,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     FORBID_TAGS: ['style', 'script', 'iframe', 'img', 'svg', 'math', 'object', 'embed', 'form', 'video', 'audio', 'source', 'link', 'meta'],

@@ -49,6 +49,19 @@ const DOCUMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** The highest page a link may name; anything beyond is no page number. */
 const MAX_PAGE = 1_000_000;
 
+/**
+ * A document's id exactly as the server makes one (`random_id` in src/ids.rs: `doc_` and
+ * twelve random bytes in hex), as a pattern to build stricter ones from.
+ */
+export const ISSUED_DOCUMENT_ID = /doc_[0-9a-f]{24}/;
+
+/**
+ * The one address inside the app that model output may link to: a document on the Files
+ * page, or one of its pages (what a citation is), character for character — no other
+ * page, no other query, nothing around it.
+ */
+const DOCUMENT_LINK = new RegExp(`^#/files/${ISSUED_DOCUMENT_ID.source}(?:\\?page=[1-9][0-9]{0,6})?$`);
+
 /** Reads a fragment such as `#/admin/roles`; anything it does not know opens the conversation. */
 export function parseRoute(hash: string): Route {
   const fragment = hash.replace(/^#\/?/, '');
@@ -114,6 +127,11 @@ export function memoryLink(id: string): string {
 /** The link to a document on the Files page, at `page` (counted from 1) when given: a citation's target. */
 export function documentLink(id: string, page?: number): string {
   return routeHash(page === undefined ? { page: 'files', document: id } : { page: 'files', document: id, documentPage: page });
+}
+
+/** Whether `href` is exactly a link to a document or one of its pages, as a citation makes it. */
+export function isDocumentLink(href: string): boolean {
+  return DOCUMENT_LINK.test(href);
 }
 
 /** The route without what is only read once (a memory or conversation to show): what the address keeps. */

@@ -4,12 +4,16 @@
 // hand opens in pdf.js with its first page drawn and its words in the text layer, and its
 // second page a click away; deleting asks first. The page passes axe-core in both themes
 // and fits a 360-px window, and the page logs no error or CSP violation throughout.
+// In a conversation: a text file attached by the composer goes to the model with the
+// message, inside the outside-content wrapper; the message shows the words and a link to
+// the file, not the file's text; and the reply's citation of a page opens it on the Files
+// page.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/documents.test.mjs
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { axeViolationsInThemes, logIn, openPage, problems, seedInstance, sidewaysOverflow, startStack, stopStack } from './harness.mjs';
+import { axeViolationsInThemes, logIn, openPage, problems, screenshot, seedInstance, sidewaysOverflow, startStack, stopStack } from './harness.mjs';
 import { tinyPdf } from './pdf.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
@@ -105,6 +109,65 @@ describe('documents', () => {
       await page.locator('[data-testid=confirm-ok]').click();
       await file('pantry.txt').waitFor({ state: 'detached', timeout: TIMEOUT });
       assert.equal(await file('recipe.md').count(), 1);
+
+      assert.deepEqual(problems(consoleMessages), []);
+      assert.deepEqual(failedResponses, []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a file attached in the composer goes to the model with the message, shows as a link, and a citation of it opens the Files page', async () => {
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('#main[data-page=chat]').waitFor({ timeout: TIMEOUT });
+
+      const words = 'What goes in the winter soup?';
+      const text = 'Leeks, barley and a pinch of smoked paprika.';
+      await page.locator('[data-testid=attach-input]').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(`${text}\n`) });
+      const chip = page.locator('[data-testid=attachment]');
+      await chip.and(page.locator('[data-state=ready]')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await chip.locator('[data-testid=attachment-name]').innerText(), 'notes.txt');
+      const id = await chip.getAttribute('data-id');
+      assert.match(id, /^doc_[0-9a-f]{24}$/);
+      await screenshot(page, 'documents-attaching');
+
+      await stack.model.push({ text: `Leeks and barley, as [notes.txt, p. 1](#/files/${id}?page=1) says.` });
+      await page.locator('[data-testid=composer]').fill(words);
+      await page.locator('[data-testid=send]').click();
+      const turn = page.locator('[data-testid=turn]');
+      await turn.and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      await chip.waitFor({ state: 'detached', timeout: TIMEOUT });
+
+      // The model read the words, then the document inside the wrapper that marks it as outside content.
+      const requests = await stack.model.requests();
+      const asked = requests.at(-1).body.messages.filter((m) => m.role === 'user').at(-1).content;
+      const said = typeof asked === 'string' ? asked : asked.map((part) => part.text ?? '').join('');
+      assert.ok(said.startsWith(`${words}\n\n`), said);
+      const wrapped = said.slice(said.indexOf(`<untrusted_content source="document:${id}">`));
+      assert.ok(wrapped.startsWith(`<untrusted_content source="document:${id}">\nName: notes.txt\n`), said);
+      assert.ok(wrapped.slice(0, wrapped.indexOf('</untrusted_content>')).includes(text), 'the document’s text is inside the wrapper');
+
+      // The message shows the words and the document as a link, never the text sent with it.
+      const message = turn.locator('[data-testid=user-message]');
+      assert.equal(await message.innerText(), words);
+      const attached = turn.locator('[data-testid=message-attachment]');
+      await attached.waitFor({ timeout: TIMEOUT });
+      assert.equal(await attached.innerText(), 'notes.txt');
+      assert.equal(await attached.getAttribute('href'), `#/files/${id}`);
+      assert.doesNotMatch(await turn.locator('.user').innerText(), /untrusted_content|smoked paprika/);
+      await screenshot(page, 'documents-attached');
+
+      // The reply cites the page; the citation opens the document there, in this window.
+      const citation = turn.locator('[data-testid=assistant-message] skald-markdown a');
+      assert.equal(await citation.innerText(), 'notes.txt, p. 1');
+      assert.equal(await citation.getAttribute('href'), `#/files/${id}?page=1`);
+      assert.equal(await citation.getAttribute('target'), null);
+      await citation.click();
+      await page.locator('#main[data-page=files]').waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.evaluate(() => location.hash), `#/files/${id}?page=1`);
+      await page.locator('[data-testid=document-text]').filter({ hasText: 'smoked paprika' }).waitFor({ timeout: TIMEOUT });
 
       assert.deepEqual(problems(consoleMessages), []);
       assert.deepEqual(failedResponses, []);

@@ -11,6 +11,10 @@ export type Model = {
  */
 name: string, provider_id: string, provider: string, kind: ProviderKind, model_id: string, context_window: number, strength: string, tools: boolean, 
 /**
+ * It reads pictures attached to a message.
+ */
+images: boolean, 
+/**
  * Whether the words sent to it stay on this machine or home network (§16).
  */
 privacy: Privacy, 

@@ -3,4 +3,8 @@
 /**
  * A model as an administrator may give it: a bare id, or an id with what they know.
  */
-export type ModelInput = string | { id: string, context_window?: number, strength?: string, tools?: boolean, };
+export type ModelInput = string | { id: string, context_window?: number, strength?: string, tools?: boolean, 
+/**
+ * It reads pictures attached to a message.
+ */
+images?: boolean, };

@@ -3,4 +3,8 @@
 /**
  * One model a provider offers.
  */
-export type ProviderModel = { model_id: string, context_window: number, strength: string, tools: boolean, };
+export type ProviderModel = { model_id: string, context_window: number, strength: string, tools: boolean, 
+/**
+ * It reads pictures attached to a message.
+ */
+images: boolean, };

@@ -7,7 +7,8 @@ import type { JsonValue } from "./serde_json/JsonValue.js";
  */
 export type Rebuilt = { id: number, kind: ProviderKind, body: JsonValue, raw: string, 
 /**
- * An erased memory was redacted from what the request read: the body reads
- * "[erased memory]" where the sentence was sent.
+ * An erased memory was redacted from what the request read (the body reads "[erased
+ * memory]" where the sentence was sent), or a picture it carried was deleted since
+ * (the body says so where the picture was).
  */
 redacted: boolean, };

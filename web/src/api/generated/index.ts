@@ -96,6 +96,7 @@ export type { MemoryId } from './MemoryId.js';
 export type { MemorySearch } from './MemorySearch.js';
 export type { MemorySubject } from './MemorySubject.js';
 export type { MessageHit } from './MessageHit.js';
+export type { MessagePicture } from './MessagePicture.js';
 export type { MessageRole } from './MessageRole.js';
 export type { MessageStatus } from './MessageStatus.js';
 export type { MissedPolicy } from './MissedPolicy.js';

@@ -2,7 +2,9 @@
 import { css } from 'lit';
 
 export const styles = css`
+  /* Positioned, for the drop overlay over the whole conversation. */
   :host {
+    position: relative;
     display: flex;
     flex-direction: column;
     height: 100%;
@@ -97,6 +99,47 @@ export const styles = css`
     background: var(--skald-user-bubble);
     white-space: pre-wrap;
     overflow-wrap: anywhere;
+  }
+
+  /* The documents a message carried, under its words. */
+  .message-attachments {
+    display: flex;
+    flex-wrap: wrap;
+    justify-content: flex-end;
+    gap: var(--skald-space-1) var(--skald-space-2);
+    max-width: 85%;
+    margin: var(--skald-space-1) 0 0;
+    padding: 0;
+    list-style: none;
+  }
+
+  .message-attachment {
+    display: inline-flex;
+    align-items: center;
+    gap: 0.3rem;
+    max-width: 100%;
+    padding: 0.1rem 0.6rem;
+    border: 1px solid var(--skald-border);
+    border-radius: 999px;
+    background: var(--skald-surface);
+    color: var(--skald-text);
+    font-size: 0.85rem;
+    text-decoration: none;
+  }
+
+  .message-attachment:hover {
+    background: var(--skald-hover);
+  }
+
+  .message-attachment span {
+    overflow: hidden;
+    text-overflow: ellipsis;
+    white-space: nowrap;
+  }
+
+  .message-attachment svg {
+    flex: none;
+    color: var(--skald-text-muted);
   }
 
   .assistant {
@@ -200,6 +243,43 @@ export const styles = css`
     font-size: 0.75rem;
     color: var(--skald-text-muted);
     text-align: center;
+  }
+
+  /* Over the conversation while files are dragged over it; the conversation stays the target. */
+  .drop-overlay {
+    position: absolute;
+    inset: 0;
+    z-index: 2;
+    display: flex;
+    flex-direction: column;
+    align-items: center;
+    justify-content: center;
+    gap: var(--skald-space-2);
+    padding: var(--skald-space-4);
+    outline: 0.2rem dashed var(--skald-accent);
+    outline-offset: -0.4rem;
+    background: var(--skald-accent-bg);
+    color: var(--skald-text);
+    text-align: center;
+    pointer-events: none;
+  }
+
+  .drop-overlay p {
+    margin: 0;
+    max-width: 32rem;
+  }
+
+  .drop-title {
+    display: inline-flex;
+    align-items: center;
+    gap: var(--skald-space-2);
+    font-size: 1.3rem;
+    font-weight: 600;
+  }
+
+  .drop-title svg {
+    width: 1.5rem;
+    height: 1.5rem;
   }
 
   /* A short window (200% zoom): the conversation keeps most of the height. */

@@ -9,6 +9,12 @@
  * A temporary chat says so above the conversation, and is made temporary on its first
  * message; deleting it when the person leaves it is the workspace's part.
  *
+ * Files attached by the composer (or dropped on the conversation) go with the next message
+ * as documents, once read (skald-attachments); Send waits meanwhile. A message sent with
+ * documents shows the person's words and a link to each document, not the text the server
+ * put after them (state/attached-documents.ts), and is edited as those words, sent again
+ * with the same documents.
+ *
  * Owns: the conversation's transcript (state/transcript.ts does the
  * bookkeeping) and its calls: history, send, stop. Never: decides cards
  * itself (CardActionsController does) or keeps anything after it leaves.
@@ -27,10 +33,12 @@ import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
 import { describeError } from '../../i18n/errors.js';
 import { explainTurnError, joinNames } from '../../i18n/turn-errors.js';
+import { readSentMessage, type AttachedDocument, type SentMessage } from '../../state/attached-documents.js';
 import { conversationMarkdown, markdownFileName, replyText } from '../../state/conversation-markdown.js';
 import type { Login } from '../../state/login.js';
 import { badgeForModel, badgeForNext, badgeForNextModel } from '../../state/privacy.js';
 import { summarisedRecall, usedMemories } from '../../state/recall.js';
+import { documentLink } from '../../state/route.js';
 import { supervisorDecides } from '../../state/supervision.js';
 import {
   acceptSending,
@@ -52,8 +60,10 @@ import { controls } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { SessionChangedEvent } from '../events.js';
 import { iconButton } from '../icon-button.js';
-import { copyIcon, leftIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
+import { copyIcon, leftIcon, paperclipIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
 import { decidedText } from '../skald-approval-card/skald-approval-card.js';
+import { carriesFiles, type AttachmentsChangeEvent, type SkaldAttachments } from '../skald-attachments/skald-attachments.js';
+import '../skald-attachments/skald-attachments.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
 import '../skald-held-changes/skald-held-changes.js';
@@ -78,7 +88,9 @@ const FOLLOW_SLACK = 80;
  * `[data-testid=user-message]` and `[data-testid=assistant-message]`;
  * `[data-testid=turn-error]` and `[data-testid=retry]`; `[data-testid=chat-title]`; a turn's
  * versions: `[data-testid=edit-message]`, `[data-testid=regenerate]`,
- * `[data-testid=versions]` with `[data-testid=version-previous]` / `version-next`.
+ * `[data-testid=versions]` with `[data-testid=version-previous]` / `version-next`; a message's
+ * documents, `[data-testid=message-attachment]` (each a link, its `data-id`); the files to
+ * attach, `skald-attachments`; `[data-testid=chat-drop]` while files are dragged over.
  *
  * @summary A conversation with streaming replies, tool cards and the composer.
  * @fires skald-session-changed - a conversation was created, or its state or title changed
@@ -106,6 +118,12 @@ export class SkaldChat extends LitElement {
   @state() private draft = '';
   /** Tool servers' resources to attach to the next message. */
   @state() private attached: readonly AttachedResource[] = [];
+  /** Documents attached to the next message, read and ready to go. */
+  @state() private attachedDocuments: readonly AttachedDocument[] = [];
+  /** A file attached is still being uploaded or read: sending waits for it. */
+  @state() private attachmentsPending = false;
+  /** Files are being dragged over the conversation. */
+  @state() private dragging = false;
   @state() private stopping = false;
   /** The model picked for a new conversation (`null`: automatic). */
   @state() private pickedModel: string | null = null;
@@ -121,6 +139,7 @@ export class SkaldChat extends LitElement {
 
   @query('.log') private log?: HTMLElement;
   @query('skald-composer') private composer?: SkaldComposer;
+  @query('skald-attachments') private attachments?: SkaldAttachments;
 
   readonly #clipboard = new ClipboardController(this);
   readonly #cards = new CardActionsController(
@@ -144,6 +163,7 @@ export class SkaldChat extends LitElement {
       onEvent: (event) => this.#onLive(event),
       onResync: () => void this.#reload(),
     });
+    this.#acceptDroppedFiles();
   }
 
   /** The conversation this view made itself, whose history is already on screen. */
@@ -162,6 +182,18 @@ export class SkaldChat extends LitElement {
   #decided: string | null = null;
   /** After another version is shown: the control to give the focus back to, in the turn at `index`. */
   #focusAfterLoad: { readonly index: number; readonly testid: string } | null = null;
+  /**
+   * The documents a message sent from here carried, by its turn's key: shown under it until
+   * the history, which names them in the message itself, is read.
+   */
+  readonly #sentWith = new Map<string, readonly AttachedDocument[]>();
+  /**
+   * Each turn's message as last read, by its key: a message may carry whole documents, and
+   * the conversation renders again with every word of a reply.
+   */
+  readonly #messages = new Map<string, { readonly text: string; readonly message: SentMessage }>();
+  /** How deep a drag is in the conversation: `dragleave` fires for every element it leaves. */
+  #dragDepth = 0;
 
   /** Stops the reply being written, if one is; whether there was one. */
   stopReply(): boolean {
@@ -309,6 +341,8 @@ export class SkaldChat extends LitElement {
     }
     if (id === this.#createdHere) return;
     this.#createdHere = null;
+    this.#sentWith.clear();
+    this.#messages.clear();
     this.transcript = emptyTranscript(id);
     void this.#reload(true);
   }
@@ -380,6 +414,37 @@ export class SkaldChat extends LitElement {
     else if (up) this.#following = false;
   }
 
+  /**
+   * Files dragged over the conversation: it shows where they go, and a drop attaches them
+   * to the next message. Dragged text or links are left to the browser.
+   */
+  #acceptDroppedFiles(): void {
+    this.addEventListener('dragenter', (event) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      this.#dragDepth += 1;
+      this.dragging = true;
+    });
+    this.addEventListener('dragover', (event) => {
+      if (!carriesFiles(event)) return;
+      // Without this the browser would open the file in place of the app.
+      event.preventDefault();
+      if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+    });
+    this.addEventListener('dragleave', (event) => {
+      if (!carriesFiles(event)) return;
+      this.#dragDepth = Math.max(0, this.#dragDepth - 1);
+      if (this.#dragDepth === 0) this.dragging = false;
+    });
+    this.addEventListener('drop', (event) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      this.#dragDepth = 0;
+      this.dragging = false;
+      this.attachments?.add([...(event.dataTransfer?.files ?? [])]);
+    });
+  }
+
   async #send(text: string): Promise<void> {
     const client = this.login?.client;
     if (!client) return;
@@ -387,6 +452,8 @@ export class SkaldChat extends LitElement {
     this.#following = true;
     let session = this.session;
     const key = `sending-${++this.#turnCounter}`;
+    // The documents ready now go; one attached meanwhile waits for the next message.
+    const documents = this.attachedDocuments;
     try {
       if (session === null) {
         session = await client.createSession(this.pickedModel ?? undefined, { temporary: this.temporary });
@@ -399,14 +466,19 @@ export class SkaldChat extends LitElement {
         this.dispatchEvent(new SessionChangedEvent({ ...session, title: provisionalTitle(text) }));
       }
       this.transcript = addSending(this.transcript, key, text);
+      this.#sentWith.set(key, documents);
       this.announcement = strings.announceSent;
       await this.#pin;
-      const sent = await client.send(session.id, text, this.attached);
+      const ids = documents.map((document) => document.id);
+      const sent = await client.send(session.id, text, this.attached, ids);
       this.attached = [];
+      this.attachments?.clear(ids);
       this.transcript = acceptSending(this.transcript, key, sent.turn);
       this.dispatchEvent(new SessionChangedEvent(null));
     } catch (error) {
+      // The words go back to the composer; the files attached stay attached.
       this.transcript = dropSending(this.transcript, key);
+      this.#sentWith.delete(key);
       this.draft = text;
       if (error instanceof ApiError && error.code === 'held') {
         // The changes it waits on show above the composer; the words stay in it.
@@ -451,11 +523,11 @@ export class SkaldChat extends LitElement {
   }
 
   /**
-   * Another version of `turn`: its message edited (`text`), or the same message answered
-   * again (`null`). The screen reads as the new path will at once; the old version stays
-   * on the server, a click away under the reply.
+   * Another version of `turn`: its message edited (`text`, sent again with the `documents`
+   * it carried), or the same message answered again (`null`). The screen reads as the new
+   * path will at once; the old version stays on the server, a click away under the reply.
    */
-  async #newVersion(turn: Turn, text: string | null): Promise<void> {
+  async #newVersion(turn: Turn, text: string | null, documents: readonly AttachedDocument[] = []): Promise<void> {
     const client = this.login?.client;
     const id = this.session?.id;
     const turnId = turn.id;
@@ -466,12 +538,16 @@ export class SkaldChat extends LitElement {
     const before = this.transcript;
     const key = `version-${++this.#turnCounter}`;
     this.transcript = addVersion(this.transcript, turnId, key, text);
+    if (text !== null) this.#sentWith.set(key, documents);
     this.announcement = text === null ? strings.announceRegenerating : strings.announceSent;
     // The button or the field that was used is gone with the turn it belonged to.
     this.composer?.focus();
     try {
       await this.#pin;
-      const started = text === null ? await client.regenerate(id, turnId) : await client.resend(id, turnId, text);
+      const started =
+        text === null
+          ? await client.regenerate(id, turnId)
+          : await client.resend(id, turnId, text, documents.map((document) => document.id));
       this.transcript = acceptSending(this.transcript, key, started.turn);
       this.dispatchEvent(new SessionChangedEvent(null));
     } catch (error) {
@@ -595,15 +671,31 @@ export class SkaldChat extends LitElement {
             .value=${this.draft}
             ?busy=${busy}
             ?disabled=${noModels || this.stopping || held}
+            .waiting=${this.attachmentsPending ? strings.attachmentsWait : ''}
             @skald-send=${(e: { text: string }) => {
               this.draft = '';
               void this.#send(e.text);
             }}
             @skald-stop=${() => void this.#stop()}
-          ></skald-composer>
+          >
+            <skald-attachments
+              slot="attachments"
+              .login=${this.login}
+              @skald-attachments-change=${(e: AttachmentsChangeEvent) => {
+                this.attachedDocuments = e.documents;
+                this.attachmentsPending = e.pending;
+              }}
+            ></skald-attachments>
+          </skald-composer>
           <p class="fineprint">${strings.composerFineprint}</p>
         </div>
       </div>
+      ${this.dragging
+        ? html`<div class="drop-overlay" data-testid="chat-drop" aria-hidden="true">
+            <p class="drop-title">${paperclipIcon}${strings.attachDropHere}</p>
+            <p>${strings.attachDropPrivate}</p>
+          </div>`
+        : nothing}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
     `;
   }
@@ -655,13 +747,18 @@ export class SkaldChat extends LitElement {
     </article>`;
   }
 
-  /** The person's message, with Edit while nothing is being written; or the field editing it. */
+  /**
+   * The person's message — their words, and a link to each document sent with it — with
+   * Edit while nothing is being written; or the field editing the words.
+   */
   #renderUser(turn: Turn, text: string, mayEdit: boolean): TemplateResult {
+    const message = this.#read(turn.key, text);
+    const documents = message.documents.length > 0 ? message.documents : (this.#sentWith.get(turn.key) ?? []);
     if (this.editing !== null && this.editing === turn.id) {
       return html`<div class="user">
         <skald-message-edit
-          .text=${text}
-          @skald-resend=${(e: { text: string }) => void this.#newVersion(turn, e.text)}
+          .text=${message.words}
+          @skald-resend=${(e: { text: string }) => void this.#newVersion(turn, e.text, documents)}
           @skald-edit-cancel=${() => {
             this.editing = null;
             void this.updateComplete.then(() => this.#turnControl(turn, 'edit-message')?.focus());
@@ -671,11 +768,31 @@ export class SkaldChat extends LitElement {
     }
     return html`<div class="user">
       <h3 class="visually-hidden">${strings.youSaid}</h3>
-      <div class="bubble" data-testid="user-message">${text}</div>
+      <div class="bubble" data-testid="user-message">${message.words}</div>
+      ${documents.length > 0
+        ? html`<ul class="message-attachments" aria-label=${strings.messageAttachmentsLabel}>
+            ${documents.map(
+              (document) => html`<li>
+                <a class="message-attachment" href=${documentLink(document.id)} data-testid="message-attachment" data-id=${document.id}
+                  >${paperclipIcon}<span>${document.name}</span></a
+                >
+              </li>`,
+            )}
+          </ul>`
+        : nothing}
       ${mayEdit && turn.id !== null
         ? iconButton({ testid: 'edit-message', label: strings.editMessage, icon: pencilIcon, className: 'edit-message', onClick: () => (this.editing = turn.id) })
         : nothing}
     </div>`;
+  }
+
+  /** The message `text` of the turn with key `key`, read once for as long as it stays the same. */
+  #read(key: string, text: string): SentMessage {
+    const known = this.#messages.get(key);
+    if (known?.text === text) return known.message;
+    const message = readSentMessage(text);
+    this.#messages.set(key, { text, message });
+    return message;
   }
 
   /** A control of the turn with key `turn.key`, found on screen. */

@@ -6,8 +6,10 @@ export const styles = css`
     display: block;
   }
 
+  /* A wrapping row: what is slotted in may put a part of it on a line of its own. */
   .composer {
     display: flex;
+    flex-wrap: wrap;
     align-items: flex-end;
     gap: var(--skald-space-2);
     padding: var(--skald-space-2);
@@ -23,6 +25,7 @@ export const styles = css`
 
   textarea {
     flex: 1;
+    min-width: 0;
     min-height: 2.5rem;
     max-height: 20rem;
     border: none;
@@ -46,5 +49,11 @@ export const styles = css`
     height: 0.7rem;
     background: currentColor;
     border-radius: 0.1rem;
+  }
+
+  .waiting {
+    margin: var(--skald-space-1) 0 0;
+    font-size: 0.85rem;
+    color: var(--skald-text-muted);
   }
 `;

@@ -1,5 +1,6 @@
 // The composer as a person uses it, in Chromium: typing, Enter and Shift+Enter, the Send
-// button, and Stop (a click or Escape) while a reply is being written.
+// button, and Stop (a click or Escape) while a reply is being written; Send held, saying why,
+// while the message waits for its files.
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -83,6 +84,25 @@ describe('the composer', () => {
     await page.keyboard.press('Escape');
     assert.deepEqual(await emitted(page), []);
     assert.equal(await field().inputValue(), 'hello');
+  });
+
+  test('while the message waits (a file still being read), Send is off and says why; then the words go', async () => {
+    await setProperties(page, 'skald-composer', { waiting: 'Sending waits until the attached files are read.' });
+    await field().click();
+    await page.keyboard.type('summarise it');
+    assert.ok(await send().isDisabled());
+    assert.equal(await page.locator('[data-testid=send-waits]').innerText(), 'Sending waits until the attached files are read.');
+    const describedBy = await send().getAttribute('aria-describedby');
+    assert.equal(await page.locator(`skald-composer #${describedBy}`).innerText(), 'Sending waits until the attached files are read.', 'Send names why it is off');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await emitted(page), []);
+    assert.equal(await field().inputValue(), 'summarise it', 'the words wait in the field');
+
+    await setProperties(page, 'skald-composer', { waiting: '' });
+    assert.equal(await page.locator('[data-testid=send-waits]').count(), 0);
+    assert.equal(await send().getAttribute('aria-describedby'), null);
+    await send().click();
+    assert.deepEqual(await emitted(page), [{ type: 'skald-send', text: 'summarise it' }]);
   });
 
   test('words the conversation puts back (a refused message) are in the field, ready to send again', async () => {

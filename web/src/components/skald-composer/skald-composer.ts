@@ -1,9 +1,11 @@
 /**
  * Where the person writes. Enter sends, Shift+Enter starts a new line; the
  * field grows with the text. While a reply is being written the Send button
- * becomes Stop (Escape stops too).
+ * becomes Stop (Escape stops too). What goes with the message (skald-attachments) sits
+ * in the same box, at the start of the row. While the message waits for something (a file
+ * attached still being read), Send is off and a line under the field says why.
  */
-import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 
 import { strings } from '../../i18n/en.js';
@@ -28,8 +30,9 @@ export class StopEvent extends Event {
 
 /**
  * Test hooks: `[data-testid=composer]` (the text field), `[data-testid=send]`,
- * `[data-testid=stop]`.
+ * `[data-testid=stop]`, `[data-testid=send-waits]` (why Send is off, while `waiting`).
  *
+ * @slot attachments - what goes with the message, laid out in the box's wrapping row before the field
  * @summary The message field with Send and Stop.
  * @fires skald-send - the person sends the text
  * @fires skald-stop - the person stops the reply
@@ -42,6 +45,8 @@ export class SkaldComposer extends LitElement {
   @property({ type: Boolean }) busy = false;
   /** Sending is not possible now (no model, stopping…). */
   @property({ type: Boolean }) disabled = false;
+  /** Why sending waits, in words (a file attached still being read); `''` when it does not. */
+  @property() waiting = '';
   @property() placeholder = '';
   /** The text in the field; set it to put text back (a refused message). */
   @property() value = '';
@@ -59,6 +64,7 @@ export class SkaldComposer extends LitElement {
   override render(): TemplateResult {
     return html`
       <form class="composer" @submit=${this.#submit}>
+        <slot name="attachments"></slot>
         <label class="visually-hidden" for="message">${strings.composerLabel}</label>
         <textarea
           id="message"
@@ -79,12 +85,14 @@ export class SkaldComposer extends LitElement {
               type="submit"
               class="primary send"
               data-testid="send"
-              ?disabled=${this.disabled || this.value.trim() === ''}
+              ?disabled=${this.disabled || this.waiting !== '' || this.value.trim() === ''}
               aria-label=${strings.sendLabel}
+              aria-describedby=${this.waiting !== '' ? 'waiting' : nothing}
             >
               ${strings.send}
             </button>`}
       </form>
+      ${this.waiting !== '' ? html`<p class="waiting" id="waiting" data-testid="send-waits">${this.waiting}</p>` : nothing}
     `;
   }
 
@@ -117,7 +125,7 @@ export class SkaldComposer extends LitElement {
 
   #send(): void {
     const text = this.value.trim();
-    if (text === '' || this.busy || this.disabled) return;
+    if (text === '' || this.busy || this.disabled || this.waiting !== '') return;
     this.value = '';
     this.dispatchEvent(new SendEvent(text));
   }

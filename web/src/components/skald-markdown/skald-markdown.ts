@@ -3,7 +3,8 @@
  * what is allowed). Code blocks carry a copy button, wired here by
  * delegation since the sanitized HTML has no handlers of its own. Links open
  * outside the app: the sanitizer gives them `target=_blank`, and a click is
- * never allowed to navigate this window.
+ * never allowed to navigate this window — except a citation, a link to a
+ * document or one of its pages, which opens the Files page here.
  */
 import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
@@ -12,6 +13,7 @@ import { unsafeHTML } from 'lit/directives/unsafe-html.js';
 import { writeClipboard } from '../../controllers/clipboard-controller.js';
 import { strings } from '../../i18n/en.js';
 import { renderMarkdown } from '../../markdown/render.js';
+import { isDocumentLink } from '../../state/route.js';
 import { styles } from './skald-markdown.styles.js';
 
 /**
@@ -52,6 +54,8 @@ export class SkaldMarkdown extends LitElement {
         event.preventDefault();
         return;
       }
+      // A citation moves this window's address; the workspace opens the document.
+      if (isDocumentLink(href)) return;
       if (link.getAttribute('target') !== '_blank') {
         event.preventDefault();
         window.open(href, '_blank', 'noopener,noreferrer');
