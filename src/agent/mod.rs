@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub use lifecycle::Said;
 pub mod meaning;
 pub mod memory;
+pub mod pictures;
 pub mod prompts;
 pub mod runtime;
 pub mod scheduling;

@@ -75,12 +75,16 @@ pub struct ProviderPatch {
     trusted_lan: Option<bool>,
     #[ts(optional)]
     models: Option<Vec<ModelInput>>,
+    /// The model to make pictures with (`image_generate`); `null` sets none.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    #[ts(optional)]
+    image_model: Option<Option<String>>,
 }
 
 impl From<ProviderPatch> for admin::ProviderPatch {
     fn from(body: ProviderPatch) -> Self {
-        let ProviderPatch { name, base_url, api_key, trusted_lan, models } = body;
-        Self { name, base_url, api_key, trusted_lan, models }
+        let ProviderPatch { name, base_url, api_key, trusted_lan, models, image_model } = body;
+        Self { name, base_url, api_key, trusted_lan, models, image_model }
     }
 }
 

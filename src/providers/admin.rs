@@ -117,6 +117,8 @@ pub struct ProviderPatch {
     pub api_key: Option<Option<String>>,
     pub trusted_lan: Option<bool>,
     pub models: Option<Vec<ModelInput>>,
+    /// The model to make pictures with; `Some(None)` sets none.
+    pub image_model: Option<Option<String>>,
 }
 
 /// A provider as administrators see it: its row, its models and its privacy tier.
@@ -198,6 +200,11 @@ impl ProviderAdmin<'_> {
             given = Some(keep_stored(list, &stored));
         }
         let models = given.map(models_from).transpose()?;
+        let image_model = match req.image_model {
+            Some(Some(model)) => Some(Some(valid_image_model(self.system, id, &model).await?)),
+            Some(None) => Some(None),
+            None => None,
+        };
         let mut api_key = req.api_key.map(trimmed_key);
         if api_key.is_none()
             && let Some(new_url) = &base_url
@@ -217,6 +224,7 @@ impl ProviderAdmin<'_> {
             sealed_key: sealed.as_ref().map(Option::as_deref),
             trusted_lan: req.trusted_lan,
             models: models.as_deref(),
+            image_model: image_model.as_ref().map(|m| m.as_deref()),
         };
         providers::update(self.system, actor, id, &change).await.map_err(named)
     }
@@ -252,7 +260,12 @@ impl ProviderAdmin<'_> {
     /// The built-in provider has no address or key and keeps its name (models are
     /// `local/<id>`); only its models' settings change, and only for models it has files of.
     async fn check_built_in_patch(&self, req: &ProviderPatch) -> Result<(), AdminError> {
-        if req.name.is_some() || req.base_url.is_some() || req.api_key.is_some() || req.trusted_lan.is_some() {
+        if req.name.is_some()
+            || req.base_url.is_some()
+            || req.api_key.is_some()
+            || req.trusted_lan.is_some()
+            || req.image_model.is_some()
+        {
             return Err(built_in(
                 "the built-in provider has no address or key and keeps its name; only its models' settings change",
             ));
@@ -346,6 +359,22 @@ pub fn refuse_built_in_refresh(id: &str) -> Result<(), AdminError> {
         ));
     }
     Ok(())
+}
+
+/// A model to make pictures with, trimmed: 1 to 200 characters, on a provider that speaks
+/// OpenAI's protocol (the one `/v1/images/generations` belongs to).
+async fn valid_image_model(system: &SystemStore, id: &str, model: &str) -> Result<String, AdminError> {
+    let model = model.trim();
+    if model.is_empty() || model.chars().count() > 200 {
+        return Err(AdminError::InvalidModel("a model for pictures has 1 to 200 characters".into()));
+    }
+    let provider = providers::get(system, id).await?.ok_or(AdminError::NoProvider)?;
+    if provider.kind != ProviderKind::Openai {
+        return Err(AdminError::InvalidModel(
+            "pictures are made through an OpenAI-compatible provider (/v1/images/generations)".into(),
+        ));
+    }
+    Ok(model.to_owned())
 }
 
 /// The built-in provider's models keep what a change does not give: their context and

@@ -99,6 +99,36 @@ fn message(message: &ContextMessage) -> Value {
     }
 }
 
+/// Asks `endpoint` for one picture of `prompt` from `model` (`POST {base}/images/generations`),
+/// `size` as `WIDTHxHEIGHT`: the picture's bytes, sent back as base64 (`b64_json`). A reply
+/// that holds only an address is refused: fetching it would reach a host nobody asked for.
+pub async fn generate_image(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    model: &str,
+    prompt: &str,
+    size: &str,
+) -> Result<Vec<u8>, ProviderError> {
+    use base64::Engine;
+    let body = json!({ "model": model, "prompt": prompt, "n": 1, "size": size, "response_format": "b64_json" });
+    let response = send_json(bearer(client.post(url(endpoint, "images/generations")), endpoint), &body).await?;
+    let answer: Value = response
+        .json()
+        .await
+        .map_err(|err| ProviderError::Protocol(format!("the picture's answer is not JSON: {err}")))?;
+    let Some(encoded) = answer["data"][0]["b64_json"].as_str() else {
+        let why = if answer["data"][0]["url"].is_string() {
+            "it sent an address to fetch the picture from rather than the picture"
+        } else {
+            "it sent no picture"
+        };
+        return Err(ProviderError::Protocol(why.to_owned()));
+    };
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|err| ProviderError::Protocol(format!("the picture is not valid base64: {err}")))
+}
+
 /// Sends the request; on success, the reply's stream of deltas.
 pub async fn start(
     client: &reqwest::Client,

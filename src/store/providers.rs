@@ -63,6 +63,8 @@ pub struct Provider {
     pub kind: ProviderKind,
     pub base_url: String,
     pub trusted_lan: bool,
+    /// The model it makes pictures with, if an administrator set one (`image_generate`).
+    pub image_model: Option<String>,
     /// Whether a key is stored; the key itself is never part of this type.
     pub has_key: bool,
     pub created_by: String,
@@ -119,10 +121,12 @@ pub struct ProviderChange<'a> {
     pub sealed_key: Option<Option<&'a [u8]>>,
     pub trusted_lan: Option<bool>,
     pub models: Option<&'a [Model]>,
+    /// `Some(None)` sets no model for pictures.
+    pub image_model: Option<Option<&'a str>>,
 }
 
-const SELECT: &str = "SELECT id, name, kind, base_url, trusted_lan, api_key IS NOT NULL AS has_key, created_by, \
-     created_at, updated_by, updated_at FROM providers";
+const SELECT: &str = "SELECT id, name, kind, base_url, trusted_lan, image_model, api_key IS NOT NULL AS has_key, \
+     created_by, created_at, updated_by, updated_at FROM providers";
 
 pub async fn list(store: &SystemStore) -> Result<Vec<Provider>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY created_at, name"));
@@ -208,7 +212,7 @@ pub async fn update(
     let updated = sqlx::query(
         "UPDATE providers SET name = coalesce(?, name), base_url = coalesce(?, base_url),
                 api_key = CASE WHEN ? THEN ? ELSE api_key END, trusted_lan = coalesce(?, trusted_lan),
-                updated_by = ?, updated_at = ?
+                image_model = CASE WHEN ? THEN ? ELSE image_model END, updated_by = ?, updated_at = ?
          WHERE id = ?",
     )
     .bind(change.name)
@@ -216,6 +220,8 @@ pub async fn update(
     .bind(change.sealed_key.is_some())
     .bind(change.sealed_key.flatten())
     .bind(change.trusted_lan)
+    .bind(change.image_model.is_some())
+    .bind(change.image_model.flatten())
     .bind(&actor.name)
     .bind(timestamp())
     .bind(id)
@@ -236,6 +242,7 @@ pub async fn update(
         "key_changed": change.sealed_key.is_some(),
         "trusted_lan": change.trusted_lan,
         "models_changed": change.models.is_some(),
+        "image_model": change.image_model,
     });
     audit::record(&mut tx, actor, None, "provider.changed", detail.clone()).await?;
     let name: String =

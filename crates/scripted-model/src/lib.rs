@@ -29,6 +29,7 @@
 mod anthropic;
 mod ollama;
 mod openai;
+mod picture;
 mod script;
 mod server;
 

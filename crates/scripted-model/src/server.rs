@@ -62,6 +62,7 @@ pub(crate) async fn stopped(mut stop: watch::Receiver<()>) {
 pub(crate) fn router(server: Server) -> Router {
     Router::new()
         .route("/v1/models", get(models))
+        .route("/v1/images/generations", post(picture))
         .route("/v1/chat/completions", post(|state, uri, headers, raw| chat(Wire::OpenAi, state, uri, headers, raw)))
         .route("/v1/messages", post(|state, uri, headers, raw| chat(Wire::Anthropic, state, uri, headers, raw)))
         .route("/api/chat", post(|state, uri, headers, raw| chat(Wire::Ollama, state, uri, headers, raw)))
@@ -249,6 +250,41 @@ async fn chat(
             Json(wire.whole(&plan, &request, &id)).into_response()
         }
     }
+}
+
+/// `POST /v1/images/generations`: a picture as `b64_json`, a new one each time; recorded like
+/// a chat request.
+async fn picture(
+    State(server): State<Server>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let authorization = Wire::OpenAi.credential(&headers);
+    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
+    let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
+    let count = {
+        let mut ledger = lock(&server.ledger);
+        ledger.received.push(Received {
+            path: uri.path().to_owned(),
+            authorization,
+            body: body.clone(),
+            raw: String::from_utf8_lossy(&raw).into_owned(),
+        });
+        ledger.received.len()
+    };
+    if !authorized {
+        return Wire::OpenAi.unauthorized();
+    }
+    let Some(prompt) = body["prompt"].as_str().filter(|p| !p.trim().is_empty()) else {
+        return Wire::OpenAi.error(StatusCode::BAD_REQUEST, "a picture needs a prompt");
+    };
+    let png = crate::picture::png(u32::try_from(count).unwrap_or(u32::MAX), 16);
+    Json(serde_json::json!({
+        "created": 0,
+        "data": [{ "b64_json": crate::picture::base64(&png), "revised_prompt": prompt }]
+    }))
+    .into_response()
 }
 
 /// `POST /_scripted/replies`: one reply or an array of them.

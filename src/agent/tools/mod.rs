@@ -8,6 +8,7 @@ mod current_time;
 mod document_read;
 mod document_search;
 mod forget;
+mod image_generate;
 mod list_agents;
 mod note_delete;
 mod note_list;
@@ -78,6 +79,8 @@ pub struct ToolContext {
     pub session: Arc<crate::users::sessions::Session>,
     /// The jobs service, for the scheduling tools.
     pub scheduling: super::scheduling::SchedulingPort,
+    /// The runtime, for a tool that reaches a provider itself (`image_generate`).
+    pub runtime: super::Runtime,
 }
 
 impl ToolContext {
@@ -137,6 +140,7 @@ impl Registry {
                 Box::new(schedule::CancelSchedule),
                 Box::new(document_search::DocumentSearch),
                 Box::new(document_read::DocumentRead),
+                Box::new(image_generate::ImageGenerate),
             ]),
             mcp: None,
         }
@@ -316,7 +320,7 @@ mod tests {
     #[test]
     fn a_tool_is_offered_only_where_role_and_agent_both_allow_it() {
         let registry = Registry::builtin(web_fetch::FetchPolicy::default());
-        assert_eq!(registry.offered(&all(), &all()).len(), 20);
+        assert_eq!(registry.offered(&all(), &all()).len(), 21);
         assert!(registry.offered(&all(), &[]).is_empty());
         let notes: Vec<String> = registry.offered(&["note_*".into()], &all()).into_iter().map(|t| t.name).collect();
         assert_eq!(notes, ["note_write", "note_read", "note_list", "note_search", "note_delete"]);

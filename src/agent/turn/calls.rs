@@ -273,6 +273,7 @@ impl Turn {
             sampler: std::sync::Arc::new(self.sampler()),
             session: self.session.clone(),
             scheduling: self.runtime.scheduling().clone(),
+            runtime: self.runtime.clone(),
         };
         let slots = tokio::sync::Semaphore::new(super::MAX_PARALLEL_FRAMES);
         let this: &Turn = self;

@@ -277,3 +277,62 @@ async fn a_picture_reaches_an_anthropic_model_as_an_image_block_and_a_wordless_o
         chat.server.post(&path, Some(&chat.token), json!({ "text": "This?", "documents": [wordless] })).await;
     assert_eq!((status, body["error"]["code"].as_str()), (409, Some("picture_not_read")), "{body}");
 }
+
+#[tokio::test]
+async fn image_generate_asks_first_then_keeps_the_scripted_servers_picture_among_the_documents() {
+    let chat = Chat::start().await;
+    // Without a model for pictures, the call says why and nothing is asked of anyone.
+    chat.model.push(Reply::tool_calls([ScriptedCall::new("image_generate", json!({ "prompt": "a red fox" }))]));
+    chat.model.push(Reply::text("No picture today."));
+    let session = chat.new_session(json!({})).await;
+    chat.send(&session, "Draw a fox").await;
+    let cards = chat.cards(1).await;
+    assert_eq!(cards[0]["details"]["tool"], "image_generate", "it sends words out and may cost: asked first");
+    assert_eq!(chat.decide(&cards[0], json!({ "decision": "allow" })).await.0, 200);
+    chat.finished(&session).await;
+    let said = last_message(&chat, 1);
+    assert!(said.contains("no provider makes pictures"), "{said}");
+
+    let (provider, _) = scripted_model(&chat).await;
+    let patch = json!({ "image_model": "picture-model" });
+    let (status, body) =
+        chat.server.call(Method::PATCH, &format!("/api/providers/{provider}"), Some(&chat.token), Some(patch)).await;
+    assert_eq!(status, 204, "{body}");
+    let (_, providers) = chat.server.call(Method::GET, "/api/providers", Some(&chat.token), None).await;
+    assert_eq!(providers[0]["image_model"], "picture-model", "{providers}");
+
+    chat.model.push(Reply::tool_calls([ScriptedCall::new(
+        "image_generate",
+        json!({ "prompt": "a red fox in the snow", "size": "512x512" }),
+    )]));
+    chat.model.push(Reply::text("Here it is."));
+    chat.send(&session, "Now draw a fox").await;
+    let card = chat.cards(1).await.remove(0);
+    assert_eq!(card["details"]["arguments"]["prompt"], "a red fox in the snow", "the card binds the words: {card}");
+    assert_eq!(chat.decide(&card, json!({ "decision": "allow" })).await.0, 200);
+    chat.finished(&session).await;
+
+    let asked = chat.model.requests().into_iter().find(|r| r.path == "/v1/images/generations").expect("asked");
+    assert_eq!(
+        asked.body,
+        json!({ "model": "picture-model", "prompt": "a red fox in the snow", "n": 1, "size": "512x512",
+                "response_format": "b64_json" })
+    );
+    let (_, documents) = chat.server.call(Method::GET, "/api/documents", Some(&chat.token), None).await;
+    let picture = documents.as_array().unwrap().iter().find(|d| d["kind"] == "png").expect("kept").clone();
+    assert_eq!((picture["pool"].as_str(), picture["status"].as_str()), (Some("private"), Some("no_text")));
+    let detail = picture["status_detail"].as_str().unwrap();
+    assert_eq!(detail, "Made by scripted/picture-model from: a red fox in the snow");
+    let id = picture["id"].as_str().unwrap();
+    let result = last_message(&chat, chat.model.requests().len() - 1);
+    assert!(result.contains(&format!("#/files/{id}")), "{result}");
+    // The bytes are the picture the server made.
+    let content = reqwest::Client::new()
+        .get(chat.server.url(&format!("/api/documents/{id}/content")))
+        .bearer_auth(&chat.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(content.headers()["content-type"], "image/png");
+    assert!(content.bytes().await.unwrap().starts_with(b"\x89PNG"));
+}

@@ -259,6 +259,19 @@ export const en = {
   callSchedule: 'Schedule “{text}”',
   callListSchedules: 'List your reminders and tasks',
   callCancelSchedule: 'Cancel the reminder or task {id}',
+  /** `{query}` the words it looks for */
+  callDocumentSearch: 'Search your documents for “{query}”',
+  callDocumentRead: 'Read a document',
+  /** `{page}` a page number, counted from 1 */
+  callDocumentReadPage: 'Read page {page} of a document',
+  /** `{pages}` a range of pages, e.g. 2–5 */
+  callDocumentReadPages: 'Read pages {pages} of a document',
+  /** `{page}` the first page read; it reads on to the end */
+  callDocumentReadFrom: 'Read a document from page {page} on',
+  /** `{prompt}` the description the picture is made from */
+  callImageGenerate: 'Make a picture: “{prompt}”',
+  /** `{size}` in pixels, e.g. 1024x1024 */
+  callImageGenerateSized: 'Make a {size} picture: “{prompt}”',
 
   // a conversation saved as Markdown, and a reply copied
   exportConversation: 'Save as Markdown',
@@ -454,6 +467,8 @@ export const en = {
   modelGroupRemote: 'Sent to a provider',
   /** `{model}` name, `{provider}` that receives the words */
   modelRemoteOption: '{model} (sent to {provider})',
+  /** An option of the model picker (`{option}`: its name, or its name and provider) whose model reads pictures */
+  modelPicturesOption: '{option} · reads pictures',
   privatePrivate: 'Private to you',
   privatePrivateTitle: 'What you write here stays on this computer.',
   /** `{provider}` that receives the words */
@@ -476,6 +491,11 @@ export const en = {
   /** On hover over a reply's privacy line. */
   turnModel: 'Answered by {model}',
   toolResult: 'Result',
+  // a picture a call made, shown under it; `{prompt}` the description it was made from
+  pictureAlt: 'Picture: {prompt}',
+  pictureAltBare: 'Picture',
+  pictureLoading: 'Loading the picture…',
+  pictureDeleted: 'This picture has been deleted.',
 
   // approval cards and questions
   approvalKind: 'Needs your approval',
@@ -1124,6 +1144,14 @@ export const en = {
   modelsByAt: 'by {name}, {time}',
   modelsModels: 'Models',
   modelsNoModels: 'none listed',
+  modelsImages: 'Reads pictures',
+  /** `{model}` id: the name of its “reads pictures” box */
+  modelsImagesOf: '{model} reads pictures',
+  modelsImagesHint: 'Pictures attached to a message go to models that read them; others get the words read from the picture.',
+  /** `{model}` id */
+  modelsImagesOn: '{model} now reads pictures: they go to it as they are.',
+  /** `{model}` id */
+  modelsImagesOff: '{model} no longer reads pictures: it gets the words read from them.',
   modelsTest: 'Test now',
   /** `{name}` of the provider, `{n}` models */
   modelsTestOk: { one: '{name} answered: {n} model.', other: '{name} answered: {n} models.' },
@@ -1618,6 +1646,9 @@ export const enTools = {
   schedule: 'Schedule a reminder or task',
   list_schedules: 'List your reminders',
   cancel_schedule: 'Cancel a reminder',
+  document_search: 'Search your documents',
+  document_read: 'Read a document',
+  image_generate: 'Make a picture',
 } as const;
 
 /** The tools every translation names. */

@@ -366,6 +366,7 @@ export const french: Words = {
     modelGroupLocal: 'Sur cet ordinateur',
     modelGroupRemote: 'Envoyé à un fournisseur',
     modelRemoteOption: '{model} (envoyé à {provider})',
+    modelPicturesOption: '{option} · lit les images',
     privatePrivate: 'Privé, rien que pour toi',
     privatePrivateTitle: 'Ce que tu écris ici reste sur cet ordinateur.',
     privateRemote: 'Envoyé à {provider}',
@@ -383,6 +384,10 @@ export const french: Words = {
     toolCancelled: 'Annulé',
     toolArguments: 'Arguments',
     toolResult: 'Résultat',
+    pictureAlt: 'Image : {prompt}',
+    pictureAltBare: 'Image',
+    pictureLoading: 'Chargement de l’image…',
+    pictureDeleted: 'Cette image a été supprimée.',
 
     // a conversation saved as Markdown, and a reply copied
     exportConversation: 'Enregistrer en Markdown',
@@ -432,6 +437,13 @@ export const french: Words = {
     callSchedule: 'Programmer « {text} »',
     callListSchedules: 'Lister tes rappels et tâches',
     callCancelSchedule: 'Annuler le rappel ou la tâche {id}',
+    callDocumentSearch: 'Chercher « {query} » dans tes documents',
+    callDocumentRead: 'Lire un document',
+    callDocumentReadPage: 'Lire la page {page} d’un document',
+    callDocumentReadPages: 'Lire les pages {pages} d’un document',
+    callDocumentReadFrom: 'Lire un document à partir de la page {page}',
+    callImageGenerate: 'Créer une image : « {prompt} »',
+    callImageGenerateSized: 'Créer une image de {size} : « {prompt} »',
     turnModel: 'Réponse de {model}',
 
     // approval cards and questions
@@ -997,6 +1009,12 @@ export const french: Words = {
     modelsByAt: 'par {name}, {time}',
     modelsModels: 'Modèles',
     modelsNoModels: 'aucun listé',
+    modelsImages: 'Lit les images',
+    modelsImagesOf: '{model} lit les images',
+    modelsImagesHint:
+      'Les images jointes à un message vont aux modèles qui les lisent ; les autres reçoivent les mots lus dans l’image.',
+    modelsImagesOn: '{model} lit désormais les images : elles lui parviennent telles quelles.',
+    modelsImagesOff: '{model} ne lit plus les images : il reçoit les mots qui y sont lus.',
     modelsTest: 'Tester maintenant',
     modelsTestOk: {
       one: '{name} a répondu : {n} modèle.',
@@ -1485,6 +1503,9 @@ export const french: Words = {
     schedule: 'Programmer un rappel ou une tâche',
     list_schedules: 'Lister tes rappels',
     cancel_schedule: 'Annuler un rappel',
+    document_search: 'Chercher dans tes documents',
+    document_read: 'Lire un document',
+    image_generate: 'Créer une image',
   },
 
   audit: {

@@ -366,6 +366,7 @@ export const italian: Words = {
     modelGroupLocal: 'Su questo computer',
     modelGroupRemote: 'Inviato a un fornitore',
     modelRemoteOption: '{model} (inviato a {provider})',
+    modelPicturesOption: '{option} · legge le immagini',
     privatePrivate: 'Privato, solo per te',
     privatePrivateTitle: 'Ciò che scrivi qui resta su questo computer.',
     privateRemote: 'Inviato a {provider}',
@@ -383,6 +384,10 @@ export const italian: Words = {
     toolCancelled: 'Annullato',
     toolArguments: 'Argomenti',
     toolResult: 'Risultato',
+    pictureAlt: 'Immagine: {prompt}',
+    pictureAltBare: 'Immagine',
+    pictureLoading: 'Caricamento dell’immagine…',
+    pictureDeleted: 'Questa immagine è stata eliminata.',
 
     // a conversation saved as Markdown, and a reply copied
     exportConversation: 'Salva come Markdown',
@@ -432,6 +437,13 @@ export const italian: Words = {
     callSchedule: 'Programmare «{text}»',
     callListSchedules: 'Elencare i tuoi promemoria e compiti',
     callCancelSchedule: 'Annullare il promemoria o il compito {id}',
+    callDocumentSearch: 'Cercare “{query}” nei tuoi documenti',
+    callDocumentRead: 'Leggere un documento',
+    callDocumentReadPage: 'Leggere la pagina {page} di un documento',
+    callDocumentReadPages: 'Leggere le pagine {pages} di un documento',
+    callDocumentReadFrom: 'Leggere un documento dalla pagina {page} in poi',
+    callImageGenerate: 'Creare un’immagine: “{prompt}”',
+    callImageGenerateSized: 'Creare un’immagine di {size}: “{prompt}”',
     turnModel: 'Risposta di {model}',
 
     // approval cards and questions
@@ -997,6 +1009,12 @@ export const italian: Words = {
     modelsByAt: 'da {name}, {time}',
     modelsModels: 'Modelli',
     modelsNoModels: 'nessuno elencato',
+    modelsImages: 'Legge le immagini',
+    modelsImagesOf: '{model} legge le immagini',
+    modelsImagesHint:
+      'Le immagini allegate a un messaggio vanno ai modelli che le leggono; gli altri ricevono le parole lette dall’immagine.',
+    modelsImagesOn: '{model} ora legge le immagini: gli arrivano così come sono.',
+    modelsImagesOff: '{model} non legge più le immagini: riceve le parole lette da esse.',
     modelsTest: 'Prova ora',
     modelsTestOk: {
       one: '{name} ha risposto: {n} modello.',
@@ -1485,6 +1503,9 @@ export const italian: Words = {
     schedule: 'Programmare un promemoria o un compito',
     list_schedules: 'Elencare i tuoi promemoria',
     cancel_schedule: 'Annullare un promemoria',
+    document_search: 'Cercare nei tuoi documenti',
+    document_read: 'Leggere un documento',
+    image_generate: 'Creare un’immagine',
   },
 
   audit: {

@@ -89,6 +89,28 @@ export function describeCall(tool: string, raw: unknown): string | null {
       const job = text('id');
       return job === null ? null : fill(strings.callCancelSchedule, { id: job });
     }
+    case 'document_search': {
+      const query = text('query');
+      return query === null ? null : fill(strings.callDocumentSearch, { query });
+    }
+    case 'document_read': {
+      if (text('document') === null) return null;
+      // Pages not given as text are all of them, as the tool reads its arguments.
+      const pages = readPages(text('pages'));
+      if (pages === null) return null;
+      if (pages === 'all') return strings.callDocumentRead;
+      const { first, last } = pages;
+      if (last === null) return fill(strings.callDocumentReadFrom, { page: String(first) });
+      if (first === last) return fill(strings.callDocumentReadPage, { page: String(first) });
+      return fill(strings.callDocumentReadPages, { pages: `${first}–${last}` });
+    }
+    case 'image_generate': {
+      const prompt = text('prompt');
+      if (prompt === null) return null;
+      const size = text('size');
+      const described = quote(prompt);
+      return size === null ? fill(strings.callImageGenerate, { prompt: described }) : fill(strings.callImageGenerateSized, { size, prompt: described });
+    }
     default:
       return null;
   }
@@ -105,6 +127,21 @@ function asArgs(raw: unknown): Args | null {
     }
   }
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Args) : null;
+}
+
+/**
+ * The pages `document_read` is asked for, read as the tool reads them (src/agent/tools/
+ * document_read.rs): none or blank is all of them; a page, a range (`2-5`, `2 – 5`) or an
+ * open end (`6-`), counted from 1. `null` for anything the tool refuses.
+ */
+function readPages(asked: string | null): 'all' | { readonly first: number; readonly last: number | null } | null {
+  const trimmed = asked?.trim() ?? '';
+  if (trimmed === '') return 'all';
+  const found = /^(\d{1,9})\s*(?:([-–])\s*(\d{1,9})?)?$/.exec(trimmed);
+  if (found === null) return null;
+  const first = Number(found[1]);
+  const last = found[2] === undefined ? first : found[3] === undefined ? null : Number(found[3]);
+  return first >= 1 && (last === null || last >= first) ? { first, last } : null;
 }
 
 /** Free text cut to a readable length on a word boundary. */

@@ -1,6 +1,7 @@
 /**
  * Whether a provider is local or remote (§16), for the administrator's
- * models page.
+ * models page; and which of its models may be told to read pictures, with
+ * the model list that says so.
  *
  * Pure. The server decides for real (`src/providers/privacy.rs`) and its
  * verdict, where the page has it through the model list, wins; without it
@@ -8,7 +9,7 @@
  * addresses and `localhost` are local, as is a private-network IP address
  * the administrator marked trusted; every other host is remote.
  */
-import type { Model, Privacy, Provider } from '../api/types.js';
+import type { Model, ModelInput, Privacy, Provider, ProviderModel } from '../api/types.js';
 
 export function providerPrivacy(provider: Provider, models: readonly Model[]): Privacy {
   const known = models.find((model) => model.provider === provider.name);
@@ -31,6 +32,29 @@ export function mayBeTrusted(provider: Provider): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether an administrator may say which of the provider's models read pictures. Not
+ * the built-in provider's: its engine reads words only, and the server refuses it.
+ */
+export function mayReadPictures(provider: Provider): boolean {
+  return provider.kind !== 'local';
+}
+
+/**
+ * The model list `PATCH /api/providers/{id}` takes to change whether one model reads
+ * pictures. The server replaces the provider's whole list with the one given, so every
+ * model goes back with all it has; only `modelId`'s `images` changes.
+ */
+export function modelsWithImages(models: readonly ProviderModel[], modelId: string, images: boolean): ModelInput[] {
+  return models.map((model) => ({
+    id: model.model_id,
+    context_window: model.context_window,
+    strength: model.strength,
+    tools: model.tools,
+    images: model.model_id === modelId ? images : model.images,
+  }));
 }
 
 function isLoopback(host: string): boolean {

@@ -154,6 +154,27 @@ describe('a provider\'s privacy', () => {
     assert.equal(providers.mayBeTrusted(provider('http://10.1.2.3/v1')), true);
     assert.equal(providers.mayBeTrusted(provider('https://api.openai.com/v1')), false);
   });
+
+  test('the built-in provider\'s models never read pictures; any other provider\'s may', () => {
+    assert.equal(providers.mayReadPictures({ kind: 'local' }), false);
+    for (const kind of ['openai', 'anthropic', 'ollama']) assert.equal(providers.mayReadPictures({ kind }), true, kind);
+  });
+
+  test('telling one model to read pictures sends every model back with all it has, only that one changed', () => {
+    const models = [
+      { model_id: 'gpt-4o', context_window: 128000, strength: 'strong', tools: true, images: false },
+      { model_id: 'gpt-4o-mini', context_window: 64000, strength: 'fast', tools: false, images: true },
+    ];
+    assert.deepEqual(providers.modelsWithImages(models, 'gpt-4o', true), [
+      { id: 'gpt-4o', context_window: 128000, strength: 'strong', tools: true, images: true },
+      { id: 'gpt-4o-mini', context_window: 64000, strength: 'fast', tools: false, images: true },
+    ]);
+    assert.deepEqual(
+      providers.modelsWithImages(models, 'gpt-4o-mini', false).map((m) => m.images),
+      [false, false],
+    );
+    assert.equal(models[0].images, false, 'the list shown is left as it is');
+  });
 });
 
 describe('notes', () => {

@@ -43,6 +43,39 @@ describe('a call in words', () => {
     assert.equal(describeCall('forget', { id: 1 }), null);
   });
 
+  test('documents: what is searched for in full, which pages are read as the tool reads them', () => {
+    assert.equal(describeCall('document_search', { query: 'boiler warranty' }), 'Search your documents for “boiler warranty”');
+    assert.equal(describeCall('document_search', '{"query": "lease", "limit": 3}'), 'Search your documents for “lease”');
+    const id = 'doc_0123456789abcdef01234567';
+    assert.equal(describeCall('document_read', { document: id }), 'Read a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '  ' }), 'Read a document');
+    // A number, not text: the tool reads every page, and the sentence says so.
+    assert.equal(describeCall('document_read', { document: id, pages: 3 }), 'Read a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '3' }), 'Read page 3 of a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '2-5' }), 'Read pages 2–5 of a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '2 – 5' }), 'Read pages 2–5 of a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '4-4' }), 'Read page 4 of a document');
+    assert.equal(describeCall('document_read', { document: id, pages: '6-' }), 'Read a document from page 6 on');
+  });
+
+  test('document pages the tool refuses, or no document named, get no sentence', () => {
+    const id = 'doc_0123456789abcdef01234567';
+    assert.equal(describeCall('document_read', { pages: '2' }), null);
+    assert.equal(describeCall('document_read', { document: id, pages: '0' }), null);
+    assert.equal(describeCall('document_read', { document: id, pages: '5-2' }), null);
+    assert.equal(describeCall('document_read', { document: id, pages: 'two' }), null);
+    assert.equal(describeCall('document_search', { limit: 3 }), null);
+  });
+
+  test('a picture to make quotes its description, cut when long, and names a size asked for', () => {
+    assert.equal(describeCall('image_generate', { prompt: 'A fox in the snow' }), 'Make a picture: “A fox in the snow”');
+    assert.equal(describeCall('image_generate', { prompt: 'A fox', size: '512x512' }), 'Make a 512x512 picture: “A fox”');
+    const long = describeCall('image_generate', { prompt: `A fox\n${'in deep snow '.repeat(40)}` });
+    assert.match(long, /^Make a picture: “A fox in deep snow/);
+    assert.ok(long.endsWith('…”') && !long.includes('\n'), long);
+    assert.equal(describeCall('image_generate', { size: '512x512' }), null);
+  });
+
   test('an unknown tool, or arguments that do not fit, get no sentence: the card shows them as they are', () => {
     assert.equal(describeCall('mcp__files__write', { path: '/etc/passwd' }), null);
     assert.equal(describeCall('web_fetch', { address: 'https://example.org' }), null);

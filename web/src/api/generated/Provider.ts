@@ -9,6 +9,10 @@ import type { ProviderModel } from "./ProviderModel.js";
  */
 export type Provider = { models: Array<ProviderModel>, privacy: Privacy, id: ProviderId, name: string, kind: ProviderKind, base_url: string, trusted_lan: boolean, 
 /**
+ * The model it makes pictures with, if an administrator set one (`image_generate`).
+ */
+image_model: string | null, 
+/**
  * Whether a key is stored; the key itself is never part of this type.
  */
 has_key: boolean, created_by: string, created_at: string, updated_by: string, updated_at: string, };

@@ -8,4 +8,8 @@ export type ProviderPatch = { name?: string, base_url?: string,
 /**
  * `null` removes the key; absent leaves it.
  */
-api_key?: string | null, trusted_lan?: boolean, models?: Array<ModelInput>, };
+api_key?: string | null, trusted_lan?: boolean, models?: Array<ModelInput>, 
+/**
+ * The model to make pictures with (`image_generate`); `null` sets none.
+ */
+image_model?: string | null, };

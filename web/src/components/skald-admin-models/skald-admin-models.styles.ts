@@ -26,6 +26,35 @@ export const styles = css`
     font-size: 0.9em;
   }
 
+  /* One model a line: its id and strength, then whether it reads pictures. */
+  .provider-models {
+    list-style: none;
+    margin: 0 0 var(--skald-space-1);
+    padding: 0;
+  }
+
+  .provider-models li {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: baseline;
+    justify-content: space-between;
+    gap: 0 var(--skald-space-3);
+    padding: var(--skald-space-1) 0;
+  }
+
+  .provider-models li + li {
+    border-top: 1px solid var(--skald-border);
+  }
+
+  .provider-models .check {
+    align-items: center;
+    margin: 0;
+  }
+
+  .provider-models .check input {
+    margin-top: 0;
+  }
+
   [data-testid='local-crash'] > * + * {
     margin-top: var(--skald-space-2);
   }

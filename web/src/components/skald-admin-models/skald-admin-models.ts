@@ -1,7 +1,8 @@
 /**
  * Models and providers (§9, §16), for an administrator: each provider with
  * whether words sent to it stay on this computer, who connected and last
- * changed it, its models; test it now (its model list is read again, live),
+ * changed it, its models and which of them read pictures — which the
+ * administrator may change; test it now (its model list is read again, live),
  * mark a provider on the home network trusted as local, set or remove its
  * key — which is never shown back, only whether one is set — or remove it.
  * Adding one offers the model servers running on this computer first.
@@ -21,7 +22,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { live } from 'lit/directives/live.js';
 
 import { ApiError } from '../../api/client.js';
-import type { EngineCrash, LocalModel, LocalModelsReport, Model, Provider } from '../../api/types.js';
+import type { EngineCrash, LocalModel, LocalModelsReport, Model, Provider, ProviderModel } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -30,7 +31,7 @@ import { formatNumber, formatTime } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
 import type { Login } from '../../state/login.js';
 import { describeSource, formatBytes, formatParameters, isEmbedding } from '../../state/local-models.js';
-import { mayBeTrusted, providerPrivacy } from '../../state/providers.js';
+import { mayBeTrusted, mayReadPictures, modelsWithImages, providerPrivacy } from '../../state/providers.js';
 import { controls, page } from '../../styles/controls.js';
 import { trashIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
@@ -50,14 +51,15 @@ export class ModelsChangedEvent extends Event {
 
 /**
  * Test hooks: `[data-testid=provider-item]` (its `data-name`) with
- * `provider-test`, `provider-verdict`, `provider-trusted`, `provider-key`
+ * `provider-test`, `provider-verdict`, `provider-trusted`, `model-images`
+ * (a model's "reads pictures" box, its `data-model`), `provider-key`
  * (field) and `provider-key-save`, `provider-key-remove`,
  * `provider-delete`; `[data-testid=models-error]`; `[data-testid=local-model]`
  * (its `data-id`) with `local-model-delete`, `local-crash` (its
  * `data-given-up`), `local-crash-tail` and `local-crash-retry`, `[data-testid=local-disk]`,
  * `[data-testid=local-loaded]`, and `<skald-local-catalogue>`.
  *
- * @summary Providers: test, trust, key, remove; connect a new one.
+ * @summary Providers: test, trust, which models read pictures, key, remove; connect a new one.
  * @fires skald-models-changed - a provider was added, changed or removed
  */
 @customElement('skald-admin-models')
@@ -70,6 +72,8 @@ export class SkaldAdminModels extends LitElement {
   readonly #action = new ActionController(this);
   @state() private verdicts: ReadonlyMap<string, { readonly ok: boolean; readonly text: string }> = new Map();
   @state() private announcement = '';
+  /** A model's "reads pictures" box as the administrator just set it, while the change goes to the server. */
+  @state() private picturesPending: { readonly provider: string; readonly model: string; readonly images: boolean } | null = null;
 
   @query('skald-confirm') private confirm?: SkaldConfirm;
   @query('skald-local-catalogue') private catalogue?: SkaldLocalCatalogue;
@@ -246,11 +250,7 @@ export class SkaldAdminModels extends LitElement {
         <dt>${strings.modelsChangedBy}</dt>
         <dd>${strings.modelsByAt.replace('{name}', provider.updated_by).replace('{time}', formatTime(provider.updated_at))}</dd>
         <dt>${strings.modelsModels}</dt>
-        <dd>
-          ${provider.models.length === 0
-            ? strings.modelsNoModels
-            : provider.models.map((m, i) => html`${i > 0 ? ', ' : ''}<span class="model">${m.model_id}</span> <span class="muted">(${m.strength})</span>`)}
-        </dd>
+        <dd>${this.#renderModels(provider)}</dd>
       </dl>
       ${mayBeTrusted(provider) || provider.trusted_lan
         ? html`<div class="check trust">
@@ -276,6 +276,35 @@ export class SkaldAdminModels extends LitElement {
         </div>
       </form>
     </li>`;
+  }
+
+  /** Each model with its strength and, where the administrator may say so, whether it reads pictures. */
+  #renderModels(provider: Provider): TemplateResult | string {
+    if (provider.models.length === 0) return strings.modelsNoModels;
+    if (!mayReadPictures(provider)) {
+      return html`${provider.models.map((m, i) => html`${i > 0 ? ', ' : ''}<span class="model">${m.model_id}</span> <span class="muted">(${m.strength})</span>`)}`;
+    }
+    const hint = `${provider.id}-images-hint`;
+    return html`<ul class="provider-models">
+        ${provider.models.map(
+          (m, i) => html`<li>
+            <span><span class="model">${m.model_id}</span> <span class="muted">(${m.strength})</span></span>
+            <span class="check">
+              <input type="checkbox" id=${`${provider.id}-images-${i}`} data-testid="model-images" data-model=${m.model_id}
+                .checked=${live(this.#readsPictures(provider, m))} ?disabled=${this.#action.busy}
+                aria-label=${strings.modelsImagesOf.replace('{model}', m.model_id)} aria-describedby=${hint}
+                @change=${(e: Event) => void this.#images(provider, m, (e.target as HTMLInputElement).checked)} />
+              <label for=${`${provider.id}-images-${i}`}>${strings.modelsImages}</label>
+            </span>
+          </li>`,
+        )}
+      </ul>
+      <p class="hint" id=${hint}>${strings.modelsImagesHint}</p>`;
+  }
+
+  #readsPictures(provider: Provider, model: ProviderModel): boolean {
+    const pending = this.picturesPending;
+    return pending?.provider === provider.id && pending.model === model.model_id ? pending.images : model.images;
   }
 
   #run(call: () => Promise<unknown>, done: string): Promise<boolean> {
@@ -325,6 +354,22 @@ export class SkaldAdminModels extends LitElement {
       () => client.updateProvider(provider.id, { trusted_lan: trusted }),
       (trusted ? strings.modelsTrustedOn : strings.modelsTrustedOff).replace('{name}', provider.name),
     );
+  }
+
+  async #images(provider: Provider, model: ProviderModel, images: boolean): Promise<void> {
+    const client = this.login?.client;
+    if (!client || this.#action.busy) return;
+    // The box keeps its new state while the change goes; once the list is read again it
+    // shows what the server holds, or, after a refusal, goes back to it.
+    this.picturesPending = { provider: provider.id, model: model.model_id, images };
+    try {
+      await this.#run(
+        () => client.updateProvider(provider.id, { models: modelsWithImages(provider.models, model.model_id, images) }),
+        (images ? strings.modelsImagesOn : strings.modelsImagesOff).replace('{model}', model.model_id),
+      );
+    } finally {
+      this.picturesPending = null;
+    }
   }
 
   async #saveKey(event: Event, provider: Provider): Promise<void> {

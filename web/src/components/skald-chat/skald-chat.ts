@@ -920,7 +920,7 @@ export class SkaldChat extends LitElement {
         if (card === undefined && summarisedRecall(item, ended)) return nothing;
         // Decided by the person's supervisor: the conversation says who.
         const decided = card === undefined ? this.login?.inbox.decidedFor(item.id) : undefined;
-        return html`<skald-tool-call .item=${item} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
+        return html`<skald-tool-call .item=${item} .client=${this.login?.client ?? null} ?waiting=${card !== undefined} ?ended=${ended}></skald-tool-call>
           ${card ? this.#renderCard(card) : nothing}
           ${decided?.kind === 'approval'
             ? html`<p class="note" data-testid="decided-by">${decidedText(decided)}</p>`

@@ -27,6 +27,7 @@ import { formatBytes } from '../../state/local-models.js';
 import { documentLink, routeHash } from '../../state/route.js';
 import { controls, page } from '../../styles/controls.js';
 import type { PdfDocument } from '../../pdf/render.js';
+import { dataUrl } from '../data-url.js';
 import { saveBlob } from '../download.js';
 import { leftIcon, rightIcon, saveIcon, trashIcon } from '../icons.js';
 import '../skald-markdown/skald-markdown.js';
@@ -174,6 +175,7 @@ export class SkaldDocumentView extends LitElement {
           break;
         }
         case 'image': {
+          // Under the type its kind names, never what the bytes claim.
           const url = await dataUrl(bytes, imageType(file.kind) ?? 'application/octet-stream');
           if (!signal.aborted) this.shown = { kind: 'image', url };
           break;
@@ -354,19 +356,6 @@ export class SkaldDocumentView extends LitElement {
           : html`<pre class="text page-text" tabindex="0" aria-labelledby="page-of" data-testid="document-text">${shown.text.text}</pre>`;
     }
   }
-}
-
-/**
- * The image as a `data:` address under `type`: CSP allows `data:` images and refuses
- * `blob:` ones. The type is the one its kind names, never what the bytes claim.
- */
-function dataUrl(bytes: Blob, type: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.addEventListener('load', () => (typeof reader.result === 'string' ? resolve(reader.result) : reject(new Error('unreadable'))));
-    reader.addEventListener('error', () => reject(reader.error ?? new Error('unreadable')));
-    reader.readAsDataURL(new Blob([bytes], { type }));
-  });
 }
 
 declare global {

@@ -1,13 +1,14 @@
 // The model picker in Chromium: which models it lists and how (local first, a provider
-// named), the choice it reports, and when it refuses to change.
+// named, a model that reads pictures saying so), the choice it reports, and when it
+// refuses to change.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { componentFixture, emitted, mount, recordEvents, setProperties } from '../../../tests/mount.mjs';
 
-const model = (name, privacy) => {
+const model = (name, privacy, images = false) => {
   const [provider, model_id] = name.split('/');
-  return { name, provider, provider_id: `provider_${provider}`, model_id, strength: 'standard', privacy, configured_by: 'Ada' };
+  return { name, provider, provider_id: `provider_${provider}`, model_id, strength: 'standard', images, privacy, configured_by: 'Ada' };
 };
 // As the server might list them: a remote model before the local ones.
 const MODELS = [model('cloud/gpt-4o', 'remote'), model('home/llama', 'local'), model('lan/qwen', 'local')];
@@ -37,6 +38,17 @@ describe('the model picker', () => {
     ]);
     assert.equal(await select().getAttribute('title'), 'Model for this conversation');
     assert.equal(await page.getByLabel('Model for this conversation').count(), 1, 'the select has its label');
+  });
+
+  test('a model that reads pictures says so in words, wherever its words go; the others say nothing of it', async () => {
+    await show({ models: [model('cloud/gpt-4o', 'remote', true), model('home/llava', 'local', true), model('lan/qwen', 'local')] });
+    assert.deepEqual(await listing(), [
+      'Automatic',
+      ['On this computer', 'home/llava · reads pictures', 'lan/qwen'],
+      ['Sent to a provider', 'cloud/gpt-4o (sent to cloud) · reads pictures'],
+    ]);
+    await select().selectOption('home/llava');
+    assert.deepEqual(await emitted(page), [{ type: 'skald-model-change', model: 'home/llava' }], 'the choice is the model, not its words');
   });
 
   test('only the models it is given are offered, and a group without models is left out', async () => {

@@ -1,8 +1,9 @@
 /**
  * Which model a conversation uses: "Automatic" (each turn picks the best
  * the role allows) or one model, from those the role allows only. Models
- * whose words stay on this computer are listed first and say so. It can
- * change between turns; the next turn goes to the new choice.
+ * whose words stay on this computer are listed first and say so; a model
+ * that reads pictures says so too, in words (an option holds text only). It
+ * can change between turns; the next turn goes to the new choice.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
@@ -53,14 +54,14 @@ export class SkaldModelPicker extends LitElement {
         <option value=${AUTOMATIC} ?selected=${this.value === null}>${strings.modelAutomatic}</option>
         ${local.length > 0
           ? html`<optgroup label=${strings.modelGroupLocal}>
-              ${local.map((m) => html`<option value=${m.name} ?selected=${m.name === this.value}>${m.name}</option>`)}
+              ${local.map((m) => html`<option value=${m.name} ?selected=${m.name === this.value}>${withPictures(m, m.name)}</option>`)}
             </optgroup>`
           : nothing}
         ${remote.length > 0
           ? html`<optgroup label=${strings.modelGroupRemote}>
               ${remote.map(
                 (m) => html`<option value=${m.name} ?selected=${m.name === this.value}>
-                  ${strings.modelRemoteOption.replace('{model}', m.name).replace('{provider}', m.provider)}
+                  ${withPictures(m, strings.modelRemoteOption.replace('{model}', m.name).replace('{provider}', m.provider))}
                 </option>`,
               )}
             </optgroup>`
@@ -73,6 +74,11 @@ export class SkaldModelPicker extends LitElement {
     const value = (event.target as HTMLSelectElement).value;
     this.dispatchEvent(new ModelChangeEvent(value === AUTOMATIC ? null : value));
   }
+}
+
+/** An option's words, with "reads pictures" after them for a model that does. */
+function withPictures(model: Model, option: string): string {
+  return model.images ? strings.modelPicturesOption.replace('{option}', option) : option;
 }
 
 declare global {

@@ -1,16 +1,21 @@
 /**
  * One tool call of a reply, as a compact card: what the assistant used and
  * how it went, expandable (a native `<details>`, so keyboard and screen
- * readers know it) to the exact arguments and the result.
+ * readers know it) to the exact arguments and the result. A picture a call
+ * made (`image_generate`) shows under it, open, when the element is given a
+ * client to read it with.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 
+import type { ApiClient } from '../../api/client.js';
 import { strings, toolLabel } from '../../i18n/en.js';
 import { describeCall } from '../../i18n/tool-sentences.js';
+import { madePicture, type MadePicture } from '../../state/pictures.js';
 import type { ToolItem, ToolProgress } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { prettyArguments } from '../skald-approval-card/skald-approval-card.js';
+import '../skald-picture/skald-picture.js';
 import { styles } from './skald-tool-call.styles.js';
 
 /**
@@ -24,6 +29,8 @@ export class SkaldToolCall extends LitElement {
   static override styles = [controls, styles];
 
   @property({ attribute: false }) item: ToolItem | null = null;
+  /** Reads a picture the call made; without one, none is shown. */
+  @property({ attribute: false }) client: ApiClient | null = null;
   /** A card waits on the person for this call. */
   @property({ type: Boolean }) waiting = false;
   /** The turn has ended: a call still "running" was cut off. */
@@ -54,6 +61,7 @@ export class SkaldToolCall extends LitElement {
       cancelled: strings.toolCancelled,
     }[status];
     const sentence = describeCall(item.name, item.arguments);
+    const picture = this.client === null ? null : madePicture(item);
     return html`
       <details>
         <summary>
@@ -72,7 +80,13 @@ export class SkaldToolCall extends LitElement {
             : nothing}
         </div>
       </details>
+      ${picture !== null ? this.#renderPicture(picture) : nothing}
     `;
+  }
+
+  #renderPicture({ document, prompt }: MadePicture): TemplateResult {
+    const alt = prompt === '' ? strings.pictureAltBare : strings.pictureAlt.replace('{prompt}', () => prompt);
+    return html`<skald-picture .client=${this.client} document=${document} alt=${alt}></skald-picture>`;
   }
 
   #renderProgress(progress: ToolProgress): TemplateResult {
