@@ -33,7 +33,7 @@ export default defineConfig(
   },
   {
     // The functions these tests hand to page.evaluate() and waitForFunction() run in the page.
-    files: ['tests/e2e/**/*.mjs', 'tests/mount.mjs', 'src/**/*.test.mjs'],
+    files: ['tests/e2e/**/*.mjs', 'tests/mount.mjs', 'tests/fixtures.mjs', 'src/**/*.test.mjs'],
     languageOptions: {
       globals: { ...globals.browser },
     },

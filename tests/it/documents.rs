@@ -284,3 +284,27 @@ async fn reading_cut_short_by_a_lock_and_a_restart_is_finished_at_the_next_login
         .collect();
     assert_eq!(found.len(), 8, "every sheet's words are found");
 }
+
+/// A scanned page: found by its words where tesseract is installed (deps.sh installs it);
+/// where it is not (a server whose PATH holds no program), the document says so and why.
+#[tokio::test]
+async fn a_scanned_pdf_is_found_by_its_words_with_ocr_and_says_ocr_is_missing_without() {
+    let pdf = crate::extract::scanned_pdf(&crate::extract::scan_of("Invoice total 42 euros"));
+
+    let (server, ada) = start().await;
+    let id = uploaded(&server, &ada, "scan.pdf", "private", pdf.clone()).await;
+    let read_with = read(&server, &ada, &id).await;
+    assert_eq!(read_with["status"], "ready", "{read_with}");
+    let hits = search(&server, &ada, "invoice").await;
+    assert_eq!((hits[0]["document"].as_str(), hits[0]["page"].as_i64()), (Some(id.as_str()), Some(1)), "{hits:?}");
+
+    let nothing = tempfile::tempdir().unwrap();
+    let mut sandbox = Sandbox::new();
+    sandbox.env.push(("PATH".to_owned(), nothing.path().to_str().unwrap().to_owned()));
+    let (server, ada) = start_in(sandbox).await;
+    let id = uploaded(&server, &ada, "scan.pdf", "private", pdf).await;
+    let read_without = read(&server, &ada, &id).await;
+    assert_eq!(read_without["status"], "no_text", "{read_without}");
+    let why = read_without["status_detail"].as_str().unwrap();
+    assert!(why.contains("OCR (tesseract) is not installed"), "{why}");
+}

@@ -115,31 +115,42 @@ async fn a_pdf_gives_its_accented_text_page_by_page() {
     assert!(!read.ocr_missing && !read.ocr_used);
 }
 
-#[tokio::test]
-async fn a_scanned_page_is_read_by_ocr() {
+/// A grey JPEG of `words` in black on white, as a scanner makes one (ImageMagick's
+/// `convert`, deps.sh test).
+pub(crate) fn scan_of(words: &str) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let jpeg = dir.path().join("scan.jpg");
     let made = std::process::Command::new("convert")
         .args(["-size", "900x200", "xc:white", "-font", "DejaVu-Sans", "-pointsize", "56", "-fill", "black"])
         .args(["-annotate", "+30+120"])
-        .arg("Invoice total 42 euros")
+        .arg(words)
         .args(["-type", "Grayscale"])
         .arg(&jpeg)
         .status()
         .expect("ImageMagick's convert (deps.sh test) makes the scan");
     assert!(made.success());
-    let jpeg = std::fs::read(&jpeg).unwrap();
-    let pdf = pdf_of(&[
+    std::fs::read(&jpeg).unwrap()
+}
+
+/// A PDF of one scanned page: `jpeg` drawn over the page, no text.
+pub(crate) fn scanned_pdf(jpeg: &[u8]) -> Vec<u8> {
+    pdf_of(&[
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 900 200] /Resources << /XObject << /Im0 4 0 R >> >> /Contents 5 0 R >>"
             .to_vec(),
         stream(
             "/Type /XObject /Subtype /Image /Width 900 /Height 200 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode",
-            &jpeg,
+            jpeg,
         ),
         stream("", b"q 900 0 0 200 0 0 cm /Im0 Do Q"),
-    ]);
+    ])
+}
+
+#[tokio::test]
+async fn a_scanned_page_is_read_by_ocr() {
+    let jpeg = scan_of("Invoice total 42 euros");
+    let pdf = scanned_pdf(&jpeg);
     let read = reader().extract(Kind::Pdf, &pdf).await.expect("the scan is read");
     assert!(read.ocr_used, "{read:?}");
     assert!(read.pages[0].contains("Invoice total 42"), "{read:?}");

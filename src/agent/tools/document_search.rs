@@ -56,7 +56,7 @@ impl Tool for DocumentSearch {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let query = query(&arguments)?;
+            let query = super::search_words(&arguments, self.name(), MAX_QUERY_CHARS)?;
             let limit =
                 arguments["limit"].as_u64().map_or(USUALLY, |l| u32::try_from(l).unwrap_or(MOST).clamp(1, MOST));
             let corpus = DocumentCorpus { shelves: vec![Shelf::Own(&context.space), Shelf::Shared(&context.system)] };
@@ -96,20 +96,6 @@ fn shown(hits: &[Hit]) -> String {
     )
 }
 
-/// The words to look for, or why these arguments hold none a search can use.
-fn query(arguments: &Value) -> Result<&str, String> {
-    let query = arguments["query"].as_str().unwrap_or("");
-    if query.trim().is_empty() {
-        return Err("document_search needs \"query\", some words to look for".into());
-    }
-    if query.chars().count() > MAX_QUERY_CHARS {
-        return Err(format!(
-            "a document_search query is at most {MAX_QUERY_CHARS} characters: use a few distinctive words"
-        ));
-    }
-    Ok(query)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,9 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn a_query_needs_words_and_at_most_200_characters() {
-        assert_eq!(query(&json!({ "query": "rent" })), Ok("rent"));
-        assert!(query(&json!({ "query": " " })).is_err());
-        assert!(query(&json!({ "query": "é".repeat(201) })).is_err());
+    fn the_schema_bounds_the_query_as_the_call_does() {
+        assert_eq!(DocumentSearch.parameters()["properties"]["query"]["maxLength"], MAX_QUERY_CHARS);
     }
 }

@@ -298,6 +298,19 @@ fn known_fields_only(schema: &Value, value: &Value, at: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// The words a search tool named `tool` is to look for (its `query`, at most `most`
+/// characters), or why these arguments hold none it can use, in words the model can act on.
+pub(super) fn search_words<'a>(arguments: &'a Value, tool: &str, most: usize) -> Result<&'a str, String> {
+    let query = arguments["query"].as_str().unwrap_or("");
+    if query.trim().is_empty() {
+        return Err(format!("{tool} needs \"query\", some words to look for"));
+    }
+    if query.chars().count() > most {
+        return Err(format!("a {tool} query is at most {most} characters: use a few distinctive words"));
+    }
+    Ok(query)
+}
+
 /// A call's arguments as the JSON object every tool takes; empty text counts as `{}`.
 pub fn parse_arguments(arguments: &str) -> Result<Value, String> {
     let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
@@ -342,6 +355,16 @@ mod tests {
             "type": "object", "properties": { "url": { "type": "string" } }, "additionalProperties": false
         });
         assert!(known_fields_only(&schema, &serde_json::json!({ "url": "https://example.org/" }), "").is_ok());
+    }
+
+    #[test]
+    fn a_search_needs_words_and_at_most_its_length() {
+        let search = |query: Value| search_words(&query, "note_search", 200).map(str::to_owned);
+        assert_eq!(search(serde_json::json!({ "query": "otter" })).as_deref(), Ok("otter"));
+        assert!(search(serde_json::json!({ "query": "  " })).unwrap_err().contains("note_search needs \"query\""));
+        assert!(search(serde_json::json!({})).is_err());
+        assert!(search(serde_json::json!({ "query": "é".repeat(200) })).is_ok());
+        assert!(search(serde_json::json!({ "query": "é".repeat(201) })).unwrap_err().contains("at most 200"));
     }
 
     #[test]

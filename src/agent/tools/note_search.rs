@@ -48,7 +48,7 @@ impl Tool for NoteSearch {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let query = query(&arguments)?;
+            let query = super::search_words(&arguments, self.name(), MAX_QUERY_CHARS)?;
             let hits = notes::search(&context.space, query, MAX_HITS)
                 .await
                 .map_err(|err| format!("the notes could not be searched: {err}"))?;
@@ -67,31 +67,14 @@ impl Tool for NoteSearch {
     }
 }
 
-/// The words to look for, or why these arguments hold none a search can use.
-fn query(arguments: &Value) -> Result<&str, String> {
-    let query = arguments["query"].as_str().unwrap_or("");
-    if query.trim().is_empty() {
-        return Err("note_search needs \"query\", some words to look for".into());
-    }
-    if query.chars().count() > MAX_QUERY_CHARS {
-        return Err(format!(
-            "a note_search query is at most {MAX_QUERY_CHARS} characters: use a few distinctive words"
-        ));
-    }
-    Ok(query)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_query_needs_words_and_at_most_200_characters() {
-        assert_eq!(query(&json!({ "query": "otter" })).as_deref(), Ok("otter"));
-        assert!(query(&json!({ "query": "  " })).is_err());
-        assert!(query(&json!({})).is_err());
-        assert!(query(&json!({ "query": "é".repeat(200) })).is_ok());
-        assert!(query(&json!({ "query": "é".repeat(201) })).is_err());
+    fn the_schema_bounds_the_query_as_the_call_does() {
         assert_eq!(NoteSearch.parameters()["properties"]["query"]["maxLength"], MAX_QUERY_CHARS);
+        let long = json!({ "query": "é".repeat(MAX_QUERY_CHARS + 1) });
+        assert!(super::super::search_words(&long, NoteSearch.name(), MAX_QUERY_CHARS).is_err());
     }
 }

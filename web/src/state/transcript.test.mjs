@@ -9,27 +9,11 @@ import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { componentFixture, LIVE_SOCKET } from '../../tests/mount.mjs';
+import { CHAT_MODULES, chatSession, ME, MODELS, mountChat, NEXT_MODEL, row, TIMEOUT } from '../../tests/fixtures.mjs';
 
-const TIMEOUT = 5_000;
 const HASH = '5d41402abc4b2a76b9719d911017c592ae3f1b6c8e0a4d2f7b9c1e3a5d7f9b1c';
 
-const SESSION = {
-  id: 'chat_1',
-  agent: 'main',
-  model: null,
-  title: 'Time',
-  created_at: '2026-01-01T00:00:00Z',
-  updated_at: '2026-01-01T00:00:00Z',
-  turn_state: null,
-  outside_content: false,
-};
-const MODELS = [{ name: 'home/llama', provider: 'home', provider_id: 'provider_1', model_id: 'llama', strength: 'standard', privacy: 'local', configured_by: 'Ada' }];
-const ME = {
-  user: { id: 'user_1', name: 'Ada' },
-  role: { id: 'admin', label: 'Administrator', manage_instance: true, may_approve: true, privacy_tier: 'any' },
-};
-
-const row = (id, turn, role, status, extra = {}) => ({ id, turn_id: turn, role, text: '', status, created_at: '2026-01-01T00:00:00Z', ...extra });
+const SESSION = chatSession({ title: 'Time' });
 const event = (type, seq, extra = {}) => ({ type, session: 'chat_1', turn: 'turn_1', seq, ...extra });
 
 /**
@@ -71,7 +55,7 @@ class FakeServer {
       case 'GET /api/notices':
         return json(200, []);
       case 'GET /api/sessions/chat_1':
-        return json(200, { ...SESSION, turn_state: this.turnState, next_model: { name: 'home/llama', provider: 'home', privacy: 'local' } });
+        return json(200, { ...SESSION, turn_state: this.turnState, next_model: NEXT_MODEL });
       case 'GET /api/sessions/chat_1/messages':
         return json(200, this.history);
       case 'POST /api/sessions':
@@ -99,7 +83,7 @@ class FakeServer {
 
 describe('a conversation\'s live transcript', () => {
   let server;
-  const { page, context } = componentFixture(['components/skald-chat/skald-chat.ts', 'api/client.ts', 'state/login.ts'], () => {
+  const { page, context } = componentFixture(CHAT_MODULES, () => {
     server = new FakeServer();
     return { api: server.api };
   });
@@ -107,18 +91,7 @@ describe('a conversation\'s live transcript', () => {
 
   /** Logs in as the page does after an unlock and opens conversation chat_1 with its history read. */
   const openConversation = async () => {
-    await page.evaluate(
-      async ({ session, models }) => {
-        const { ApiClient } = window.skald['api/client.ts'];
-        const { startLogin } = window.skald['state/login.ts'];
-        const login = await startLogin(new ApiClient('launch-token'), { token: 'session-token' });
-        const chat = document.createElement('skald-chat');
-        Object.assign(chat, { login, session, models, modelsLoaded: true });
-        document.body.append(chat);
-        await chat.updateComplete;
-      },
-      { session: SESSION, models: MODELS },
-    );
+    await mountChat(page, { session: SESSION, models: MODELS });
     await server.opened;
     await waitUntil(() => server.historyReads() === 1, 'the history is read');
     await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
@@ -126,18 +99,7 @@ describe('a conversation\'s live transcript', () => {
 
   /** Mounts a new conversation, not yet sent, as the workspace does for New chat or Temporary chat. */
   const openNew = async (temporary) => {
-    await page.evaluate(
-      async ({ models, temporary }) => {
-        const { ApiClient } = window.skald['api/client.ts'];
-        const { startLogin } = window.skald['state/login.ts'];
-        const login = await startLogin(new ApiClient('launch-token'), { token: 'session-token' });
-        const chat = document.createElement('skald-chat');
-        Object.assign(chat, { login, session: null, models, modelsLoaded: true, temporary });
-        document.body.append(chat);
-        await chat.updateComplete;
-      },
-      { models: MODELS, temporary },
-    );
+    await mountChat(page, { session: null, models: MODELS, temporary });
     await server.opened;
     await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
   };

@@ -245,41 +245,10 @@ export const styles = css`
     text-align: center;
   }
 
-  /* Over the conversation while files are dragged over it; the conversation stays the target. */
+  /* The drop overlay (styles/drop-overlay.ts) over the whole conversation, outlined. */
   .drop-overlay {
-    position: absolute;
-    inset: 0;
-    z-index: 2;
-    display: flex;
-    flex-direction: column;
-    align-items: center;
-    justify-content: center;
-    gap: var(--skald-space-2);
-    padding: var(--skald-space-4);
     outline: 0.2rem dashed var(--skald-accent);
     outline-offset: -0.4rem;
-    background: var(--skald-accent-bg);
-    color: var(--skald-text);
-    text-align: center;
-    pointer-events: none;
-  }
-
-  .drop-overlay p {
-    margin: 0;
-    max-width: 32rem;
-  }
-
-  .drop-title {
-    display: inline-flex;
-    align-items: center;
-    gap: var(--skald-space-2);
-    font-size: 1.3rem;
-    font-weight: 600;
-  }
-
-  .drop-title svg {
-    width: 1.5rem;
-    height: 1.5rem;
   }
 
   /* A short window (200% zoom): the conversation keeps most of the height. */

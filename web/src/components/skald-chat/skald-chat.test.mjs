@@ -9,27 +9,11 @@ import assert from 'node:assert/strict';
 
 import { axeViolationsInThemes } from '../../../tests/e2e/harness.mjs';
 import { componentFixture, LIVE_SOCKET } from '../../../tests/mount.mjs';
+import { CHAT_MODULES, chatSession, ME, MODELS, mountChat, NEXT_MODEL, row, TIMEOUT } from '../../../tests/fixtures.mjs';
 
-const TIMEOUT = 5_000;
 const NOTES = 'doc_0123456789abcdef01234567';
 
-const SESSION = {
-  id: 'chat_1',
-  agent: 'main',
-  model: null,
-  title: 'Dinner',
-  created_at: '2026-01-01T00:00:00Z',
-  updated_at: '2026-01-01T00:00:00Z',
-  turn_state: null,
-  outside_content: false,
-};
-const MODELS = [{ name: 'home/llama', provider: 'home', provider_id: 'provider_1', model_id: 'llama', strength: 'standard', privacy: 'local', configured_by: 'Ada' }];
-const ME = {
-  user: { id: 'user_1', name: 'Ada' },
-  role: { id: 'admin', label: 'Administrator', manage_instance: true, may_approve: true, privacy_tier: 'any' },
-};
-
-const row = (id, turn, role, status, extra = {}) => ({ id, turn_id: turn, role, text: '', status, created_at: '2026-01-01T00:00:00Z', ...extra });
+const SESSION = chatSession({ title: 'Dinner' });
 
 /** The block the server puts after the words for a document included whole (src/agent/documents.rs). */
 const block = (id, name, text) =>
@@ -82,7 +66,7 @@ class FakeServer {
       case 'GET /api/me/tool-resources':
         return json(200, []);
       case 'GET /api/sessions/chat_1':
-        return json(200, { ...SESSION, turn_state: this.turnState, next_model: { name: 'home/llama', provider: 'home', privacy: 'local' } });
+        return json(200, { ...SESSION, turn_state: this.turnState, next_model: NEXT_MODEL });
       case 'GET /api/sessions/chat_1/messages':
         return json(200, this.history);
       case 'POST /api/sessions/chat_1/messages': {
@@ -103,25 +87,14 @@ class FakeServer {
 
 describe('documents in a conversation', () => {
   let server;
-  const { page, context } = componentFixture(['components/skald-chat/skald-chat.ts', 'api/client.ts', 'state/login.ts'], () => {
+  const { page, context } = componentFixture(CHAT_MODULES, () => {
     server = new FakeServer();
     return { api: server.api };
   });
   beforeEach(() => server.install(context));
 
   const open = async () => {
-    await page.evaluate(
-      async ({ session, models }) => {
-        const { ApiClient } = window.skald['api/client.ts'];
-        const { startLogin } = window.skald['state/login.ts'];
-        const login = await startLogin(new ApiClient('launch-token'), { token: 'session-token' });
-        const chat = document.createElement('skald-chat');
-        Object.assign(chat, { login, session, models, modelsLoaded: true });
-        document.body.append(chat);
-        await chat.updateComplete;
-      },
-      { session: SESSION, models: MODELS },
-    );
+    await mountChat(page, { session: SESSION, models: MODELS });
     await page.locator('[data-testid=composer]').waitFor({ timeout: TIMEOUT });
   };
   const send = () => page.locator('[data-testid=send]');

@@ -57,7 +57,9 @@ import {
   versionPlace,
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
+import { dropOverlayStyles } from '../../styles/drop-overlay.js';
 import { saveBlob } from '../download.js';
+import { dropOverlay } from '../drop-overlay.js';
 import { SessionChangedEvent } from '../events.js';
 import { iconButton } from '../icon-button.js';
 import { copyIcon, leftIcon, paperclipIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
@@ -97,7 +99,7 @@ const FOLLOW_SLACK = 80;
  */
 @customElement('skald-chat')
 export class SkaldChat extends LitElement {
-  static override styles = [controls, styles];
+  static override styles = [controls, dropOverlayStyles, styles];
 
   @property({ attribute: false }) login: Login | null = null;
   /** The conversation, or `null` for a new one not yet sent. */
@@ -691,10 +693,7 @@ export class SkaldChat extends LitElement {
         </div>
       </div>
       ${this.dragging
-        ? html`<div class="drop-overlay" data-testid="chat-drop" aria-hidden="true">
-            <p class="drop-title">${paperclipIcon}${strings.attachDropHere}</p>
-            <p>${strings.attachDropPrivate}</p>
-          </div>`
+        ? dropOverlay({ icon: paperclipIcon, title: strings.attachDropHere, detail: strings.attachDropPrivate, testid: 'chat-drop' })
         : nothing}
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
     `;

@@ -15,41 +15,6 @@ export const styles = css`
     outline-offset: -0.4rem;
   }
 
-  /* Over the page while files are dragged over it; the page underneath stays the target. */
-  .drop-overlay {
-    position: absolute;
-    inset: 0;
-    z-index: 2;
-    display: flex;
-    flex-direction: column;
-    align-items: center;
-    justify-content: center;
-    gap: var(--skald-space-2);
-    padding: var(--skald-space-4);
-    background: var(--skald-accent-bg);
-    color: var(--skald-text);
-    text-align: center;
-    pointer-events: none;
-  }
-
-  .drop-overlay p {
-    margin: 0;
-    max-width: 32rem;
-  }
-
-  .drop-title {
-    display: inline-flex;
-    align-items: center;
-    gap: var(--skald-space-2);
-    font-size: 1.3rem;
-    font-weight: 600;
-  }
-
-  .drop-title svg {
-    width: 1.5rem;
-    height: 1.5rem;
-  }
-
   .pool {
     margin: 0 0 var(--skald-space-3);
   }

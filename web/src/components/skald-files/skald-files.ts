@@ -39,6 +39,8 @@ import type { Login } from '../../state/login.js';
 import { snippetParts } from '../../state/notes.js';
 import { documentLink, routeHash } from '../../state/route.js';
 import { controls, page, pageHost } from '../../styles/controls.js';
+import { dropOverlayStyles } from '../../styles/drop-overlay.js';
+import { dropOverlay } from '../drop-overlay.js';
 import { closeIcon, trashIcon, uploadIcon } from '../icons.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
@@ -81,7 +83,7 @@ const POLL_MS = 1000;
  */
 @customElement('skald-files')
 export class SkaldFiles extends LitElement {
-  static override styles = [controls, pageHost, page, styles];
+  static override styles = [controls, pageHost, page, dropOverlayStyles, styles];
 
   @property({ attribute: false }) login: Login | null = null;
   /** The document the address opens, or `null` for the list. */
@@ -393,10 +395,7 @@ export class SkaldFiles extends LitElement {
           </div>
         </div>
         ${this.dragging
-          ? html`<div class="drop-overlay" aria-hidden="true">
-              <p class="drop-title">${uploadIcon}${strings.filesDropHere}</p>
-              <p>${this.pool === 'shared' ? strings.filesDropShared : strings.filesDropPrivate}</p>
-            </div>`
+          ? dropOverlay({ icon: uploadIcon, title: strings.filesDropHere, detail: this.pool === 'shared' ? strings.filesDropShared : strings.filesDropPrivate })
           : nothing}
       </div>
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
