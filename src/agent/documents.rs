@@ -189,13 +189,7 @@ impl Documents {
         space: &'a PrivateStore,
         id: &DocumentId,
     ) -> Result<Option<(Shelf<'a>, Document)>, StoreError> {
-        for pool in [Pool::Private, Pool::Shared] {
-            let shelf = self.shelf(pool, space);
-            if let Some(document) = shelf.get(id).await? {
-                return Ok(Some((shelf, document)));
-            }
-        }
-        Ok(None)
+        crate::store::documents::find(space, &self.inner.system, id).await
     }
 
     /// Documents `ids` as they follow a message's words: a picture as itself when the model
@@ -333,12 +327,9 @@ pub async fn load_pictures(
         if picture.data.is_some() {
             continue;
         }
-        for shelf in [Shelf::Own(space), Shelf::Shared(system)] {
-            if shelf.get(&picture.document).await?.is_some() {
-                let bytes = shelf.bytes(&picture.document).await?;
-                picture.data = Some(base64::engine::general_purpose::STANDARD.encode(bytes).into());
-                break;
-            }
+        if let Some((shelf, _)) = crate::store::documents::find(space, system, &picture.document).await? {
+            let bytes = shelf.bytes(&picture.document).await?;
+            picture.data = Some(base64::engine::general_purpose::STANDARD.encode(bytes).into());
         }
     }
     Ok(())

@@ -275,6 +275,21 @@ pub fn clean_name(name: &str) -> String {
     if cleaned.is_empty() { "Untitled".to_owned() } else { cleaned.to_owned() }
 }
 
+/// Document `id` wherever the person of `space` may read it, with the pool it is in: their
+/// own first, then the shared one.
+pub async fn find<'a>(
+    space: &'a PrivateStore,
+    system: &'a SystemStore,
+    id: &DocumentId,
+) -> Result<Option<(Shelf<'a>, Document)>, StoreError> {
+    for shelf in [Shelf::Own(space), Shelf::Shared(system)] {
+        if let Some(document) = shelf.get(id).await? {
+            return Ok(Some((shelf, document)));
+        }
+    }
+    Ok(None)
+}
+
 /// Members' names by id, to say who shared what.
 async fn names(system: Option<&SystemStore>) -> Result<std::collections::HashMap<String, String>, StoreError> {
     let Some(system) = system else { return Ok(Default::default()) };
@@ -523,12 +538,6 @@ impl Shelf<'_> {
             self.table("document_pages")
         ));
         Ok(sqlx::query_scalar(sql).bind(id).fetch_one(self.db()).await?)
-    }
-
-    /// Pages holding every word of `query` (as a word or the start of one), best first.
-    pub async fn search(&self, query: &str, limit: u32) -> Result<Vec<Hit>, StoreError> {
-        let Some(expression) = super::notes::match_expression(query) else { return Ok(Vec::new()) };
-        self.matching(&expression, limit).await
     }
 
     /// Pages holding any telling word of `query` (as a word or the start of one), best

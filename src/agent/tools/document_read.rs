@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolResult};
 use crate::agent::documents::{READ_CHARS, as_read, pages_within};
 use crate::ids::DocumentId;
-use crate::store::documents::{Shelf, Status};
+use crate::store::documents::{self, Status};
 
 pub struct DocumentRead;
 
@@ -52,14 +52,9 @@ impl Tool for DocumentRead {
             };
             let (first, last) = pages(arguments["pages"].as_str())?;
             let id = DocumentId::new(id);
-            let mut found = None;
-            for shelf in [Shelf::Own(&context.space), Shelf::Shared(&context.system)] {
-                let document = shelf.get(&id).await.map_err(|err| format!("the document could not be read: {err}"))?;
-                if let Some(document) = document {
-                    found = Some((shelf, document));
-                    break;
-                }
-            }
+            let found = documents::find(&context.space, &context.system, &id)
+                .await
+                .map_err(|err| format!("the document could not be read: {err}"))?;
             let Some((shelf, document)) = found else {
                 return Err(format!("there is no document {id} this person can read; document_search finds them"));
             };
