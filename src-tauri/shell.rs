@@ -28,6 +28,10 @@ const INIT_SCRIPT: &str = include_str!("init.js");
 struct TestHooks {
     /// After the first page load, navigate the window here (to test the navigation guard).
     navigate_to: Option<String>,
+    /// After the first page load, run this script in the page (`SKALD_TEST_SCRIPT` names
+    /// its file): the smoke test drives the page inside WebKit with it, and it reports back
+    /// by navigating to another origin, which reaches the system opener.
+    script: Option<String>,
 }
 
 /// `SKALD_TEST_HOOKS=1` turns the hooks on — in a debug build only. With them the app also
@@ -37,7 +41,9 @@ fn test_hooks(var: impl Fn(&str) -> Option<String>, debug_build: bool) -> Option
     if !debug_build || var("SKALD_TEST_HOOKS").as_deref() != Some("1") {
         return None;
     }
-    Some(TestHooks { navigate_to: var("SKALD_TEST_NAVIGATE_TO") })
+    let script = var("SKALD_TEST_SCRIPT")
+        .map(|path| std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("SKALD_TEST_SCRIPT {path}: {err}")));
+    Some(TestHooks { navigate_to: var("SKALD_TEST_NAVIGATE_TO"), script })
 }
 
 /// The initialization script for a window on `origin`, carrying `token`.
@@ -136,13 +142,13 @@ fn setup(
         exit_handle.state::<Arc<AtomicBool>>().store(true, Ordering::SeqCst);
         exit_handle.exit(0);
     });
-    open_window(handle, &core, hooks.and_then(|h| h.navigate_to))?;
+    open_window(handle, &core, hooks.unwrap_or_default())?;
     build_tray(handle)?;
     forward_notifications(handle, &core);
     Ok(())
 }
 
-fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String>) -> tauri::Result<()> {
+fn open_window(handle: &AppHandle, core: &CoreHandle, hooks: TestHooks) -> tauri::Result<()> {
     let url: Url = format!("{}/", core.url()).parse().expect("the core's URL parses");
     let origin = origin_of(&url);
     let script = init_script(&origin, core.launch_token().expose());
@@ -188,11 +194,15 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, navigate_to: Option<String
                 return;
             }
             let _ = window.show();
-            if first_load.swap(false, Ordering::SeqCst)
-                && let Some(target) = &navigate_to
-            {
+            if !first_load.swap(false, Ordering::SeqCst) {
+                return;
+            }
+            if let Some(target) = &hooks.navigate_to {
                 let target = serde_json::to_string(target).expect("strings serialise");
                 let _ = window.eval(format!("window.location.href = {target};"));
+            }
+            if let Some(script) = &hooks.script {
+                let _ = window.eval(script);
             }
         })
         .build()?;
@@ -400,7 +410,13 @@ mod tests {
     fn release_builds_have_no_test_hooks_whatever_the_environment() {
         let env = vars(&[("SKALD_TEST_HOOKS", "1"), ("SKALD_TEST_NAVIGATE_TO", "https://example.com/")]);
         assert_eq!(test_hooks(&env, false), None);
-        assert_eq!(test_hooks(&env, true), Some(TestHooks { navigate_to: Some("https://example.com/".into()) }));
+        // A release build never reads the script hook's file, let alone runs it.
+        let scripted = vars(&[("SKALD_TEST_HOOKS", "1"), ("SKALD_TEST_SCRIPT", "/nonexistent/probe.js")]);
+        assert_eq!(test_hooks(&scripted, false), None);
+        assert_eq!(
+            test_hooks(&env, true),
+            Some(TestHooks { navigate_to: Some("https://example.com/".into()), script: None })
+        );
         assert_eq!(test_hooks(vars(&[]), true), None);
     }
 

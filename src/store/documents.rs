@@ -548,7 +548,7 @@ impl Shelf<'_> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        let expression = words.iter().map(|w| format!("\"{}\"*", w.replace('"', "\"\""))).collect::<Vec<_>>();
+        let expression = words.iter().map(|w| super::notes::prefix_term(w)).collect::<Vec<_>>();
         self.matching(&expression.join(" OR "), limit).await
     }
 

@@ -161,9 +161,15 @@ pub(super) fn match_expression(query: &str) -> Option<String> {
     let words: Vec<String> = query
         .split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|word| !word.is_empty())
-        .map(|word| format!("\"{}\"*", word.replace('"', "\"\"")))
+        .map(prefix_term)
         .collect();
     (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// One word as an FTS5 term: quoted (a quote inside doubled), so operators and column
+/// names in it are searched for as text, and a prefix, so "bread" finds "breadcrumbs".
+pub(super) fn prefix_term(word: &str) -> String {
+    format!("\"{}\"*", word.replace('"', "\"\""))
 }
 
 #[cfg(test)]

@@ -39,9 +39,28 @@ added=$(api "$admin_token" POST /api/users '{"name":"Bea","role":"member"}') || 
 code=$(sed -E 's/.*"enrolment_code":"([^"]+)".*/\1/' <<<"$added")
 api "$seed_token" POST /api/enrol "{\"name\":\"Bea\",\"enrolment_code\":\"$code\",\"password\":\"maple harbour violin\"}" > /dev/null ||
   fail "enrolling the second person"
+# A two-page PDF for the viewer check, written by the browser tests' own maker.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+node --input-type=module -e "
+  import { tinyPdf } from '$repo/web/tests/e2e/pdf.mjs';
+  process.stdout.write(tinyPdf(['Café crème', 'second page']));
+" > "$work/menu.pdf" || fail "writing the test PDF"
+uploaded=$(curl -sf -X POST -H "Authorization: Bearer $admin_token" --data-binary "@$work/menu.pdf" \
+  "$seed_base/api/documents?name=menu.pdf") || fail "uploading the PDF through the API"
+document=$(sed -E 's/.*"id":"([^"]+)".*/\1/' <<<"$uploaded")
 kill -TERM "$seed"
 wait "$seed" || fail "the seeding server did not exit cleanly"
-ok "seeded two people through skald serve"
+ok "seeded two people and Ada's PDF through skald serve"
+
+# The script the window runs after its first load: it logs in as Ada through the picker,
+# opens the PDF and reports what the viewer drew (see viewer-probe.js).
+quote() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
+probe_document=$(quote "$document") probe_password=$(quote "otter lantern quietly") python3 -c '
+import os, sys
+script = open(sys.argv[1], encoding="utf-8").read()
+script = script.replace("__DOCUMENT__", os.environ["probe_document"]).replace("__PASSWORD__", os.environ["probe_password"])
+open(sys.argv[2], "w", encoding="utf-8").write(script)
+' "$(dirname "$0")/viewer-probe.js" "$work/probe.js"
 
 # A notification server that records what it is asked to show and, as a person would,
 # clicks each notification that has snooze buttons, then its "Snooze 1 hour".
@@ -49,7 +68,7 @@ FAKE_INVOKE=default,snooze-1h /usr/bin/python3 "$(dirname "$0")/notifications.py
 wait_for 10 "the test's notification server" grep -q 'notification server ready' "$work/notifier.out"
 
 started=$(date +%s%N)
-"$bin" --data-dir "$data" > "$work/stdout" 2> "$work/stderr" &
+SKALD_TEST_SCRIPT=$work/probe.js "$bin" --data-dir "$data" > "$work/stdout" 2> "$work/stderr" &
 pid=$!
 
 wait_for 60 "the ready line" grep -q '^skald listening on' "$work/stdout"
@@ -83,6 +102,18 @@ ok "a second launch focused the first instead of starting again"
 wait_for 20 "a foreign navigation to reach the system opener" grep -qx 'https://example.invalid/elsewhere' "$work/opened"
 grep -q 'navigation to another origin handed to the system opener' "$work/stderr" || fail "no log of the refused navigation"
 ok "a navigation to another origin was cancelled and handed to the system opener"
+
+# Inside WebKit, as a person would: log in, open the PDF; pdf.js draws page 1 and lays its
+# words over it (the engine lacks ReadableStream's async iterator, which our code supplies).
+wait_for 90 "the viewer probe's report" grep -q '^https://example.invalid/probe?' "$work/opened"
+probe=$(grep -m1 '^https://example.invalid/probe?' "$work/opened")
+field() { python3 -c 'import sys, urllib.parse as u; print(u.parse_qs(u.urlsplit(sys.argv[1]).query).get(sys.argv[2], [""])[0])' "$probe" "$1"; }
+[[ -z $(field error) ]] || fail "the viewer probe: $(field error)"
+dark=$(field dark)
+((dark > 50)) || fail "the PDF's page 1 was not drawn in the window ($dark dark pixels)"
+[[ $(field words) == *"Café crème"* ]] || fail "the text layer holds \"$(field words)\", not the page's words"
+[[ $(field page) == "Page 1 of 2" ]] || fail "the viewer says \"$(field page)\""
+ok "the desktop window drew the PDF's page 1 ($dark dark pixels) with its words in the text layer"
 
 sleep 1
 import -window root "$out/desktop.png"

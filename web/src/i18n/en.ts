@@ -833,6 +833,8 @@ export const en = {
   attachmentAlready: '{name} is attached already.',
   /** `{name}` of the file, `{reason}` a sentence */
   attachmentFailed: '{name} could not be attached. {reason}',
+  /** `{name}` of a picture with no words in it */
+  attachmentPicture: '{name} is attached as a picture: models that read pictures see it; others cannot.',
   /** `{max}` files at most; `{n}` of those picked were left out */
   attachmentsTooMany: {
     one: 'A message takes at most {max} files: {n} file was left out.',
@@ -1171,6 +1173,16 @@ export const en = {
   modelsKeyRemove: 'Remove key',
   modelsKeySaved: 'The key of {name} was saved.',
   modelsKeyRemoved: 'The key of {name} was removed.',
+  modelsPictureModel: 'Model that makes pictures',
+  /** `{name}` of the provider */
+  modelsPictureModelNone: 'None: the assistant makes no pictures through {name}.',
+  modelsPictureModelHint: 'Asked through the OpenAI images route when the assistant draws a picture; each drawing is asked for on a card first, as it sends words out and may cost.',
+  modelsPictureModelSave: 'Save',
+  modelsPictureModelRemove: 'Make no pictures',
+  /** `{model}` id, `{name}` of the provider */
+  modelsPictureModelSaved: '{name} now makes pictures with {model}.',
+  /** `{name}` of the provider */
+  modelsPictureModelRemoved: '{name} makes no pictures now.',
   modelsDeleteTitle: 'Remove {name}?',
   modelsDeleteBody: 'Conversations using its models will need another model. Everyone is told.',
   modelsDeleted: '{name} was removed.',

@@ -62,6 +62,18 @@ export function kindLabel(kind: DocumentKind): string {
   }
 }
 
+/** The kinds that are pictures: they go to models that read pictures as they are. */
+const PICTURE_KINDS: ReadonlySet<Document['kind']> = new Set(['png', 'jpeg', 'webp', 'gif']);
+
+/**
+ * Whether a document can go with a message: once read with its words, or a picture even
+ * without any (a model that reads pictures gets it as it is; the server refuses it, with
+ * why, for one that does not).
+ */
+export function attachable(document: Pick<Document, 'kind' | 'status'>): boolean {
+  return document.status === 'ready' || (document.status === 'no_text' && PICTURE_KINDS.has(document.kind));
+}
+
 /** "Reading…", "Ready", "No text found — why", "Failed — why". */
 export function statusSentence(document: Pick<Document, 'status' | 'status_detail'>): string {
   const detail = document.status_detail?.trim() ?? '';

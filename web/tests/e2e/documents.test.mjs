@@ -8,13 +8,18 @@
 // message, inside the outside-content wrapper; the message shows the words and a link to
 // the file, not the file's text; and the reply's citation of a page opens it on the Files
 // page.
+// Pictures: on the Models page the administrator ticks the models that read pictures and
+// names the one that makes them; a photo with no words in it, attached in the composer,
+// reaches the model as an image part; a picture the assistant draws (after its card)
+// shows under the call and links to the Files page.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/documents.test.mjs
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { axeViolationsInThemes, logIn, openPage, problems, screenshot, seedInstance, sidewaysOverflow, startStack, stopStack } from './harness.mjs';
+import { api, axeViolationsInThemes, logIn, openPage, problems, screenshot, seedInstance, sidewaysOverflow, startStack, stopStack } from './harness.mjs';
 import { tinyPdf } from './pdf.mjs';
+import { solidPng } from './png.mjs';
 
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
@@ -168,6 +173,95 @@ describe('documents', () => {
       await page.locator('#main[data-page=files]').waitFor({ timeout: TIMEOUT });
       assert.equal(await page.evaluate(() => location.hash), `#/files/${id}?page=1`);
       await page.locator('[data-testid=document-text]').filter({ hasText: 'smoked paprika' }).waitFor({ timeout: TIMEOUT });
+
+      assert.deepEqual(problems(consoleMessages), []);
+      assert.deepEqual(failedResponses, []);
+    } finally {
+      await close();
+    }
+  });
+  test('the Models page says which models read pictures and which makes them; pictures go in and come out', async () => {
+    const { page, consoleMessages, failedResponses, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
+      const providers = () => api(stack.server.origin, session.token, 'GET', '/api/providers');
+      await page.evaluate(() => {
+        window.location.hash = '#/admin/models';
+      });
+      const provider = page.locator('[data-testid=provider-item][data-name=scripted]');
+      await provider.waitFor({ timeout: TIMEOUT });
+
+      // Every model of the scripted server reads pictures, ticked one by one.
+      const boxes = provider.locator('[data-testid=model-images]');
+      const models = await boxes.evaluateAll((all) => all.map((box) => box.dataset.model));
+      assert.ok(models.length >= 1, 'the provider lists its models with a "reads pictures" box each');
+      for (const model of models) {
+        const box = provider.locator(`[data-testid=model-images][data-model=${model}]`);
+        assert.equal(await box.isChecked(), false);
+        await box.check();
+        await provider.locator(`[data-testid=model-images][data-model=${model}]:not([disabled])`).waitFor({ timeout: TIMEOUT });
+      }
+      const held = (await providers()).find((p) => p.name === 'scripted');
+      assert.deepEqual(
+        held.models.map((m) => [m.model_id, m.images]),
+        models.map((m) => [m, true]),
+        'the server holds what the boxes say',
+      );
+
+      // No model makes pictures until one is named.
+      assert.match(await provider.locator('[data-testid=provider-image-model-none]').innerText(), /makes no pictures through scripted/);
+      await provider.locator('[data-testid=provider-image-model]').fill('picture-model');
+      await provider.locator('[data-testid=provider-image-model-save]').click();
+      await provider.locator('[data-testid=provider-image-model-remove]').waitFor({ timeout: TIMEOUT });
+      assert.equal(await provider.locator('[data-testid=provider-image-model-none]').count(), 0);
+      assert.equal((await providers()).find((p) => p.name === 'scripted').image_model, 'picture-model');
+      const found = await axeViolationsInThemes(page, { screenshot: 'documents-models-pictures' });
+      assert.deepEqual(found, [], 'accessibility of the Models page with its picture settings');
+
+      // A photo with no words in it is attached and goes to the model as a picture.
+      await page.evaluate(() => {
+        window.location.hash = '#/';
+      });
+      await page.locator('#main[data-page=chat]').waitFor({ timeout: TIMEOUT });
+      const photo = solidPng(32, [120, 130, 140]);
+      await page.locator('[data-testid=attach-input]').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: photo });
+      const chip = page.locator('[data-testid=attachment]');
+      await chip.and(page.locator('[data-state=ready]')).waitFor({ timeout: TIMEOUT });
+      await stack.model.push({ text: 'A grey square.' });
+      await page.locator('[data-testid=composer]').fill('What is in this photo?');
+      await page.locator('[data-testid=send]').click();
+      const turn = page.locator('[data-testid=turn]');
+      await turn.last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      const asked = (await stack.model.requests()).at(-1).body.messages.filter((m) => m.role === 'user').at(-1).content;
+      assert.ok(Array.isArray(asked), 'the message went as parts');
+      const image = asked.find((part) => part.type === 'image_url');
+      assert.equal(image?.image_url?.url, `data:image/png;base64,${photo.toString('base64')}`, 'the picture went as it is');
+
+      // The assistant draws a picture: asked first on a card, then shown under the call.
+      await stack.model.push([
+        { tool_calls: [{ name: 'image_generate', arguments: { prompt: 'a red fox in the snow' } }] },
+        { text: 'Here is your fox.' },
+      ]);
+      await page.locator('[data-testid=composer]').fill('Draw me a fox');
+      await page.locator('[data-testid=send]').click();
+      const card = page.locator('skald-approval-card');
+      await card.waitFor({ timeout: TIMEOUT });
+      // The card shows the words that will be sent.
+      await card.getByText('a red fox in the snow').first().waitFor({ timeout: TIMEOUT });
+      await card.locator('[data-testid=allow]').click();
+      await turn.last().and(page.locator('[data-status=done]')).waitFor({ timeout: TIMEOUT });
+      const picture = turn.last().locator('skald-picture [data-testid=picture]');
+      await picture.waitFor({ timeout: TIMEOUT });
+      await page.waitForFunction((img) => img.complete && img.naturalWidth > 0, await picture.elementHandle(), { timeout: TIMEOUT });
+      const link = turn.last().locator('skald-picture [data-testid=picture-link]');
+      const href = await link.getAttribute('href');
+      assert.match(href, /^#\/files\/doc_[0-9a-f]{24}$/);
+      const kept = await api(stack.server.origin, session.token, 'GET', '/api/documents');
+      const made = kept.find((d) => `#/files/${d.id}` === href);
+      assert.equal(made?.kind, 'png', 'the picture is kept among the documents');
+      assert.equal(made.status_detail, 'Made by scripted/picture-model from: a red fox in the snow');
+      await screenshot(page, 'documents-picture-made');
 
       assert.deepEqual(problems(consoleMessages), []);
       assert.deepEqual(failedResponses, []);

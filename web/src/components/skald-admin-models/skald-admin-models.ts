@@ -54,12 +54,13 @@ export class ModelsChangedEvent extends Event {
  * `provider-test`, `provider-verdict`, `provider-trusted`, `model-images`
  * (a model's "reads pictures" box, its `data-model`), `provider-key`
  * (field) and `provider-key-save`, `provider-key-remove`,
- * `provider-delete`; `[data-testid=models-error]`; `[data-testid=local-model]`
+ * `provider-delete`, `provider-image-model` (field), `provider-image-model-save`,
+ * `provider-image-model-remove`, `provider-image-model-none`; `[data-testid=models-error]`; `[data-testid=local-model]`
  * (its `data-id`) with `local-model-delete`, `local-crash` (its
  * `data-given-up`), `local-crash-tail` and `local-crash-retry`, `[data-testid=local-disk]`,
  * `[data-testid=local-loaded]`, and `<skald-local-catalogue>`.
  *
- * @summary Providers: test, trust, which models read pictures, key, remove; connect a new one.
+ * @summary Providers: test, trust, which models read pictures and which makes them, key, remove; connect a new one.
  * @fires skald-models-changed - a provider was added, changed or removed
  */
 @customElement('skald-admin-models')
@@ -260,6 +261,7 @@ export class SkaldAdminModels extends LitElement {
           </div>
           <p class="hint" id=${id('trusted-hint')}>${strings.modelsTrustedHint}</p>`
         : nothing}
+      ${provider.kind === 'openai' ? this.#renderPictureModel(provider) : nothing}
       <form class="key" @submit=${(e: Event) => void this.#saveKey(e, provider)} novalidate>
         <div class="field">
           <label for=${id('key')}>${provider.has_key ? strings.modelsKeyReplace : strings.modelsKeySet}</label>
@@ -276,6 +278,35 @@ export class SkaldAdminModels extends LitElement {
         </div>
       </form>
     </li>`;
+  }
+
+  /**
+   * The model an OpenAI-compatible provider makes pictures with (`image_generate`), which
+   * its model list may not name (image models are often left out of `/v1/models`).
+   */
+  #renderPictureModel(provider: Provider): TemplateResult {
+    const id = (what: string): string => `${provider.id}-${what}`;
+    return html`<form class="key" data-testid="provider-pictures" @submit=${(e: Event) => void this.#savePictureModel(e, provider)} novalidate>
+      <div class="field">
+        <label for=${id('image-model')}>${strings.modelsPictureModel}</label>
+        <input id=${id('image-model')} data-testid="provider-image-model" autocomplete="off" spellcheck="false" maxlength="200"
+          .value=${live(provider.image_model ?? '')}
+          aria-describedby=${provider.image_model === null ? `${id('image-model-none')} ${id('image-model-hint')}` : id('image-model-hint')} />
+        ${provider.image_model === null
+          ? html`<p class="hint" id=${id('image-model-none')} data-testid="provider-image-model-none">${strings.modelsPictureModelNone.replace('{name}', provider.name)}</p>`
+          : nothing}
+        <p class="hint" id=${id('image-model-hint')}>${strings.modelsPictureModelHint}</p>
+      </div>
+      <div class="actions">
+        <button type="submit" data-testid="provider-image-model-save" ?disabled=${this.#action.busy}>
+          ${strings.modelsPictureModelSave}<span class="visually-hidden"> ${strings.modelsPictureModel}, ${provider.name}</span>
+        </button>
+        ${provider.image_model !== null
+          ? html`<button type="button" class="quiet" data-testid="provider-image-model-remove" ?disabled=${this.#action.busy}
+              @click=${() => void this.#setPictureModel(provider, null)}>${strings.modelsPictureModelRemove}</button>`
+          : nothing}
+      </div>
+    </form>`;
   }
 
   /** Each model with its strength and, where the administrator may say so, whether it reads pictures. */
@@ -380,6 +411,23 @@ export class SkaldAdminModels extends LitElement {
     if (!client || key === '') return;
     if (field) field.value = '';
     await this.#run(() => client.updateProvider(provider.id, { api_key: key }), strings.modelsKeySaved.replace('{name}', provider.name));
+  }
+
+  async #savePictureModel(event: Event, provider: Provider): Promise<void> {
+    event.preventDefault();
+    const field = (event.target as HTMLFormElement).querySelector<HTMLInputElement>('input');
+    const model = field?.value.trim() ?? '';
+    await this.#setPictureModel(provider, model === '' ? null : model);
+  }
+
+  async #setPictureModel(provider: Provider, model: string | null): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    const done =
+      model === null
+        ? strings.modelsPictureModelRemoved.replace('{name}', provider.name)
+        : strings.modelsPictureModelSaved.replace('{name}', provider.name).replace('{model}', model);
+    await this.#run(() => client.updateProvider(provider.id, { image_model: model }), done);
   }
 
   async #removeKey(provider: Provider): Promise<void> {

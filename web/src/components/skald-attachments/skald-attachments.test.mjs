@@ -75,6 +75,7 @@ async function api(route, request) {
   readingFor.set(document.name, left - 1);
   if (document.status === 'reading' && left <= 0) {
     if (document.name === 'scan.pdf') Object.assign(document, { status: 'no_text', status_detail: 'No text found: install OCR (tesseract) to read scanned pages.' });
+    else if (document.name === 'photo.png') Object.assign(document, { kind: 'png', media_type: 'image/png', status: 'no_text', status_detail: 'No words were found in the picture.' });
     else Object.assign(document, { status: 'ready', pages: 1 });
   }
   return route.fulfill({ json: document });
@@ -196,6 +197,14 @@ describe('files attached to a message', () => {
     );
     assert.deepEqual(await lastTold(), { type: 'skald-attachments-change', documents: [{ id: idFor(1), name: 'ok.txt' }], pending: false });
     assert.deepEqual(await axe(), [], 'accessibility of the chips that failed');
+  });
+
+  test('a picture with no words in it is still attached: a model that reads pictures sees it', async () => {
+    await show();
+    await pick(file('photo.png', 'PNG bytes'));
+    await chip('photo.png').and(page.locator('[data-state=ready]')).waitFor({ timeout: 5000 });
+    assert.equal(await announced(), 'photo.png is attached as a picture: models that read pictures see it; others cannot.');
+    assert.deepEqual(await lastTold(), { type: 'skald-attachments-change', documents: [{ id: idFor(1), name: 'photo.png' }], pending: false });
   });
 
   test('more files than a message takes: the first four are attached, and it says how many were left out', async () => {

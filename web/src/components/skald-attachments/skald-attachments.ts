@@ -20,7 +20,7 @@ import { strings } from '../../i18n/en.js';
 import { formatNumber } from '../../i18n/format.js';
 import { plural } from '../../i18n/locale.js';
 import { MAX_ATTACHED_DOCUMENTS, type AttachedDocument } from '../../state/attached-documents.js';
-import { statusAnnouncement, statusSentence, uploadFailure, uploadPercent, uploadRefusal } from '../../state/documents.js';
+import { attachable, statusAnnouncement, statusSentence, uploadFailure, uploadPercent, uploadRefusal } from '../../state/documents.js';
 import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { iconButton } from '../icon-button.js';
@@ -190,11 +190,13 @@ export class SkaldAttachments extends LitElement {
         if (!this.#polls.has(key)) this.#pollLater(key, FIRST_POLL_MS);
         return;
       case 'ready':
-        this.#change(key, { state: 'ready', id: document.id, name: document.name });
-        this.announcement = statusAnnouncement(document) ?? '';
-        return;
       case 'no_text':
       case 'failed':
+        if (attachable(document)) {
+          this.#change(key, { state: 'ready', id: document.id, name: document.name });
+          this.announcement = document.status === 'ready' ? (statusAnnouncement(document) ?? '') : strings.attachmentPicture.replace('{name}', document.name);
+          return;
+        }
         this.#change(key, { state: 'failed', id: document.id, name: document.name, problem: statusSentence(document) });
         this.announcement = strings.attachmentFailed.replace('{name}', document.name).replace('{reason}', statusSentence(document));
         return;
