@@ -10,8 +10,12 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/skald/target}
 npm --prefix web ci --no-audit --no-fund --loglevel=error
 npm --prefix web run build --silent
 cargo build --release --locked --features desktop,local-model
+# The speech engine, found beside skald (crates/voice).
+cargo build --release --locked -p skald-voice
 
 mkdir -p bin
+cp "$CARGO_TARGET_DIR/release/skald-voice" bin/.skald-voice.new
+mv -f bin/.skald-voice.new bin/skald-voice
 cp "$CARGO_TARGET_DIR/release/skald" bin/.skald.new
 mv -f bin/.skald.new bin/skald
 echo "build: installed bin/skald ($(bin/skald --version))"

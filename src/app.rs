@@ -181,6 +181,7 @@ impl App {
             jobs,
             documents,
             backups,
+            voice: crate::voice::Voice::new(data_dir.root()),
             shutdown: CancellationToken::new(),
             web: options.web,
         };

@@ -29,6 +29,7 @@ pub mod crypto;
 pub mod error;
 pub mod export;
 pub mod extract;
+pub mod half;
 pub mod http;
 pub mod ids;
 pub mod jobs;
@@ -45,6 +46,7 @@ pub mod supervise;
 pub mod untrusted;
 pub mod users;
 pub mod verify;
+pub mod voice;
 
 /// The version the binary reports on `--version` and `GET /api/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that a built skald binary runs on any x86-64 CPU: that it requires nothing
+"""Checks that a built skald (or skald-voice) binary runs on any x86-64 CPU: that it requires nothing
 beyond x86-64-v2 (SSE4.2, POPCNT) except in code that runs only after a check of the
 CPU it is on.
 
@@ -9,9 +9,10 @@ It disassembles BINARY (objdump) and finds every function holding instructions o
 later level: AVX, AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (x86-64-v3), and AVX-512 or AMX.
 Each such function must be one of:
 
-  - llama.cpp's (defined in the static libraries llama-cpp-sys-2 built, found under
-    TARGET_DIR): Skald runs llama.cpp only after `fit::check_cpu` found the CPU has its
-    baseline; never AVX-512 or AMX, which are not compiled in at all;
+  - llama.cpp's or whisper.cpp's (defined in the static libraries llama-cpp-sys-2 and
+    whisper-rs-sys built, found under TARGET_DIR): Skald runs llama.cpp only after
+    `fit::check_cpu` found the CPU has its baseline, and skald-voice whisper.cpp only after
+    its own check of the same; never AVX-512 or AMX, which are not compiled in at all;
   - OpenSSL's (defined in the libcrypto.a openssl-src built): OpenSSL picks its assembly
     at run time from the CPU's own report (OPENSSL_ia32cap);
   - a function whose name states the instructions it needs (`find_raw_avx2`,
@@ -117,6 +118,7 @@ def build_settings(target):
     checked = set(re.findall(r'"([^"]+)"', declared.group(1))) if declared else set()
     wanted = {GGML_OPTIONS[f] for f in checked if f in GGML_OPTIONS}
     caches = glob.glob(f"{target}/*/build/llama-cpp-sys-2-*/out/build/CMakeCache.txt")
+    caches += glob.glob(f"{target}/*/build/whisper-rs-sys-*/out/build/CMakeCache.txt")
     for cache in caches:
         options = dict(re.findall(r"^(GGML_[A-Z0-9_]+):BOOL=(\w+)$", open(cache).read(), re.M))
         if options.get("GGML_NATIVE") != "OFF":
@@ -134,6 +136,7 @@ def main():
     binary = sys.argv[1]
     target = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("CARGO_TARGET_DIR", "target")
     llama_archives = glob.glob(f"{target}/*/build/llama-cpp-sys-2-*/out/**/*.a", recursive=True)
+    llama_archives += glob.glob(f"{target}/*/build/whisper-rs-sys-*/out/**/*.a", recursive=True)
     crypto_archives = glob.glob(f"{target}/*/build/openssl-sys-*/out/openssl-build/install/lib/libcrypto.a")
     if not llama_archives:
         sys.exit(f"portable: no llama.cpp libraries under {target}: build with --features local-model first")
@@ -147,7 +150,7 @@ def main():
             continue
         if name in llama:
             if found == "512":
-                problems.append(f"llama.cpp's {function} holds AVX-512/AMX, which must not be compiled in")
+                problems.append(f"ggml's {function} holds AVX-512/AMX, which must not be compiled in")
             continue
         problems.append(f"{function} holds {'AVX-512/AMX' if found == '512' else 'x86-64-v3'} instructions "
                         "and runs without a check of the CPU")
@@ -178,7 +181,7 @@ def main():
             print(f"  {problem}")
         print(f"portable: {len(problems)} problems")
         sys.exit(1)
-    print("portable: every such function is llama.cpp's (after the CPU check) or picked at run time")
+    print("portable: every such function is llama.cpp's or whisper.cpp's (after the CPU check) or picked at run time")
 
 
 if __name__ == "__main__":

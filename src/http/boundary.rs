@@ -109,9 +109,11 @@ impl Boundary {
             (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
             (HeaderName::from_static("cross-origin-opener-policy"), HeaderValue::from_static("same-origin")),
             (HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin")),
+            // The page's own origin may use the microphone (voice input, §15); nothing else
+            // may, and nothing may use the rest.
             (
                 HeaderName::from_static("permissions-policy"),
-                HeaderValue::from_static("camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
+                HeaderValue::from_static("camera=(), microphone=(self), geolocation=(), payment=(), usb=()"),
             ),
         ];
         for (name, value) in fixed {

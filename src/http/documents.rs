@@ -120,7 +120,13 @@ pub async fn upload(
 /// finished sending (what arrives past the limit is read and dropped, up to a bound), so
 /// that the answer reaches them instead of a reset connection.
 async fn read_body(body: RawBody) -> Result<Vec<u8>, ApiError> {
-    const DRAIN_AT_MOST: usize = 4 * MAX_BYTES;
+    read_body_up_to(body, MAX_BYTES).await?.ok_or_else(|| UploadError::TooLarge.into())
+}
+
+/// The body, up to `max` bytes; `None` when it was longer (read to its end, up to four
+/// times `max`, and dropped), for the caller to refuse with 413 in its own words.
+pub(super) async fn read_body_up_to(body: RawBody, max: usize) -> Result<Option<Vec<u8>>, ApiError> {
+    let drain_at_most = 4 * max;
     let mut stream = body.into_data_stream();
     let (mut bytes, mut seen) = (Vec::new(), 0_usize);
     while let Some(piece) = stream.next().await {
@@ -129,19 +135,16 @@ async fn read_body(body: RawBody) -> Result<Vec<u8>, ApiError> {
             message: format!("the upload broke off before it ended ({err}); nothing was kept — send it again"),
         })?;
         seen += piece.len();
-        if seen > DRAIN_AT_MOST {
+        if seen > drain_at_most {
             break;
         }
-        if seen <= MAX_BYTES {
+        if seen <= max {
             bytes.extend_from_slice(&piece);
         } else if !bytes.is_empty() {
             bytes = Vec::new();
         }
     }
-    if seen > MAX_BYTES {
-        return Err(UploadError::TooLarge.into());
-    }
-    Ok(bytes)
+    Ok((seen <= max).then_some(bytes))
 }
 
 /// `GET /api/documents/{id}`: one document as it is now.

@@ -64,6 +64,11 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// A failure inside Skald, logged once when its response is made.
+    pub fn internal(err: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Internal(Box::new(err))
+    }
+
     pub fn unauthorized() -> Self {
         Self::Unauthorized { code: "unauthorized", message: "missing or invalid bearer token" }
     }

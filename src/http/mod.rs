@@ -32,6 +32,7 @@ pub mod rules;
 pub mod serve;
 pub mod state;
 pub mod supervision;
+pub mod voice;
 pub mod ws;
 
 use std::time::Instant;

@@ -11,7 +11,7 @@ use axum::routing::{MethodFilter, MethodRouter, on};
 use super::auth::{self, Access, Credential};
 use super::{
     AppState, admin, agents, backups, chat, documents, inbox, jobs, local_models, mcp, me, memories, meta, notes,
-    people, providers, rules, supervision, ws,
+    people, providers, rules, supervision, voice, ws,
 };
 
 /// One row of the table.
@@ -172,6 +172,10 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/documents/{id}/text", Session, Header, documents::text),
         route(M::GET, "/api/documents/{id}/content", Session, Header, documents::content),
         route(M::DELETE, "/api/documents/{id}", Session, Header, documents::delete),
+        // voice (§15): the engine here, speech models, a recording written down
+        route(M::GET, "/api/voice", Session, Header, voice::overview),
+        route(M::POST, "/api/voice/models", Admin, Header, voice::add_model),
+        route(M::POST, "/api/voice/transcriptions", Session, Header, voice::transcribe),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),

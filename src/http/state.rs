@@ -26,6 +26,8 @@ pub struct AppState {
     pub documents: crate::agent::documents::Documents,
     /// Backups of the data directory (§5.2).
     pub backups: crate::backup::Backups,
+    /// Speech written down on this machine (§15).
+    pub voice: crate::voice::Voice,
     /// Cancelled when the process begins to shut down; long-lived tasks (WebSockets)
     /// watch it so they close cleanly instead of being cut off.
     pub shutdown: CancellationToken,

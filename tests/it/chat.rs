@@ -33,6 +33,7 @@ mod mine;
 mod search;
 mod supervision;
 mod titles;
+mod voice;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);

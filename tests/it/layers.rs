@@ -7,8 +7,8 @@ use std::path::Path;
 
 /// Each top-level module of `src/` by layer, lowest first.
 const LAYERS: [&[&str]; 10] = [
-    &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify", "untrusted"],
-    &["rules", "extract"],
+    &["ids", "crypto", "config", "error", "logging", "patterns", "reach", "supervise", "notify", "untrusted", "half"],
+    &["rules", "extract", "voice"],
     &["store"],
     &["secrets"],
     &["providers", "users", "export", "verify"],

@@ -47,7 +47,7 @@ fn passphrase_file(dir: &Path, passphrase: &str) -> PathBuf {
     file
 }
 
-async fn enrol(chat: &Chat, name: &str, password: &str) -> String {
+pub(super) async fn enrol(chat: &Chat, name: &str, password: &str) -> String {
     let (status, added) =
         chat.server.post("/api/users", Some(&chat.token), json!({ "name": name, "role": "member" })).await;
     assert_eq!(status, 201, "{added}");

@@ -82,6 +82,8 @@ import {
   type ToolPrompt,
   type ToolResource,
   type Unlocked,
+  type Transcript,
+  type VoiceOverview,
 } from './types.js';
 
 /**
@@ -751,6 +753,25 @@ export class ApiClient {
   /** `GET /api/documents/search?q=`: pages holding the words, best first, each with a snippet. */
   async searchDocuments(query: string, signal?: AbortSignal): Promise<DocumentHit[]> {
     return list(await this.#request('GET', `/api/documents/search?q=${encodeURIComponent(query)}`, signal), 'search') as DocumentHit[];
+  }
+
+  // ---- voice -------------------------------------------------------------------
+
+  /** `GET /api/voice`: what voice input can do here, and why not when it cannot. */
+  async voice(signal?: AbortSignal): Promise<VoiceOverview> {
+    const body = record(await this.#request('GET', '/api/voice', signal), 'voice');
+    if (!isRecord(body['transcription'])) throw unexpected('voice');
+    return body as unknown as VoiceOverview;
+  }
+
+  /**
+   * `POST /api/voice/transcriptions`: a recording (a WAV file) written down by the speech
+   * engine on the computer Skald runs on. Silence gives empty text.
+   */
+  async transcribe(recording: Blob, signal?: AbortSignal): Promise<Transcript> {
+    const body = record(await this.#upload('/api/voice/transcriptions', recording, undefined, signal), 'transcript');
+    if (typeof body['text'] !== 'string') throw unexpected('transcript');
+    return body as unknown as Transcript;
   }
 
   // ---- scheduled jobs --------------------------------------------------------

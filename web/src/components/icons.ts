@@ -48,6 +48,10 @@ export const clockIcon = icon(svg`<circle cx="12" cy="12" r="9"/><path d="M12 7v
 export const folderIcon = icon(svg`<path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2Z"/>`);
 export const uploadIcon = icon(svg`<path d="M12 15V3"/><path d="m7 8 5-5 5 5"/><path d="M5 21h14"/>`);
 /** A paperclip: a file that goes with a message. */
+export const microphoneIcon = icon(
+  svg`<rect x="9" y="3" width="6" height="11" rx="3"/><path d="M5 11a7 7 0 0 0 14 0"/><path d="M12 18v3"/>`,
+);
+
 export const paperclipIcon = icon(
   svg`<path d="m21 11-8.6 8.6a5 5 0 0 1-7.1-7.1l8.6-8.6a3.3 3.3 0 0 1 4.7 4.7l-8.6 8.6a1.7 1.7 0 0 1-2.4-2.4L15.5 7"/>`,
 );

@@ -835,6 +835,20 @@ export const en = {
   attachmentFailed: '{name} could not be attached. {reason}',
   /** `{name}` of a picture with no words in it */
   attachmentPicture: '{name} is attached as a picture: models that read pictures see it; others cannot.',
+  micStart: 'Speak your message',
+  micStop: 'Stop listening',
+  micWriting: 'Writing down what you said…',
+  /** `{seconds}` listened so far */
+  micListening: 'Listening… {seconds} s. Press the microphone again to stop.',
+  /** `{why}`: the server's words */
+  micUnavailable: 'Voice input is not available: {why}',
+  micNothingHeard: 'Nothing was heard. Speak closer to the microphone, then try again.',
+  /** `{reason}`: what went wrong */
+  micNotWritten: 'What you said could not be written down: {reason}',
+  micRefused: 'The microphone was refused. Allow it for Skald, then try again.',
+  micMissing: 'No microphone was found.',
+  micUnsupported: 'This window cannot use a microphone.',
+  micFailed: 'The microphone could not be started.',
   /** `{max}` files at most; `{n}` of those picked were left out */
   attachmentsTooMany: {
     one: 'A message takes at most {max} files: {n} file was left out.',

@@ -170,13 +170,13 @@ function readyLine(proc, pattern, what, stderr) {
  * server on its usual port would be found (for setup's "on this computer").
  * Whatever started is stopped again if a later part fails to start.
  */
-export async function startStack({ model = true, env = {}, detected = false } = {}) {
+export async function startStack({ model = true, env = {}, detected = false, browserArgs = [] } = {}) {
   const stack = { root: await makeRoot() };
   try {
     if (model || detected) stack.model = await startScriptedModel();
     const detect = detected ? { SKALD_TEST_DETECT_PORTS: `llamacpp=${new URL(stack.model.url).port}` } : {};
     stack.server = await startServer(requireBin(), stack.root, { env: { ...env, ...detect } });
-    stack.browser = await launchBrowser();
+    stack.browser = await launchBrowser({ args: browserArgs });
     return stack;
   } catch (error) {
     await stopStack(stack);
@@ -244,7 +244,8 @@ export async function stopProcess(proc) {
   clearTimeout(timer);
 }
 
-export async function launchBrowser() {
+/** Chromium, headless; `args` added to its command line (a fake microphone, say). */
+export async function launchBrowser({ args = [] } = {}) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: [
@@ -256,6 +257,7 @@ export async function launchBrowser() {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
 }

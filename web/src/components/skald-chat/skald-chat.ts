@@ -66,6 +66,8 @@ import { copyIcon, leftIcon, paperclipIcon, pencilIcon, regenerateIcon, rightIco
 import { decidedText } from '../skald-approval-card/skald-approval-card.js';
 import { carriesFiles, type AttachmentsChangeEvent, type SkaldAttachments } from '../skald-attachments/skald-attachments.js';
 import '../skald-attachments/skald-attachments.js';
+import type { TranscriptEvent } from '../skald-microphone/skald-microphone.js';
+import '../skald-microphone/skald-microphone.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
 import '../skald-held-changes/skald-held-changes.js';
@@ -688,6 +690,17 @@ export class SkaldChat extends LitElement {
                 this.attachmentsPending = e.pending;
               }}
             ></skald-attachments>
+            <skald-microphone
+              slot="attachments"
+              .login=${this.login}
+              ?disabled=${noModels || held}
+              @skald-transcript=${(e: TranscriptEvent) => {
+                // What was said joins what is already written, for the person to check and send.
+                const now = this.composer?.value ?? this.draft;
+                this.draft = now.trim() === '' ? e.text : `${now.trimEnd()} ${e.text}`;
+                this.composer?.focus();
+              }}
+            ></skald-microphone>
           </skald-composer>
           <p class="fineprint">${strings.composerFineprint}</p>
         </div>

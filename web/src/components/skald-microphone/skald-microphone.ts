@@ -1,0 +1,177 @@
+/**
+ * Voice input in the composer: a press of the microphone starts listening, a second press
+ * stops, and what was said — written down by the speech engine on the computer Skald runs
+ * on (docs/architecture.md §15) — goes into the message field for the person to check and
+ * send. Nothing is recorded before the press, and nothing heard is kept. While the
+ * engine cannot be used here (no speech model yet), the button says why instead.
+ */
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+
+import type { VoiceOverview } from '../../api/types.js';
+import { MicrophoneError, Recording, type MicrophoneProblem } from '../../audio/recorder.js';
+import { strings } from '../../i18n/en.js';
+import { describeError } from '../../i18n/errors.js';
+import type { Login } from '../../state/login.js';
+import { controls } from '../../styles/controls.js';
+import { iconButton } from '../icon-button.js';
+import { microphoneIcon } from '../icons.js';
+import { styles } from './skald-microphone.styles.js';
+
+/** What was said, written down: for the message field. */
+export class TranscriptEvent extends Event {
+  static readonly type = 'skald-transcript';
+  constructor(readonly text: string) {
+    super(TranscriptEvent.type, { bubbles: true, composed: true });
+  }
+}
+
+type Phase = 'idle' | 'listening' | 'writing';
+
+/**
+ * Test hooks: `[data-testid=microphone]` (its `data-phase`: idle, listening, writing),
+ * `[data-testid=microphone-state]` (what it is doing, or why it cannot).
+ *
+ * @summary The microphone button: listen, then put what was said in the message field.
+ * @fires skald-transcript - what was said, written down (empty text is never sent)
+ */
+@customElement('skald-microphone')
+export class SkaldMicrophone extends LitElement {
+  static override styles = [controls, styles];
+
+  @property({ attribute: false }) login: Login | null = null;
+  /** Sending is not possible now: neither is listening. */
+  @property({ type: Boolean }) disabled = false;
+
+  @state() private phase: Phase = 'idle';
+  @state() private seconds = 0;
+  /** Why voice input cannot be used here, from the server; `''` when it can. */
+  @state() private unavailable = '';
+  /** What the last attempt ended with, when it did not give words. */
+  @state() private problem = '';
+
+  #recording: Recording | null = null;
+  #ticker: ReturnType<typeof setInterval> | undefined;
+  #abort: AbortController | null = null;
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    void this.#look();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.#recording?.cancel();
+    this.#recording = null;
+    this.#abort?.abort();
+    clearInterval(this.#ticker);
+  }
+
+  override render(): TemplateResult {
+    const label =
+      this.phase === 'listening' ? strings.micStop : this.phase === 'writing' ? strings.micWriting : strings.micStart;
+    const said = this.#stateText();
+    return html`${iconButton({
+        icon: microphoneIcon,
+        label,
+        testid: 'microphone',
+        className: `microphone ${this.phase}`,
+        pressed: this.phase === 'listening',
+        ...(said === '' ? {} : { describedBy: 'microphone-state' }),
+        disabled: this.disabled || this.phase === 'writing' || (this.unavailable !== '' && this.phase === 'idle'),
+        onClick: () => void this.#press(),
+      })}
+      ${said === ''
+        ? nothing
+        : html`<p class="state" id="microphone-state" data-testid="microphone-state" role=${this.problem !== '' ? 'alert' : 'status'}>${said}</p>`}`;
+  }
+
+  protected override updated(): void {
+    this.shadowRoot?.querySelector('[data-testid=microphone]')?.setAttribute('data-phase', this.phase);
+  }
+
+  #stateText(): string {
+    if (this.phase === 'listening') return strings.micListening.replace('{seconds}', String(Math.floor(this.seconds)));
+    if (this.phase === 'writing') return strings.micWriting;
+    if (this.problem !== '') return this.problem;
+    return this.unavailable;
+  }
+
+  /** Asks the server whether voice input works here. */
+  async #look(): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    try {
+      const voice: VoiceOverview = await client.voice();
+      this.unavailable = voice.transcription.available ? '' : strings.micUnavailable.replace('{why}', voice.transcription.why ?? '');
+    } catch {
+      // The press says what is wrong if the server cannot be asked now.
+    }
+  }
+
+  async #press(): Promise<void> {
+    if (this.phase === 'listening') {
+      await this.#finish();
+      return;
+    }
+    if (this.phase !== 'idle') return;
+    this.problem = '';
+    try {
+      this.#recording = await Recording.start(() => void this.#finish());
+    } catch (error) {
+      this.problem = error instanceof MicrophoneError ? problemText(error.problem) : strings.micFailed;
+      return;
+    }
+    this.phase = 'listening';
+    this.seconds = 0;
+    this.#ticker = setInterval(() => {
+      this.seconds = this.#recording?.seconds ?? 0;
+    }, 250);
+  }
+
+  /** Stops listening and has what was heard written down. */
+  async #finish(): Promise<void> {
+    const recording = this.#recording;
+    const client = this.login?.client;
+    if (!recording || this.phase !== 'listening') return;
+    this.#recording = null;
+    clearInterval(this.#ticker);
+    this.phase = 'writing';
+    const audio = await recording.stop();
+    this.#abort = new AbortController();
+    try {
+      if (!client) throw new Error('no session');
+      const transcript = await client.transcribe(audio, this.#abort.signal);
+      const text = transcript.text.trim();
+      if (text === '') this.problem = strings.micNothingHeard;
+      else this.dispatchEvent(new TranscriptEvent(text));
+    } catch (error) {
+      this.problem = strings.micNotWritten.replace('{reason}', describeError(error));
+    } finally {
+      this.#abort = null;
+      this.phase = 'idle';
+    }
+  }
+}
+
+function problemText(problem: MicrophoneProblem): string {
+  switch (problem) {
+    case 'refused':
+      return strings.micRefused;
+    case 'missing':
+      return strings.micMissing;
+    case 'unsupported':
+      return strings.micUnsupported;
+    case 'failed':
+      return strings.micFailed;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'skald-microphone': SkaldMicrophone;
+  }
+  interface HTMLElementEventMap {
+    [TranscriptEvent.type]: TranscriptEvent;
+  }
+}

