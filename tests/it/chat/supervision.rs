@@ -121,7 +121,13 @@ async fn ada_copy(data_dir: &Path, ada: &str, cy: &str) -> Vec<u8> {
 
 fn verify(data_dir: &Path) -> (bool, String) {
     let out = std::process::Command::new(BIN).arg("verify").arg("--data-dir").arg(data_dir).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let report = format!(
+        "{}\n{:?}; stderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), report)
 }
 
 #[tokio::test]

@@ -3,7 +3,8 @@
  * stops, and what was said — written down by the speech engine on the computer Skald runs
  * on (docs/architecture.md §15) — goes into the message field for the person to check and
  * send. Nothing is recorded before the press, and nothing heard is kept. While the
- * engine cannot be used here (no speech model yet), the button says why instead.
+ * engine cannot be used here (no speech model yet), a press says why instead of listening:
+ * the reason is not shown before it is asked for, so the composer keeps its one line.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
@@ -78,7 +79,7 @@ export class SkaldMicrophone extends LitElement {
         className: `microphone ${this.phase}`,
         pressed: this.phase === 'listening',
         ...(said === '' ? {} : { describedBy: 'microphone-state' }),
-        disabled: this.disabled || this.phase === 'writing' || (this.unavailable !== '' && this.phase === 'idle'),
+        disabled: this.disabled || this.phase === 'writing',
         onClick: () => void this.#press(),
       })}
       ${said === ''
@@ -93,8 +94,7 @@ export class SkaldMicrophone extends LitElement {
   #stateText(): string {
     if (this.phase === 'listening') return strings.micListening.replace('{seconds}', String(Math.floor(this.seconds)));
     if (this.phase === 'writing') return strings.micWriting;
-    if (this.problem !== '') return this.problem;
-    return this.unavailable;
+    return this.problem;
   }
 
   /** Asks the server whether voice input works here. */
@@ -115,6 +115,10 @@ export class SkaldMicrophone extends LitElement {
       return;
     }
     if (this.phase !== 'idle') return;
+    if (this.unavailable !== '') {
+      this.problem = this.unavailable;
+      return;
+    }
     this.problem = '';
     try {
       this.#recording = await Recording.start(() => void this.#finish());
