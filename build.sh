@@ -16,6 +16,8 @@ cargo build --release --locked -p skald-voice
 mkdir -p bin
 cp "$CARGO_TARGET_DIR/release/skald-voice" bin/.skald-voice.new
 mv -f bin/.skald-voice.new bin/skald-voice
+# ONNX Runtime for Piper's voices, beside the engine; without it Skald reads with espeak-ng.
+crates/voice/install-runtime.sh bin || echo "build: ONNX Runtime was not installed; answers are read aloud with espeak-ng" >&2
 cp "$CARGO_TARGET_DIR/release/skald" bin/.skald.new
 mv -f bin/.skald.new bin/skald
 echo "build: installed bin/skald ($(bin/skald --version))"

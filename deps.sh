@@ -17,6 +17,9 @@ packages+=(cmake clang libclang-dev)
 # for scanned pages, tesseract for the words in scans and pictures (OCR). Skald works
 # without them and says so on the document.
 packages+=(poppler-utils tesseract-ocr tesseract-ocr-eng)
+# Reading answers aloud: espeak-ng gives Piper's voices their phonemes, and reads itself
+# when no voice is installed; python3 takes ONNX Runtime's library out of its wheel.
+packages+=(espeak-ng python3 python3-pip)
 if [[ $purpose == test ]]; then
   # Chromium for the browser tests; a private D-Bus session with GNOME Keyring for the
   # keyring tests; a virtual display, a screenshot tool and flock for the desktop smoke test;
@@ -29,8 +32,6 @@ if [[ $purpose == test ]]; then
   # qemu's user-mode emulator shows Skald an older CPU's features (the built-in model's
   # baseline test); binutils' objdump and nm read the binary (tests/portable.py).
   packages+=(qemu-user binutils)
-  # espeak-ng speaks the sentences the voice tests write down.
-  packages+=(espeak-ng)
 fi
 
 missing=()

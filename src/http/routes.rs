@@ -172,10 +172,12 @@ pub fn table() -> Vec<Route> {
         route(M::GET, "/api/documents/{id}/text", Session, Header, documents::text),
         route(M::GET, "/api/documents/{id}/content", Session, Header, documents::content),
         route(M::DELETE, "/api/documents/{id}", Session, Header, documents::delete),
-        // voice (§15): the engine here, speech models, a recording written down
+        // voice (§15): the engines here, speech models and voices, a recording written down, words read aloud
         route(M::GET, "/api/voice", Session, Header, voice::overview),
         route(M::POST, "/api/voice/models", Admin, Header, voice::add_model),
         route(M::POST, "/api/voice/transcriptions", Session, Header, voice::transcribe),
+        route(M::POST, "/api/voice/voices", Admin, Header, voice::add_voice),
+        route(M::POST, "/api/voice/speech", Session, Header, voice::speak),
         route(M::GET, "/api/notes", Session, Header, notes::list),
         route(M::POST, "/api/notes", Session, Header, notes::create),
         route(M::GET, "/api/notes/{id}", Session, Header, notes::get),

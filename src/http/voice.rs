@@ -6,6 +6,7 @@ use axum::Json;
 use axum::body::Body as RawBody;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
@@ -14,7 +15,9 @@ use super::documents::read_body_up_to;
 use super::error::ApiError;
 use super::json::Body;
 use crate::providers::local::import_dirs::Confined;
-use crate::voice::{AddError, ConvertError, SpeechModel, Transcript, VoiceError};
+use crate::voice::{
+    AddError, AddVoiceError, ConvertError, SpeakError, SpeechEngine, SpeechModel, SpeechVoice, Transcript, VoiceError,
+};
 
 /// The largest recording taken: ten minutes of 48 kHz stereo 16-bit audio.
 const MAX_RECORDING: usize = 10 * 60 * 48_000 * 2 * 2 + 4096;
@@ -23,6 +26,20 @@ const MAX_RECORDING: usize = 10 * 60 * 48_000 * 2 * 2 + 4096;
 #[derive(Serialize, ts_rs::TS)]
 pub struct VoiceOverview {
     transcription: Transcription,
+    speech: Speech,
+}
+
+/// Text to speech: what reads aloud here, with which voices, and why not a Piper voice.
+#[derive(Serialize, ts_rs::TS)]
+pub struct Speech {
+    /// `piper` (a natural voice on this machine), `espeak-ng` (a plain one on this
+    /// machine) or `browser` (the page reads with the webview's own voice).
+    engine: SpeechEngine,
+    /// Why a Piper voice is not what reads, in words, when it is not.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<String>,
+    voices: Vec<SpeechVoice>,
 }
 
 /// Speech to text: whether it works here, with which models, and why not.
@@ -56,7 +73,15 @@ pub async fn overview(State(state): State<AppState>, _caller: Caller) -> Result<
         None
     };
     let transcription = Transcription { engine: "whisper.cpp", available: why.is_none(), why, models };
-    Ok(Json(VoiceOverview { transcription }))
+    let voice = state.voice.clone();
+    let speech = tokio::task::spawn_blocking(move || -> std::io::Result<Speech> {
+        let (engine, why) = voice.speech_engine()?;
+        Ok(Speech { engine, why, voices: voice.voices()? })
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    Ok(Json(VoiceOverview { transcription, speech }))
 }
 
 #[derive(Deserialize, ts_rs::TS)]
@@ -68,6 +93,24 @@ pub struct AddModelBody {
     path: String,
 }
 
+/// The file an administrator named, if it is in a folder Skald reads models from.
+fn confined(state: &AppState, path: &str) -> Result<std::path::PathBuf, ApiError> {
+    let dirs = state.agent.local_models().settings().import_dirs.clone();
+    match dirs.confine(std::path::Path::new(path)) {
+        Ok(source) => Ok(source),
+        Err(Confined::Outside) => {
+            let folders = dirs.folders().iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
+            Err(ApiError::Refused {
+                code: "outside_import_folders",
+                message: format!("Skald reads models only from these folders: {folders}; move the file there"),
+            })
+        }
+        Err(Confined::Missing) => {
+            Err(ApiError::Missing { code: "no_file", message: format!("there is no file at {path}") })
+        }
+    }
+}
+
 /// `POST /api/voice/models` (administrators): converts and keeps a speech model. 201 with
 /// the model; 200 when it was here already.
 pub async fn add_model(
@@ -75,20 +118,7 @@ pub async fn add_model(
     AdminActor(_actor): AdminActor,
     Body(req): Body<AddModelBody>,
 ) -> Result<(StatusCode, Json<SpeechModel>), ApiError> {
-    let dirs = state.agent.local_models().settings().import_dirs.clone();
-    let source = match dirs.confine(std::path::Path::new(&req.path)) {
-        Ok(source) => source,
-        Err(Confined::Outside) => {
-            let folders = dirs.folders().iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
-            return Err(ApiError::Refused {
-                code: "outside_import_folders",
-                message: format!("Skald reads models only from these folders: {folders}; move the file there"),
-            });
-        }
-        Err(Confined::Missing) => {
-            return Err(ApiError::Missing { code: "no_file", message: format!("there is no file at {}", req.path) });
-        }
-    };
+    let source = confined(&state, &req.path)?;
     let voice = state.voice.clone();
     let before = voice.models().map_err(ApiError::internal)?;
     let added = tokio::task::spawn_blocking(move || voice.add(&source)).await.map_err(ApiError::internal)?;
@@ -145,4 +175,89 @@ pub async fn transcribe(
         VoiceError::Io(err) => ApiError::internal(err),
     })?;
     Ok(Json(transcript))
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "AddSpeechVoice")]
+pub struct AddVoiceBody {
+    /// An absolute path on this computer: a Piper voice's `.onnx` (its `.onnx.json`
+    /// beside it), or a wheel that holds both.
+    path: String,
+}
+
+/// `POST /api/voice/voices` (administrators): keeps a Piper voice. 201 with the voice;
+/// 200 when it was here already.
+pub async fn add_voice(
+    State(state): State<AppState>,
+    AdminActor(_actor): AdminActor,
+    Body(req): Body<AddVoiceBody>,
+) -> Result<(StatusCode, Json<SpeechVoice>), ApiError> {
+    let source = confined(&state, &req.path)?;
+    let voice = state.voice.clone();
+    let before = voice.voices().map_err(ApiError::internal)?;
+    let added = tokio::task::spawn_blocking(move || voice.add_voice(&source)).await.map_err(ApiError::internal)?;
+    let added = added.map_err(|err| match err {
+        AddVoiceError::Io(err) => ApiError::internal(err),
+        AddVoiceError::NoSettings(_) => ApiError::Missing { code: "no_voice_settings", message: err.to_string() },
+        AddVoiceError::TooLarge(_) => ApiError::TooLarge { message: err.to_string() },
+        other => ApiError::Unsupported { code: "not_a_voice", message: other.to_string() },
+    })?;
+    tracing::info!(voice = %added.id, "a voice was added");
+    let status = if before.iter().any(|v| v.id == added.id) { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(added)))
+}
+
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "SpeechRequest")]
+pub struct SpeakBody {
+    /// What to read: plain words (the page takes Markdown, code and links out first).
+    text: String,
+    /// A voice's id; the first voice here when absent.
+    #[ts(optional)]
+    voice: Option<String>,
+    /// A factor of the voice's own pace, 0.5–2; 1 when absent.
+    #[ts(optional)]
+    speed: Option<f32>,
+}
+
+/// `POST /api/voice/speech {"text","voice"?,"speed"?}`: the text read aloud on this
+/// machine, as `audio/wav`; `X-Skald-Speech-Engine` says which engine read it. 409
+/// `no_speech_engine` when nothing here reads (the page then uses the browser's voice).
+pub async fn speak(
+    State(state): State<AppState>,
+    _caller: Caller,
+    Body(req): Body<SpeakBody>,
+) -> Result<axum::response::Response, ApiError> {
+    let speed = req.speed.unwrap_or(1.0);
+    if !speed.is_finite() || !(0.5..=2.0).contains(&speed) {
+        return Err(ApiError::BadRequest {
+            code: "bad_speed",
+            message: "the speed is a factor from 0.5 to 2".to_owned(),
+        });
+    }
+    let spoken = state.voice.speak(&req.text, req.voice.as_deref(), speed).await;
+    let (engine, audio) = spoken.map_err(|err| match err {
+        SpeakError::Empty => ApiError::BadRequest { code: "nothing_to_read", message: err.to_string() },
+        SpeakError::TooLong(_) => ApiError::TooLarge { message: err.to_string() },
+        SpeakError::NoSuchVoice(_) => ApiError::Missing { code: "no_such_voice", message: err.to_string() },
+        SpeakError::NoEngine(_) => ApiError::Conflict { code: "no_speech_engine", message: err.to_string() },
+        SpeakError::Engine(VoiceError::Io(err)) => ApiError::internal(err),
+        SpeakError::Engine(err) => ApiError::Unavailable { code: "speech_engine_failed", message: err.to_string() },
+    })?;
+    let engine = match engine {
+        SpeechEngine::Piper => "piper",
+        SpeechEngine::EspeakNg => "espeak-ng",
+        SpeechEngine::Browser => "browser",
+    };
+    Ok((
+        [
+            (axum::http::header::CONTENT_TYPE, "audio/wav"),
+            (axum::http::header::CACHE_CONTROL, "no-store"),
+            (axum::http::HeaderName::from_static("x-skald-speech-engine"), engine),
+        ],
+        audio,
+    )
+        .into_response())
 }

@@ -13,6 +13,7 @@
 //!
 //! Never here: who may ask (the route checks the caller), or a person's store.
 
+pub mod speech;
 pub mod wav;
 pub mod whisper;
 
@@ -22,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+pub use speech::{AddVoiceError, SpeakError, SpeechEngine, SpeechVoice};
 pub use wav::BadAudio;
 pub use whisper::ConvertError;
 
@@ -96,14 +98,27 @@ impl Drop for Partial {
 #[derive(Debug, Clone)]
 pub struct Voice {
     models: PathBuf,
+    voices: PathBuf,
     engine: PathBuf,
+    /// ONNX Runtime's library, for Piper's voices, when it is installed.
+    runtime: Option<PathBuf>,
+    /// Debian's `espeak-ng`, for phonemes (and as the plain voice), when it is installed.
+    espeak: Option<PathBuf>,
 }
 
 impl Voice {
-    /// Models under `data_dir`, the engine beside this executable.
+    /// Models and voices under `data_dir`; the engine and ONNX Runtime beside this
+    /// executable; `espeak-ng` where the system keeps programs.
     pub fn new(data_dir: &Path) -> Self {
-        let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(ENGINE)));
-        Self { models: data_dir.join("voice").join("models"), engine: beside.unwrap_or_else(|| PathBuf::from(ENGINE)) }
+        let dir = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.to_owned()));
+        let root = data_dir.join("voice");
+        Self {
+            models: root.join("models"),
+            voices: root.join("voices"),
+            engine: dir.as_ref().map_or_else(|| PathBuf::from(ENGINE), |dir| dir.join(ENGINE)),
+            runtime: speech::find_runtime(dir.as_deref()),
+            espeak: speech::find_espeak(),
+        }
     }
 
     /// Whether the engine is installed, and where it is looked for.
@@ -179,6 +194,23 @@ impl Voice {
         ))
     }
 
+    /// The engine started with `args` (and, in debug builds, the test crash hook).
+    fn engine_spec(&self, args: Vec<std::ffi::OsString>) -> crate::supervise::Spec {
+        let mut env = Vec::new();
+        if cfg!(debug_assertions)
+            && let Some(file) = std::env::var_os("SKALD_TEST_VOICE_ABORT_FILE")
+        {
+            env.push(("SKALD_TEST_VOICE_ABORT_FILE".into(), file));
+        }
+        crate::supervise::Spec {
+            name: ENGINE.to_owned(),
+            program: self.engine.clone(),
+            args,
+            env,
+            cwd: Some(PathBuf::from("/")),
+        }
+    }
+
     /// What is said in the WAV `audio`, in `language` (a code) or any language (`None`).
     pub async fn transcribe(&self, audio: &[u8], language: Option<&str>) -> Result<Transcript, VoiceError> {
         let audio = wav::read(audio)?;
@@ -214,48 +246,9 @@ impl Voice {
         samples: &[f32],
         limit: Duration,
     ) -> Result<(String, String), VoiceError> {
-        let mut env = Vec::new();
-        if cfg!(debug_assertions)
-            && let Some(file) = std::env::var_os("SKALD_TEST_VOICE_ABORT_FILE")
-        {
-            env.push(("SKALD_TEST_VOICE_ABORT_FILE".into(), file));
-        }
-        let spec = crate::supervise::Spec {
-            name: ENGINE.to_owned(),
-            program: self.engine.clone(),
-            args: vec!["transcribe".into(), model.as_os_str().to_owned(), language.into()],
-            env,
-            cwd: Some(PathBuf::from("/")),
-        };
-        let mut helper = crate::supervise::spawn(&spec)
-            .map_err(|err| VoiceError::NoEngine(format!("{}: {err}", self.engine.display())))?;
-        let mut stdin = helper.stdin.take().expect("supervise pipes stdin");
-        let mut stdout = helper.stdout.take().expect("supervise pipes stdout");
-        let exited = helper.exited();
         let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-        let work = async {
-            let write = async {
-                let _ = stdin.write_all(&bytes).await;
-                drop(stdin);
-            };
-            let mut answer = Vec::new();
-            let mut bounded = (&mut stdout).take(1 << 20);
-            let read = bounded.read_to_end(&mut answer);
-            let ((), read) = tokio::join!(write, read);
-            read.map(|_| answer)
-        };
-        let answer = match tokio::time::timeout(limit, work).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(err)) => return Err(VoiceError::Crashed(err.to_string())),
-            Err(_) => {
-                helper.kill();
-                return Err(VoiceError::TooLong(limit.as_secs()));
-            }
-        };
-        let Ok(exit) = tokio::time::timeout(Duration::from_secs(5), exited).await else {
-            helper.kill();
-            return Err(VoiceError::TooLong(limit.as_secs()));
-        };
+        let args = vec!["transcribe".into(), model.as_os_str().to_owned(), language.into()];
+        let (answer, exit) = run_helper(self.engine_spec(args), bytes, limit, 1 << 20).await?;
         #[derive(serde::Deserialize)]
         struct Answer {
             text: String,
@@ -270,4 +263,43 @@ impl Voice {
             }
         }
     }
+}
+
+/// One run of a helper under supervision: `input` on its stdin, up to `max_out` bytes of
+/// its stdout back with how it ended; killed at `limit`.
+async fn run_helper(
+    spec: crate::supervise::Spec,
+    input: Vec<u8>,
+    limit: Duration,
+    max_out: u64,
+) -> Result<(Vec<u8>, crate::supervise::Exit), VoiceError> {
+    let mut helper = crate::supervise::spawn(&spec)
+        .map_err(|err| VoiceError::NoEngine(format!("{}: {err}", spec.program.display())))?;
+    let mut stdin = helper.stdin.take().expect("supervise pipes stdin");
+    let mut stdout = helper.stdout.take().expect("supervise pipes stdout");
+    let exited = helper.exited();
+    let work = async {
+        let write = async {
+            let _ = stdin.write_all(&input).await;
+            drop(stdin);
+        };
+        let mut answer = Vec::new();
+        let mut bounded = (&mut stdout).take(max_out);
+        let read = bounded.read_to_end(&mut answer);
+        let ((), read) = tokio::join!(write, read);
+        read.map(|_| answer)
+    };
+    let answer = match tokio::time::timeout(limit, work).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(err)) => return Err(VoiceError::Crashed(err.to_string())),
+        Err(_) => {
+            helper.kill();
+            return Err(VoiceError::TooLong(limit.as_secs()));
+        }
+    };
+    let Ok(exit) = tokio::time::timeout(Duration::from_secs(5), exited).await else {
+        helper.kill();
+        return Err(VoiceError::TooLong(limit.as_secs()));
+    };
+    Ok((answer, exit))
 }

@@ -114,6 +114,10 @@ dark=$(field dark)
 [[ $(field words) == *"Café crème"* ]] || fail "the text layer holds \"$(field words)\", not the page's words"
 [[ $(field page) == "Page 1 of 2" ]] || fail "the viewer says \"$(field page)\""
 ok "the desktop window drew the PDF's page 1 ($dark dark pixels) with its words in the text layer"
+[[ $(field microphone) == granted ]] || fail "the microphone was not granted to Skald's page: $(field microphone)"
+grep -q 'the page asked for a permission.*kind=Microphone.*allow=true' "$work/stderr" \
+  || fail "no log of the permission handler granting the microphone"
+ok "the window's permission handler granted the microphone to Skald's own origin"
 
 sleep 1
 import -window root "$out/desktop.png"

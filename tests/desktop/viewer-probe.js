@@ -1,6 +1,7 @@
 // Runs inside the desktop window (the shell's SKALD_TEST_SCRIPT hook, debug builds only):
-// logs in as Ada through the login picker as a person would, opens the PDF the smoke test
-// uploaded, and reports what the viewer drew. It reports by sending the window to another
+// logs in as Ada through the login picker as a person would, asks for the microphone, opens
+// the PDF the smoke test uploaded, and reports what the viewer drew and what the window
+// answered about the microphone. It reports by sending the window to another
 // origin: the shell cancels that navigation and hands the address to the system opener,
 // which the smoke test replaced with one that records it. inside.sh fills __DOCUMENT__ and
 // __PASSWORD__ with JSON string literals.
@@ -37,6 +38,18 @@
     form.requestSubmit();
     await until('the workspace', () => all('[data-screen=workspace]')[0]);
 
+    // The microphone, as the composer's voice input asks for it: the window grants it to
+    // Skald's own page (the shell's permission handler; WebKit's mock devices stand in for
+    // a microphone under Xvfb).
+    let microphone;
+    try {
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      microphone = stream.getAudioTracks().length > 0 ? 'granted' : 'no audio track';
+      for (const track of stream.getTracks()) track.stop();
+    } catch (err) {
+      microphone = `${err && err.name ? err.name : 'error'}: ${err && err.message ? err.message : err}`;
+    }
+
     window.location.hash = `#/files/${documentId}`;
     const layer = await until('the text layer to hold the first page’s words', () =>
       all('.textLayer').find((element) => element.textContent.includes('Café')),
@@ -50,6 +63,7 @@
       dark: String(dark),
       words: layer.textContent.replace(/\s+/g, ' ').trim(),
       page: pageOf ? pageOf.textContent.trim() : '',
+      microphone,
     });
   } catch (err) {
     report({ error: String(err && err.message ? err.message : err) });

@@ -2,21 +2,29 @@
 //!
 //! whisper.cpp links its own static ggml, which cannot share a binary with the built-in
 //! model's llama.cpp; and a fault in either engine must cost one request, not the server.
-//! So Skald starts this binary (found beside its own) for each transcription, under its
-//! helper supervision, with the audio on stdin and the answer on stdout:
+//! So Skald starts this binary (found beside its own) for each transcription and each
+//! passage read aloud, under its helper supervision, with the input on stdin and the
+//! answer on stdout:
 //!
 //! ```text
-//! skald-voice transcribe MODEL LANGUAGE   stdin: f32 little-endian samples, mono, 16 kHz
-//!                                         stdout: {"text": "...", "language": "en"}
-//! skald-voice check MODEL                 loads the model, answers nothing, exits 0
+//! skald-voice transcribe MODEL LANGUAGE       stdin: f32 little-endian samples, mono, 16 kHz
+//!                                             stdout: {"text": "...", "language": "en"}
+//! skald-voice check MODEL                     loads the model, answers nothing, exits 0
+//! skald-voice speak RUNTIME ESPEAK VOICE SPEED  stdin: UTF-8 text; stdout: a 16-bit WAV
+//! skald-voice check-voice RUNTIME ESPEAK VOICE  loads the voice and reads a word, exits 0
 //! ```
 //!
-//! `LANGUAGE` is a code (`en`, `fr`, …) or `auto`. Exit codes: 0 answered, 2 bad usage,
-//! 3 the model could not be loaded, 4 the audio could not be read, 5 the engine failed,
-//! 6 this processor lacks an instruction set ggml was compiled to use.
-//! Nothing a person said is ever written to stderr, which Skald keeps a tail of.
+//! `LANGUAGE` is a code (`en`, `fr`, …) or `auto`. `RUNTIME` is ONNX Runtime's library
+//! file, `ESPEAK` the `espeak-ng` program, `VOICE` a Piper `.onnx` (its `.onnx.json`
+//! beside it), `SPEED` a factor of the voice's own pace (0.5–2). Exit codes: 0 answered,
+//! 2 bad usage, 3 the model or voice could not be loaded, 4 the input could not be read,
+//! 5 the engine failed, 6 this processor lacks an instruction set ggml was compiled to use.
+//! Nothing a person said, or was read, is ever written to stderr, which Skald keeps a tail of.
+
+mod speak;
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -42,11 +50,25 @@ struct Answer {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [command, runtime, espeak, voice, speed] if command == "speak" => {
+            crash_hook();
+            return read_aloud(runtime, espeak, voice, speed);
+        }
+        [command, runtime, espeak, voice] if command == "check-voice" => {
+            crash_hook();
+            return check_voice(runtime, espeak, voice);
+        }
+        _ => {}
+    }
     let (model, language) = match args.as_slice() {
         [command, model, language] if command == "transcribe" => (model, language.clone()),
         [command, model] if command == "check" => (model, String::new()),
         _ => {
-            eprintln!("usage: skald-voice transcribe MODEL LANGUAGE (audio on stdin) | skald-voice check MODEL");
+            eprintln!(
+                "usage: skald-voice transcribe MODEL LANGUAGE (audio on stdin) | skald-voice check MODEL \
+                 | skald-voice speak RUNTIME ESPEAK VOICE SPEED (text on stdin) | skald-voice check-voice RUNTIME ESPEAK VOICE"
+            );
             return ExitCode::from(2);
         }
     };
@@ -121,6 +143,64 @@ fn transcribe(context: &WhisperContext, language: &str, samples: &[f32]) -> Resu
     }
     let language = whisper_rs::get_lang_str(state.full_lang_id_from_state()).unwrap_or(language).to_owned();
     Ok(Answer { text: text.trim().to_owned(), language })
+}
+
+/// `speak`: the text on stdin read aloud by the voice, as a WAV file on stdout.
+fn read_aloud(runtime: &str, espeak: &str, voice: &str, speed: &str) -> ExitCode {
+    let Some(speed) = speed.parse::<f32>().ok().filter(|s| (0.5..=2.0).contains(s)) else {
+        eprintln!("skald-voice: the speed {speed:?} is not a factor between 0.5 and 2");
+        return ExitCode::from(2);
+    };
+    let mut text = String::new();
+    let read = std::io::stdin().lock().take(speak::MAX_TEXT as u64 + 1).read_to_string(&mut text);
+    if let Err(err) = read {
+        eprintln!("skald-voice: the text could not be read: {err}");
+        return ExitCode::from(4);
+    }
+    if text.len() > speak::MAX_TEXT {
+        eprintln!("skald-voice: the text is longer than {} bytes", speak::MAX_TEXT);
+        return ExitCode::from(4);
+    }
+    let mut reader = match speak::Reader::load(Path::new(runtime), Path::new(espeak), Path::new(voice)) {
+        Ok(reader) => reader,
+        Err(why) => {
+            eprintln!("skald-voice: {why}");
+            return ExitCode::from(3);
+        }
+    };
+    match reader.read(&text, speed) {
+        Ok(samples) => {
+            let mut out = std::io::stdout().lock();
+            let file = speak::wav(&samples, reader.sample_rate());
+            if out.write_all(&file).and_then(|()| out.flush()).is_err() { ExitCode::from(5) } else { ExitCode::SUCCESS }
+        }
+        Err(why) => {
+            eprintln!("skald-voice: {why}");
+            ExitCode::from(5)
+        }
+    }
+}
+
+/// `check-voice`: the voice loads and reads a word, so a voice that cannot is never kept.
+fn check_voice(runtime: &str, espeak: &str, voice: &str) -> ExitCode {
+    let mut reader = match speak::Reader::load(Path::new(runtime), Path::new(espeak), Path::new(voice)) {
+        Ok(reader) => reader,
+        Err(why) => {
+            eprintln!("skald-voice: {why}");
+            return ExitCode::from(3);
+        }
+    };
+    match reader.read("Hello.", 1.0) {
+        Ok(samples) if !samples.is_empty() => ExitCode::SUCCESS,
+        Ok(_) => {
+            eprintln!("skald-voice: the voice made no sound for a word");
+            ExitCode::from(5)
+        }
+        Err(why) => {
+            eprintln!("skald-voice: {why}");
+            ExitCode::from(5)
+        }
+    }
 }
 
 fn answer(answer: &Answer) -> ExitCode {

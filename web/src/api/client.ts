@@ -774,6 +774,26 @@ export class ApiClient {
     return body as unknown as Transcript;
   }
 
+  /**
+   * `POST /api/voice/speech`: `text` (plain words) read aloud on the computer Skald runs
+   * on, as a WAV file, with the engine that read it (`piper`, `espeak-ng`).
+   */
+  async speak(text: string, options: { readonly voice?: string; readonly speed?: number } = {}, signal?: AbortSignal): Promise<{ readonly audio: ArrayBuffer; readonly engine: string }> {
+    if (this.#ending.signal.aborted) throw new ApiError('aborted', 'The request was cancelled.', 0);
+    const guarded = this.#unlessEnding(signal);
+    try {
+      const body = { text, ...(options.voice ? { voice: options.voice } : {}), ...(options.speed !== undefined ? { speed: options.speed } : {}) };
+      const response = await this.#send('POST', '/api/voice/speech', guarded.signal, body, 'audio/wav');
+      if (!response.ok) await this.#fail(response);
+      return { audio: await response.arrayBuffer(), engine: response.headers.get('x-skald-speech-engine') ?? '' };
+    } catch (cause) {
+      if (cause instanceof DOMException && cause.name === 'AbortError') throw new ApiError('aborted', 'The request was cancelled.', 0);
+      throw cause;
+    } finally {
+      guarded.done();
+    }
+  }
+
   // ---- scheduled jobs --------------------------------------------------------
 
   /** `GET /api/jobs`: my reminders, the next due first. */

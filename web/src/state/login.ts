@@ -12,6 +12,7 @@ import { InboxStore } from './inbox.js';
 import { LiveConnection, type LiveEventMessage } from './live.js';
 import { NoticesStore } from './notices.js';
 import { parseAppearance, SYSTEM_LOOK, useAppearance } from './appearance.js';
+import { parseVoiceSettings, type VoiceSettings } from './voice-settings.js';
 
 export interface Login {
   /** The client that carries this person's session token. */
@@ -24,6 +25,8 @@ export interface Login {
   language: LanguageChoice;
   /** Whether their conversations' models name them (their `auto_titles` setting is not `off`). */
   autoTitles: boolean;
+  /** How Skald listens and reads aloud for them (their `voice*` settings); changed on My data. */
+  voice: VoiceSettings;
   /**
    * What the picker says when the server ends this login, if not "locked":
    * set just before a call that ends it on purpose (deleting the account),
@@ -67,7 +70,8 @@ export async function startLogin(launch: ApiClient, unlocked: Unlocked): Promise
   void inbox.refresh().catch(() => undefined);
   notices.start();
   const autoTitles = settings[AUTO_TITLES_SETTING] !== 'off';
-  return { client, me, inbox, notices, live, language, autoTitles, farewell: null, rekeying: null };
+  const voice = parseVoiceSettings(settings);
+  return { client, me, inbox, notices, live, language, autoTitles, voice, farewell: null, rekeying: null };
 }
 
 /**

@@ -1,7 +1,9 @@
 // Voice input in the page, against the real server and its speech engine: Chromium's fake
 // microphone plays a sentence espeak-ng spoke; the person presses the microphone, then
 // presses it again, and what was said is in the message field for them to check and send.
-// Before any speech model is added the button says why it cannot be used.
+// Before any speech model is added the button says why it cannot be used. Out loud: a
+// reply's speaker button reads it sentence by sentence with no Markdown, code or address
+// read, and with "read answers aloud" on a reply is read while it streams.
 //
 //   SKALD_BIN=/path/to/skald node --test tests/e2e/voice.test.mjs
 //   (skald-voice beside it; SKALD_TEST_WHISPER_WHEEL or tests/fetch-voice-models.sh's wheel)
@@ -55,7 +57,13 @@ describe('voice input', () => {
     seconds = data.length / (22_050 * 2);
     stack = await startStack({
       env: { SKALD_IMPORT_DIRS: path.dirname(WHEEL) },
-      browserArgs: ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${spoken}`],
+      browserArgs: [
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${spoken}`,
+        // Sound from a reply read aloud as it streams, with no press just before.
+        '--autoplay-policy=no-user-gesture-required',
+      ],
     });
     await seedInstance(stack.server, stack.model, ADA);
   });
@@ -108,6 +116,101 @@ describe('voice input', () => {
       assert.ok(written.startsWith('Note: '), `what was said joins what was written: ${written}`);
       const right = wordsRight(SENTENCE, written);
       assert.ok(right >= 0.9, `only ${Math.round(right * 100)}% of the words right: ${written}`);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  /**
+   * Each text the page asks the server to read, in the order it asked (the next ones are
+   * fetched while one plays, so answers may come back in another order), with the engine
+   * that read it once answered.
+   */
+  function listenForSpeech(page) {
+    const read = [];
+    const byRequest = new Map();
+    page.on('request', (request) => {
+      if (!request.url().endsWith('/api/voice/speech')) return;
+      const entry = { text: request.postDataJSON().text, at: Date.now() };
+      byRequest.set(request, entry);
+      read.push(entry);
+    });
+    page.on('response', (response) => {
+      const entry = byRequest.get(response.request());
+      if (!entry) return;
+      entry.status = response.status();
+      entry.engine = response.headers()['x-skald-speech-engine'];
+    });
+    return read;
+  }
+
+  async function waitFor(predicate, what) {
+    const until = Date.now() + TIMEOUT;
+    while (!predicate()) {
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  test('a reply is read aloud sentence by sentence, with no markup, code or address read', async () => {
+    const { page, consoleMessages, close } = await open();
+    const read = listenForSpeech(page);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await stack.model.push({
+        text: '# Plan\n\nBuy **flour** at [the shop](https://shop.example/flour). It opens at 9.30 today.\n\n```sh\nrm -rf /tmp/x\n```\n\nThen bake it for 30 minutes!',
+      });
+      await page.locator('[data-testid=composer]').fill('Plan my bread');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=turn][data-status=done]').waitFor({ timeout: TIMEOUT });
+      const speaker = page.locator('[data-testid=read-aloud]').last();
+      assert.equal(await speaker.getAttribute('aria-label'), 'Read aloud');
+      await speaker.click();
+      await speaker.and(page.locator('[aria-pressed=true]')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await speaker.getAttribute('aria-label'), 'Stop reading aloud');
+      await waitFor(() => read.length === 4 && read.every((r) => r.status !== undefined), 'four sentences read');
+      assert.deepEqual(
+        read.map((r) => r.text),
+        ['Plan.', 'Buy flour at the shop.', 'It opens at 9.30 today.', 'Then bake it for 30 minutes!'],
+      );
+      // No voice is added here: espeak-ng on this computer reads.
+      assert.deepEqual([...new Set(read.map((r) => `${r.status} ${r.engine}`))], ['200 espeak-ng']);
+      // Once all is read the button is back; a press, then Escape, stops at once.
+      await speaker.and(page.locator('[aria-pressed=false]')).waitFor({ timeout: TIMEOUT });
+      await speaker.click();
+      await speaker.and(page.locator('[aria-pressed=true]')).waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Escape');
+      await speaker.and(page.locator('[aria-pressed=false]')).waitFor({ timeout: 5_000 });
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('with "read answers aloud" on, a reply is read while it is still streaming', async () => {
+    const { page, consoleMessages, close } = await open();
+    const read = listenForSpeech(page);
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      await page.evaluate(() => (window.location.hash = '#/data'));
+      const readAloud = page.locator('[data-testid=voice-read-aloud]');
+      await readAloud.check();
+      await page.locator('[data-testid=voice-saved]').waitFor({ timeout: TIMEOUT });
+      await page.evaluate(() => (window.location.hash = '#/chat'));
+      const sentences = Array.from({ length: 6 }, (_, i) => `This is sentence ${i + 1} of the answer.`);
+      await stack.model.push({ text: sentences.join(' '), delay_ms: 120 });
+      await page.locator('[data-testid=composer]').fill('Tell me six things');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid=turn][data-status=done]').last().waitFor({ timeout: TIMEOUT });
+      const done = Date.now();
+      await waitFor(() => read.length === sentences.length, 'every sentence');
+      assert.deepEqual(read.map((r) => r.text), sentences);
+      assert.ok(read[0].at < done, `the first sentence was asked for ${read[0].at - done} ms after the reply ended`);
+      // The setting is the person's, kept in their space.
+      const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
+      const settings = await api(stack.server.origin, session.token, 'GET', '/api/me/settings');
+      assert.equal(settings.voice_read_aloud, 'on', JSON.stringify(settings));
       assert.deepEqual(problems(consoleMessages), []);
     } finally {
       await close();

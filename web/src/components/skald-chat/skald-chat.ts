@@ -28,6 +28,7 @@ import type { AttachedResource, Card, Conversation, LiveEvent, Model, SessionDet
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { ClipboardController } from '../../controllers/clipboard-controller.js';
+import { ReadAloudController } from '../../controllers/read-aloud-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -62,11 +63,11 @@ import { saveBlob } from '../download.js';
 import { dropOverlay } from '../drop-overlay.js';
 import { SessionChangedEvent } from '../events.js';
 import { iconButton } from '../icon-button.js';
-import { copyIcon, leftIcon, paperclipIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon } from '../icons.js';
+import { copyIcon, leftIcon, paperclipIcon, pencilIcon, regenerateIcon, rightIcon, saveIcon, speakerIcon } from '../icons.js';
 import { decidedText } from '../skald-approval-card/skald-approval-card.js';
 import { carriesFiles, type AttachmentsChangeEvent, type SkaldAttachments } from '../skald-attachments/skald-attachments.js';
 import '../skald-attachments/skald-attachments.js';
-import type { TranscriptEvent } from '../skald-microphone/skald-microphone.js';
+import type { SkaldMicrophone, TranscriptEvent } from '../skald-microphone/skald-microphone.js';
 import '../skald-microphone/skald-microphone.js';
 import type { SkaldComposer } from '../skald-composer/skald-composer.js';
 import '../skald-composer/skald-composer.js';
@@ -144,6 +145,7 @@ export class SkaldChat extends LitElement {
   @query('.log') private log?: HTMLElement;
   @query('skald-composer') private composer?: SkaldComposer;
   @query('skald-attachments') private attachments?: SkaldAttachments;
+  @query('skald-microphone') private microphone?: SkaldMicrophone;
 
   readonly #clipboard = new ClipboardController(this);
   readonly #cards = new CardActionsController(
@@ -178,6 +180,8 @@ export class SkaldChat extends LitElement {
   /** The log's scrollTop at its last scroll event, to tell the person scrolling up from the page moving. */
   #lastScrollTop = 0;
   #turnCounter = 0;
+  /** Replies read aloud: the speaker buttons, and reading as a reply streams. */
+  readonly #readAloud = new ReadAloudController(this, () => this.login);
   #alive = new AbortController();
   readonly #resizes = new ResizeObserver(() => this.#follow());
   /** The cards already on screen, so only a new one takes the focus. */
@@ -201,7 +205,7 @@ export class SkaldChat extends LitElement {
 
   /** Stops the reply being written, if one is; whether there was one. */
   stopReply(): boolean {
-    if (activeTurn(this.transcript) === undefined) return false;
+    if (activeTurn(this.transcript) === undefined) return this.#readAloud.stop();
     void this.#stop();
     return true;
   }
@@ -331,6 +335,7 @@ export class SkaldChat extends LitElement {
   }
 
   #open(id: string | null): void {
+    this.#readAloud.stop();
     this.sendError = '';
     this.loadError = '';
     this.stopping = false;
@@ -389,6 +394,8 @@ export class SkaldChat extends LitElement {
     if (!isTurnEvent(event) || event.session !== this.transcript.sessionId || this.transcript.sessionId === '') return;
     const applied = applyEvent(this.transcript, event);
     this.transcript = applied.transcript;
+    const turn = applied.transcript.turns.find((t) => t.id === event.turn);
+    if (turn) this.#readAloud.follow(turn, event.type === 'turn_ended');
     if (event.type === 'turn_started') this.announcement = strings.announceReplying;
     if (event.type === 'turn_parked') this.announcement = strings.announceParked;
     if (event.type === 'turn_ended') {
@@ -452,6 +459,7 @@ export class SkaldChat extends LitElement {
   async #send(text: string): Promise<void> {
     const client = this.login?.client;
     if (!client) return;
+    this.#readAloud.prime();
     this.sendError = '';
     this.#following = true;
     let session = this.session;
@@ -660,6 +668,9 @@ export class SkaldChat extends LitElement {
       <div class="bottom">
         <div class="column">
           ${this.sendError ? html`<p class="notice error" role="alert" data-testid="send-error">${this.sendError}</p>` : nothing}
+          ${this.#readAloud.problem
+            ? html`<p class="notice error" role="alert" data-testid="read-aloud-error">${strings.readAloudFailed.replace('{reason}', this.#readAloud.problem)}</p>`
+            : nothing}
           ${parked && !busy ? html`<p class="hint parked">${strings.parkedHint}</p>` : nothing}
           <skald-held-changes .login=${this.login}></skald-held-changes>
           <skald-tool-prompts
@@ -694,10 +705,18 @@ export class SkaldChat extends LitElement {
               slot="attachments"
               .login=${this.login}
               ?disabled=${noModels || held}
+              @skald-listening=${() => this.#readAloud.stop()}
               @skald-transcript=${(e: TranscriptEvent) => {
-                // What was said joins what is already written, for the person to check and send.
+                // What was said joins what is already written, for the person to check and
+                // send — or, as they chose, goes at once.
                 const now = this.composer?.value ?? this.draft;
-                this.draft = now.trim() === '' ? e.text : `${now.trimEnd()} ${e.text}`;
+                const text = now.trim() === '' ? e.text : `${now.trimEnd()} ${e.text}`;
+                if (this.login?.voice.autoSend && !busy && !(noModels || this.stopping || held)) {
+                  this.draft = '';
+                  void this.#send(text);
+                  return;
+                }
+                this.draft = text;
                 this.composer?.focus();
               }}
             ></skald-microphone>
@@ -860,6 +879,7 @@ export class SkaldChat extends LitElement {
       ${turn.model !== null ? html`<skald-privacy-badge .badge=${badgeForModel(turn.model, this.models)}></skald-privacy-badge>` : nothing}
       ${at.modelChanged ? html`<span data-testid="turn-model">${turn.model}</span>` : nothing}
       ${at.ended && at.hasText ? this.#renderCopy(turn) : nothing}
+      ${at.hasText && (at.ended || this.#readAloud.reading === turn.id) ? this.#renderReadAloud(turn) : nothing}
       ${mayRegenerate
         ? iconButton({ testid: 'regenerate', label: strings.regenerate, icon: regenerateIcon, className: 'regenerate', onClick: () => void this.#newVersion(turn, null) })
         : nothing}
@@ -903,6 +923,23 @@ export class SkaldChat extends LitElement {
     >
       ${copyIcon}${copied ? html`<span class="copied">${strings.copied}</span>` : nothing}
     </button>`;
+  }
+
+  #renderReadAloud(turn: Turn): TemplateResult {
+    const reading = this.#readAloud.reading !== null && this.#readAloud.reading === (turn.id ?? turn.key);
+    return iconButton({
+      testid: 'read-aloud',
+      label: reading ? strings.readAloudStop : strings.readAloud,
+      icon: speakerIcon,
+      className: `read-aloud${reading ? ' reading' : ''}`,
+      pressed: reading,
+      onClick: () => this.#readAloud.toggle(turn),
+    });
+  }
+
+  /** Starts or stops listening (the shortcut). */
+  toggleMicrophone(): void {
+    this.microphone?.toggle();
   }
 
   /** Saves the conversation on screen as a Markdown file, made here in memory. */

@@ -27,6 +27,14 @@ export class TranscriptEvent extends Event {
   }
 }
 
+/** Listening began: anything being read aloud stops, so Skald does not hear itself. */
+export class ListeningEvent extends Event {
+  static readonly type = 'skald-listening';
+  constructor() {
+    super(ListeningEvent.type, { bubbles: true, composed: true });
+  }
+}
+
 type Phase = 'idle' | 'listening' | 'writing';
 
 /**
@@ -35,6 +43,7 @@ type Phase = 'idle' | 'listening' | 'writing';
  *
  * @summary The microphone button: listen, then put what was said in the message field.
  * @fires skald-transcript - what was said, written down (empty text is never sent)
+ * @fires skald-listening - listening began
  */
 @customElement('skald-microphone')
 export class SkaldMicrophone extends LitElement {
@@ -109,6 +118,12 @@ export class SkaldMicrophone extends LitElement {
     }
   }
 
+  /** Starts listening, or stops and writes down (the shortcut does what a press does). */
+  toggle(): void {
+    if (this.disabled || this.phase === 'writing') return;
+    void this.#press();
+  }
+
   async #press(): Promise<void> {
     if (this.phase === 'listening') {
       await this.#finish();
@@ -127,6 +142,7 @@ export class SkaldMicrophone extends LitElement {
       return;
     }
     this.phase = 'listening';
+    this.dispatchEvent(new ListeningEvent());
     this.seconds = 0;
     this.#ticker = setInterval(() => {
       this.seconds = this.#recording?.seconds ?? 0;
@@ -177,5 +193,6 @@ declare global {
   }
   interface HTMLElementEventMap {
     [TranscriptEvent.type]: TranscriptEvent;
+    [ListeningEvent.type]: ListeningEvent;
   }
 }

@@ -45,6 +45,7 @@ import { controls, page, pageHost } from '../../styles/controls.js';
 import { saveBlob } from '../download.js';
 import { AccountDeletedEvent } from '../events.js';
 import { boxIcon, trashIcon } from '../icons.js';
+import '../skald-voice-settings/skald-voice-settings.js';
 import { styles } from './skald-my-data.styles.js';
 
 /**
@@ -89,7 +90,9 @@ export class SkaldMyData extends LitElement {
       <div class="scroll">
         <div class="column">
           <p class="lead">${strings.dataLead}</p>
-          ${this.#renderLanguage()} ${this.#renderLook()} ${this.#renderTitles()} ${this.#renderRules()}
+          ${this.#renderLanguage()} ${this.#renderLook()} ${this.#renderTitles()}
+          <skald-voice-settings .login=${this.login}></skald-voice-settings>
+          ${this.#renderRules()}
           <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
           <section class="block" aria-labelledby="export-title">
             <h3 id="export-title">${strings.exportTitle}</h3>

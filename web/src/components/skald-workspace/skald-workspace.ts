@@ -212,6 +212,10 @@ export class SkaldWorkspace extends LitElement {
         if (this.route.page !== 'chat') this.#go({ page: 'chat' });
         void this.updateComplete.then(() => this.chat?.focus());
         break;
+      case 'speak':
+        if (this.route.page !== 'chat') this.#go({ page: 'chat' });
+        void this.updateComplete.then(() => this.chat?.toggleMicrophone());
+        break;
       case 'stop':
         if (this.route.page !== 'chat' || !this.chat?.stopReply()) return;
         break;
@@ -516,6 +520,7 @@ export class SkaldWorkspace extends LitElement {
       'new-chat': strings.shortcutNewChat,
       search: strings.shortcutSearch,
       'focus-composer': strings.shortcutFocusComposer,
+      speak: strings.shortcutSpeak,
       stop: strings.shortcutStop,
       help: strings.shortcutHelp,
     };
