@@ -62,6 +62,22 @@ pub fn differences(accepted: &Terms, now: &Terms) -> Vec<Change> {
                     )
                 } else if was.kind != provider.kind {
                     format!("The model provider {} is now spoken to as {}", provider.name, provider.kind)
+                } else if was.transcription != provider.transcription {
+                    match &provider.transcription {
+                        Some(model) => format!(
+                            "What you say into the microphone is now written down by {} at {} ({model})",
+                            provider.name, provider.base_url
+                        ),
+                        None => format!("{} no longer writes down what you say", provider.name),
+                    }
+                } else if was.speech != provider.speech {
+                    match &provider.speech {
+                        Some(model) => format!(
+                            "Answers read aloud to you are now made by {} at {} ({model})",
+                            provider.name, provider.base_url
+                        ),
+                        None => format!("{} no longer reads answers aloud to you", provider.name),
+                    }
                 } else if was.key != provider.key {
                     format!(
                         "The model provider {} at {} now uses another key (maybe another account)",
@@ -438,6 +454,8 @@ mod tests {
                 base_url: "http://127.0.0.1:8080/v1".into(),
                 trusted_lan: false,
                 key: None,
+                transcription: None,
+                speech: None,
             },
         );
         Terms {

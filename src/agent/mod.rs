@@ -27,6 +27,7 @@ pub mod pictures;
 pub mod prompts;
 pub mod runtime;
 pub mod scheduling;
+pub mod speech;
 pub mod standing;
 pub mod tools;
 mod turn;

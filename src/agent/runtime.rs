@@ -100,6 +100,8 @@ pub(super) struct ProviderCache {
     pub(super) generation: u64,
     pub(super) models: Vec<CatalogueModel>,
     pub(super) sealed_keys: HashMap<String, Vec<u8>>,
+    /// Providers that write speech down or read aloud (§15), with or without chat models.
+    pub(super) voice: Vec<providers::VoiceRow>,
     /// The built-in provider, for endpoints of kind `local`.
     pub(super) local: LocalModels,
 }
@@ -284,11 +286,13 @@ impl Runtime {
         let mut tx = self.inner.system.pool().begin().await.map_err(StoreError::from)?;
         let rows = providers::catalogue_in(&mut tx).await?;
         let keys = providers::sealed_keys_in(&mut tx).await?;
+        let voice = providers::voice_in(&mut tx).await?;
         drop(tx);
         let cache = Arc::new(ProviderCache {
             generation,
             models: rows.into_iter().map(CatalogueModel::from).collect(),
             sealed_keys: keys.into_iter().filter_map(|(id, key)| Some((id, key?))).collect(),
+            voice,
             local: self.inner.local.clone(),
         });
         *slot = Some(cache.clone());

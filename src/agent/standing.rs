@@ -76,7 +76,27 @@ impl Runtime {
                 base_url: model.base_url.clone(),
                 trusted_lan: model.trusted_lan,
                 key: providers.key_digest(&model.provider_id),
+                transcription: None,
+                speech: None,
             });
+        }
+        // What a provider does with the person's speech is part of its terms (§15).
+        for row in &providers.voice {
+            let (transcription, speech) = super::speech::offered(role, row);
+            if transcription.is_none() && speech.is_none() {
+                continue;
+            }
+            let terms = terms.providers.entry(row.id.clone()).or_insert_with(|| ProviderTerms {
+                name: row.name.clone(),
+                kind: row.kind,
+                base_url: row.base_url.clone(),
+                trusted_lan: row.trusted_lan,
+                key: providers.key_digest(&row.id),
+                transcription: None,
+                speech: None,
+            });
+            terms.transcription = transcription;
+            terms.speech = speech;
         }
         if let Some(hub) = self.inner.tools.mcp() {
             terms.mcp = hub.terms(role).await?;

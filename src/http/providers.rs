@@ -79,12 +79,44 @@ pub struct ProviderPatch {
     #[serde(default, deserialize_with = "crate::users::role_rules::present")]
     #[ts(optional)]
     image_model: Option<Option<String>>,
+    /// The model to write speech down with (`/v1/audio/transcriptions`); `null` sets none.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    #[ts(optional)]
+    transcription_model: Option<Option<String>>,
+    /// The model to read answers aloud with (`/v1/audio/speech`); `null` sets none.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    #[ts(optional)]
+    speech_model: Option<Option<String>>,
+    /// The provider's voice to read in (`alloy`); `null` leaves it to the provider.
+    #[serde(default, deserialize_with = "crate::users::role_rules::present")]
+    #[ts(optional)]
+    speech_voice: Option<Option<String>>,
 }
 
 impl From<ProviderPatch> for admin::ProviderPatch {
     fn from(body: ProviderPatch) -> Self {
-        let ProviderPatch { name, base_url, api_key, trusted_lan, models, image_model } = body;
-        Self { name, base_url, api_key, trusted_lan, models, image_model }
+        let ProviderPatch {
+            name,
+            base_url,
+            api_key,
+            trusted_lan,
+            models,
+            image_model,
+            transcription_model,
+            speech_model,
+            speech_voice,
+        } = body;
+        Self {
+            name,
+            base_url,
+            api_key,
+            trusted_lan,
+            models,
+            image_model,
+            transcription_model,
+            speech_model,
+            speech_voice,
+        }
     }
 }
 

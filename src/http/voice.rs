@@ -14,7 +14,10 @@ use super::auth::{AdminActor, Caller};
 use super::documents::read_body_up_to;
 use super::error::ApiError;
 use super::json::Body;
+use crate::agent::speech::{Choice, Purpose};
+use crate::providers::audio;
 use crate::providers::local::import_dirs::Confined;
+use crate::voice::wav;
 use crate::voice::{
     AddError, AddVoiceError, ConvertError, SpeakError, SpeechEngine, SpeechModel, SpeechVoice, Transcript, VoiceError,
 };
@@ -40,6 +43,14 @@ pub struct Speech {
     #[serde(skip_serializing_if = "Option::is_none")]
     why: Option<String>,
     voices: Vec<SpeechVoice>,
+    /// The provider that reads aloud for the caller instead (`provider/model`), if one does.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<String>,
+    /// Why a provider set for reading aloud is not used for the caller.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_why: Option<String>,
 }
 
 /// Speech to text: whether it works here, with which models, and why not.
@@ -55,10 +66,27 @@ pub struct Transcription {
     why: Option<String>,
     /// English-only models first, then by size; the first that fits the language listens.
     models: Vec<SpeechModel>,
+    /// The provider that writes speech down for the caller instead (`provider/model`), if
+    /// one does; this machine's engine then stands in when it fails.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<String>,
+    /// Why a provider set for writing speech down is not used for the caller.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_why: Option<String>,
 }
 
 /// `GET /api/voice`: the engines, the models, and why one is not available.
-pub async fn overview(State(state): State<AppState>, _caller: Caller) -> Result<Json<VoiceOverview>, ApiError> {
+pub async fn overview(State(state): State<AppState>, caller: Caller) -> Result<Json<VoiceOverview>, ApiError> {
+    let in_use = async |purpose| -> Result<(Option<String>, Option<String>), ApiError> {
+        Ok(match state.agent.speech_provider(&caller.session, purpose).await? {
+            Choice::Provider(p) => (Some(format!("{}/{}", p.endpoint.provider, p.model)), None),
+            Choice::Here(why) => (None, why),
+        })
+    };
+    let (heard_by, heard_why) = in_use(Purpose::Transcription).await?;
+    let (read_by, read_why) = in_use(Purpose::Speech).await?;
     let voice = state.voice.clone();
     let models = tokio::task::spawn_blocking(move || voice.models())
         .await
@@ -72,11 +100,14 @@ pub async fn overview(State(state): State<AppState>, _caller: Caller) -> Result<
     } else {
         None
     };
-    let transcription = Transcription { engine: "whisper.cpp", available: why.is_none(), why, models };
+    let why = if heard_by.is_some() { None } else { why };
+    let available = why.is_none();
+    let transcription =
+        Transcription { engine: "whisper.cpp", available, why, models, provider: heard_by, provider_why: heard_why };
     let voice = state.voice.clone();
     let speech = tokio::task::spawn_blocking(move || -> std::io::Result<Speech> {
         let (engine, why) = voice.speech_engine()?;
-        Ok(Speech { engine, why, voices: voice.voices()? })
+        Ok(Speech { engine, why, voices: voice.voices()?, provider: read_by, provider_why: read_why })
     })
     .await
     .map_err(ApiError::internal)?
@@ -145,7 +176,7 @@ pub struct TranscribeQuery {
 /// down by the speech engine on this machine. Silence gives empty text.
 pub async fn transcribe(
     State(state): State<AppState>,
-    _caller: Caller,
+    caller: Caller,
     Query(query): Query<TranscribeQuery>,
     body: RawBody,
 ) -> Result<Json<Transcript>, ApiError> {
@@ -158,10 +189,42 @@ pub async fn transcribe(
             message: format!("{language:?} is not a language code (en, fr, it…)"),
         });
     }
-    let audio = read_body_up_to(body, MAX_RECORDING).await?.ok_or_else(|| ApiError::TooLarge {
+    let bytes = read_body_up_to(body, MAX_RECORDING).await?.ok_or_else(|| ApiError::TooLarge {
         message: "the recording is too long: Skald writes down up to 10 minutes at once".to_owned(),
     })?;
-    let transcript = state.voice.transcribe(&audio, language.as_deref()).await.map_err(|err| match err {
+    let audio =
+        wav::read(&bytes).map_err(|err| ApiError::BadRequest { code: "bad_audio", message: err.to_string() })?;
+    if !wav::has_voice(&audio.samples) {
+        // Silence is written down as nothing, here: no engine gets to invent words for it.
+        let language = language.unwrap_or_else(|| "en".to_owned());
+        return Ok(Json(Transcript { text: String::new(), language, seconds: audio.seconds(), model: String::new() }));
+    }
+    if let Choice::Provider(provider) = state.agent.speech_provider(&caller.session, Purpose::Transcription).await? {
+        let sent = audio::transcribe(
+            state.agent.client(),
+            &provider.endpoint,
+            provider.privacy_tier,
+            &provider.model,
+            wav::encode(&audio.samples),
+            language.as_deref(),
+        )
+        .await;
+        let name = &provider.endpoint.provider;
+        match sent {
+            Ok(text) => {
+                let model = format!("{name}/{}", provider.model);
+                let language = language.unwrap_or_else(|| "und".to_owned());
+                return Ok(Json(Transcript { text, language, seconds: audio.seconds(), model }));
+            }
+            Err(err) if state.voice.can_transcribe(language.as_deref()) => {
+                tracing::warn!(provider = %name, %err, "a provider did not write speech down; this machine does");
+            }
+            Err(err) => {
+                return Err(ApiError::Unavailable { code: "speech_provider_failed", message: err.advice(name) });
+            }
+        }
+    }
+    let transcript = state.voice.transcribe(audio, language.as_deref()).await.map_err(|err| match err {
         VoiceError::BadAudio(_) => ApiError::BadRequest { code: "bad_audio", message: err.to_string() },
         VoiceError::NoModel | VoiceError::NoModelFor(_) => {
             ApiError::Conflict { code: "no_speech_model", message: err.to_string() }
@@ -227,7 +290,7 @@ pub struct SpeakBody {
 /// `no_speech_engine` when nothing here reads (the page then uses the browser's voice).
 pub async fn speak(
     State(state): State<AppState>,
-    _caller: Caller,
+    caller: Caller,
     Body(req): Body<SpeakBody>,
 ) -> Result<axum::response::Response, ApiError> {
     let speed = req.speed.unwrap_or(1.0);
@@ -236,6 +299,25 @@ pub async fn speak(
             code: "bad_speed",
             message: "the speed is a factor from 0.5 to 2".to_owned(),
         });
+    }
+    if let Choice::Provider(provider) = state.agent.speech_provider(&caller.session, Purpose::Speech).await? {
+        let text = req.text.trim();
+        if text.is_empty() {
+            return Err(ApiError::BadRequest { code: "nothing_to_read", message: SpeakError::Empty.to_string() });
+        }
+        if text.len() > crate::voice::speech::MAX_TEXT {
+            return Err(ApiError::TooLarge { message: SpeakError::TooLong(text.len()).to_string() });
+        }
+        let (endpoint, voice) = (&provider.endpoint, provider.voice.as_deref());
+        let sent =
+            audio::speak(state.agent.client(), endpoint, provider.privacy_tier, &provider.model, voice, text, speed)
+                .await;
+        match sent {
+            Ok(wav) => return Ok(wav_answer("provider", wav)),
+            Err(err) => {
+                tracing::warn!(provider = %endpoint.provider, %err, "a provider did not read aloud; this machine does");
+            }
+        }
     }
     let spoken = state.voice.speak(&req.text, req.voice.as_deref(), speed).await;
     let (engine, audio) = spoken.map_err(|err| match err {
@@ -251,7 +333,12 @@ pub async fn speak(
         SpeechEngine::EspeakNg => "espeak-ng",
         SpeechEngine::Browser => "browser",
     };
-    Ok((
+    Ok(wav_answer(engine, audio))
+}
+
+/// A WAV answer, never cached, saying which engine read it.
+fn wav_answer(engine: &'static str, audio: Vec<u8>) -> axum::response::Response {
+    (
         [
             (axum::http::header::CONTENT_TYPE, "audio/wav"),
             (axum::http::header::CACHE_CONTROL, "no-store"),
@@ -259,5 +346,5 @@ pub async fn speak(
         ],
         audio,
     )
-        .into_response())
+        .into_response()
 }

@@ -119,6 +119,12 @@ pub struct ProviderPatch {
     pub models: Option<Vec<ModelInput>>,
     /// The model to make pictures with; `Some(None)` sets none.
     pub image_model: Option<Option<String>>,
+    /// The model to write speech down with; `Some(None)` sets none.
+    pub transcription_model: Option<Option<String>>,
+    /// The model to read answers aloud with; `Some(None)` sets none.
+    pub speech_model: Option<Option<String>>,
+    /// The provider's voice to read in; `Some(None)` leaves it to the provider.
+    pub speech_voice: Option<Option<String>>,
 }
 
 /// A provider as administrators see it: its row, its models and its privacy tier.
@@ -200,11 +206,10 @@ impl ProviderAdmin<'_> {
             given = Some(keep_stored(list, &stored));
         }
         let models = given.map(models_from).transpose()?;
-        let image_model = match req.image_model {
-            Some(Some(model)) => Some(Some(valid_image_model(self.system, id, &model).await?)),
-            Some(None) => Some(None),
-            None => None,
-        };
+        let image_model = self.openai_model(id, req.image_model, Route::Pictures).await?;
+        let transcription_model = self.openai_model(id, req.transcription_model, Route::Transcription).await?;
+        let speech_model = self.openai_model(id, req.speech_model, Route::Speech).await?;
+        let speech_voice = req.speech_voice.map(|voice| voice.map(|v| valid_voice(&v)).transpose()).transpose()?;
         let mut api_key = req.api_key.map(trimmed_key);
         if api_key.is_none()
             && let Some(new_url) = &base_url
@@ -225,6 +230,9 @@ impl ProviderAdmin<'_> {
             trusted_lan: req.trusted_lan,
             models: models.as_deref(),
             image_model: image_model.as_ref().map(|m| m.as_deref()),
+            transcription_model: transcription_model.as_ref().map(|m| m.as_deref()),
+            speech_model: speech_model.as_ref().map(|m| m.as_deref()),
+            speech_voice: speech_voice.as_ref().map(|v| v.as_deref()),
         };
         providers::update(self.system, actor, id, &change).await.map_err(named)
     }
@@ -265,6 +273,9 @@ impl ProviderAdmin<'_> {
             || req.api_key.is_some()
             || req.trusted_lan.is_some()
             || req.image_model.is_some()
+            || req.transcription_model.is_some()
+            || req.speech_model.is_some()
+            || req.speech_voice.is_some()
         {
             return Err(built_in(
                 "the built-in provider has no address or key and keeps its name; only its models' settings change",
@@ -361,20 +372,73 @@ pub fn refuse_built_in_refresh(id: &str) -> Result<(), AdminError> {
     Ok(())
 }
 
-/// A model to make pictures with, trimmed: 1 to 200 characters, on a provider that speaks
-/// OpenAI's protocol (the one `/v1/images/generations` belongs to).
-async fn valid_image_model(system: &SystemStore, id: &str, model: &str) -> Result<String, AdminError> {
-    let model = model.trim();
-    if model.is_empty() || model.chars().count() > 200 {
-        return Err(AdminError::InvalidModel("a model for pictures has 1 to 200 characters".into()));
+/// What an administrator sets a model of an OpenAI-compatible provider for, beyond chat.
+#[derive(Clone, Copy)]
+enum Route {
+    /// `/v1/images/generations`
+    Pictures,
+    /// `/v1/audio/transcriptions`
+    Transcription,
+    /// `/v1/audio/speech`
+    Speech,
+}
+
+impl Route {
+    fn what(self) -> &'static str {
+        match self {
+            Self::Pictures => "pictures are made",
+            Self::Transcription => "speech is written down",
+            Self::Speech => "answers are read aloud",
+        }
     }
-    let provider = providers::get(system, id).await?.ok_or(AdminError::NoProvider)?;
-    if provider.kind != ProviderKind::Openai {
+
+    fn path(self) -> &'static str {
+        match self {
+            Self::Pictures => "/v1/images/generations",
+            Self::Transcription => "/v1/audio/transcriptions",
+            Self::Speech => "/v1/audio/speech",
+        }
+    }
+}
+
+impl ProviderAdmin<'_> {
+    /// A model for one of OpenAI's routes beyond chat, trimmed: 1 to 200 characters, on a
+    /// provider that speaks OpenAI's protocol (the one the route belongs to). `Some(None)`
+    /// passes: it sets none.
+    async fn openai_model(
+        &self,
+        id: &str,
+        given: Option<Option<String>>,
+        route: Route,
+    ) -> Result<Option<Option<String>>, AdminError> {
+        let Some(Some(model)) = given else { return Ok(given) };
+        let model = model.trim();
+        if model.is_empty() || model.chars().count() > 200 {
+            return Err(AdminError::InvalidModel("a model's name has 1 to 200 characters".into()));
+        }
+        let provider = providers::get(self.system, id).await?.ok_or(AdminError::NoProvider)?;
+        if provider.kind != ProviderKind::Openai {
+            return Err(AdminError::InvalidModel(format!(
+                "{} through an OpenAI-compatible provider ({})",
+                route.what(),
+                route.path()
+            )));
+        }
+        Ok(Some(Some(model.to_owned())))
+    }
+}
+
+/// A provider's voice name, trimmed: 1 to 100 letters, digits, `_`, `-` or `.`.
+fn valid_voice(voice: &str) -> Result<String, AdminError> {
+    let voice = voice.trim();
+    let fits = (1..=100).contains(&voice.len())
+        && voice.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !fits {
         return Err(AdminError::InvalidModel(
-            "pictures are made through an OpenAI-compatible provider (/v1/images/generations)".into(),
+            "a voice's name has 1 to 100 letters, digits, '_', '-' or '.' (alloy, af_bella)".into(),
         ));
     }
-    Ok(model.to_owned())
+    Ok(voice.to_owned())
 }
 
 /// The built-in provider's models keep what a change does not give: their context and

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod anthropic;
+pub mod audio;
 pub mod catalogue;
 pub mod detect;
 pub mod gguf;

@@ -82,6 +82,12 @@ pub struct ProviderTerms {
     /// A digest of the sealed key: another key can be another account.
     #[serde(default)]
     pub key: Option<String>,
+    /// The model it writes the person's speech down with, when it does (§15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcription: Option<String>,
+    /// The model (and voice) it reads answers aloud with, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speech: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -65,6 +65,12 @@ pub struct Provider {
     pub trusted_lan: bool,
     /// The model it makes pictures with, if an administrator set one (`image_generate`).
     pub image_model: Option<String>,
+    /// The model it writes speech down with, if an administrator set one (§15).
+    pub transcription_model: Option<String>,
+    /// The model it reads answers aloud with, if an administrator set one.
+    pub speech_model: Option<String>,
+    /// The voice it reads aloud in (`alloy`, `af_bella`…); the provider's default when none.
+    pub speech_voice: Option<String>,
     /// Whether a key is stored; the key itself is never part of this type.
     pub has_key: bool,
     pub created_by: String,
@@ -123,9 +129,16 @@ pub struct ProviderChange<'a> {
     pub models: Option<&'a [Model]>,
     /// `Some(None)` sets no model for pictures.
     pub image_model: Option<Option<&'a str>>,
+    /// `Some(None)` sets no model for speech to text.
+    pub transcription_model: Option<Option<&'a str>>,
+    /// `Some(None)` sets no model for reading aloud.
+    pub speech_model: Option<Option<&'a str>>,
+    /// `Some(None)` leaves the voice to the provider.
+    pub speech_voice: Option<Option<&'a str>>,
 }
 
-const SELECT: &str = "SELECT id, name, kind, base_url, trusted_lan, image_model, api_key IS NOT NULL AS has_key, \
+const SELECT: &str = "SELECT id, name, kind, base_url, trusted_lan, image_model, transcription_model, speech_model, speech_voice, \
+     api_key IS NOT NULL AS has_key, \
      created_by, created_at, updated_by, updated_at FROM providers";
 
 pub async fn list(store: &SystemStore) -> Result<Vec<Provider>, StoreError> {
@@ -159,6 +172,31 @@ pub async fn catalogue_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<Catalog
                 p.updated_by, m.model_id, m.context_window, m.strength, m.tools, m.images
          FROM models m JOIN providers p ON p.id = m.provider_id
          ORDER BY p.created_at, p.name, m.model_id",
+    )
+    .fetch_all(tx)
+    .await?)
+}
+
+/// A provider an administrator set a model for speech on (§15).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct VoiceRow {
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub trusted_lan: bool,
+    pub transcription_model: Option<String>,
+    pub speech_model: Option<String>,
+    pub speech_voice: Option<String>,
+}
+
+/// Every provider that writes speech down or reads aloud, in a stable order, read in the
+/// caller's transaction.
+pub async fn voice_in(tx: &mut sqlx::SqliteConnection) -> Result<Vec<VoiceRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, name, kind, base_url, trusted_lan, transcription_model, speech_model, speech_voice
+         FROM providers WHERE transcription_model IS NOT NULL OR speech_model IS NOT NULL
+         ORDER BY created_at, name",
     )
     .fetch_all(tx)
     .await?)
@@ -212,7 +250,10 @@ pub async fn update(
     let updated = sqlx::query(
         "UPDATE providers SET name = coalesce(?, name), base_url = coalesce(?, base_url),
                 api_key = CASE WHEN ? THEN ? ELSE api_key END, trusted_lan = coalesce(?, trusted_lan),
-                image_model = CASE WHEN ? THEN ? ELSE image_model END, updated_by = ?, updated_at = ?
+                image_model = CASE WHEN ? THEN ? ELSE image_model END,
+                transcription_model = CASE WHEN ? THEN ? ELSE transcription_model END,
+                speech_model = CASE WHEN ? THEN ? ELSE speech_model END,
+                speech_voice = CASE WHEN ? THEN ? ELSE speech_voice END, updated_by = ?, updated_at = ?
          WHERE id = ?",
     )
     .bind(change.name)
@@ -222,6 +263,12 @@ pub async fn update(
     .bind(change.trusted_lan)
     .bind(change.image_model.is_some())
     .bind(change.image_model.flatten())
+    .bind(change.transcription_model.is_some())
+    .bind(change.transcription_model.flatten())
+    .bind(change.speech_model.is_some())
+    .bind(change.speech_model.flatten())
+    .bind(change.speech_voice.is_some())
+    .bind(change.speech_voice.flatten())
     .bind(&actor.name)
     .bind(timestamp())
     .bind(id)
@@ -243,6 +290,9 @@ pub async fn update(
         "trusted_lan": change.trusted_lan,
         "models_changed": change.models.is_some(),
         "image_model": change.image_model,
+        "transcription_model": change.transcription_model,
+        "speech_model": change.speech_model,
+        "speech_voice": change.speech_voice,
     });
     audit::record(&mut tx, actor, None, "provider.changed", detail.clone()).await?;
     let name: String =

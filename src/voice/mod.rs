@@ -211,9 +211,15 @@ impl Voice {
         }
     }
 
-    /// What is said in the WAV `audio`, in `language` (a code) or any language (`None`).
-    pub async fn transcribe(&self, audio: &[u8], language: Option<&str>) -> Result<Transcript, VoiceError> {
-        let audio = wav::read(audio)?;
+    /// Whether this machine can write down speech in `language` now: the engine is here
+    /// with a model for it.
+    pub fn can_transcribe(&self, language: Option<&str>) -> bool {
+        let english = language.is_none_or(|l| l == "en");
+        self.engine.is_file() && self.models().is_ok_and(|models| models.iter().any(|m| english || m.multilingual))
+    }
+
+    /// What is said in `audio`, in `language` (a code) or any language (`None`).
+    pub async fn transcribe(&self, audio: wav::Audio, language: Option<&str>) -> Result<Transcript, VoiceError> {
         let models = self.models()?;
         let english = language.is_none_or(|l| l == "en");
         let model = if english { models.first() } else { models.iter().find(|m| m.multilingual) };

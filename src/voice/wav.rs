@@ -142,6 +142,45 @@ impl Format {
     }
 }
 
+/// `samples` at [`RATE`] as a WAV file of mono 16-bit PCM: what a provider is sent.
+pub fn encode(samples: &[f32]) -> Vec<u8> {
+    let data = u32::try_from(samples.len() * 2).unwrap_or(u32::MAX - 36);
+    let mut out = Vec::with_capacity(44 + samples.len() * 2);
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&RATE.to_le_bytes());
+    out.extend_from_slice(&(RATE * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data.to_le_bytes());
+    for sample in samples {
+        out.extend_from_slice(&((sample.clamp(-1.0, 1.0) * 32_767.0).round() as i16).to_le_bytes());
+    }
+    out
+}
+
+/// Below this level (RMS over 30 ms windows, full scale 1.0) a window is silence.
+const VOICE_FLOOR: f32 = 0.01;
+/// How many windows above the floor make speech: a click or a cough is not.
+const VOICED_WINDOWS: usize = 8;
+
+/// Whether `samples` (at [`RATE`]) hold anything like speech. Whisper invents words for
+/// silence, so audio without it is given to no engine and no provider: the speech engine
+/// checks the same way on its side.
+pub fn has_voice(samples: &[f32]) -> bool {
+    let window = RATE as usize * 30 / 1000;
+    let voiced = samples
+        .chunks(window)
+        .filter(|w| (w.iter().map(|s| s * s).sum::<f32>() / w.len() as f32).sqrt() >= VOICE_FLOOR)
+        .count();
+    voiced >= VOICED_WINDOWS
+}
+
 /// How many zero crossings of the filter's sinc each side of a sample is weighed.
 const TAPS: f64 = 16.0;
 
@@ -191,6 +230,19 @@ fn blackman(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn encoded_audio_reads_back_and_only_speech_counts_as_voice() {
+        let tone: Vec<f32> = (0..RATE).map(|i| (i as f32 * 0.05).sin() * 0.3).collect();
+        let back = read(&encode(&tone)).unwrap();
+        assert_eq!(back.samples.len(), tone.len());
+        assert!(back.samples.iter().zip(&tone).all(|(a, b)| (a - b).abs() < 1e-3));
+        assert!(has_voice(&tone));
+        assert!(!has_voice(&vec![0.0; RATE as usize]));
+        let mut click = vec![0.0; RATE as usize];
+        click[100..300].fill(0.9);
+        assert!(!has_voice(&click), "a click is not speech");
+    }
+
     use super::*;
 
     /// A WAV file: the `fmt ` chunk's fields, then the samples' bytes.

@@ -320,3 +320,110 @@ async fn a_scheduled_task_of_a_local_only_person_whose_only_model_is_remote_send
     assert!(run["error"].as_str().unwrap().contains("nothing was sent"), "the refusal says why: {run}");
     assert_eq!(remote.chat_requests().await, 0, "not one byte of the task reached the remote provider");
 }
+
+/// A WAV file of one second of a 220 Hz tone, as the page would send a recording; or of
+/// silence.
+fn recording(silent: bool) -> Vec<u8> {
+    let samples: Vec<i16> =
+        (0..16_000).map(|i| if silent { 0 } else { ((i as f32 * 0.0864).sin() * 8_000.0) as i16 }).collect();
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(36 + samples.len() as u32 * 2).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt \x10\0\0\0\x01\0\x01\0");
+    out.extend_from_slice(&16_000u32.to_le_bytes());
+    out.extend_from_slice(&32_000u32.to_le_bytes());
+    out.extend_from_slice(b"\x02\0\x10\0data");
+    out.extend_from_slice(&(samples.len() as u32 * 2).to_le_bytes());
+    out.extend(samples.iter().flat_map(|s| s.to_le_bytes()));
+    out
+}
+
+/// `POST /api/voice/transcriptions` with `audio`: the status and answer.
+async fn transcribe(server: &Server, token: &str, audio: Vec<u8>) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(server.url("/api/voice/transcriptions?language=en"))
+        .bearer_auth(token)
+        .header("Content-Type", "audio/wav")
+        .body(audio)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// `POST /api/voice/speech`: the status and the engine that read.
+async fn read_aloud(server: &Server, token: &str, text: &str) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .post(server.url("/api/voice/speech"))
+        .bearer_auth(token)
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap();
+    let engine = response.headers().get("x-skald-speech-engine").map_or("", |v| v.to_str().unwrap()).to_owned();
+    (response.status().as_u16(), engine)
+}
+
+/// The requests the remote provider received on `path`.
+async fn received_on(remote: &RemoteModel, path: &str) -> Vec<Value> {
+    let received: Value =
+        reqwest::get(format!("{}/_scripted/requests", remote.url)).await.unwrap().json().await.unwrap();
+    received.as_array().unwrap().iter().filter(|r| r["path"] == path).cloned().collect()
+}
+
+/// A speech provider (§15) is one more place words go: a `local_only` person's recordings
+/// and the answers read to them never reach a remote one, whatever an administrator sets;
+/// once it is trusted as home network, it is used only after they went on with it.
+#[tokio::test]
+async fn a_local_only_persons_voice_never_reaches_a_remote_speech_provider() {
+    let Some((_ns, remote, server, admin, kim)) = remote_and_kim().await else { return };
+    let provider = json!({ "name": "lan", "kind": "openai", "base_url": format!("{}/v1", remote.url) });
+    let (status, created) = server.post("/api/providers", Some(&admin), provider).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let speech = json!({ "transcription_model": "whisper-1", "speech_model": "tts-1", "speech_voice": "alloy" });
+    let (status, body) = server.call(Method::PATCH, &format!("/api/providers/{id}"), Some(&admin), Some(speech)).await;
+    assert_eq!(status, 204, "{body}");
+
+    let (_, overview) = server.call(Method::GET, "/api/voice", Some(&kim), None).await;
+    assert!(overview["transcription"]["provider"].is_null(), "{overview}");
+    let why = overview["transcription"]["provider_why"].as_str().unwrap_or_default();
+    assert!(why.contains("lan") && why.contains("keeps your words here"), "{overview}");
+    let (status, answer) = transcribe(&server, &kim, recording(false)).await;
+    assert_ne!(answer["model"], "lan/whisper-1", "{status} {answer}");
+    let (_, engine) = read_aloud(&server, &kim, "The bakery closes before dinner.").await;
+    assert_ne!(engine, "provider");
+    assert_eq!(received_on(&remote, "/v1/audio/transcriptions").await.len(), 0, "no recording left the machine");
+    assert_eq!(received_on(&remote, "/v1/audio/speech").await.len(), 0, "no answer left the machine");
+
+    // Trusted as home network, it is within Kim's tier: used once she went on with it.
+    let trust = json!({ "trusted_lan": true });
+    let (status, _) = server.call(Method::PATCH, &format!("/api/providers/{id}"), Some(&admin), Some(trust)).await;
+    assert_eq!(status, 204);
+    let (_, answer) = transcribe(&server, &kim, recording(false)).await;
+    assert_ne!(answer["model"], "lan/whisper-1", "held until Kim decides: {answer}");
+    assert_eq!(received_on(&remote, "/v1/audio/transcriptions").await.len(), 0);
+    let (_, overview) = server.call(Method::GET, "/api/voice", Some(&kim), None).await;
+    assert!(overview["transcription"]["provider_why"].as_str().unwrap_or_default().contains("waits for your decision"));
+    assert_eq!(crate::support::accept_holds(&server, &kim).await, 1);
+
+    let (status, answer) = transcribe(&server, &kim, recording(false)).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["model"], "lan/whisper-1", "{answer}");
+    assert_eq!(answer["text"], "scripted transcript of 1.0 seconds", "the recording arrived whole");
+    let sent = received_on(&remote, "/v1/audio/transcriptions").await;
+    let form = &sent[0]["body"];
+    assert_eq!((sent.len(), form["model"].as_str(), form["language"].as_str()), (1, Some("whisper-1"), Some("en")));
+    // Silence is nothing, and is not sent for a provider to invent words for.
+    let (status, answer) = transcribe(&server, &kim, recording(true)).await;
+    assert_eq!((status, answer["text"].as_str()), (200, Some("")), "{answer}");
+    assert_eq!(received_on(&remote, "/v1/audio/transcriptions").await.len(), 1);
+
+    let (status, engine) = read_aloud(&server, &kim, "The bakery closes before dinner.").await;
+    assert_eq!((status, engine.as_str()), (200, "provider"));
+    let sent = received_on(&remote, "/v1/audio/speech").await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (sent[0]["body"]["input"].as_str(), sent[0]["body"]["voice"].as_str(), sent[0]["body"]["model"].as_str()),
+        (Some("The bakery closes before dinner."), Some("alloy"), Some("tts-1"))
+    );
+}

@@ -27,6 +27,7 @@
 //! Unscripted, it echoes: `You said: <the last user message>`.
 
 mod anthropic;
+mod audio;
 mod ollama;
 mod openai;
 mod picture;

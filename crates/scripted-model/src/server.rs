@@ -63,6 +63,8 @@ pub(crate) fn router(server: Server) -> Router {
     Router::new()
         .route("/v1/models", get(models))
         .route("/v1/images/generations", post(picture))
+        .route("/v1/audio/transcriptions", post(transcription))
+        .route("/v1/audio/speech", post(speech))
         .route("/v1/chat/completions", post(|state, uri, headers, raw| chat(Wire::OpenAi, state, uri, headers, raw)))
         .route("/v1/messages", post(|state, uri, headers, raw| chat(Wire::Anthropic, state, uri, headers, raw)))
         .route("/api/chat", post(|state, uri, headers, raw| chat(Wire::Ollama, state, uri, headers, raw)))
@@ -285,6 +287,61 @@ async fn picture(
         "data": [{ "b64_json": crate::picture::base64(&png), "revised_prompt": prompt }]
     }))
     .into_response()
+}
+
+/// `POST /v1/audio/transcriptions`: `{"text"}` saying how long the recording was; recorded
+/// with the form's fields as the body (the file as its size and length).
+async fn transcription(
+    State(server): State<Server>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let authorization = Wire::OpenAi.credential(&headers);
+    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
+    let content_type = header_text(&headers, CONTENT_TYPE.as_str()).unwrap_or_default();
+    let fields = crate::audio::form_fields(&content_type, &raw);
+    lock(&server.ledger).received.push(Received {
+        path: uri.path().to_owned(),
+        authorization,
+        body: fields.clone().unwrap_or(Value::Null),
+        raw: String::new(),
+    });
+    if !authorized {
+        return Wire::OpenAi.unauthorized();
+    }
+    match fields {
+        Ok(fields) if fields["file_bytes"].is_number() => {
+            Json(serde_json::json!({ "text": crate::audio::heard(&fields) })).into_response()
+        }
+        Ok(_) => Wire::OpenAi.error(StatusCode::BAD_REQUEST, "a transcription needs a file"),
+        Err(err) => Wire::OpenAi.error(StatusCode::BAD_REQUEST, &err),
+    }
+}
+
+/// `POST /v1/audio/speech`: the input read as a WAV tone; recorded like a chat request.
+async fn speech(
+    State(server): State<Server>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let authorization = Wire::OpenAi.credential(&headers);
+    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
+    let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
+    lock(&server.ledger).received.push(Received {
+        path: uri.path().to_owned(),
+        authorization,
+        body: body.clone(),
+        raw: String::from_utf8_lossy(&raw).into_owned(),
+    });
+    if !authorized {
+        return Wire::OpenAi.unauthorized();
+    }
+    let Some(input) = body["input"].as_str().filter(|i| !i.trim().is_empty()) else {
+        return Wire::OpenAi.error(StatusCode::BAD_REQUEST, "speech needs an input");
+    };
+    ([(CONTENT_TYPE, "audio/wav")], crate::audio::read_aloud(input)).into_response()
 }
 
 /// `POST /_scripted/replies`: one reply or an array of them.

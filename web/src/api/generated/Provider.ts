@@ -13,6 +13,18 @@ export type Provider = { models: Array<ProviderModel>, privacy: Privacy, id: Pro
  */
 image_model: string | null, 
 /**
+ * The model it writes speech down with, if an administrator set one (§15).
+ */
+transcription_model: string | null, 
+/**
+ * The model it reads answers aloud with, if an administrator set one.
+ */
+speech_model: string | null, 
+/**
+ * The voice it reads aloud in (`alloy`, `af_bella`…); the provider's default when none.
+ */
+speech_voice: string | null, 
+/**
  * Whether a key is stored; the key itself is never part of this type.
  */
 has_key: boolean, created_by: string, created_at: string, updated_by: string, updated_at: string, };

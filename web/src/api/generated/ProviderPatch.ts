@@ -12,4 +12,16 @@ api_key?: string | null, trusted_lan?: boolean, models?: Array<ModelInput>,
 /**
  * The model to make pictures with (`image_generate`); `null` sets none.
  */
-image_model?: string | null, };
+image_model?: string | null, 
+/**
+ * The model to write speech down with (`/v1/audio/transcriptions`); `null` sets none.
+ */
+transcription_model?: string | null, 
+/**
+ * The model to read answers aloud with (`/v1/audio/speech`); `null` sets none.
+ */
+speech_model?: string | null, 
+/**
+ * The provider's voice to read in (`alloy`); `null` leaves it to the provider.
+ */
+speech_voice?: string | null, };

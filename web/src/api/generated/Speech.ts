@@ -14,4 +14,12 @@ engine: SpeechEngine,
 /**
  * Why a Piper voice is not what reads, in words, when it is not.
  */
-why?: string, voices: Array<SpeechVoice>, };
+why?: string, voices: Array<SpeechVoice>, 
+/**
+ * The provider that reads aloud for the caller instead (`provider/model`), if one does.
+ */
+provider?: string, 
+/**
+ * Why a provider set for reading aloud is not used for the caller.
+ */
+provider_why?: string, };

@@ -20,4 +20,13 @@ why?: string,
 /**
  * English-only models first, then by size; the first that fits the language listens.
  */
-models: Array<SpeechModel>, };
+models: Array<SpeechModel>, 
+/**
+ * The provider that writes speech down for the caller instead (`provider/model`), if
+ * one does; this machine's engine then stands in when it fails.
+ */
+provider?: string, 
+/**
+ * Why a provider set for writing speech down is not used for the caller.
+ */
+provider_why?: string, };
