@@ -262,19 +262,9 @@ async fn picture(
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
-    let authorization = Wire::OpenAi.credential(&headers);
-    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
     let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
-    let count = {
-        let mut ledger = lock(&server.ledger);
-        ledger.received.push(Received {
-            path: uri.path().to_owned(),
-            authorization,
-            body: body.clone(),
-            raw: String::from_utf8_lossy(&raw).into_owned(),
-        });
-        ledger.received.len()
-    };
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (authorized, count) = record_openai(&server, uri.path(), &headers, body.clone(), raw);
     if !authorized {
         return Wire::OpenAi.unauthorized();
     }
@@ -297,16 +287,10 @@ async fn transcription(
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
-    let authorization = Wire::OpenAi.credential(&headers);
-    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
     let content_type = header_text(&headers, CONTENT_TYPE.as_str()).unwrap_or_default();
     let fields = crate::audio::form_fields(&content_type, &raw);
-    lock(&server.ledger).received.push(Received {
-        path: uri.path().to_owned(),
-        authorization,
-        body: fields.clone().unwrap_or(Value::Null),
-        raw: String::new(),
-    });
+    let body = fields.clone().unwrap_or(Value::Null);
+    let (authorized, _) = record_openai(&server, uri.path(), &headers, body, String::new());
     if !authorized {
         return Wire::OpenAi.unauthorized();
     }
@@ -326,15 +310,9 @@ async fn speech(
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
-    let authorization = Wire::OpenAi.credential(&headers);
-    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
     let body = serde_json::from_slice::<Value>(&raw).unwrap_or(Value::Null);
-    lock(&server.ledger).received.push(Received {
-        path: uri.path().to_owned(),
-        authorization,
-        body: body.clone(),
-        raw: String::from_utf8_lossy(&raw).into_owned(),
-    });
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (authorized, _) = record_openai(&server, uri.path(), &headers, body.clone(), raw);
     if !authorized {
         return Wire::OpenAi.unauthorized();
     }
@@ -342,6 +320,16 @@ async fn speech(
         return Wire::OpenAi.error(StatusCode::BAD_REQUEST, "speech needs an input");
     };
     ([(CONTENT_TYPE, "audio/wav")], crate::audio::read_aloud(input)).into_response()
+}
+
+/// Records a request to one of OpenAI's routes beside chat; whether its credential was
+/// right, and how many requests are recorded now.
+fn record_openai(server: &Server, path: &str, headers: &HeaderMap, body: Value, raw: String) -> (bool, usize) {
+    let authorization = Wire::OpenAi.credential(headers);
+    let authorized = Wire::OpenAi.authorized(server.api_key.as_deref(), authorization.as_deref());
+    let mut ledger = lock(&server.ledger);
+    ledger.received.push(Received { path: path.to_owned(), authorization, body, raw });
+    (authorized, ledger.received.len())
 }
 
 /// `POST /_scripted/replies`: one reply or an array of them.
