@@ -342,13 +342,17 @@ export class SkaldChat extends LitElement {
     this.#following = true;
     this.#lastScrollTop = 0;
     if (this.detail?.id !== id) this.detail = null;
+    if (id !== null && id === this.#createdHere) return;
+    // A read of the conversation left must not land in this one (under load it can
+    // answer after the person has moved on).
+    this.#loadToken++;
+    clearTimeout(this.#reloadTimer);
     if (id === null) {
       this.transcript = emptyTranscript('');
       this.pickedModel = null;
       this.loading = false;
       return;
     }
-    if (id === this.#createdHere) return;
     this.#createdHere = null;
     this.#sentWith.clear();
     this.#messages.clear();
@@ -369,7 +373,7 @@ export class SkaldChat extends LitElement {
     try {
       const signal = this.#alive.signal;
       const [session, rows] = await Promise.all([client.session(id, signal), client.history(id, signal)]);
-      if (token !== this.#loadToken) return;
+      if (token !== this.#loadToken || this.session?.id !== id) return;
       const loaded = fromHistory(id, rows, session.turn_state);
       this.transcript = replace ? loaded : mergeLive(loaded, this.transcript);
       this.detail = session;
