@@ -52,6 +52,11 @@ export const microphoneIcon = icon(
   svg`<rect x="9" y="3" width="6" height="11" rx="3"/><path d="M5 11a7 7 0 0 0 14 0"/><path d="M12 18v3"/>`,
 );
 
+/** A hands-free talk: a voice going back and forth. */
+export const talkIcon = icon(
+  svg`<path d="M3 10v4"/><path d="M7 7v10"/><path d="M11 4v16"/><path d="M15 8v8"/><path d="M19 11v2"/>`,
+);
+
 export const speakerIcon = icon(
   svg`<path d="M11 5 6 9H3v6h3l5 4z"/><path d="M15.5 8.5a5 5 0 0 1 0 7"/><path d="M18.5 5.5a9 9 0 0 1 0 13"/>`,
 );

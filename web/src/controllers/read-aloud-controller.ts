@@ -23,6 +23,10 @@ export class ReadAloudController implements ReactiveController {
   reading: string | null = null;
   /** Why the last reading stopped short, in words; `''` when it did not. */
   problem = '';
+  /** Replies are read as they stream whatever the person's setting (a hands-free talk). */
+  always = false;
+  /** Called each time reading ends and nothing more of the reply is to come. */
+  onIdle: () => void = () => undefined;
 
   constructor(host: ReactiveControllerHost, login: () => Login | null) {
     this.#host = host;
@@ -57,7 +61,7 @@ export class ReadAloudController implements ReactiveController {
 
   /** A message is being sent: readies the sound (a press allows it) when replies are read aloud. */
   prime(): void {
-    if (this.#login()?.voice.readAloud) this.#speakerNow()?.prime();
+    if (this.always || this.#login()?.voice.readAloud) this.#speakerNow()?.prime();
   }
 
   /**
@@ -67,7 +71,7 @@ export class ReadAloudController implements ReactiveController {
    */
   follow(turn: Turn, ended: boolean): void {
     const login = this.#login();
-    if (!login?.voice.readAloud || turn.id === null) return;
+    if (!login || !(this.always || login.voice.readAloud) || turn.id === null) return;
     if (this.#following !== turn.id) {
       if (ended || turn.status !== 'running') return;
       this.stop();
@@ -107,6 +111,7 @@ export class ReadAloudController implements ReactiveController {
     if (this.#following !== null) return; // More is coming.
     this.reading = null;
     this.#host.requestUpdate();
+    this.onIdle();
   }
 
   #speakerNow(): Speaker | null {

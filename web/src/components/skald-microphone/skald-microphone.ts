@@ -10,13 +10,14 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 
 import type { VoiceOverview } from '../../api/types.js';
-import { MicrophoneError, Recording, type MicrophoneProblem } from '../../audio/recorder.js';
+import type { TalkPhase } from '../../controllers/conversation-controller.js';
+import { MicrophoneError, Recording } from '../../audio/recorder.js';
 import { strings } from '../../i18n/en.js';
-import { describeError } from '../../i18n/errors.js';
+import { describeError, microphoneText } from '../../i18n/errors.js';
 import type { Login } from '../../state/login.js';
 import { controls } from '../../styles/controls.js';
 import { iconButton } from '../icon-button.js';
-import { microphoneIcon } from '../icons.js';
+import { microphoneIcon, talkIcon } from '../icons.js';
 import { styles } from './skald-microphone.styles.js';
 
 /** What was said, written down: for the message field. */
@@ -35,15 +36,28 @@ export class ListeningEvent extends Event {
   }
 }
 
+/** The hands-free talk button was pressed: start one, or end the one under way. */
+export class TalkToggleEvent extends Event {
+  static readonly type = 'skald-talk-toggle';
+  constructor() {
+    super(TalkToggleEvent.type, { bubbles: true, composed: true });
+  }
+}
+
 type Phase = 'idle' | 'listening' | 'writing';
 
 /**
+ * Beside it, the hands-free talk button: the conversation runs the talk and says here
+ * how it stands (`talk`).
+ *
  * Test hooks: `[data-testid=microphone]` (its `data-phase`: idle, listening, writing),
- * `[data-testid=microphone-state]` (what it is doing, or why it cannot).
+ * `[data-testid=microphone-state]` (what it is doing, or why it cannot),
+ * `[data-testid=talk]` (its `data-phase`: off, listening, hearing, writing, answering).
  *
  * @summary The microphone button: listen, then put what was said in the message field.
  * @fires skald-transcript - what was said, written down (empty text is never sent)
  * @fires skald-listening - listening began
+ * @fires skald-talk-toggle - the hands-free talk button was pressed
  */
 @customElement('skald-microphone')
 export class SkaldMicrophone extends LitElement {
@@ -52,6 +66,10 @@ export class SkaldMicrophone extends LitElement {
   @property({ attribute: false }) login: Login | null = null;
   /** Sending is not possible now: neither is listening. */
   @property({ type: Boolean }) disabled = false;
+  /** How the hands-free talk stands. */
+  @property() talk: TalkPhase = 'off';
+  /** What went wrong in the talk, or why it ended; `''` when nothing did. */
+  @property() talkProblem = '';
 
   @state() private phase: Phase = 'idle';
   @state() private seconds = 0;
@@ -81,6 +99,7 @@ export class SkaldMicrophone extends LitElement {
     const label =
       this.phase === 'listening' ? strings.micStop : this.phase === 'writing' ? strings.micWriting : strings.micStart;
     const said = this.#stateText();
+    const talking = this.talk !== 'off';
     return html`${iconButton({
         icon: microphoneIcon,
         label,
@@ -88,22 +107,58 @@ export class SkaldMicrophone extends LitElement {
         className: `microphone ${this.phase}`,
         pressed: this.phase === 'listening',
         ...(said === '' ? {} : { describedBy: 'microphone-state' }),
-        disabled: this.disabled || this.phase === 'writing',
+        disabled: this.disabled || this.phase === 'writing' || talking,
         onClick: () => void this.#press(),
+      })}
+      ${iconButton({
+        icon: talkIcon,
+        label: talking ? strings.talkStop : strings.talkStart,
+        testid: 'talk',
+        className: `microphone talk ${this.talk}`,
+        pressed: talking,
+        ...(said === '' ? {} : { describedBy: 'microphone-state' }),
+        disabled: (this.disabled && !talking) || this.phase !== 'idle',
+        onClick: () => this.#pressTalk(),
       })}
       ${said === ''
         ? nothing
-        : html`<p class="state" id="microphone-state" data-testid="microphone-state" role=${this.problem !== '' ? 'alert' : 'status'}>${said}</p>`}`;
+        : html`<p class="state" id="microphone-state" data-testid="microphone-state" role=${this.#isProblem() ? 'alert' : 'status'}>${said}</p>`}`;
   }
 
   protected override updated(): void {
     this.shadowRoot?.querySelector('[data-testid=microphone]')?.setAttribute('data-phase', this.phase);
+    this.shadowRoot?.querySelector('[data-testid=talk]')?.setAttribute('data-phase', this.talk);
+  }
+
+  #isProblem(): boolean {
+    return this.talk === 'off' ? this.problem !== '' || this.talkProblem !== '' : false;
+  }
+
+  #pressTalk(): void {
+    if (this.talk === 'off' && this.unavailable !== '') {
+      this.problem = this.unavailable;
+      return;
+    }
+    this.problem = '';
+    this.dispatchEvent(new TalkToggleEvent());
   }
 
   #stateText(): string {
+    switch (this.talk) {
+      case 'listening':
+        return this.talkProblem === '' ? strings.talkListening : `${this.talkProblem} ${strings.talkListening}`;
+      case 'hearing':
+        return strings.talkHearing;
+      case 'writing':
+        return strings.micWriting;
+      case 'answering':
+        return strings.talkAnswering;
+      case 'off':
+        break;
+    }
     if (this.phase === 'listening') return strings.micListening.replace('{seconds}', String(Math.floor(this.seconds)));
     if (this.phase === 'writing') return strings.micWriting;
-    return this.problem;
+    return this.problem || this.talkProblem;
   }
 
   /** Asks the server whether voice input works here. */
@@ -138,7 +193,7 @@ export class SkaldMicrophone extends LitElement {
     try {
       this.#recording = await Recording.start(() => void this.#finish());
     } catch (error) {
-      this.problem = error instanceof MicrophoneError ? problemText(error.problem) : strings.micFailed;
+      this.problem = error instanceof MicrophoneError ? microphoneText(error.problem) : strings.micFailed;
       return;
     }
     this.phase = 'listening';
@@ -174,19 +229,6 @@ export class SkaldMicrophone extends LitElement {
   }
 }
 
-function problemText(problem: MicrophoneProblem): string {
-  switch (problem) {
-    case 'refused':
-      return strings.micRefused;
-    case 'missing':
-      return strings.micMissing;
-    case 'unsupported':
-      return strings.micUnsupported;
-    case 'failed':
-      return strings.micFailed;
-  }
-}
-
 declare global {
   interface HTMLElementTagNameMap {
     'skald-microphone': SkaldMicrophone;
@@ -194,5 +236,6 @@ declare global {
   interface HTMLElementEventMap {
     [TranscriptEvent.type]: TranscriptEvent;
     [ListeningEvent.type]: ListeningEvent;
+    [TalkToggleEvent.type]: TalkToggleEvent;
   }
 }
