@@ -82,7 +82,10 @@ import {
   type ToolPrompt,
   type ToolResource,
   type Unlocked,
+  type SpeechModel,
+  type SpeechVoice,
   type Transcript,
+  type VoiceCatalogue,
   type VoiceOverview,
 } from './types.js';
 
@@ -792,6 +795,42 @@ export class ApiClient {
     } finally {
       guarded.done();
     }
+  }
+
+  /**
+   * `POST /api/voice/models` `{"path"}` (administrators): a speech model from a file on this
+   * computer, in a folder models may be imported from; the model, once converted and kept.
+   */
+  async addSpeechModel(path: string): Promise<SpeechModel> {
+    const body = record(await this.#request('POST', '/api/voice/models', undefined, { path }), 'speech model');
+    if (typeof body['id'] !== 'string') throw unexpected('speech model');
+    return body as unknown as SpeechModel;
+  }
+
+  /** `POST /api/voice/voices` `{"path"}` (administrators): a Piper voice from a file on this computer. */
+  async addSpeechVoice(path: string): Promise<SpeechVoice> {
+    const body = record(await this.#request('POST', '/api/voice/voices', undefined, { path }), 'voice');
+    if (typeof body['id'] !== 'string') throw unexpected('voice');
+    return body as unknown as SpeechVoice;
+  }
+
+  /** `GET /api/voice/catalogue` (administrators): the speech models and voices to download, each marked when here. */
+  async voiceCatalogue(signal?: AbortSignal): Promise<VoiceCatalogue> {
+    const body = record(await this.#request('GET', '/api/voice/catalogue', signal), 'voice catalogue');
+    if (!Array.isArray(body['entries'])) throw unexpected('voice catalogue');
+    return body as unknown as VoiceCatalogue;
+  }
+
+  /** `POST /api/voice/downloads` `{"catalogue"}` (administrators): starts a download; its id. */
+  async startVoiceDownload(catalogueId: string): Promise<string> {
+    const body = record(await this.#request('POST', '/api/voice/downloads', undefined, { catalogue: catalogueId }), 'download');
+    if (typeof body['id'] !== 'string') throw unexpected('download');
+    return body['id'];
+  }
+
+  /** `GET /api/voice/downloads` (administrators): the speech model and voice downloads since Skald started. */
+  async voiceDownloads(signal?: AbortSignal): Promise<DownloadStatus[]> {
+    return list(await this.#request('GET', '/api/voice/downloads', signal), 'downloads').filter(isDownloadStatus);
   }
 
   // ---- scheduled jobs --------------------------------------------------------

