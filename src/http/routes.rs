@@ -175,6 +175,9 @@ pub fn table() -> Vec<Route> {
         // voice (§15): the engines here, speech models and voices, a recording written down, words read aloud
         route(M::GET, "/api/voice", Session, Header, voice::overview),
         route(M::POST, "/api/voice/models", Admin, Header, voice::add_model),
+        route(M::GET, "/api/voice/catalogue", Admin, Header, voice::catalogue),
+        route(M::POST, "/api/voice/downloads", Admin, Header, voice::download),
+        route(M::GET, "/api/voice/downloads", Admin, Header, voice::downloads),
         route(M::POST, "/api/voice/transcriptions", Session, Header, voice::transcribe),
         route(M::POST, "/api/voice/voices", Admin, Header, voice::add_voice),
         route(M::POST, "/api/voice/speech", Session, Header, voice::speak),

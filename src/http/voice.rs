@@ -14,9 +14,12 @@ use super::auth::{AdminActor, Caller};
 use super::documents::read_body_up_to;
 use super::error::ApiError;
 use super::json::Body;
+use super::local_models::DownloadStarted;
 use crate::agent::speech::{Choice, Purpose};
 use crate::providers::audio;
+use crate::providers::local::download::Status;
 use crate::providers::local::import_dirs::Confined;
+use crate::voice::catalogue::{CatalogueError, Offered};
 use crate::voice::wav;
 use crate::voice::{
     AddError, AddVoiceError, ConvertError, SpeakError, SpeechEngine, SpeechModel, SpeechVoice, Transcript, VoiceError,
@@ -163,6 +166,54 @@ pub async fn add_model(
     tracing::info!(model = %model.id, "a speech model was added");
     let status = if before.iter().any(|m| m.id == model.id) { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(model)))
+}
+
+/// `GET /api/voice/catalogue`: the speech models and voices the model manager offers.
+#[derive(Serialize, ts_rs::TS)]
+pub struct VoiceCatalogue {
+    entries: Vec<Offered>,
+}
+
+/// `GET /api/voice/catalogue` (administrators): each entry with its files' sizes and
+/// checksums, its licence, and whether what it becomes is here.
+pub async fn catalogue(State(state): State<AppState>) -> Result<Json<VoiceCatalogue>, ApiError> {
+    let voice = state.voice.clone();
+    let entries = tokio::task::spawn_blocking(move || voice.catalogue())
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    Ok(Json(VoiceCatalogue { entries }))
+}
+
+/// What to download (`POST /api/voice/downloads`).
+#[derive(Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "VoiceDownloadRequest")]
+pub struct DownloadBody {
+    /// An entry of the catalogue, by id.
+    catalogue: String,
+}
+
+/// `POST /api/voice/downloads` (administrators): fetches an entry of the catalogue in the
+/// background, checks each file's checksum and adds it; 202 `{"id"}`. Its progress is
+/// `GET /api/voice/downloads`.
+pub async fn download(
+    State(state): State<AppState>,
+    AdminActor(actor): AdminActor,
+    Body(req): Body<DownloadBody>,
+) -> Result<(StatusCode, Json<DownloadStarted>), ApiError> {
+    let reach = state.agent.local_models().settings().download_reach;
+    let id = state.voice.download(&req.catalogue, reach).map_err(|err| match err {
+        CatalogueError::NotInCatalogue(_) => ApiError::Missing { code: "no_such_model", message: err.to_string() },
+        CatalogueError::Downloading(_) => ApiError::Conflict { code: "downloading", message: err.to_string() },
+    })?;
+    tracing::info!(entry = %id, by = %actor.name, "a voice download started");
+    Ok((StatusCode::ACCEPTED, Json(DownloadStarted { id })))
+}
+
+/// `GET /api/voice/downloads` (administrators): the catalogue's downloads since Skald started.
+pub async fn downloads(State(state): State<AppState>) -> Json<Vec<Status>> {
+    Json(state.voice.downloads())
 }
 
 #[derive(Deserialize)]

@@ -327,7 +327,7 @@ impl Library {
         };
         if let Some(expected) = source.sha256.as_ref().filter(|expected| **expected != sha256) {
             let _ = tokio::fs::remove_file(&partial).await;
-            return failed(mismatch(&sha256, expected));
+            return failed(download::mismatch(&sha256, expected));
         }
         tell(models.downloads().update(id, |d| d.state = "checking"));
         let (file, sha256) = match source.member {
@@ -512,20 +512,13 @@ async fn unpack(
         Ok(sha256) if sha256 == member.sha256 => Ok((out, sha256)),
         Ok(sha256) => {
             let _ = tokio::fs::remove_file(&out).await;
-            Err(mismatch(&sha256, &member.sha256))
+            Err(download::mismatch(&sha256, &member.sha256))
         }
         Err(why) => {
             let _ = tokio::fs::remove_file(&out).await;
             Err(why)
         }
     }
-}
-
-fn mismatch(actual: &str, expected: &str) -> String {
-    format!(
-        "the file's checksum is {actual}, not the expected {expected}: it was damaged or replaced on the way, so it \
-         was deleted. Try again, or import a copy you trust."
-    )
 }
 
 fn fail(status: &mut Status, why: String) {

@@ -13,6 +13,7 @@
 //!
 //! Never here: who may ask (the route checks the caller), or a person's store.
 
+pub mod catalogue;
 pub mod speech;
 pub mod wav;
 pub mod whisper;
@@ -104,6 +105,8 @@ pub struct Voice {
     runtime: Option<PathBuf>,
     /// Debian's `espeak-ng`, for phonemes (and as the plain voice), when it is installed.
     espeak: Option<PathBuf>,
+    /// The catalogue's downloads since Skald started.
+    downloads: std::sync::Arc<crate::providers::local::download::Downloads>,
 }
 
 impl Voice {
@@ -118,6 +121,7 @@ impl Voice {
             engine: dir.as_ref().map_or_else(|| PathBuf::from(ENGINE), |dir| dir.join(ENGINE)),
             runtime: speech::find_runtime(dir.as_deref()),
             espeak: speech::find_espeak(),
+            downloads: std::sync::Arc::default(),
         }
     }
 

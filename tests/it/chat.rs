@@ -34,6 +34,7 @@ mod search;
 mod supervision;
 mod titles;
 mod voice;
+mod voice_catalogue;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);

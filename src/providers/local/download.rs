@@ -261,6 +261,14 @@ fn describe(err: &reqwest::Error) -> String {
     if err.is_timeout() { "it timed out".to_owned() } else { cause.to_string() }
 }
 
+/// Why a downloaded file was deleted: its checksum is not the one expected.
+pub fn mismatch(actual: &str, expected: &str) -> String {
+    format!(
+        "the file's checksum is {actual}, not the expected {expected}: it was damaged or replaced on the way, so it \
+         was deleted. Try again, or import a copy you trust."
+    )
+}
+
 /// A download as administrators see it.
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[ts(rename = "DownloadStatus")]
