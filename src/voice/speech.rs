@@ -121,10 +121,12 @@ fn read_settings(bytes: &[u8]) -> Result<Settings, AddVoiceError> {
     Ok(settings)
 }
 
-/// ONNX Runtime's library: beside Skald (as the package installs it), else where
-/// `SKALD_ONNXRUNTIME` says.
+/// ONNX Runtime's library: beside Skald (as `./build.sh` stages it), in `../lib/skald/`
+/// (as the .deb installs it), else where `SKALD_ONNXRUNTIME` says.
 pub(super) fn find_runtime(beside: Option<&Path>) -> Option<PathBuf> {
-    let here = beside.map(|dir| dir.join(RUNTIME_LIB)).filter(|p| p.is_file());
+    // Beside Skald (bin/), or where the .deb puts it (/usr/bin/skald → /usr/lib/skald/).
+    let installed = |dir: &Path| [dir.join(RUNTIME_LIB), dir.join("../lib/skald").join(RUNTIME_LIB)];
+    let here = beside.into_iter().flat_map(installed).find(|p| p.is_file());
     here.or_else(|| std::env::var_os(RUNTIME_VAR).map(PathBuf::from).filter(|p| p.is_file()))
 }
 
@@ -394,6 +396,20 @@ fn fix_stream_lengths(mut wav: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn onnx_runtime_is_found_beside_skald_or_where_the_package_puts_it() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("usr/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        assert_eq!(find_runtime(Some(&bin)), None);
+        let packaged = root.path().join("usr/lib/skald");
+        std::fs::create_dir_all(&packaged).unwrap();
+        std::fs::write(packaged.join(RUNTIME_LIB), b"").unwrap();
+        assert_eq!(find_runtime(Some(&bin)).map(|p| p.canonicalize().unwrap()), Some(packaged.join(RUNTIME_LIB)));
+        std::fs::write(bin.join(RUNTIME_LIB), b"").unwrap();
+        assert_eq!(find_runtime(Some(&bin)), Some(bin.join(RUNTIME_LIB)), "beside Skald comes first");
+    }
 
     #[test]
     fn a_streamed_wav_gets_its_real_lengths() {
