@@ -65,11 +65,16 @@ fn row_tokens(row: &Message) -> i64 {
 
 /// Where to cut `rows` (the history after any earlier summary, oldest first): the id of
 /// the last row to summarise, so the turns kept fit in `keep` tokens. The cut is always
-/// just before a person's message; the latest turn is always kept. None when there is
+/// just before a person's message (a sub-agent frame's task is none: cutting there would
+/// part a call from its result); the latest turn is always kept. None when there is
 /// nothing before the latest turn to summarise.
 pub fn cut(rows: &[Message], keep: i64) -> Option<i64> {
-    let starts: Vec<usize> =
-        rows.iter().enumerate().filter(|(_, r)| r.role == MessageRole::User).map(|(i, _)| i).collect();
+    let starts: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.role == MessageRole::User && r.frame_id.is_none())
+        .map(|(i, _)| i)
+        .collect();
     let latest = *starts.last()?;
     let mut boundary = latest;
     for &start in starts.iter().rev().skip(1) {

@@ -318,4 +318,103 @@ pub(super) mod tests {
         assert_eq!(cache_key_of(&prompt_for(key, "Be brief.")).as_deref(), Some(key));
         assert_eq!(cache_key_of("Be brief."), None);
     }
+
+    /// Generated histories (issue 31): the context composed from any well-formed history,
+    /// and from what compaction keeps of it, has every tool result after its own call and
+    /// before the next message of the person, and none of a sub-agent frame's rows.
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::agent::compaction;
+
+        /// One turn: the person's message, then rounds of calls (each answered, in any
+        /// order, some in a sub-agent frame between), then the reply.
+        fn turn() -> impl Strategy<Value = Vec<(u8, u8, bool)>> {
+            // (calls in the round, the order its results come back in, a frame between)
+            proptest::collection::vec((0u8..4, any::<u8>(), any::<bool>()), 0..4)
+        }
+
+        fn history(turns: &[Vec<(u8, u8, bool)>]) -> Vec<Message> {
+            let mut rows = Vec::new();
+            let mut id = 0;
+            let mut next = || {
+                id += 1;
+                id
+            };
+            for (t, rounds) in turns.iter().enumerate() {
+                let turn = format!("turn_{t}");
+                let in_turn = |m: Message| Message { turn_id: turn.as_str().into(), ..m };
+                rows.push(in_turn(row(next(), MessageRole::User, "question", None)));
+                for (r, &(calls, order, framed)) in rounds.iter().enumerate() {
+                    let ids: Vec<String> = (0..calls).map(|c| format!("call_{t}_{r}_{c}")).collect();
+                    let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    rows.push(in_turn(asked(next(), &names, None)));
+                    if framed {
+                        rows.push(in_turn(row(next(), MessageRole::User, "task", Some("frame_1"))));
+                        rows.push(in_turn(asked(next(), &["inner"], Some("frame_1"))));
+                        rows.push(in_turn(result(next(), "inner", Some("frame_1"))));
+                    }
+                    let mut answered = ids.clone();
+                    answered.rotate_left(usize::from(order) % ids.len().max(1));
+                    for call in &answered {
+                        rows.push(in_turn(result(next(), call, None)));
+                    }
+                }
+                rows.push(in_turn(row(next(), MessageRole::Assistant, "answer", None)));
+            }
+            rows
+        }
+
+        /// Every tool result follows its call and comes before the person speaks again.
+        fn results_follow_their_calls(context: &[ContextMessage]) -> Result<(), String> {
+            let mut open: Vec<String> = Vec::new();
+            for message in context {
+                match message {
+                    ContextMessage::User(_) if !open.is_empty() => return Err(format!("{open:?} unanswered")),
+                    ContextMessage::Assistant { tool_calls, .. } => {
+                        open.extend(tool_calls.iter().map(|c| c.id.clone()))
+                    }
+                    ContextMessage::Tool { call_id, .. } => {
+                        let at = open.iter().position(|c| c == call_id).ok_or(format!("{call_id} before its call"))?;
+                        open.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            if open.is_empty() { Ok(()) } else { Err(format!("{open:?} unanswered at the end")) }
+        }
+
+        proptest! {
+            #[test]
+            fn a_composed_context_never_parts_a_result_from_its_call(
+                turns in proptest::collection::vec(turn(), 1..6),
+                keep in 0i64..400,
+            ) {
+                let rows = history(&turns);
+                let context = compose_context("prompt", None, &rows, Rows::Conversation);
+                prop_assert_eq!(&context[0], &ContextMessage::System("prompt".into()));
+                results_follow_their_calls(&context).map_err(TestCaseError::fail)?;
+                prop_assert!(!context.iter().any(|m| matches!(m, ContextMessage::User(t) if t == "task")), "a frame's row");
+                prop_assert!(
+                    !context.iter().any(|m| matches!(m, ContextMessage::Tool { call_id, .. } if call_id == "inner")),
+                    "a frame's result"
+                );
+
+                // Compaction cuts just before a message of the person, and what it keeps
+                // composes as a whole conversation does.
+                if let Some(upto) = compaction::cut(&rows, keep) {
+                    let at = rows.iter().position(|m| m.id == upto).unwrap();
+                    let kept = &rows[at + 1..];
+                    prop_assert_eq!(kept[0].role, MessageRole::User);
+                    prop_assert!(kept[0].frame_id.is_none());
+                    let latest = rows.iter().rposition(|m| m.role == MessageRole::User && m.frame_id.is_none()).unwrap();
+                    prop_assert!(at < latest, "the latest turn is always kept");
+                    let context = compose_context("prompt", Some("earlier"), kept, Rows::Conversation);
+                    prop_assert_eq!(&context[1], &compaction::summary_message("earlier"));
+                    results_follow_their_calls(&context).map_err(TestCaseError::fail)?;
+                }
+            }
+        }
+    }
 }
