@@ -42,6 +42,12 @@ npm --prefix web run lint --silent
 stage "cargo fmt --check"
 cargo fmt --all --check
 
+stage "config lint"
+# The page's CSP, the Tauri capabilities and devtools in release builds; the dependencies'
+# advisories (a dated RustSec snapshot) and licences with cargo-deny (tests/lint/README.md).
+python3 tests/lint/config.py
+tests/lint/dependencies.sh
+
 stage "cargo clippy (headless)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 stage "cargo clippy (desktop, local model)"
