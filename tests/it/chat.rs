@@ -35,6 +35,7 @@ mod supervision;
 mod titles;
 mod voice;
 mod voice_catalogue;
+mod voice_peers;
 
 const PASSWORD: &str = "otter lantern quietly";
 const WAIT: Duration = Duration::from_secs(20);
