@@ -241,8 +241,9 @@ impl Voice {
             return Err(VoiceError::NoEngine(self.engine.display().to_string()));
         }
         // A recording takes a fraction of its length to transcribe on a laptop; the limit
-        // is generous for a slow one, and bounds a stuck engine.
-        let limit = Duration::from_secs(60) + Duration::from_secs_f64(audio.seconds() * 3.0);
+        // is generous for a slow or busy one, grows with the model (base takes about twice
+        // tiny's time), and bounds a stuck engine.
+        let limit = transcription_limit(audio.seconds(), model.size_bytes);
         let path = self.models.join(format!("{}.bin", model.id));
         let (text, language) = self.run(&path, asked, &audio.samples, limit).await?;
         Ok(Transcript { text, language, seconds: audio.seconds(), model: model.id.clone() })
@@ -273,6 +274,13 @@ impl Voice {
             }
         }
     }
+}
+
+/// How long one transcription may take: a minute and a half to start and load the model,
+/// then three times the recording for every tiny.en's worth (75 MB) of model.
+fn transcription_limit(seconds: f64, model_bytes: u64) -> Duration {
+    let scale = (model_bytes as f64 / 75e6).max(1.0);
+    Duration::from_secs(90) + Duration::from_secs_f64(seconds * 3.0 * scale)
 }
 
 /// One run of a helper under supervision: `input` on its stdin, up to `max_out` bytes of
@@ -312,4 +320,19 @@ async fn run_helper(
         return Err(VoiceError::TooLong(limit.as_secs()));
     };
     Ok((answer, exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_larger_model_gets_more_time_and_a_stuck_engine_is_still_bounded() {
+        let tiny = transcription_limit(10.0, 75_000_000);
+        assert_eq!(tiny, Duration::from_secs(120));
+        assert_eq!(transcription_limit(10.0, 1_000), tiny, "a small file is no faster than tiny");
+        let base = transcription_limit(10.0, 150_000_000);
+        assert_eq!(base, Duration::from_secs(150));
+        assert!(transcription_limit(600.0, 150_000_000) < Duration::from_secs(4000));
+    }
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use super::{PASSWORD, Socket, finished, of_type, tokens, told_once_then_stopped};
-use crate::support::{Sandbox, Server};
+use crate::support::{FileServer, Sandbox, Server};
 
 /// Local turns load a model and generate on a shared CPU: more time than scripted ones.
 const LOCAL_WAIT: Duration = Duration::from_secs(120);
@@ -451,77 +451,6 @@ async fn a_model_uploaded_through_the_api_is_imported() {
     assert_eq!((listed["name"].as_str(), listed["source"].as_str()), (Some("Smol from upload"), Some("upload")));
     assert_eq!(listed["sha256"], "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
     assert_eq!(local.model_files(), ["smol-from-upload.gguf"]);
-}
-
-/// A file server on 127.0.0.1 for download tests: serves one file at `/model.gguf`,
-/// honouring `Range: bytes=N-`; while `cut_at` is set, a response stops after that many
-/// bytes of the file, as a dropped connection would.
-pub(super) struct FileServer {
-    pub(super) url: String,
-    /// Each request's `Range` header, if it had one.
-    ranges: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
-    cut_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
-    /// While set, a response pauses after that many bytes of the file until `release`.
-    hold_at: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
-    release: std::sync::Arc<tokio::sync::Notify>,
-}
-
-impl FileServer {
-    pub(super) async fn start(file: Vec<u8>) -> Self {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/model.gguf", listener.local_addr().unwrap());
-        let ranges = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let cut_at = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let hold_at = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let release = std::sync::Arc::new(tokio::sync::Notify::new());
-        let file = std::sync::Arc::new(file);
-        let (seen, cut, hold, go) = (ranges.clone(), cut_at.clone(), hold_at.clone(), release.clone());
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let (file, seen, cut, hold, go) = (file.clone(), seen.clone(), cut.clone(), hold.clone(), go.clone());
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1 {
-                        head.push(byte[0]);
-                    }
-                    let head = String::from_utf8_lossy(&head).to_string();
-                    let range = head
-                        .lines()
-                        .find_map(|line| line.strip_prefix("range: ").or_else(|| line.strip_prefix("Range: ")))
-                        .map(str::to_owned);
-                    seen.lock().unwrap().push(range.clone());
-                    let from: usize = range
-                        .as_deref()
-                        .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok())
-                        .unwrap_or(0);
-                    let status = if range.is_some() {
-                        format!("206 Partial Content\r\nContent-Range: bytes {from}-{}/{}", file.len() - 1, file.len())
-                    } else {
-                        "200 OK".to_owned()
-                    };
-                    let body = &file[from..];
-                    let head =
-                        format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
-                    let _ = stream.write_all(head.as_bytes()).await;
-                    let limit =
-                        cut.lock().unwrap().map_or(body.len(), |at: usize| at.saturating_sub(from).min(body.len()));
-                    let pause = hold.lock().unwrap().map(|at: usize| at.saturating_sub(from).min(limit));
-                    if let Some(pause) = pause {
-                        let _ = stream.write_all(&body[..pause]).await;
-                        let _ = stream.flush().await;
-                        go.notified().await;
-                        let _ = stream.write_all(&body[pause..limit]).await;
-                    } else {
-                        let _ = stream.write_all(&body[..limit]).await;
-                    }
-                    let _ = stream.shutdown().await;
-                });
-            }
-        });
-        Self { url, ranges, cut_at, hold_at, release }
-    }
 }
 
 impl Local {

