@@ -19,7 +19,7 @@ use crate::agent::speech::{Choice, Purpose};
 use crate::providers::audio;
 use crate::providers::local::download::Status;
 use crate::providers::local::import_dirs::Confined;
-use crate::voice::catalogue::{CatalogueError, Offered};
+use crate::providers::voice_catalogue::{self, CatalogueError, Offered};
 use crate::voice::wav;
 use crate::voice::{
     AddError, AddVoiceError, ConvertError, SpeakError, SpeechEngine, SpeechModel, SpeechVoice, Transcript, VoiceError,
@@ -178,7 +178,7 @@ pub struct VoiceCatalogue {
 /// checksums, its licence, and whether what it becomes is here.
 pub async fn catalogue(State(state): State<AppState>) -> Result<Json<VoiceCatalogue>, ApiError> {
     let voice = state.voice.clone();
-    let entries = tokio::task::spawn_blocking(move || voice.catalogue())
+    let entries = tokio::task::spawn_blocking(move || voice_catalogue::offered(&voice))
         .await
         .map_err(ApiError::internal)?
         .map_err(ApiError::internal)?;
@@ -203,7 +203,7 @@ pub async fn download(
     Body(req): Body<DownloadBody>,
 ) -> Result<(StatusCode, Json<DownloadStarted>), ApiError> {
     let reach = state.agent.local_models().settings().download_reach;
-    let id = state.voice.download(&req.catalogue, reach).map_err(|err| match err {
+    let id = voice_catalogue::download(&state.voice, &req.catalogue, reach).map_err(|err| match err {
         CatalogueError::NotInCatalogue(_) => ApiError::Missing { code: "no_such_model", message: err.to_string() },
         CatalogueError::Downloading(_) => ApiError::Conflict { code: "downloading", message: err.to_string() },
     })?;
@@ -212,8 +212,8 @@ pub async fn download(
 }
 
 /// `GET /api/voice/downloads` (administrators): the catalogue's downloads since Skald started.
-pub async fn downloads(State(state): State<AppState>) -> Json<Vec<Status>> {
-    Json(state.voice.downloads())
+pub async fn downloads() -> Json<Vec<Status>> {
+    Json(voice_catalogue::downloads())
 }
 
 #[derive(Deserialize)]

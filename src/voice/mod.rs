@@ -13,7 +13,6 @@
 //!
 //! Never here: who may ask (the route checks the caller), or a person's store.
 
-pub mod catalogue;
 pub mod speech;
 pub mod wav;
 pub mod whisper;
@@ -105,8 +104,6 @@ pub struct Voice {
     runtime: Option<PathBuf>,
     /// Debian's `espeak-ng`, for phonemes (and as the plain voice), when it is installed.
     espeak: Option<PathBuf>,
-    /// The catalogue's downloads since Skald started.
-    downloads: std::sync::Arc<crate::providers::local::download::Downloads>,
 }
 
 impl Voice {
@@ -121,8 +118,12 @@ impl Voice {
             engine: dir.as_ref().map_or_else(|| PathBuf::from(ENGINE), |dir| dir.join(ENGINE)),
             runtime: speech::find_runtime(dir.as_deref()),
             espeak: speech::find_espeak(),
-            downloads: std::sync::Arc::default(),
         }
+    }
+
+    /// Where the model manager fetches speech models and voices before adding them.
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.models.parent().map_or_else(|| self.models.join("downloads"), |root| root.join("downloads"))
     }
 
     /// Whether the engine is installed, and where it is looked for.
