@@ -198,8 +198,12 @@ async fn a_spoken_sentence_comes_back_written_and_silence_comes_back_empty() {
     assert_eq!((status, french["error"]["code"].as_str()), (409, Some("no_speech_model")), "{french}");
     assert!(french["error"]["message"].as_str().unwrap().contains("multilingual"), "{french}");
 
-    // What was said is in no file under the data directory.
-    // (The model's own vocabulary holds every English word; its folder is not searched.)
+    nothing_said_on_disk(&chat);
+}
+
+/// What `SENTENCE` says is in no file under the data directory. (The model's own
+/// vocabulary holds every English word; its folder is not searched.)
+pub(super) fn nothing_said_on_disk(chat: &Chat) {
     let mut files = Vec::new();
     crate::support::files_under(&chat.server.data_dir(), &["models"], &mut files);
     for file in files {

@@ -21,7 +21,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::Chat;
-use super::voice::{READ, SENTENCE, length_and_level, silence, speak, spoken, transcribe, words_right};
+use super::voice::{
+    READ, SENTENCE, length_and_level, nothing_said_on_disk, silence, speak, spoken, transcribe, words_right,
+};
 
 /// How long a server may take to start: Python imports and a model load, on a busy machine.
 const STARTUP: Duration = Duration::from_secs(60);
@@ -263,15 +265,7 @@ async fn a_real_transcription_server_writes_down_what_was_said_and_never_hears_s
     // Two recordings reached the server, and the silence between them never did.
     assert_eq!(recordings_sent(&peer, 2).await, 2, "{}", peer.said());
 
-    // What was said is in no file under the data directory.
-    let mut files = Vec::new();
-    crate::support::files_under(&chat.server.data_dir(), &["models"], &mut files);
-    for file in files {
-        let bytes = std::fs::read(&file).unwrap_or_default();
-        for word in [&b"shopping"[..], b"library"] {
-            assert!(!bytes.windows(word.len()).any(|w| w == word), "{} holds what was said", file.display());
-        }
-    }
+    nothing_said_on_disk(&chat);
 }
 
 #[tokio::test]

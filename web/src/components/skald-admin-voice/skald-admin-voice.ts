@@ -24,6 +24,7 @@ import { activeLocale } from '../../i18n/locale.js';
 import { formatBytes, isActive, progressPercent, progressText } from '../../state/local-models.js';
 import { controls, page } from '../../styles/controls.js';
 import { styles } from './skald-admin-voice.styles.js';
+import { progressBar } from '../progress-bar.js';
 
 /** How often the downloads are read while one moves. */
 const POLL_MS = 1000;
@@ -292,22 +293,7 @@ export class SkaldAdminVoice extends LitElement {
         const starting = !checking && download.received === 0 && download.total === null;
         const text = checking ? strings.localChecking : starting ? strings.localStarting : progressText(download.received, download.total);
         const percent = checking ? 100 : progressPercent(download.received, download.total);
-        return html`<div class="progress">
-          <div
-            role="progressbar"
-            data-testid="voice-progress"
-            aria-label=${strings.localDownloading.replace('{name}', entry.name)}
-            aria-valuemin="0"
-            aria-valuemax="100"
-            aria-valuenow=${percent ?? nothing}
-            aria-valuetext=${text}
-          >
-            ${percent === null
-              ? html`<progress aria-hidden="true"></progress>`
-              : html`<progress max="100" .value=${percent} aria-hidden="true"></progress>`}
-          </div>
-          <p class="hint num" aria-hidden="true" data-testid="voice-progress-text">${text}</p>
-        </div>`;
+        return progressBar('voice-progress', strings.localDownloading.replace('{name}', entry.name), percent, text);
       }
       case 'done':
         return html`<p class="notice ok" data-testid="voice-ready">${strings.voiceReady.replace('{name}', entry.name)}</p>`;

@@ -37,6 +37,7 @@ import {
 import { controls } from '../../styles/controls.js';
 import { stepBlocks } from '../../styles/step-blocks.js';
 import { styles } from './skald-local-catalogue.styles.js';
+import { progressBar } from '../progress-bar.js';
 
 /** A built-in model is ready: downloaded or imported. */
 export class LocalModelAddedEvent extends Event {
@@ -399,26 +400,6 @@ export class SkaldLocalCatalogue extends LitElement {
       field.value = '';
     }
   }
-}
-
-/** A labelled progress bar: exact when `percent` is known, moving otherwise; `text` says how far in words. */
-function progressBar(testid: string, label: string, percent: number | null, text: string): TemplateResult {
-  return html`<div class="progress">
-    <div
-      role="progressbar"
-      data-testid=${testid}
-      aria-label=${label}
-      aria-valuemin="0"
-      aria-valuemax="100"
-      aria-valuenow=${percent ?? nothing}
-      aria-valuetext=${text}
-    >
-      ${percent === null
-        ? html`<progress aria-hidden="true"></progress>`
-        : html`<progress max="100" .value=${percent} aria-hidden="true"></progress>`}
-    </div>
-    <p class="hint num" aria-hidden="true" data-testid="${testid}-text">${text}</p>
-  </div>`;
 }
 
 declare global {
