@@ -5,6 +5,9 @@
  * another. Pure, so the page can clean the text as it streams and the tests can check it.
  */
 
+/** A web address, never read. */
+const ADDRESS = /\b(?:https?|ftp|mailto|file):\/{0,2}[^\s)>\]]+|\bwww\.[^\s)>\]]+/giu;
+
 /** Sentences end at `.`, `!`, `?` or `…` followed by a space, or at a line's end. */
 const SENTENCE_END = /[.!?…]["”’)\]]*$/u;
 
@@ -42,26 +45,39 @@ export function speakable(markdown: string): string {
 /** One line of Markdown as the words in it. */
 function plain(line: string): string {
   let text = line;
-  // Rules, and a table's separator row, say nothing.
-  if (/^\s*([-*_]\s*){3,}$/u.test(text) || /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/u.test(text)) return '';
+  // Rules, and a table's separator row, say nothing. (No two runs of spaces side by side in
+  // these patterns, nor one at the end, where the line has none: they take quadratic time.)
+  if (/^\s*([-*_]\s*){3,}$/u.test(text) || /^\s*(?:\|\s*)?:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$/u.test(text)) return '';
   text = text
     .replace(/^\s*>+\s?/u, '') // a quote
     .replace(/^\s*#{1,6}\s+/u, '') // a heading
-    .replace(/\s+#+\s*$/u, '')
+    .replace(/(?<!\s)\s+#+\s*$/u, '') // (each run of spaces tried once: linear time)
     .replace(/^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?/u, '') // a list item, a task
-    .replace(/!\[([^\]]*)\]\([^)]*\)/gu, '') // an image
-    .replace(/\[([^\]]+)\]\([^)]*\)/gu, '$1') // a link reads as its words
-    .replace(/\[([^\]]+)\]\[[^\]]*\]/gu, '$1')
-    .replace(/<\/?[a-z][^>]*>/giu, '') // inline HTML
-    .replace(/\b(?:https?|ftp|mailto|file):\/{0,2}[^\s)>\]]+/giu, '') // a bare address
-    .replace(/\bwww\.[^\s)>\]]+/giu, '')
+    // Bracketed and parenthesised parts stop at the next opening one (an address may hold
+    // one pair of parentheses): a line of a thousand unclosed `[` is read in linear time.
+    .replace(/!\[([^[\]]*)\]\((?:[^()]|\([^()]*\))*\)/gu, '') // an image
+    .replace(/\[([^[\]]+)\]\((?:[^()]|\([^()]*\))*\)/gu, '$1') // a link reads as its words
+    .replace(/\[([^[\]]+)\]\[[^[\]]*\]/gu, '$1')
+    .replace(/<\/?[a-z][^<>]*>/giu, '') // inline HTML
     .replace(/`+([^`]*)`+/gu, '$1') // inline code reads as its words
     .replace(/(\*\*|__|~~|\*|_)(?=\S)([^*_~]*?\S)\1/gu, '$2') // emphasis
-    .replace(/^\s*\|(.*?)\|?\s*$/u, '$1') // a table row: its cells one after another
-    .replace(/\s*\|\s*/gu, ', ')
+    .replace(ADDRESS, '') // a bare address, after the markup that could hide one (`h__ttps`)
+    .replace(/^\s*\|.*$/u, cells) // a table row: its cells one after another
+    .replace(/(?:(?<!\s)\s+)?\|\s*/gu, ', ')
     .replace(/[*#`~^<>[\]{}\\]/gu, ' ') // markup left over is never read
     .replace(/(^|\s)_+(?=\s|$)/gu, '$1');
+  // Closing up the space before a stop can join an address anew (`www ].example`).
+  return tidy(tidy(text).replace(ADDRESS, ''));
+}
+
+function tidy(text: string): string {
   return text.replace(/\s+/gu, ' ').replace(/\s+([,.;:!?])/gu, '$1').trim();
+}
+
+/** A table row without its outer pipes. */
+function cells(row: string): string {
+  const inner = row.trimStart().slice(1).trimEnd();
+  return inner.endsWith('|') ? inner.slice(0, -1) : inner;
 }
 
 /** `text` (from `speakable`) cut into sentences, in order. */
