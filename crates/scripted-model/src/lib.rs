@@ -24,7 +24,9 @@
 //!   errors and model lists in its wire format.
 //! - `server` is the route table, the API-key check and the pacing of streamed answers.
 //!
-//! Unscripted, it echoes: `You said: <the last user message>`.
+//! Unscripted, it asks the [`Responder`] a test set, if any, for an answer made from the
+//! request itself; without one, or when it has none, it echoes: `You said: <the last user
+//! message>`.
 
 mod anthropic;
 mod audio;
@@ -42,6 +44,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use script::{Reply, ScriptedCall};
+
+/// Answers a chat request from the request itself (its parsed body, in the protocol it came
+/// in) when no reply is queued; `None` leaves it to the echo. Called under the server's
+/// lock, so it must not call back into the [`ScriptedModel`].
+pub type Responder = Arc<dyn Fn(&serde_json::Value) -> Option<Reply> + Send + Sync>;
 use server::{Ledger, Server, lock};
 
 /// A running scripted model server. Dropping the handle shuts the server down.
@@ -159,6 +166,11 @@ impl ScriptedModel {
         replies.into_iter().for_each(|reply| ledger.script.push(reply));
     }
 
+    /// Answers every request that finds the queue empty with `responder`, from then on.
+    pub fn respond_with(&self, responder: impl Fn(&serde_json::Value) -> Option<Reply> + Send + Sync + 'static) {
+        lock(&self.ledger).responder = Some(Arc::new(responder));
+    }
+
     /// Every chat request received so far, oldest first, including refused ones.
     pub fn requests(&self) -> Vec<Received> {
         lock(&self.ledger).received.clone()
@@ -169,7 +181,7 @@ impl ScriptedModel {
         lock(&self.ledger).received.len()
     }
 
-    /// Forgets the queued replies and the received requests.
+    /// Forgets the queued replies and the received requests (a responder stays).
     pub fn reset(&self) {
         lock(&self.ledger).reset();
     }

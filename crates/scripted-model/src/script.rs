@@ -151,7 +151,19 @@ impl Script {
 
     /// Takes the next reply (or the echo of `last_user` when none is queued) and plans it.
     /// `prompt_estimate` is the protocol's guess at the prompt's token count.
+    #[cfg(test)]
     pub(crate) fn answer(&mut self, last_user: &str, prompt_estimate: u32) -> Answer {
+        self.answer_or(last_user, prompt_estimate, || None)
+    }
+
+    /// The same, but with nothing queued `unscripted` is asked first, and only when it has
+    /// no reply does the echo answer.
+    pub(crate) fn answer_or(
+        &mut self,
+        last_user: &str,
+        prompt_estimate: u32,
+        unscripted: impl FnOnce() -> Option<Reply>,
+    ) -> Answer {
         let reply = match self.queue.pop_front() {
             Some((reply, left)) => {
                 if left > 1 {
@@ -159,7 +171,7 @@ impl Script {
                 }
                 reply
             }
-            None => Reply::echo(last_user),
+            None => unscripted().unwrap_or_else(|| Reply::echo(last_user)),
         };
         self.plan(reply, prompt_estimate)
     }
@@ -463,6 +475,19 @@ mod tests {
         let deltas: Vec<Delta<'_>> = plan.deltas().collect();
         assert_eq!(deltas, [Delta::Thinking("hm"), Delta::Thinking(" ok"), Delta::Text("yes")]);
         assert_eq!((plan.full_thinking().as_deref(), plan.completion_tokens), (Some("hm ok"), 3));
+    }
+
+    #[test]
+    fn with_nothing_queued_the_unscripted_answer_comes_before_the_echo() {
+        let mut script = Script::default();
+        script.push(Reply::text("queued"));
+        let answer = |script: &mut Script, reply: Option<Reply>| match script.answer_or("hi", 0, || reply) {
+            Answer::Complete(plan) => plan.full_text(),
+            Answer::Fail(failure) => panic!("unexpected failure {failure:?}"),
+        };
+        assert_eq!(answer(&mut script, Some(Reply::text("made"))), "queued", "the queue goes first");
+        assert_eq!(answer(&mut script, Some(Reply::text("made"))), "made");
+        assert_eq!(answer(&mut script, None), "You said: hi", "no answer made: the echo");
     }
 
     #[test]

@@ -19,17 +19,29 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::script::{Answer, Failure, Frames, Plan, Reply, Request, Script};
-use crate::{ModelInfo, Received, anthropic, ollama, openai};
+use crate::{ModelInfo, Received, Responder, anthropic, ollama, openai};
 
 const X_API_KEY: &str = "x-api-key";
 const ANTHROPIC_VERSION: &str = "anthropic-version";
 
 /// Everything the tests script and observe. Behind a std mutex: it is held only for
 /// pushes and copies, never across an await.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Ledger {
     pub script: Script,
     pub received: Vec<Received>,
+    /// Consulted when nothing is queued; kept across a reset.
+    pub responder: Option<Responder>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("script", &self.script)
+            .field("received", &self.received)
+            .field("responder", &self.responder.is_some())
+            .finish()
+    }
 }
 
 /// The handlers' state: one clone per request.
@@ -225,8 +237,12 @@ async fn chat(
             raw: String::from_utf8_lossy(&raw).into_owned(),
         });
         let id = wire.id(ledger.received.len());
-        let answer = match &request {
-            Some(request) if authorized => Some(ledger.script.answer(&request.last_user, request.prompt_estimate)),
+        let answer = match (&request, &body) {
+            (Some(request), Ok(body)) if authorized => {
+                let Ledger { script, responder, .. } = &mut *ledger;
+                let unscripted = || responder.as_ref().and_then(|respond| respond(body));
+                Some(script.answer_or(&request.last_user, request.prompt_estimate, unscripted))
+            }
             _ => None,
         };
         (answer, id)

@@ -173,6 +173,27 @@ async fn an_unscripted_request_is_echoed() {
 }
 
 #[tokio::test]
+async fn a_responder_answers_from_the_request_when_nothing_is_queued() {
+    let model = ScriptedModel::start().await;
+    model.respond_with(|body| {
+        let last = body["messages"].as_array()?.last()?["content"].as_str()?.to_owned();
+        last.contains("weather").then(|| Reply::tool_calls([ScriptedCall::new("forecast", json!({"asked": last}))]))
+    });
+    model.push(Reply::text("queued first"));
+
+    let queued = chat(&model, streamed("the weather?")).await.events();
+    assert!(queued.concat().contains("queued"), "{queued:?}");
+    let made = chat(&model, streamed("the weather?")).await.events();
+    let first: Value = serde_json::from_str(&made[0]).unwrap();
+    let call = &first["choices"][0]["delta"]["tool_calls"][0]["function"];
+    assert_eq!((&call["name"], &call["arguments"]), (&json!("forecast"), &json!(r#"{"asked":"the weather?"}"#)));
+    let declined = chat(&model, streamed("hello")).await.events().concat();
+    assert!(declined.contains(r#""You""#) && declined.contains(" hello"), "no answer made, so the echo: {declined}");
+    model.reset();
+    assert!(chat(&model, streamed("weather")).await.events()[0].contains("forecast"), "a reset keeps it");
+}
+
+#[tokio::test]
 async fn every_chat_request_is_recorded_even_when_refused() {
     let options = Options { api_key: Some("sk-test".into()), ..Options::default() };
     let model = ScriptedModel::start_with(options).await.unwrap();
