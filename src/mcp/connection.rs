@@ -315,9 +315,14 @@ pub struct Connection {
     roots: Vec<PathBuf>,
 }
 
+/// What a start (the spawn, the runtime's own start-up, the handshake and the first listing)
+/// is given at least. The administrator's timeout is a call's: an interpreter that imports
+/// its SDK can take several seconds on a busy machine, which says nothing of its calls.
+const START_ALLOWANCE: Duration = Duration::from_secs(30);
+
 impl Connection {
     /// Starts or reaches the server, makes the handshake and reads its tools, all within
-    /// `timeout`.
+    /// `timeout` or [`START_ALLOWANCE`], whichever is longer.
     pub async fn open(
         launch: Launch,
         protocol: &str,
@@ -330,7 +335,7 @@ impl Connection {
         let in_flight = Arc::new(InFlight::default());
         let handler =
             Handler { protocol, listing: listing.clone(), in_flight: in_flight.clone(), roots: roots.clone() };
-        let seconds = timeout.as_secs();
+        let start = timeout.max(START_ALLOWANCE);
         let (service, helper) = match launch {
             Launch::Stdio(spec) => {
                 let mut helper = supervise::spawn(&spec)
@@ -340,7 +345,7 @@ impl Connection {
                 };
                 let exited = helper.exited();
                 let service = tokio::select! {
-                    served = tokio::time::timeout(timeout, handler.serve((stdout, stdin))) => served,
+                    served = tokio::time::timeout(start, handler.serve((stdout, stdin))) => served,
                     exit = exited => return Err(ConnectError::Handshake(ended(&exit))),
                 };
                 (service, Some(helper))
@@ -352,22 +357,26 @@ impl Connection {
                     config = config.auth_header(token.as_str());
                 }
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-                (tokio::time::timeout(timeout, handler.serve(transport)).await, None)
+                (tokio::time::timeout(start, handler.serve(transport)).await, None)
             }
         };
         let service = service
-            .map_err(|_| ConnectError::Timeout(seconds))?
+            .map_err(|_| ConnectError::Timeout(start.as_secs()))?
             .map_err(|err| ConnectError::Handshake(err.to_string()))?;
         let connection = Self { service, helper, listing, in_flight, timeout, roots };
-        connection.relist().await?;
+        connection.list_within(start).await?;
         Ok(connection)
     }
 
     /// Reads the server's tools again.
     pub async fn relist(&self) -> Result<Vec<Tool>, ConnectError> {
-        let listed = tokio::time::timeout(self.timeout, self.service.peer().list_all_tools())
+        self.list_within(self.timeout).await
+    }
+
+    async fn list_within(&self, limit: Duration) -> Result<Vec<Tool>, ConnectError> {
+        let listed = tokio::time::timeout(limit, self.service.peer().list_all_tools())
             .await
-            .map_err(|_| ConnectError::Timeout(self.timeout.as_secs()))?
+            .map_err(|_| ConnectError::Timeout(limit.as_secs()))?
             .map_err(|err| ConnectError::Listing(err.to_string()))?;
         *self.listing.tools.write().await = listed.clone();
         Ok(listed)

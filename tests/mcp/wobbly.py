@@ -8,6 +8,8 @@ changed.
     WOBBLY_DESCRIPTION=FILE python wobbly.py            over stdio
     WOBBLY_DESCRIPTION=FILE python wobbly.py --http     streamable HTTP on a free port of 127.0.0.1
 
+WOBBLY_START_DELAY=SECONDS makes it that much slower to start, as a loaded machine would.
+
 Over stdio it writes its process id to `pid` in its working folder, so a test can kill
 it; over HTTP it says on stderr which port it listens on, and `whoami` tells which bearer
 token a call came with.
@@ -16,6 +18,7 @@ token a call came with.
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -107,4 +110,5 @@ if HTTP:
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
     uvicorn.Server(config).run(sockets=[listener])
 else:
+    time.sleep(float(os.environ.get("WOBBLY_START_DELAY", "0")))
     server.run("stdio")

@@ -319,6 +319,24 @@ async fn a_crash_a_kill_and_a_timeout_each_end_the_call_clearly_and_the_next_cal
     gone(third).await;
 }
 
+/// A call's timeout is not a start's: an interpreter importing its SDK on a busy machine
+/// can take longer than a short call timeout, and that server must still start.
+#[tokio::test]
+async fn a_server_slower_to_start_than_its_call_timeout_still_starts() {
+    let chat = Chat::start().await;
+    let scratch = tempfile::tempdir().unwrap();
+    let mut body = wobbly(&scratch.path().join("description"), 2);
+    body["env"]["WOBBLY_START_DELAY"] = json!("4");
+    let id = chat.add_mcp(body).await;
+    chat.approve_mcp(&id, json!({})).await;
+    chat.allow("mcp__wobbly__*").await;
+    let row = chat.call("mcp__wobbly__nap", json!({ "seconds": 0.1 })).await;
+    assert_eq!(row["status"], "ok", "{row}");
+    // Once started, the call's own timeout holds.
+    let row = chat.call("mcp__wobbly__nap", json!({ "seconds": 10 })).await;
+    assert!(text(&row).contains("did not answer within 2 s"), "{row}");
+}
+
 #[tokio::test]
 async fn two_people_each_have_their_own_instance_and_neither_sees_what_the_other_stored() {
     let chat = Chat::start().await;
