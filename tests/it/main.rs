@@ -12,6 +12,7 @@ mod documents;
 mod extract;
 mod keyring;
 mod layers;
+mod load;
 mod neutrality;
 mod people;
 mod privacy;
