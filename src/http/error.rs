@@ -414,8 +414,28 @@ impl From<UploadError> for ApiError {
     }
 }
 
+/// Whether `err` or what caused it is a database pool that was closed: a person's file
+/// closes when their session ends (a lock, a logout, a key rotation), and a request of
+/// theirs still in flight then finds it closed.
+fn pool_closed(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(err) = cause {
+        if matches!(err.downcast_ref::<sqlx::Error>(), Some(sqlx::Error::PoolClosed)) {
+            return true;
+        }
+        cause = err.source();
+    }
+    false
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let Self::Internal(source) = &self
+            && pool_closed(source.as_ref())
+        {
+            let message = "your session ended while this was being done (a lock, a logout or a new key): log in again";
+            return Self::Unauthorized { code: "session_ended", message }.into_response();
+        }
         if let Self::Internal(source) = &self {
             tracing::error!(error = %source, "request failed");
         }

@@ -109,6 +109,8 @@ pub(crate) struct Acked {
     cards: Vec<String>,
     /// Anything but 2xx the server answered before it was killed.
     refused: Vec<String>,
+    /// Their session ended while they wrote (401): their writers stopped there.
+    pub ended: bool,
 }
 
 impl Acked {
@@ -248,7 +250,8 @@ struct Writer {
     limit: usize,
 }
 
-/// The end of a writer: the server went away (a kill), and nothing more can be written.
+/// The end of a writer: the server went away (a kill) or the session ended, and nothing
+/// more can be written.
 struct Gone;
 
 impl Writer {
@@ -280,6 +283,10 @@ impl Writer {
         let response = request.send().await.map_err(|_| Gone)?;
         let status = response.status().as_u16();
         let text = response.text().await.map_err(|_| Gone)?;
+        if status == 401 {
+            self.record.lock().unwrap().ended = true;
+            return Err(Gone);
+        }
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
@@ -384,6 +391,7 @@ pub(crate) async fn check_present(server: &Server, person: &Person, acked: &Acke
     let token = Some(person.token.as_str());
     let who = format!("{context}: {}", person.name);
     assert!(acked.refused.is_empty(), "{who}: refused before the kill: {:?}", acked.refused);
+    assert!(!acked.ended, "{who}: their session ended while they wrote");
     for (id, title) in &acked.notes {
         let (status, note) = server.call(Method::GET, &format!("/api/notes/{id}"), token, None).await;
         assert_eq!((status, note["title"].as_str()), (200, Some(title.as_str())), "{who}: acknowledged note {id} lost");
@@ -504,7 +512,8 @@ async fn a_crash_while_people_write_loses_no_acknowledged_write() {
     for round in 0..rounds {
         let context = format!("round {round}");
         let load = Writes::start(&server, &model, &people, writes).await;
-        load.until_acknowledged(1 + random_below(writes as u64) as usize).await;
+        // Past the first quarter, so the turns and cards have begun too.
+        load.until_acknowledged(writes / 4 + random_below(writes as u64 * 3 / 4) as usize).await;
         let sandbox = server.stop("KILL");
         let (attempted, acked) = load.collect().await;
 

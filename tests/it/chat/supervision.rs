@@ -380,3 +380,66 @@ async fn a_card_cy_may_not_approve_goes_to_ada_and_cy_sees_who_decided() {
     assert_eq!((log[0]["action"].as_str(), log[0]["what"].as_str()), (Some("allowed"), Some("card")), "{log}");
     assert_eq!(log[0]["item"], card["id"]);
 }
+
+/// A key rotation killed at a random moment while five people write (one of them rotating):
+/// after the restart every write acknowledged before the kill is there — the rotating
+/// person's too, whichever key won — exactly the recorded key opens their file, every
+/// database passes its integrity check and `skald verify` passes. Rounds and writes as in
+/// `crash.rs` (`SKALD_CRASH_ROUNDS`, `SKALD_CRASH_WRITES`).
+#[tokio::test]
+async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_write() {
+    use crate::crash::{Tally, Writes, check_integrity, check_present, check_verify, people_on};
+    let count = |name: &str, default: usize| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    let (rounds, writes) = (count("SKALD_CRASH_ROUNDS", 5), count("SKALD_CRASH_WRITES", 200));
+    let started = std::time::Instant::now();
+    let model = std::sync::Arc::new(scripted_model::ScriptedModel::start().await);
+    let mut server = Server::start();
+    let mut people = people_on(&server, &model, 4).await;
+    let (mut tally, mut rotated, mut kept) = (Tally::default(), 0, 0);
+    for round in 0..rounds {
+        let context = format!("round {round}");
+        let rotating = &people[1];
+        let (_, before, salt_before) = key_of(&server.data_dir(), &rotating.name, &rotating.password).await;
+        let load = Writes::start(&server, &model, &people, writes).await;
+        load.until_acknowledged(writes / 4 + random_below(writes as u64 / 4) as usize).await;
+        let (url, token, password) =
+            (server.url("/api/me/rotate-key"), rotating.token.clone(), rotating.password.clone());
+        let rotation = tokio::spawn(async move {
+            reqwest::Client::new().post(url).bearer_auth(token).json(&json!({ "password": password })).send().await
+        });
+        // Under load a rotation takes longer than alone: strike anywhere from before it to
+        // after it.
+        tokio::time::sleep(Duration::from_millis(random_below(1500))).await;
+        let sandbox = server.stop("KILL");
+        let _ = rotation.await;
+        let (attempted, mut acked) = load.collect().await;
+        // The rotation ends the rotating person's sessions: their writers stop there.
+        acked[1].ended = false;
+
+        server = Server::start_in(sandbox);
+        for (person, acked) in people.iter_mut().zip(&acked) {
+            person.log_in(&server, &context).await;
+            tally.found += check_present(&server, person, acked, &context).await;
+            tally.add(acked);
+        }
+        tally.attempted += attempted.min(writes);
+        let (data, rotating) = (server.data_dir(), &people[1]);
+        let (_, now, salt_now) = key_of(&data, &rotating.name, &rotating.password).await;
+        if salt_now == salt_before {
+            assert_eq!(now, before, "{context}");
+            kept += 1;
+        } else {
+            assert!(!opens(&data, &rotating.id, &before).await, "{context}: the old key opens nothing");
+            rotated += 1;
+        }
+        let copy = data.join(format!("database/users/{}.db.next", rotating.id));
+        assert!(!copy.exists(), "{context}: no copy left beside the file");
+        tally.integrity_checks += check_integrity(&data, &people, &context).await;
+        check_verify(&data, &context);
+    }
+    let sandbox = server.stop("TERM");
+    tally.integrity_checks += check_integrity(&sandbox.data_dir(), &people, "at the end").await;
+    check_verify(&sandbox.data_dir(), "at the end");
+    let what = format!("{rounds} crashes during a rotation ({rotated} after its commit, {kept} before)");
+    tally.report(&what, started);
+}
