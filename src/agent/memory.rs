@@ -277,7 +277,7 @@ pub async fn for_turn(
 pub struct Recall {
     pub call: crate::providers::ToolCall,
     pub result: String,
-    /// A recalled memory came from a conversation with outside content (§8.4).
+    /// A recalled memory is outside content for this person ([`outside_for`], §8.4).
     pub outside: bool,
 }
 
@@ -299,7 +299,15 @@ pub async fn recall_call(
         name: "recall".into(),
         arguments: serde_json::json!({ "query": message }).to_string(),
     };
-    Ok(Some(Recall { call, result: recall_lines(&found), outside: found.iter().any(|m| m.outside) }))
+    let outside = found.iter().any(|m| outside_for(m, pools.owner));
+    Ok(Some(Recall { call, result: recall_lines(&found), outside }))
+}
+
+/// Whether a memory read by `reader` is outside content for them (§8.4): it came from a
+/// conversation that held some, or someone else put it in the shared pool — another
+/// person's words steer this person's model no more than a web page's may.
+pub fn outside_for(memory: &Memory, reader: &UserId) -> bool {
+    memory.outside || memory.owner != *reader
 }
 
 /// What `recall` returns: one memory a line, with its id, pool and sentence.

@@ -55,7 +55,7 @@ impl Tool for Recall {
             // Kept on this machine: never into a context a remote provider may read (§16).
             found.retain(|m| crate::agent::memory::relevant(by, m) && !(context.remote && m.local_only));
             found.truncate(limit);
-            if found.iter().any(|m| m.outside) {
+            if found.iter().any(|m| crate::agent::memory::outside_for(m, &context.user)) {
                 context.mark_outside();
             }
             if found.is_empty() {
