@@ -10,6 +10,7 @@ mod crash;
 mod docs;
 mod documents;
 mod extract;
+mod injection;
 mod keyring;
 mod layers;
 mod load;
