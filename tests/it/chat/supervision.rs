@@ -390,7 +390,7 @@ async fn a_card_cy_may_not_approve_goes_to_ada_and_cy_sees_who_decided() {
 async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_write() {
     use crate::crash::{Tally, Writes, check_integrity, check_present, check_verify, people_on};
     let count = |name: &str, default: usize| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    let (rounds, writes) = (count("SKALD_CRASH_ROUNDS", 5), count("SKALD_CRASH_WRITES", 200));
+    let (rounds, writes) = (count("SKALD_CRASH_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
     let started = std::time::Instant::now();
     let model = std::sync::Arc::new(scripted_model::ScriptedModel::start().await);
     let mut server = Server::start();
