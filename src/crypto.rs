@@ -193,7 +193,7 @@ pub struct WrapHeader {
 }
 
 impl WrapHeader {
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.user_id.len());
         out.extend_from_slice(WRAP_MAGIC);
         out.push(WRAP_FORMAT);
@@ -206,7 +206,7 @@ impl WrapHeader {
         out
     }
 
-    fn decode(bytes: &[u8]) -> Result<(Self, usize), CryptoError> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<(Self, usize), CryptoError> {
         let mut r = Reader(bytes);
         if r.take(4)? != WRAP_MAGIC || r.take(1)? != [WRAP_FORMAT] {
             return Err(CryptoError::Malformed("unknown key record format"));

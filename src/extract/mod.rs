@@ -9,7 +9,7 @@
 //! Nothing here touches a person's store: the caller keeps the bytes and the text.
 
 pub mod html;
-mod read;
+pub(crate) mod read;
 mod sniff;
 pub mod worker;
 

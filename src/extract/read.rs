@@ -77,23 +77,10 @@ fn letters(text: &str) -> usize {
 // ---- PDF ------------------------------------------------------------------------------
 
 fn pdf(bytes: &[u8]) -> Result<Extracted, Unreadable> {
-    let pages = match pdf_extract::Document::load_mem(bytes) {
-        Ok(doc) => {
-            let count = doc.get_pages().len();
-            if count > MAX_PAGES {
-                return Err(Unreadable::TooManyPages(count));
-            }
-            drop(doc);
-            match pdf_extract::extract_text_from_mem_by_pages(bytes) {
-                Ok(mut pages) => {
-                    pages.resize(count.max(pages.len()), String::new());
-                    pages
-                }
-                Err(_) => pdftotext(bytes)?,
-            }
-        }
+    let pages = match pdf_pages(bytes)? {
+        Some(pages) => pages,
         // lopdf is stricter than poppler about damaged files; poppler gets a say.
-        Err(_) => pdftotext(bytes)?,
+        None => pdftotext(bytes)?,
     };
     if pages.is_empty() {
         return Err(Unreadable::Damaged("a PDF with no pages"));
@@ -132,6 +119,21 @@ fn pdf(bytes: &[u8]) -> Result<Extracted, Unreadable> {
     Ok(extracted)
 }
 
+/// Text by page read in this process (pdf-extract, on lopdf), untidied; `None` when it
+/// cannot read the file.
+pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable> {
+    let Ok(doc) = pdf_extract::Document::load_mem(bytes) else { return Ok(None) };
+    let count = doc.get_pages().len();
+    if count > MAX_PAGES {
+        return Err(Unreadable::TooManyPages(count));
+    }
+    drop(doc);
+    Ok(pdf_extract::extract_text_from_mem_by_pages(bytes).ok().map(|mut pages| {
+        pages.resize(count.max(pages.len()), String::new());
+        pages
+    }))
+}
+
 /// Text by page through Debian's `pdftotext`, when it is there: pages end in form feeds.
 fn pdftotext(bytes: &[u8]) -> Result<Vec<String>, Unreadable> {
     if !has_program("pdftotext") {
@@ -152,7 +154,7 @@ fn pdftotext(bytes: &[u8]) -> Result<Vec<String>, Unreadable> {
 }
 
 /// A page's text with its lines trimmed and runs of blank lines made one.
-fn tidy(text: &str) -> String {
+pub(crate) fn tidy(text: &str) -> String {
     let mut out = String::new();
     let mut blank = false;
     for line in text.lines().map(str::trim_end) {

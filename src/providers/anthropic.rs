@@ -3,7 +3,7 @@
 //! [`Delta`]s; thinking blocks are dropped cleanly — they are neither shown nor sent back.
 
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use super::{
@@ -110,8 +110,18 @@ pub async fn start(
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
     let response = send_json(authorized(client.post(url(endpoint, "messages")), endpoint), &body(request)).await?;
-    let events = response.bytes_stream().eventsource();
-    let deltas = events
+    Ok(deltas(response.bytes_stream()))
+}
+
+/// The reply's bytes, in whatever pieces the network delivers them, as deltas: one item
+/// per named event, up to `message_stop`.
+pub(crate) fn deltas<B, E>(bytes: impl Stream<Item = Result<B, E>> + Send + 'static) -> DeltaStream
+where
+    B: AsRef<[u8]> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    let deltas = bytes
+        .eventsource()
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.event == "message_stop")))
         .map(|event| match event {
             Ok(event) => parse_event(&event.event, &event.data),
@@ -121,7 +131,7 @@ pub async fn start(
                 message: format!("the stream broke: {err}"),
             }),
         });
-    Ok(Box::pin(deltas))
+    Box::pin(deltas)
 }
 
 /// One named event as deltas.

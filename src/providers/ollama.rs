@@ -3,8 +3,9 @@
 //! `tool` messages naming the tool. Models come from `/api/tags`, with their context
 //! length and tool support from `/api/show`.
 
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde_json::{Value, json};
+use tokio_util::bytes::Buf;
 use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::io::StreamReader;
 
@@ -78,7 +79,14 @@ pub async fn start(
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
     let response = send_json(bearer(client.post(url(endpoint, "api/chat")), endpoint), &body(request)).await?;
-    let bytes = response.bytes_stream().map_err(std::io::Error::other);
+    Ok(deltas(response.bytes_stream().map_err(std::io::Error::other)))
+}
+
+/// The reply's bytes, in whatever pieces the network delivers them, as deltas: one item
+/// per line.
+pub(crate) fn deltas<B: Buf + Send + 'static>(
+    bytes: impl Stream<Item = std::io::Result<B>> + Send + 'static,
+) -> DeltaStream {
     let lines = FramedRead::new(StreamReader::new(bytes), LinesCodec::new_with_max_length(MAX_LINE));
     // Ollama gives calls no index; they are numbered in the order they arrive.
     let mut calls = 0;
@@ -90,7 +98,7 @@ pub async fn start(
             message: format!("the stream broke: {err}"),
         }),
     });
-    Ok(Box::pin(deltas))
+    Box::pin(deltas)
 }
 
 /// One line as deltas; `calls` counts the tool calls seen so far.

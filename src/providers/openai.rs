@@ -3,7 +3,7 @@
 //! by `eventsource-stream`; tool calls arrive as fragments keyed by index.
 
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -136,8 +136,18 @@ pub async fn start(
     request: &ChatRequest,
 ) -> Result<DeltaStream, ProviderError> {
     let response = send_json(bearer(client.post(url(endpoint, "chat/completions")), endpoint), &body(request)).await?;
-    let events = response.bytes_stream().eventsource();
-    let deltas = events
+    Ok(deltas(response.bytes_stream()))
+}
+
+/// The reply's bytes, in whatever pieces the network delivers them, as deltas: one item
+/// per server-sent event, up to `[DONE]`.
+pub(crate) fn deltas<B, E>(bytes: impl Stream<Item = Result<B, E>> + Send + 'static) -> DeltaStream
+where
+    B: AsRef<[u8]> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    let deltas = bytes
+        .eventsource()
         .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
         .map(|event| match event {
             Ok(event) if event.data.trim().is_empty() => Ok(Vec::new()),
@@ -148,7 +158,7 @@ pub async fn start(
                 message: format!("the stream broke: {err}"),
             }),
         });
-    Ok(Box::pin(deltas))
+    Box::pin(deltas)
 }
 
 #[derive(Deserialize)]
