@@ -143,7 +143,7 @@ async fn flood(port: u16, token: String, stop: Arc<AtomicBool>) -> usize {
             }
             n += 1;
             sent.fetch_add(1, Ordering::AcqRel);
-            if n % 64 == 0 {
+            if n.is_multiple_of(64) {
                 // Lets the other tasks of this test's runtime in; the socket stays full.
                 tokio::task::yield_now().await;
             }

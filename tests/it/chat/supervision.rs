@@ -409,7 +409,7 @@ async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_
         });
         // Under load a rotation takes longer than alone: strike anywhere from before it to
         // after it.
-        tokio::time::sleep(Duration::from_millis(random_below(1500))).await;
+        tokio::time::sleep(Duration::from_millis(random_below(3000))).await;
         let sandbox = server.stop("KILL");
         let _ = rotation.await;
         let (attempted, mut acked) = load.collect().await;
