@@ -2,7 +2,8 @@
 //! exactly one of the old and new passwords opening the space; kill -9 while several people
 //! write at once loses no write that was acknowledged to them, and leaves every database
 //! whole, every private file opening with its password and `skald verify` passing.
-//! `SKALD_CRASH_ROUNDS` sets the rounds (CI: 20 password changes, 5 rounds of writes) and
+//! `SKALD_CRASH_ROUNDS` sets the password changes (CI 20), `SKALD_CRASH_WRITE_ROUNDS` the
+//! crashes among writes (CI 5; 3 for those during a rotation or a backup) and
 //! `SKALD_CRASH_WRITES` the writes a round (CI 200; the soak runs 100 × 1,000).
 
 use std::collections::{HashMap, HashSet};
@@ -506,7 +507,7 @@ pub(crate) async fn people_on(server: &Server, model: &ScriptedModel, more: usiz
 /// file opens with its password, and `skald verify` passes.
 #[tokio::test]
 async fn a_crash_while_people_write_loses_no_acknowledged_write() {
-    let rounds = env_count("SKALD_CRASH_ROUNDS", 5);
+    let rounds = env_count("SKALD_CRASH_WRITE_ROUNDS", 5);
     let writes = env_count("SKALD_CRASH_WRITES", 200);
     let started = Instant::now();
     let model = Arc::new(ScriptedModel::start().await);

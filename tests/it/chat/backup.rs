@@ -541,13 +541,13 @@ fn restores(archive: &Path, secret: &Path, into: &Path) -> Result<(), String> {
 /// databases are whole and every acknowledged write is there (as in `crash.rs`); a backup
 /// the command reported done is listed done and restores; a backup cut short is listed
 /// failed, never done, and leaves no partial file; and the next backup works and
-/// restores. Rounds and writes as in `crash.rs` (`SKALD_CRASH_ROUNDS`, `SKALD_CRASH_WRITES`),
+/// restores. Rounds and writes as in `crash.rs` (`SKALD_CRASH_WRITE_ROUNDS`, `SKALD_CRASH_WRITES`),
 /// 3 rounds in CI.
 #[tokio::test]
 async fn a_crash_during_a_backup_while_people_write_never_leaves_a_half_backup_listed_good() {
     use crate::crash::{Tally, Writes, check_integrity, check_present, check_verify, people_on, random_below};
     let count = |name: &str, default: usize| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    let (rounds, writes) = (count("SKALD_CRASH_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
+    let (rounds, writes) = (count("SKALD_CRASH_WRITE_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
     let started = Instant::now();
     let model = Arc::new(scripted_model::ScriptedModel::start().await);
     let mut server = Server::start();

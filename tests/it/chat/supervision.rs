@@ -385,12 +385,12 @@ async fn a_card_cy_may_not_approve_goes_to_ada_and_cy_sees_who_decided() {
 /// after the restart every write acknowledged before the kill is there — the rotating
 /// person's too, whichever key won — exactly the recorded key opens their file, every
 /// database passes its integrity check and `skald verify` passes. Rounds and writes as in
-/// `crash.rs` (`SKALD_CRASH_ROUNDS`, `SKALD_CRASH_WRITES`).
+/// `crash.rs` (`SKALD_CRASH_WRITE_ROUNDS`, `SKALD_CRASH_WRITES`).
 #[tokio::test]
 async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_write() {
     use crate::crash::{Tally, Writes, check_integrity, check_present, check_verify, people_on};
     let count = |name: &str, default: usize| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    let (rounds, writes) = (count("SKALD_CRASH_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
+    let (rounds, writes) = (count("SKALD_CRASH_WRITE_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
     let started = std::time::Instant::now();
     let model = std::sync::Arc::new(scripted_model::ScriptedModel::start().await);
     let mut server = Server::start();
