@@ -89,8 +89,10 @@ fn message(message: &ContextMessage) -> Value {
                 .iter()
                 .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
                 .collect();
-            let content = if text.is_empty() { Value::Null } else { json!(text) };
-            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+            // A string even when empty: llama-cpp-python's server refuses `null` here (a
+            // validation error, as HTTP 500), and chat templates that join contents choke
+            // on it; OpenAI takes either.
+            json!({ "role": "assistant", "content": text, "tool_calls": calls })
         }
         ContextMessage::Tool { call_id, content } => {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
@@ -146,20 +148,34 @@ where
     B: AsRef<[u8]> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    let deltas = bytes
-        .eventsource()
-        .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.data.trim() == "[DONE]")))
-        .map(|event| match event {
-            Ok(event) if event.data.trim().is_empty() => Ok(Vec::new()),
-            Ok(event) => parse_chunk(&event.data),
-            Err(err) => Err(ProviderError::Unavailable {
-                status: None,
-                retry_after: None,
-                message: format!("the stream broke: {err}"),
-            }),
+    // `None` marks the end of the bytes; `finished` whether a choice said how it ended.
+    let deltas =
+        bytes.eventsource().map(Some).chain(futures_util::stream::iter([None])).scan(false, |finished, event| {
+            let item = match event {
+                Some(Ok(event)) if event.data.trim() == "[DONE]" => None,
+                Some(Ok(event)) if event.data.trim().is_empty() => Some(Ok(Vec::new())),
+                Some(Ok(event)) => {
+                    let deltas = parse_chunk(&event.data);
+                    *finished |= deltas.as_ref().is_ok_and(|d| d.iter().any(|d| matches!(d, Delta::Finish(_))));
+                    Some(deltas)
+                }
+                Some(Err(err)) => Some(Err(ProviderError::Unavailable {
+                    status: None,
+                    retry_after: None,
+                    message: format!("the stream broke: {err}"),
+                })),
+                None if *finished => None,
+                None => Some(Err(ProviderError::Protocol(UNFINISHED.to_owned()))),
+            };
+            std::future::ready(item)
         });
     Box::pin(deltas)
 }
+
+/// A stream that ends with neither a finish reason nor `[DONE]`: llama-cpp-python's server
+/// ends so when it fails after answering 200, its error only in its own log.
+const UNFINISHED: &str = "the stream ended before the reply was finished, with no finish reason and no [DONE]; \
+                          the service may have failed to make it, as when a conversation is longer than its context";
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -179,8 +195,8 @@ struct Choice {
 #[derive(Deserialize, Default)]
 struct ChoiceDelta {
     content: Option<String>,
-    #[serde(default)]
-    tool_calls: Vec<ToolCallDelta>,
+    /// `null` on every delta but a call's from some servers (llama-cpp-python).
+    tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
 #[derive(Deserialize)]
@@ -215,7 +231,7 @@ pub fn parse_chunk(data: &str) -> Result<Vec<Delta>, ProviderError> {
         if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
             deltas.push(Delta::Text(text));
         }
-        for (position, call) in choice.delta.tool_calls.into_iter().enumerate() {
+        for (position, call) in choice.delta.tool_calls.into_iter().flatten().enumerate() {
             let function = call.function.unwrap_or(FunctionDelta { name: None, arguments: None });
             deltas.push(Delta::ToolCall {
                 index: call.index.unwrap_or(position),
@@ -342,6 +358,47 @@ mod tests {
         );
     }
 
+    /// The deltas of a byte stream, read to its end.
+    fn read(bytes: &'static [u8]) -> Vec<Result<Vec<Delta>, ProviderError>> {
+        let pieces = bytes.chunks(7).map(Ok::<_, std::convert::Infallible>);
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(deltas(futures_util::stream::iter(pieces)).collect())
+    }
+
+    /// What llama-cpp-python 0.3.36's server streams for a call it was asked for by name,
+    /// byte for byte: `"tool_calls": null` on the deltas without one.
+    #[test]
+    fn a_real_servers_call_with_null_tool_calls_around_it_reads_as_its_fragments() {
+        let items = read(include_bytes!("captured/llama-cpp-python-forced-call.sse"));
+        let deltas: Vec<Delta> = items.into_iter().map(Result::unwrap).flatten().collect();
+        let fragments: Vec<(Option<&str>, &str)> = deltas
+            .iter()
+            .filter_map(|d| match d {
+                Delta::ToolCall { index: 0, name, arguments, .. } => Some((name.as_deref(), arguments.as_str())),
+                _ => None,
+            })
+            .collect();
+        let name = Some("current_time");
+        assert_eq!(fragments, [(name, "{"), (name, " "), (name, "}"), (name, "")]);
+        assert_eq!(deltas.last(), Some(&Delta::Finish("tool_calls".into())));
+    }
+
+    /// Over its context, llama-cpp-python's server answers 200 and closes the stream with
+    /// no event at all; a stream cut off without a finish reason or `[DONE]` is no reply.
+    #[test]
+    fn a_stream_that_ends_unfinished_is_an_error_and_one_that_finished_is_not() {
+        for unfinished in [&b""[..], b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"] {
+            let items = read(unfinished);
+            let last = items.last().unwrap().as_ref().unwrap_err();
+            assert_eq!(last.code(), "provider_protocol", "{last}");
+            assert!(last.to_string().contains("longer than its context"), "{last}");
+        }
+        let finished = b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+        assert!(read(finished).into_iter().all(|item| item.is_ok()), "a finish reason without [DONE] ends it");
+        let done = b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: [DONE]\n\n";
+        assert_eq!(read(done).into_iter().map(Result::unwrap).collect::<Vec<_>>(), [vec![Delta::Text("Hi".into())]]);
+    }
+
     #[test]
     fn an_error_event_or_garbage_in_the_stream_is_an_error() {
         assert_eq!(parse_chunk(r#"{"error":{"message":"overloaded"}}"#).unwrap_err().code(), "provider_unavailable");
@@ -349,10 +406,10 @@ mod tests {
     }
 
     #[test]
-    fn an_assistant_turn_with_calls_goes_out_with_null_content_and_its_calls() {
+    fn an_assistant_turn_with_calls_goes_out_with_empty_content_and_its_calls() {
         let calls = vec![ToolCall { id: "call_1".into(), name: "current_time".into(), arguments: "{}".into() }];
         let value = message(&ContextMessage::Assistant { text: String::new(), tool_calls: calls });
-        assert_eq!(value["content"], Value::Null);
+        assert_eq!(value["content"], "", "a string, never null");
         assert_eq!(value["tool_calls"][0]["function"]["name"], "current_time");
         assert_eq!(value["tool_calls"][0]["id"], "call_1");
     }

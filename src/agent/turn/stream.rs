@@ -62,7 +62,11 @@ impl Reply {
             Delta::ToolCall { index, name, arguments, .. } => {
                 self.first_delta.get_or_insert_with(|| started.elapsed());
                 let call = self.calls.entry(index).or_default();
-                if let Some(name) = name {
+                // A name is one fragment, or pieces of one; llama-cpp-python's server sends
+                // the whole name again with every fragment of the arguments.
+                if let Some(name) = name
+                    && call.0 != name
+                {
                     call.0.push_str(&name);
                 }
                 call.1.push_str(&arguments);
@@ -221,5 +225,24 @@ mod tests {
         assert_eq!(calls.len(), 1, "a call that never got its name is no call");
         assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("current_time", "{\"tz\":\"UTC\"}"));
         assert!(reply.first_delta.is_some() && !reply.is_empty());
+    }
+
+    /// What llama-cpp-python 0.3.36's server streams for a call it was asked for by name
+    /// (`chatml-function-calling`): every fragment carries the call's id and whole name
+    /// again, and the deltas without a call say `"tool_calls": null`.
+    #[test]
+    fn a_call_whose_name_every_fragment_repeats_is_one_call_of_that_name() {
+        let captured = include_str!("../../providers/captured/llama-cpp-python-forced-call.sse");
+        let mut reply = Reply::default();
+        let started = Instant::now();
+        let events = captured.split("\n\n").filter_map(|event| event.strip_prefix("data: "));
+        for data in events.filter(|data| *data != "[DONE]") {
+            for delta in crate::providers::openai::parse_chunk(data).unwrap() {
+                reply.take(delta, started);
+            }
+        }
+        let calls = reply.tool_calls();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("current_time", "{ }"));
     }
 }
