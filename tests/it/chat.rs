@@ -23,6 +23,7 @@ mod consent;
 mod document_meaning;
 mod documents;
 mod jobs;
+mod llama_server;
 #[cfg(feature = "local-model")]
 mod local;
 mod mcp;
