@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn a_real_servers_call_with_null_tool_calls_around_it_reads_as_its_fragments() {
         let items = read(include_bytes!("captured/llama-cpp-python-forced-call.sse"));
-        let deltas: Vec<Delta> = items.into_iter().map(Result::unwrap).flatten().collect();
+        let deltas: Vec<Delta> = items.into_iter().flat_map(Result::unwrap).collect();
         let fragments: Vec<(Option<&str>, &str)> = deltas
             .iter()
             .filter_map(|d| match d {
