@@ -247,6 +247,10 @@ async fn a_real_llama_cpp_server_streams_a_reply_that_is_stored() {
     let streamed = tokens(&events);
     let pieces = of_type(&events, "token").len();
     eprintln!("llama_cpp.server said {streamed:?} in {pieces} pieces, {:.1} s", started.elapsed().as_secs_f64());
+    let said = llama.said();
+    for timing in said.lines().filter(|l| l.contains("prompt eval time") || l.contains("        eval time")) {
+        eprintln!("  {}", timing.trim_start_matches("llama_perf_context_print:").trim());
+    }
     assert_eq!(events[0]["type"], "turn_started", "{events:?}");
     assert_eq!(events.last().unwrap()["status"], "done", "{events:?}");
     assert!(pieces >= 2, "streamed in pieces, not at once: {events:?}");
