@@ -32,6 +32,10 @@ SKALD_TEST_WHISPER_BASE_WHEEL=$(tests/fetch-voice-models.sh base)
 # local-tts-studio), pinned, in a virtual environment outside the clone: its bin folder.
 SKALD_TEST_SPEECH_PEERS=$(tests/fetch-speech-peers.sh)
 export SKALD_TEST_WHISPER_BASE_WHEEL SKALD_TEST_SPEECH_PEERS
+# llama-cpp-python's OpenAI-compatible server, a real model server nobody here wrote: only
+# when an earlier soak (tests/soak.sh) built it, since compiling it takes over 20 minutes.
+SKALD_TEST_LLAMA_SERVER=$(tests/fetch-llama-server.sh --cached)
+export SKALD_TEST_LLAMA_SERVER
 
 stage "MCP test servers"
 # The real MCP servers the client is tested against, pinned in tests/mcp.
