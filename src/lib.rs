@@ -29,6 +29,8 @@ pub mod crypto;
 pub mod error;
 pub mod export;
 pub mod extract;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 pub mod half;
 pub mod http;
 pub mod ids;
