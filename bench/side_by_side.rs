@@ -136,7 +136,10 @@ async fn run(args: &Args) -> Table {
     let mut table = Table::default();
     let peer = args.openwebui.as_deref().map(|venv| Peer {
         venv: venv.to_owned(),
-        env: args.openwebui_env.clone().unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/peers/openwebui.env")),
+        env: args
+            .openwebui_env
+            .clone()
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/peers/openwebui.env")),
         log: work.path().join("openwebui.log"),
     });
 
@@ -255,7 +258,12 @@ impl Scripted {
         requests.as_array().and_then(|r| r.last()).expect("one request at least")["body"].clone()
     }
 
-    fn stop(mut self) {
+    fn stop(self) {}
+}
+
+/// A panic mid-run still stops every server the harness started.
+impl Drop for Scripted {
+    fn drop(&mut self) {
         terminate(&mut self.child);
     }
 }
@@ -276,6 +284,8 @@ impl SkaldServer {
         let runtime = work.join("run");
         std::fs::create_dir_all(&runtime).expect("runtime dir");
         std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("0700");
+        // Its log would drown the progress lines; it stays beside the data for a failed run.
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(work.join("skald.log")).expect("log");
         let started = Instant::now();
         let mut child = Command::new(bin)
             .args(["serve", "--port", "0", "--data-dir"])
@@ -292,12 +302,12 @@ impl SkaldServer {
             .env("XDG_RUNTIME_DIR", &runtime)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .unwrap_or_else(|err| panic!("starting {}: {err}", bin.display()));
         let Some((line, at)) = first_line(&mut child, Duration::from_secs(60)) else {
             terminate(&mut child);
-            panic!("skald serve printed no ready line");
+            panic!("skald serve printed no ready line; see {}", work.join("skald.log").display());
         };
         let ready =
             line.strip_prefix("skald listening on http://127.0.0.1:").and_then(|rest| rest.split_once(" token="));
@@ -322,7 +332,11 @@ impl SkaldServer {
         self.child.id()
     }
 
-    fn stop(mut self) {
+    fn stop(self) {}
+}
+
+impl Drop for SkaldServer {
+    fn drop(&mut self) {
         terminate(&mut self.child);
     }
 }
@@ -343,7 +357,12 @@ impl SkaldPerson {
     }
 
     fn with_token(&self, token: &str) -> SkaldPerson {
-        SkaldPerson { client: self.client.clone(), port: self.port, token: token.to_owned(), launch: self.launch.clone() }
+        SkaldPerson {
+            client: self.client.clone(),
+            port: self.port,
+            token: token.to_owned(),
+            launch: self.launch.clone(),
+        }
     }
 
     async fn set_up(client: &reqwest::Client, server: &SkaldServer, openai_base: &str) -> SkaldPerson {
@@ -493,7 +512,10 @@ impl Direct {
         let timing = skald.reply(&mut socket, &session[0]).await;
         assert!(timing.whole, "the first Skald reply came whole");
         let body = model.last_request().await;
-        assert_eq!(body["messages"].as_array().and_then(|m| m.last()), Some(&json!({ "role": "user", "content": PROMPT })));
+        assert_eq!(
+            body["messages"].as_array().and_then(|m| m.last()),
+            Some(&json!({ "role": "user", "content": PROMPT }))
+        );
         Direct { client: client.clone(), url: format!("{}/chat/completions", model.openai_base()), body }
     }
 
@@ -633,7 +655,8 @@ fn peer_env(path: &Path) -> Vec<(String, String)> {
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
         .map(|line| {
-            let (key, value) = line.split_once('=').unwrap_or_else(|| panic!("{}: not KEY=value: {line}", path.display()));
+            let (key, value) =
+                line.split_once('=').unwrap_or_else(|| panic!("{}: not KEY=value: {line}", path.display()));
             (key.trim().to_owned(), value.trim().to_owned())
         })
         .collect()
@@ -647,11 +670,15 @@ struct PeerPerson {
 }
 
 impl PeerServer {
-    /// Accounts 0..count by the public signup (the first one becomes the admin).
+    /// Accounts 0..count: the first by the public signup (it becomes the admin, and
+    /// Open WebUI then turns signup off by itself), the others added by that admin.
     async fn sign_up(&self, client: &reqwest::Client, count: usize) {
-        for i in 0..count {
-            let body = json!({ "name": person_name(i), "email": peer_email(i), "password": PASSWORD });
-            self.post_auth(client, "/api/v1/auths/signup", body).await;
+        let body = json!({ "name": person_name(0), "email": peer_email(0), "password": PASSWORD });
+        let admin = self.post_auth(client, "/api/v1/auths/signup", body, None).await;
+        let token = admin["token"].as_str().expect("the admin's token");
+        for i in 1..count {
+            let body = json!({ "name": person_name(i), "email": peer_email(i), "password": PASSWORD, "role": "user" });
+            self.post_auth(client, "/api/v1/auths/add", body, Some(token)).await;
         }
     }
 
@@ -659,16 +686,19 @@ impl PeerServer {
         let mut people = Vec::with_capacity(count);
         for i in 0..count {
             let body = json!({ "email": peer_email(i), "password": PASSWORD });
-            let answer = self.post_auth(client, "/api/v1/auths/signin", body).await;
+            let answer = self.post_auth(client, "/api/v1/auths/signin", body, None).await;
             let token = answer["token"].as_str().expect("an Open WebUI token").to_owned();
             people.push(PeerPerson { client: client.clone(), port: self.port, token });
         }
         people
     }
 
-    async fn post_auth(&self, client: &reqwest::Client, path: &str, body: Value) -> Value {
-        let response =
-            client.post(format!("http://127.0.0.1:{}{path}", self.port)).json(&body).send().await.expect("request");
+    async fn post_auth(&self, client: &reqwest::Client, path: &str, body: Value, token: Option<&str>) -> Value {
+        let mut request = client.post(format!("http://127.0.0.1:{}{path}", self.port)).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("request");
         let status = response.status().as_u16();
         let text = response.text().await.expect("body");
         assert_eq!(status, 200, "Open WebUI's {path} answered {status}: {text}");
@@ -679,7 +709,11 @@ impl PeerServer {
         self.child.id()
     }
 
-    fn stop(mut self) {
+    fn stop(self) {}
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
         terminate_tree(&mut self.child);
     }
 }
@@ -809,9 +843,7 @@ async fn load(
             match (round + k) % arms {
                 0 => load.direct.add(direct_phase(direct, counts).await),
                 1 => load.skald.add(skald_phase(skald, people, counts).await),
-                _ => load.peer.add(
-                    peer_phase(peer.expect("peer"), peer_people.expect("peer accounts"), counts).await,
-                ),
+                _ => load.peer.add(peer_phase(peer.expect("peer"), peer_people.expect("peer accounts"), counts).await),
             }
         }
     }
@@ -1102,7 +1134,13 @@ impl Table {
         ] {
             let (s, p) = (median(skald, ready), median(peer, ready));
             let r = ratio(s, p);
-            let row = self.row(&format!("exec → ready, {label} data dir (ms, median)"), String::new(), one(s, 1), one(p, 0), r);
+            let row = self.row(
+                &format!("exec → ready, {label} data dir (ms, median)"),
+                String::new(),
+                one(s, 1),
+                one(p, 0),
+                r,
+            );
             if !r.is_nan() {
                 row.checked = Some(("ratio.ready", r));
             }
@@ -1135,7 +1173,13 @@ impl Table {
                 f64::NAN,
             );
             let (sa, pa) = (p50_p95(&added(&st.skald, pick)), p50_p95(&added(&st.peer, pick)));
-            let row = self.row(&format!("  added {label} over direct (ms, p50 / p95)"), String::new(), pair(sa), pair(pa), ratio(sa.0, pa.0));
+            let row = self.row(
+                &format!("  added {label} over direct (ms, p50 / p95)"),
+                String::new(),
+                pair(sa),
+                pair(pa),
+                ratio(sa.0, pa.0),
+            );
             row.checked = Some((key, sa.0));
         }
         let (s, p) = (ms(st.skald_cpu), ms(st.peer_cpu));
@@ -1217,10 +1261,7 @@ impl Table {
                 },
                 _ => String::new(),
             };
-            println!(
-                "| {} | {} | {} | {} | {} | {verdict} |",
-                row.name, row.direct, row.skald, row.peer, row.ratio
-            );
+            println!("| {} | {} | {} | {} | {} | {verdict} |", row.name, row.direct, row.skald, row.peer, row.ratio);
         }
         println!();
         for note in &self.notes {
