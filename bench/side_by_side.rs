@@ -248,14 +248,20 @@ impl Scripted {
         assert_eq!(response.status().as_u16(), 204, "the scripted model took the reply");
     }
 
-    async fn last_request(&self) -> Value {
+    /// The body of the latest chat request that asked for a reply to the prompt (skald
+    /// also asks the model things of its own after a turn, such as a title).
+    async fn turn_request(&self) -> Value {
         let requests: Value = reqwest::get(format!("{}/_scripted/requests", self.url))
             .await
             .expect("the scripted model's requests")
             .json()
             .await
             .expect("JSON requests");
-        requests.as_array().and_then(|r| r.last()).expect("one request at least")["body"].clone()
+        let asked = json!({ "role": "user", "content": PROMPT });
+        let turn = requests.as_array().and_then(|all| {
+            all.iter().rev().find(|r| r["body"]["messages"].as_array().and_then(|m| m.last()) == Some(&asked))
+        });
+        turn.expect("skald asked the model for the reply")["body"].clone()
     }
 
     fn stop(self) {}
@@ -511,11 +517,7 @@ impl Direct {
         let mut socket = skald.socket().await;
         let timing = skald.reply(&mut socket, &session[0]).await;
         assert!(timing.whole, "the first Skald reply came whole");
-        let body = model.last_request().await;
-        assert_eq!(
-            body["messages"].as_array().and_then(|m| m.last()),
-            Some(&json!({ "role": "user", "content": PROMPT }))
-        );
+        let body = model.turn_request().await;
         Direct { client: client.clone(), url: format!("{}/chat/completions", model.openai_base()), body }
     }
 
