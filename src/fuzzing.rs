@@ -6,7 +6,6 @@
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -301,6 +300,7 @@ fn matcher(pattern: &str, text: &str) {
 /// event of the streamable HTTP transport), decoded as the SDK does and then read as
 /// Skald reads what it holds: tool lists and their pins, tool results, resources, prompts
 /// and sampling requests.
+#[allow(deprecated, reason = "sampling is deprecated from protocol 2026-07-28 on; Skald speaks it at 2025-11-25")]
 pub fn mcp_message(text: &str) {
     use rmcp::model::{
         CallToolResult, CreateMessageRequestParams, GetPromptResult, ListToolsResult, ReadResourceResult,

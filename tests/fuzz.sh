@@ -17,6 +17,7 @@
 # cargo-fuzz is installed once per machine, pinned, under ~/.cache/skald/tools. libFuzzer
 # and the sanitizer need nightly flags: RUSTC_BOOTSTRAP=1 lets the stable toolchain take
 # them, for this build only. The fuzz build has its own target dir, outside the clone.
+# SKALD_FUZZ_BUILT=1 runs the targets built last time, without building (a soak's rerun).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,7 +68,9 @@ for target in "${targets[@]}"; do
   [[ $target == speakable ]] || wants_rust=true
 done
 bins=$target_dir/x86_64-unknown-linux-gnu/release
-if $wants_rust; then
+if $wants_rust && [[ ${SKALD_FUZZ_BUILT:-} == 1 ]]; then
+  echo "fuzz: SKALD_FUZZ_BUILT=1: running the targets already built in $bins"
+elif $wants_rust; then
   # fuzz/Cargo.lock is checked in: a manifest that no longer matches it fails here.
   cargo metadata --locked --manifest-path fuzz/Cargo.toml --format-version 1 >/dev/null
   started=$(date +%s)

@@ -16,11 +16,24 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let whole = events(vec![data.to_vec()]);
     let bytewise = events(data.iter().map(|b| vec![*b]).collect());
-    assert_eq!(whole, bytewise, "the events differ when the bytes arrive one at a time");
+    assert_eq!(
+        until_broken(whole.clone()),
+        until_broken(bytewise),
+        "the events differ when the bytes arrive one at a time"
+    );
     for data in whole.into_iter().flatten() {
         skald::fuzzing::mcp_message(&data);
     }
 });
+
+/// The events up to and including the first error: the SDK stops reading there, and how
+/// many more errors the decoder reports after a broken line depends on the cuts.
+fn until_broken(mut events: Vec<Result<String, String>>) -> Vec<Result<String, String>> {
+    if let Some(at) = events.iter().position(Result::is_err) {
+        events.truncate(at + 1);
+    }
+    events
+}
 
 /// The data of each event (or the error's words), the body arriving in `pieces`.
 fn events(pieces: Vec<Vec<u8>>) -> Vec<Result<String, String>> {
