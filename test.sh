@@ -90,6 +90,11 @@ stage "cargo test (scripted model server, speech engine)"
 cargo test --locked -p scripted-model
 cargo test --locked -p skald-voice
 
+stage "fuzz (30 s per target)"
+# libFuzzer through cargo-fuzz on the parsers of outside input, and the Markdown-to-speech
+# cleaner in Node; its own build, outside the clone (tests/fuzz.sh; the soak runs 20 min each).
+tests/fuzz.sh 30
+
 stage "MCP conformance suite"
 # Skald's MCP client against the suite's client scenarios (tests/mcp/conformance.sh).
 cargo build --locked --features desktop,local-model --example mcp_conformance
