@@ -359,7 +359,15 @@ pub fn pdf(data: &[u8]) {
     use crate::extract::read::{pdf_pages, tidy};
 
     let _ = crate::extract::sniff(data, "fuzzed.pdf");
-    if let Ok(Some(pages)) = pdf_pages(data) {
+    // pdf_pages contains pdf-extract's own panics (a file it cannot read); libFuzzer's hook
+    // would abort on them before they are caught, so a silent one stands in meanwhile. A
+    // panic that escapes still ends the run.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let read = std::panic::catch_unwind(|| pdf_pages(data));
+    std::panic::set_hook(hook);
+    let Ok(read) = read else { panic!("a panic escaped pdf_pages") };
+    if let Ok(Some(pages)) = read {
         assert!(pages.len() <= crate::extract::MAX_PAGES);
         for page in &pages {
             let tidied = tidy(page);

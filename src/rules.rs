@@ -38,9 +38,11 @@ pub struct Rule {
     pub priority: i64,
 }
 
-/// A rule's condition on a call's arguments.
+/// A rule's condition on a call's arguments. Read from JSON as it is read back from storage
+/// ([`ArgsPattern::from_stored`]): a map only when every key is a pointer, so a rule means
+/// the same before and after it is stored (the fuzzer found `{"F/url": …}` did not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(untagged)]
+#[serde(untagged, from = "ArgsJson")]
 pub enum ArgsPattern {
     /// `{"/url": "https://example.org/*"}`: the value each JSON pointer names matches its
     /// pattern (all of them). Only that value counts — a decoy field elsewhere that holds
@@ -51,6 +53,25 @@ pub enum ArgsPattern {
     /// pointers. Kept for rules that refuse or ask (matching too much is their safe side);
     /// an allow written so never matches, since any field could satisfy it.
     Text(String),
+}
+
+/// A condition as JSON carries it, before it is read the way storage reads it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ArgsJson {
+    Fields(BTreeMap<String, String>),
+    Text(String),
+}
+
+impl From<ArgsJson> for ArgsPattern {
+    fn from(json: ArgsJson) -> Self {
+        match json {
+            ArgsJson::Fields(fields) => {
+                Self::from_stored(serde_json::to_string(&fields).expect("a map of strings serialises"))
+            }
+            ArgsJson::Text(text) => Self::from_stored(text),
+        }
+    }
 }
 
 impl ArgsPattern {

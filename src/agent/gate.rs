@@ -352,6 +352,27 @@ mod tests {
         assert_eq!(ArgsPattern::from_stored(text.to_stored()), text, "keys that are no pointers stay text");
     }
 
+    /// Found by fuzzing: `{"F/url": …}` came in as a field map that never matched, and read
+    /// back from storage as a text pattern that might. JSON is now read as storage is.
+    #[test]
+    fn a_condition_from_json_means_what_it_will_mean_once_stored() {
+        for json in [
+            json!({ "F/url": "https://example.org/*" }),
+            json!({ "/url": "https://example.org/*", "path": "x" }),
+            json!({}),
+            json!(r#"{"/url":"https://example.org/*"}"#),
+            json!("*evil*"),
+            json!({ "/url": "https://example.org/*" }),
+        ] {
+            let read: ArgsPattern = serde_json::from_value(json.clone()).unwrap();
+            assert_eq!(ArgsPattern::from_stored(read.to_stored()), read, "{json}");
+        }
+        let odd: ArgsPattern = serde_json::from_value(json!({ "F/url": "https://example.org/*" })).unwrap();
+        assert!(matches!(odd, ArgsPattern::Text(_)), "{odd:?}");
+        let map: ArgsPattern = serde_json::from_value(json!({ "/url": "https://example.org/*" })).unwrap();
+        assert_eq!(map, fields(&[("/url", "https://example.org/*")]).unwrap());
+    }
+
     #[test]
     fn a_persons_own_deny_counts_even_where_their_allows_do_not() {
         let args = json!({});

@@ -120,15 +120,16 @@ fn pdf(bytes: &[u8]) -> Result<Extracted, Unreadable> {
 }
 
 /// Text by page read in this process (pdf-extract, on lopdf), untidied; `None` when it
-/// cannot read the file.
+/// cannot read the file. pdf-extract panics on some damaged files (found by fuzzing):
+/// that too is a file it cannot read, and poppler still gets its say.
 pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable> {
-    let Ok(doc) = pdf_extract::Document::load_mem(bytes) else { return Ok(None) };
-    let count = doc.get_pages().len();
+    let counted = std::panic::catch_unwind(|| pdf_extract::Document::load_mem(bytes).map(|doc| doc.get_pages().len()));
+    let Ok(Ok(count)) = counted else { return Ok(None) };
     if count > MAX_PAGES {
         return Err(Unreadable::TooManyPages(count));
     }
-    drop(doc);
-    Ok(pdf_extract::extract_text_from_mem_by_pages(bytes).ok().map(|mut pages| {
+    let read = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes));
+    Ok(read.ok().and_then(Result::ok).map(|mut pages| {
         pages.resize(count.max(pages.len()), String::new());
         pages
     }))
@@ -405,6 +406,13 @@ fn attribute_of(xml: &str, element: &str, attribute: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a damaged PDF on which pdf-extract panics is one it cannot read.
+    #[test]
+    fn a_pdf_that_makes_pdf_extract_panic_is_left_to_poppler() {
+        let damaged = include_bytes!("../../fuzz/seeds/pdf_text/pdf-extract-panic.pdf");
+        assert!(matches!(pdf_pages(damaged), Ok(None)));
+    }
 
     #[test]
     fn flowing_text_is_cut_at_line_ends_into_pages_of_about_the_set_length() {
