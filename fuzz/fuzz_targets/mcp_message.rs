@@ -16,11 +16,15 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let whole = events(vec![data.to_vec()]);
     let bytewise = events(data.iter().map(|b| vec![*b]).collect());
-    assert_eq!(
-        until_broken(whole.clone()),
-        until_broken(bytewise),
-        "the events differ when the bytes arrive one at a time"
-    );
+    // The SDK's decoder reads UTF-8 a piece at a time and fails the piece holding a bad
+    // byte, so what it gave before that depends on the cuts; the call fails either way.
+    if std::str::from_utf8(data).is_ok() {
+        assert_eq!(
+            until_broken(whole.clone()),
+            until_broken(bytewise),
+            "the events differ when the bytes arrive one at a time"
+        );
+    }
     for data in whole.into_iter().flatten() {
         skald::fuzzing::mcp_message(&data);
     }
