@@ -123,8 +123,10 @@ fn pdf(bytes: &[u8]) -> Result<Extracted, Unreadable> {
 /// cannot read the file. pdf-extract panics on some damaged files (found by fuzzing):
 /// that too is a file it cannot read, and poppler still gets its say.
 pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable> {
-    let counted = std::panic::catch_unwind(|| pdf_extract::Document::load_mem(bytes).map(|doc| doc.get_pages().len()));
-    let Ok(Ok(count)) = counted else { return Ok(None) };
+    let counted = std::panic::catch_unwind(|| {
+        pdf_extract::Document::load_mem(bytes).map(|doc| (doc.get_pages().len(), parents_end(&doc)))
+    });
+    let Ok(Ok((count, true))) = counted else { return Ok(None) };
     if count > MAX_PAGES {
         return Err(Unreadable::TooManyPages(count));
     }
@@ -133,6 +135,23 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable>
         pages.resize(count.max(pages.len()), String::new());
         pages
     }))
+}
+
+/// Whether every page's chain of `/Parent`s ends: pdf-extract climbs it for inherited
+/// attributes and never stops on a loop (found by fuzzing: a page its own parent).
+fn parents_end(doc: &pdf_extract::Document) -> bool {
+    doc.get_pages().values().all(|&page| {
+        let mut seen = std::collections::HashSet::new();
+        let mut at = page;
+        while seen.insert(at) {
+            let parent = doc.get_dictionary(at).and_then(|page| page.get(b"Parent")).and_then(|p| p.as_reference());
+            match parent {
+                Ok(next) => at = next,
+                Err(_) => return true,
+            }
+        }
+        false
+    })
 }
 
 /// Text by page through Debian's `pdftotext`, when it is there: pages end in form feeds.
@@ -412,6 +431,13 @@ mod tests {
     fn a_pdf_that_makes_pdf_extract_panic_is_left_to_poppler() {
         let damaged = include_bytes!("../../fuzz/seeds/pdf_text/pdf-extract-panic.pdf");
         assert!(matches!(pdf_pages(damaged), Ok(None)));
+    }
+
+    /// Found by fuzzing: a page that is its own parent sent pdf-extract round for ever.
+    #[test]
+    fn a_pdf_whose_page_is_its_own_parent_is_left_to_poppler() {
+        let looped = include_bytes!("../../fuzz/seeds/pdf_text/page-its-own-parent.pdf");
+        assert!(matches!(pdf_pages(looped), Ok(None)));
     }
 
     #[test]
