@@ -1,6 +1,7 @@
 //! Imports run one way (docs/architecture.md §0.2): base modules → `rules` → `store` →
 //! `secrets` → `providers`, `users` and the other readers of the store → `mcp` → `agent` → `http` →
-//! `app` → the shell in `src-tauri/`. A module may name `crate::X` only for an `X` in a lower layer or
+//! `app` → the shell in `src-tauri/`. `fuzzing` (compiled only for the fuzzer) sits with `app`, on top,
+//! since it reaches into each layer's parsers. A module may name `crate::X` only for an `X` in a lower layer or
 //! in its own module; so there is no circle between the top-level modules either.
 
 use std::path::Path;
@@ -16,7 +17,7 @@ const LAYERS: [&[&str]; 10] = [
     &["agent"],
     &["jobs"],
     &["http"],
-    &["app"],
+    &["app", "fuzzing"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
