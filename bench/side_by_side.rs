@@ -306,6 +306,9 @@ impl SkaldServer {
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("XDG_STATE_HOME", home.join(".local/state"))
             .env("XDG_RUNTIME_DIR", &runtime)
+            // Open WebUI runs with its title generation off (bench/peers/openwebui.env): so
+            // does Skald, or its title request would count against its CPU per reply.
+            .env("SKALD_AUTO_TITLES", "off")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)
