@@ -124,7 +124,7 @@ fn pdf(bytes: &[u8]) -> Result<Extracted, Unreadable> {
 /// that too is a file it cannot read, and poppler still gets its say.
 pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable> {
     let counted = std::panic::catch_unwind(|| {
-        pdf_extract::Document::load_mem(bytes).map(|doc| (doc.get_pages().len(), parents_end(&doc)))
+        pdf_extract::Document::load_mem(bytes).map(|doc| (doc.get_pages().len(), page_trees_end(&doc)))
     });
     let Ok(Ok((count, true))) = counted else { return Ok(None) };
     if count > MAX_PAGES {
@@ -137,15 +137,15 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<Option<Vec<String>>, Unreadable>
     }))
 }
 
-/// Whether every page's chain of `/Parent`s ends: pdf-extract climbs it for inherited
-/// attributes and never stops on a loop (found by fuzzing: a page its own parent).
-fn parents_end(doc: &pdf_extract::Document) -> bool {
+/// Whether every page's links up its page tree end: pdf-extract climbs them for inherited
+/// attributes and never stops on a loop (found by fuzzing: a page whose link up is itself).
+fn page_trees_end(doc: &pdf_extract::Document) -> bool {
     doc.get_pages().values().all(|&page| {
         let mut seen = std::collections::HashSet::new();
         let mut at = page;
         while seen.insert(at) {
-            let parent = doc.get_dictionary(at).and_then(|page| page.get(b"Parent")).and_then(|p| p.as_reference());
-            match parent {
+            let up = doc.get_dictionary(at).and_then(|node| node.get(b"Parent")).and_then(|p| p.as_reference());
+            match up {
                 Ok(next) => at = next,
                 Err(_) => return true,
             }
@@ -433,10 +433,10 @@ mod tests {
         assert!(matches!(pdf_pages(damaged), Ok(None)));
     }
 
-    /// Found by fuzzing: a page that is its own parent sent pdf-extract round for ever.
+    /// Found by fuzzing: a page whose link up its tree is itself sent pdf-extract round for ever.
     #[test]
-    fn a_pdf_whose_page_is_its_own_parent_is_left_to_poppler() {
-        let looped = include_bytes!("../../fuzz/seeds/pdf_text/page-its-own-parent.pdf");
+    fn a_pdf_whose_page_tree_loops_is_left_to_poppler() {
+        let looped = include_bytes!("../../fuzz/seeds/pdf_text/page-tree-loop.pdf");
         assert!(matches!(pdf_pages(looped), Ok(None)));
     }
 

@@ -21,7 +21,7 @@ const FORBIDDEN: [&str; 13] = [
 ];
 
 /// Library names we call but did not choose; removed from a line before it is checked.
-const LIBRARY_NAMES: [&str; 8] = [
+const LIBRARY_NAMES: [&str; 9] = [
     ".parent()",
     "child_token",
     "process::Child",
@@ -31,6 +31,8 @@ const LIBRARY_NAMES: [&str; 8] = [
     "::Child",
     // rustix's name for prctl(PR_SET_PDEATHSIG).
     "set_parent_process_death_signal",
+    // The PDF format's key for a page's link up its page tree (ISO 32000 7.7.3).
+    "b\"Parent\"",
 ];
 
 /// The forbidden words a line uses, after splitting identifiers at `_` and case changes.
