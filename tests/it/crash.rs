@@ -144,6 +144,24 @@ impl Tally {
         }
     }
 
+    /// After a restart: each person logs in again, every write acknowledged to them before
+    /// the kill is read back, and the round's figures join the tally.
+    pub async fn recount(
+        &mut self,
+        server: &Server,
+        people: &mut [Person],
+        (attempted, acked): (usize, &[Acked]),
+        writes: usize,
+        context: &str,
+    ) {
+        for (person, acked) in people.iter_mut().zip(acked) {
+            person.log_in(server, context).await;
+            self.found += check_present(server, person, acked, context).await;
+            self.add(acked);
+        }
+        self.attempted += attempted.min(writes);
+    }
+
     pub fn report(&self, what: &str, started: Instant) {
         let [notes, memories, messages, replies, cards] = self.kinds;
         eprintln!(
@@ -523,12 +541,7 @@ async fn a_crash_while_people_write_loses_no_acknowledged_write() {
         let (attempted, acked) = load.collect().await;
 
         server = Server::start_in(sandbox);
-        for (person, acked) in people.iter_mut().zip(&acked) {
-            person.log_in(&server, &context).await;
-            tally.found += check_present(&server, person, acked, &context).await;
-            tally.add(acked);
-        }
-        tally.attempted += attempted.min(writes);
+        tally.recount(&server, &mut people, (attempted, &acked), writes, &context).await;
         tally.integrity_checks += check_integrity(&server.data_dir(), &people, &context).await;
         check_verify(&server.data_dir(), &context);
     }

@@ -388,7 +388,7 @@ async fn a_card_cy_may_not_approve_goes_to_ada_and_cy_sees_who_decided() {
 /// `crash.rs` (`SKALD_CRASH_WRITE_ROUNDS`, `SKALD_CRASH_WRITES`).
 #[tokio::test]
 async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_write() {
-    use crate::crash::{Tally, Writes, check_integrity, check_present, check_verify, people_on};
+    use crate::crash::{Tally, Writes, check_integrity, check_verify, people_on};
     let count = |name: &str, default: usize| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
     let (rounds, writes) = (count("SKALD_CRASH_WRITE_ROUNDS", 3), count("SKALD_CRASH_WRITES", 200));
     let started = std::time::Instant::now();
@@ -417,12 +417,7 @@ async fn a_crash_during_a_key_rotation_while_people_write_loses_no_acknowledged_
         acked[1].ended = false;
 
         server = Server::start_in(sandbox);
-        for (person, acked) in people.iter_mut().zip(&acked) {
-            person.log_in(&server, &context).await;
-            tally.found += check_present(&server, person, acked, &context).await;
-            tally.add(acked);
-        }
-        tally.attempted += attempted.min(writes);
+        tally.recount(&server, &mut people, (attempted, &acked), writes, &context).await;
         let (data, rotating) = (server.data_dir(), &people[1]);
         let (_, now, salt_now) = key_of(&data, &rotating.name, &rotating.password).await;
         if salt_now == salt_before {
