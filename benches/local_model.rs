@@ -7,14 +7,16 @@
 //! the same length of context, since attention over it is much of a small model's cost.
 //!
 //! llama-bench runs twice a round: built the way Skald's ggml is (its portable baseline,
-//! `benches/llama-bench.sh baseline`) and for this very CPU (`native`). Reports medians,
+//! `benches/llama-bench.sh baseline`) and, when that build is at hand, for this very CPU
+//! (`native`; left out otherwise). Reports medians,
 //! both ratios (target ≥ 0.9× of the baseline build for generation), what the pipe from
 //! the worker costs per token (the reply's pace as the caller reads it against the pace
 //! the worker measured), the load time and the worker's peak RSS.
 //!
 //! The model is the test model (`tests/fetch-test-model.sh`).
 //! `cargo bench --features local-model --bench local_model` (`SKALD_BENCH_ROUNDS`,
-//! `SKALD_BENCH_THREADS`, `SKALD_TEST_GGUF`, `LLAMA_BENCH`, `LLAMA_BENCH_NATIVE`).
+//! `SKALD_BENCH_THREADS`, `SKALD_TEST_GGUF`, `LLAMA_BENCH`, `LLAMA_BENCH_NATIVE`,
+//! `SKALD_BENCH_SKALD`: the `skald` whose worker runs the model).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
@@ -43,13 +45,13 @@ fn main() {
     for (what, path, how) in [
         ("model", &model, "tests/fetch-test-model.sh"),
         ("llama-bench", &llama_bench, "benches/llama-bench.sh baseline"),
-        ("llama-bench (native)", &llama_bench_native, "benches/llama-bench.sh native"),
     ] {
         if !path.exists() {
             eprintln!("local_model: the {what} {} is missing; run {how}", path.display());
             std::process::exit(1);
         }
     }
+    let llama_bench_native = llama_bench_native.exists().then_some(llama_bench_native);
 
     let dir = tempfile::tempdir().expect("temp dir");
     let models_dir = dir.path().join("models");
@@ -63,7 +65,8 @@ fn main() {
         idle: Duration::from_secs(3600),
         max_output: GENERATED,
         ignore_eos: true,
-        worker_program: PathBuf::from(env!("CARGO_BIN_EXE_skald")),
+        worker_program: std::env::var_os("SKALD_BENCH_SKALD")
+            .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_skald")), PathBuf::from),
         download_reach: Default::default(),
         import_dirs: Default::default(),
     };
@@ -71,7 +74,7 @@ fn main() {
     let person = UserId::generate();
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
-    println!("model {} · {threads} threads · {rounds} rounds", model.display());
+    eprintln!("local_model: {} · {threads} threads · {rounds} rounds", model.display());
     // The first request starts the worker and loads the model; its time is the load time.
     runtime.block_on(answer(&local, &person, "warm-up"));
     let status = local.status(&person);
@@ -84,7 +87,10 @@ fn main() {
         let (pp, tg) = llama_bench_round(&llama_bench, &model, threads);
         base_pp.push(pp);
         base_tg.push(tg);
-        let (npp, ntg) = llama_bench_round(&llama_bench_native, &model, threads);
+        let (npp, ntg) = match &llama_bench_native {
+            Some(native) => llama_bench_round(native, &model, threads),
+            None => (f64::NAN, f64::NAN),
+        };
         native_pp.push(npp);
         native_tg.push(ntg);
         // A prompt that starts differently each round, so nothing of it is cached.
@@ -99,8 +105,8 @@ fn main() {
         let prompt_speed = stats.evaluated_tokens as f64 * 1000.0 / stats.prompt_ms.max(1) as f64;
         ours_pp.push(prompt_speed);
         ours_tg.push(stats.tokens_per_second);
-        println!(
-            "round {}: prompt {:.0} tok/s (llama-bench {pp:.0}, native {npp:.0}), generation {:.1} tok/s \
+        eprintln!(
+            "local_model: round {}: prompt {:.0} tok/s (llama-bench {pp:.0}, native {npp:.0}), generation {:.1} tok/s \
              (llama-bench {tg:.1}, native {ntg:.1})",
             round + 1,
             prompt_speed,
@@ -110,22 +116,38 @@ fn main() {
 
     let (ours_pp, ours_tg, base_pp, base_tg) = (median(ours_pp), median(ours_tg), median(base_pp), median(base_tg));
     let (native_pp, native_tg, pipe_us) = (median(native_pp), median(native_tg), median(pipe_us));
+    let native = |ours: f64, theirs: f64, digits: usize| {
+        if theirs.is_nan() {
+            "not built (`benches/llama-bench.sh native`) | ".to_owned()
+        } else {
+            format!("{theirs:.digits$} | {:.2}×", ours / theirs)
+        }
+    };
+    println!(
+        "Model {} · {threads} threads · median of {rounds} rounds.",
+        model.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    );
     println!();
     println!(
-        "prompt processing (≈{PROMPT_TOKENS} tokens): Skald {ours_pp:.0} tok/s · llama-bench pp512 as Skald builds it \
-         {base_pp:.0} → {:.2}× · native {native_pp:.0} → {:.2}×",
+        "| tokens/s | Skald (its worker) | llama-bench as Skald builds it | Skald ÷ it | llama-bench for this CPU | \
+         Skald ÷ it |"
+    );
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| prompt (≈{PROMPT_TOKENS} tokens; pp{PROMPT_TOKENS}) | {ours_pp:.0} | {base_pp:.0} | {:.2}× | {} |",
         ours_pp / base_pp,
-        ours_pp / native_pp
+        native(ours_pp, native_pp, 0)
     );
     println!(
-        "generation ({GENERATED} tokens): Skald {ours_tg:.1} tok/s · llama-bench tg128 as Skald builds it {base_tg:.1} \
-         → {:.2}× (target ≥ 0.90×) · native {native_tg:.1} → {:.2}×",
+        "| generation ({GENERATED} tokens after {PROMPT_TOKENS}; tg{GENERATED}, target ≥ 0.90×) | {ours_tg:.1} | \
+         {base_tg:.1} | {:.2}× | {} |",
         ours_tg / base_tg,
-        ours_tg / native_tg
+        native(ours_tg, native_tg, 1)
     );
-    println!("the worker's pipe: {pipe_us:+.0} µs per token as the caller reads the reply");
+    println!();
     println!(
-        "load: {} ms · peak RSS of the worker: {} MiB · of this process: {} MiB",
+        "The worker's pipe: {pipe_us:+.0} µs a token as the caller reads the reply. Load: {} ms. Peak RSS of the \
+         worker: {} MiB; of this process: {} MiB.",
         loaded.load_ms,
         peak_rss_kib(&format!("/proc/{worker}/status")) / 1024,
         peak_rss_kib("/proc/self/status") / 1024

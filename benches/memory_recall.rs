@@ -13,7 +13,9 @@
 //! that recall nothing, at several cut-offs (`tests/it/chat/meaning.rs` reports both
 //! methods at the cut-offs in use).
 //!
-//! `cargo bench --features local-model --bench memory_recall`
+//! `cargo bench --features local-model --bench memory_recall` (`SKALD_BENCH_QUERIES`, 200,
+//! and `SKALD_BENCH_MEMORIES`, 10,000, make it smaller; `SKALD_BENCH_SKALD` is the `skald`
+//! whose worker embeds).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
@@ -27,7 +29,15 @@ use skald::store::memories::Pools;
 use skald::store::private::{self, PrivateStore};
 use skald::store::system::SystemStore;
 
-const QUERIES: usize = 200;
+fn env_number(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.trim().parse().ok().filter(|n| *n > 0)
+}
+
+/// The `skald` to start: `SKALD_BENCH_SKALD` (bench/run.sh's copy, which another build in
+/// the shared target dir cannot replace mid-run), else the one cargo built with this bench.
+fn skald_binary() -> std::path::PathBuf {
+    std::env::var_os("SKALD_BENCH_SKALD").map_or_else(|| env!("CARGO_BIN_EXE_skald").into(), Into::into)
+}
 
 /// Words memories are made of: enough variety that a query matches a few dozen rows.
 const WORDS: [&str; 40] = [
@@ -125,7 +135,7 @@ async fn embedding_model(dir: &std::path::Path, system: &SystemStore) -> Option<
     .await
     .expect("model row");
     let mut settings = Settings::from_env();
-    settings.worker_program = env!("CARGO_BIN_EXE_skald").into();
+    settings.worker_program = skald_binary();
     Some((LocalModels::new(models, settings), sha256))
 }
 
@@ -147,7 +157,7 @@ fn made_up_vector(seed: u64) -> Vec<u8> {
 
 /// p50 and p95 of a turn's recall over `count` memories; by meaning when `by_meaning` and
 /// the embedding model is at hand, else `None` then.
-async fn measure(count: usize, by_meaning: bool) -> Option<(Duration, Duration)> {
+async fn measure(count: usize, queries: usize, by_meaning: bool) -> Option<(Duration, Duration)> {
     let dir = tempfile::tempdir().expect("temp dir");
     let (id, dek, salt, keys) = (UserId::generate(), Dek::generate(), crypto::file_salt(), KeyPair::generate());
     let space =
@@ -175,8 +185,8 @@ async fn measure(count: usize, by_meaning: bool) -> Option<(Duration, Duration)>
     let pools = Pools { owner: &id, space: &space, system: &system };
     // The first query starts the worker and loads the model: not what a turn pays.
     for_turn(&pools, &meaning, "warm up", false).await.expect("recall");
-    let mut samples = Vec::with_capacity(QUERIES);
-    for q in 0..QUERIES {
+    let mut samples = Vec::with_capacity(queries);
+    for q in 0..queries {
         let message =
             format!("What about the {} and the {} again?", WORDS[q % WORDS.len()], WORDS[(q * 3 + 1) % WORDS.len()]);
         let started = Instant::now();
@@ -218,15 +228,18 @@ async fn evaluate() {
     }
     let top3 = expected_scores.iter().filter(|s| **s > 0.0).count();
     println!(
-        "evaluation set, full-text search: right memory in the top 3 for {top3} of {} paraphrases ({:.0}%)",
+        "Evaluation set, full-text search: the right memory in the top 3 for {top3} of {} paraphrases ({:.0}%).",
         queries.len(),
         100.0 * top3 as f64 / queries.len() as f64
     );
+    println!();
+    println!("| cut-off | paraphrases still recalled | unrelated queries recalling nothing |");
+    println!("|---|---|---|");
     for cut in [0.2, 0.25, 0.34, 0.4, 0.5] {
         let kept = expected_scores.iter().filter(|s| **s >= cut).count();
         let empty = best_unrelated.iter().filter(|s| **s < cut).count();
         println!(
-            "  cut-off {cut:.2}: recalled for {kept}/{} paraphrases ({:.0}%), nothing for {empty}/{} unrelated ({:.0}%)",
+            "| {cut:.2} | {kept}/{} ({:.0}%) | {empty}/{} ({:.0}%) |",
             queries.len(),
             100.0 * kept as f64 / queries.len() as f64,
             nothing.len(),
@@ -237,18 +250,29 @@ async fn evaluate() {
 }
 
 fn main() {
+    let queries = env_number("SKALD_BENCH_QUERIES").unwrap_or(200);
+    let memories = env_number("SKALD_BENCH_MEMORIES").unwrap_or(10_000);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(evaluate());
+    println!();
+    println!("| recall for a turn ({queries} queries) | p50 ms | p95 ms |");
+    println!("|---|---|---|");
     for (by_meaning, how) in [(false, "by words"), (true, "by meaning (embedding the query + ranking)")] {
-        let Some((base50, base95)) = runtime.block_on(measure(100, by_meaning)) else {
-            println!("recall {how}: skipped (needs --features local-model and SKALD_TEST_EMBEDDING_WHEEL)");
+        let Some((base50, base95)) = runtime.block_on(measure(100, queries, by_meaning)) else {
+            println!("| {how} | skipped: needs `--features local-model` and `SKALD_TEST_EMBEDDING_WHEEL` | |");
             continue;
         };
-        let (p50, p95) = runtime.block_on(measure(10_000, by_meaning)).expect("measured at 100");
-        println!("recall {how} over 100 memories (baseline): p50 {base50:?}, p95 {base95:?}");
+        let (p50, p95) = runtime.block_on(measure(memories, queries, by_meaning)).expect("measured at 100");
+        println!("| {how}, 100 memories | {} | {} |", ms(base50), ms(base95));
+        println!("| {how}, {memories} memories | {} | {} |", ms(p50), ms(p95));
         println!(
-            "recall {how} over 10,000 memories: p50 {p50:?} ({:.1}x baseline), p95 {p95:?}",
-            p50.as_secs_f64() / base50.as_secs_f64()
+            "| {how}: {memories} ÷ 100 | {:.1}× | {:.1}× |",
+            p50.as_secs_f64() / base50.as_secs_f64(),
+            p95.as_secs_f64() / base95.as_secs_f64()
         );
     }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
