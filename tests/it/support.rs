@@ -450,3 +450,128 @@ impl FileServer {
         Self { url, ranges, cut_at, hold_at, release }
     }
 }
+
+/// A server nobody here wrote (a Python package from PyPI, run from its environment),
+/// started on 127.0.0.1 and killed when dropped. What it prints is kept in memory only,
+/// for the failure message; its HOME and XDG folders are a temporary folder, and nothing
+/// is fetched (the models it serves are files here).
+pub struct PeerServer {
+    process: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    output: Arc<Mutex<String>>,
+    _home: TempDir,
+}
+
+impl PeerServer {
+    /// How long a peer may take to start: Python imports and a model load, on a busy
+    /// machine.
+    const STARTUP: Duration = Duration::from_secs(60);
+
+    /// Starts `program` with `args` and `--host 127.0.0.1 --port P` on a free port, until
+    /// `health` answers 200.
+    pub async fn start(program: &Path, args: &[&str], env: &[(&str, &Path)], health: &str) -> Self {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            match Self::start_on(port, program, args, env, health).await {
+                Ok(peer) => return peer,
+                // The port went to another between the look and the bind: another port.
+                Err(said) if said.contains("address already in use") && tries < 3 => {}
+                Err(said) => panic!("{} did not start: {said}", program.display()),
+            }
+        }
+    }
+
+    /// As [`Self::start`], on `port`; else what the server said when it stopped, or when
+    /// it had not answered in time.
+    pub async fn start_on(
+        port: u16,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+        health: &str,
+    ) -> Result<Self, String> {
+        let home = tempfile::tempdir().unwrap();
+        let mut process = Command::new(program)
+            .args(args)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .env("HF_HUB_OFFLINE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("{} cannot start: {err}", program.display()));
+        let output = Arc::new(Mutex::new(String::new()));
+        let pipes: [Box<dyn Read + Send>; 2] =
+            [Box::new(process.stdout.take().unwrap()), Box::new(process.stderr.take().unwrap())];
+        for mut pipe in pipes {
+            let sink = output.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        let mut peer = Self { process, url: format!("http://127.0.0.1:{port}"), output, _home: home };
+        let deadline = std::time::Instant::now() + Self::STARTUP;
+        let client = reqwest::Client::new();
+        loop {
+            let answer = client.get(format!("{}{health}", peer.url)).timeout(Duration::from_secs(5)).send().await;
+            if answer.is_ok_and(|a| a.status() == 200) {
+                return Ok(peer);
+            }
+            let stopped = peer.process.try_wait().unwrap().is_some();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if stopped || std::time::Instant::now() > deadline {
+                peer.kill();
+                return Err(peer.said());
+            }
+        }
+    }
+
+    /// All the server has printed so far.
+    pub fn said(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// Waits until the server's output holds `text`, for up to 30 s: a server may close a
+    /// stream before its own account of why reaches its log.
+    pub async fn says(&self, text: &str) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !self.said().contains(text) {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
+    /// How many `POST path` requests the server logged (uvicorn's access log).
+    pub fn posts(&self, path: &str) -> usize {
+        self.said().matches(&format!("\"POST {path} HTTP/1.1\"")).count()
+    }
+
+    /// Kills the server, as a crash or an unplugged machine would stop it.
+    pub fn kill(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -9,25 +9,21 @@
 //! model; without them these tests say why and pass without running (test.sh sets them
 //! when the environment is already built).
 
-use std::io::Read;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::{PASSWORD, Socket, finished, of_type, tokens};
-use crate::support::Server;
-
-/// How long the server may take to start: Python imports and a model load, on a busy
-/// machine.
-const STARTUP: Duration = Duration::from_secs(60);
+use crate::support::{PeerServer, Server};
 
 /// The name the server lists its one model under.
 const ALIAS: &str = "smollm2";
+
+/// A message whose answer is long enough to be cut off mid-stream.
+const STORY: &str = "Write a long story about a lighthouse keeper and her cat.";
 
 /// The port llama.cpp's servers listen on unless told otherwise, where setup looks.
 const LLAMA_CPP_PORT: u16 = 8080;
@@ -54,30 +50,16 @@ fn peer() -> Option<(PathBuf, PathBuf)> {
     Some((bin, gguf))
 }
 
-/// `python -m llama_cpp.server`, killed when dropped. What it prints is kept in memory.
-struct Llama {
-    process: std::process::Child,
-    port: u16,
-    output: Arc<Mutex<String>>,
-    _home: tempfile::TempDir,
-}
+/// `python -m llama_cpp.server` serving the test model, killed when dropped.
+struct Llama(PeerServer);
 
 impl Llama {
     /// The server on a free port, with a context of `context` tokens.
     async fn start(context: u32) -> Option<Self> {
         let (bin, gguf) = peer()?;
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let mut llama = Self::spawn(&bin, &gguf, port, context);
-            match llama.ready().await {
-                Ok(()) => return Some(llama),
-                // The port went to another between the look and the bind: another port.
-                Err(said) if said.contains("address already in use") && tries < 3 => {}
-                Err(said) => panic!("llama_cpp.server did not start: {said}"),
-            }
-        }
+        let context = context.to_string();
+        let args = Self::args(gguf.to_str().unwrap(), &context);
+        Some(Self(PeerServer::start(&bin.join("python"), &args, &[], "/v1/models").await))
     }
 
     /// The server on 127.0.0.1:8080, where setup looks for llama.cpp.
@@ -89,100 +71,49 @@ impl Llama {
                  llama.cpp server cannot be tested until whatever listens there stops"
             );
         }
-        let mut llama = Self::spawn(&bin, &gguf, LLAMA_CPP_PORT, 4096);
-        if let Err(said) = llama.ready().await {
-            panic!("llama_cpp.server did not start on port {LLAMA_CPP_PORT}: {said}");
+        let args = Self::args(gguf.to_str().unwrap(), "4096");
+        match PeerServer::start_on(LLAMA_CPP_PORT, &bin.join("python"), &args, &[], "/v1/models").await {
+            Ok(server) => Some(Self(server)),
+            Err(said) => panic!("llama_cpp.server did not start on port {LLAMA_CPP_PORT}: {said}"),
         }
-        Some(llama)
     }
 
-    fn spawn(bin: &Path, gguf: &Path, port: u16, context: u32) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let mut process = Command::new(bin.join("python"))
-            .args(["-m", "llama_cpp.server", "--model"])
-            .arg(gguf)
-            .args(["--model_alias", ALIAS, "--chat_format", "chatml-function-calling"])
-            .args(["--n_ctx", &context.to_string(), "--n_threads", "2", "--seed", "7"])
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            // Nothing of the tester's own, and nothing fetched: the model is a file here.
-            .env("HOME", home.path())
-            .env("XDG_CACHE_HOME", home.path().join("cache"))
-            .env("HF_HUB_OFFLINE", "1")
-            .env("PYTHONUNBUFFERED", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|err| panic!("{} cannot start: {err}", bin.join("python").display()));
-        let output = Arc::new(Mutex::new(String::new()));
-        let pipes: [Box<dyn Read + Send>; 2] =
-            [Box::new(process.stdout.take().unwrap()), Box::new(process.stderr.take().unwrap())];
-        for mut pipe in pipes {
-            let sink = output.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
-        Self { process, port, output, _home: home }
-    }
-
-    /// Waits until the server lists its model; else what it said when it stopped, or when
-    /// it had not answered in time.
-    async fn ready(&mut self) -> Result<(), String> {
-        let deadline = Instant::now() + STARTUP;
-        let client = reqwest::Client::new();
-        loop {
-            let answer = client.get(format!("{}/models", self.base_url())).timeout(Duration::from_secs(5)).send().await;
-            if answer.is_ok_and(|a| a.status() == 200) {
-                return Ok(());
-            }
-            let stopped = self.process.try_wait().unwrap().is_some();
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if stopped || Instant::now() > deadline {
-                self.kill();
-                return Err(self.said());
-            }
-        }
+    /// Serving `gguf` in its function-calling chat format, with a context of `context`
+    /// tokens.
+    fn args<'a>(gguf: &'a str, context: &'a str) -> [&'a str; 14] {
+        [
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            gguf,
+            "--model_alias",
+            ALIAS,
+            "--chat_format",
+            "chatml-function-calling",
+            "--n_ctx",
+            context,
+            "--n_threads",
+            "2",
+            "--seed",
+            "7",
+        ]
     }
 
     /// The OpenAI-compatible base URL, as an administrator types it.
     fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        format!("{}/v1", self.0.url)
     }
 
     fn said(&self) -> String {
-        self.output.lock().unwrap().clone()
+        self.0.said()
     }
 
-    /// Waits until the server's output holds `text`, for up to 30 s: a server may close a
-    /// stream before its traceback of why reaches its log.
     async fn says(&self, text: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !self.said().contains(text) {
-            if Instant::now() > deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        true
+        self.0.says(text).await
     }
 
-    /// Kills the server, as a crash or an unplugged machine would stop it.
     fn kill(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
-}
-
-impl Drop for Llama {
-    fn drop(&mut self) {
-        self.kill();
+        self.0.kill();
     }
 }
 
@@ -234,6 +165,21 @@ impl Skald {
             let tail = &said[said.len().saturating_sub(4000)..];
             panic!("the turn did not end in {} s; llama_cpp.server said:\n{tail}", TURN.as_secs())
         })
+    }
+
+    /// A new conversation asked for [`STORY`], once its first three tokens streamed: the
+    /// socket, the session and the events so far.
+    async fn story_begun(&self) -> (Socket, String, Vec<Value>) {
+        let mut socket = self.socket().await;
+        let session = self.session().await;
+        self.send(&session, STORY).await;
+        let mut seen = Vec::new();
+        while of_type(&seen, "token").len() < 3 {
+            let event = socket.next_event().await;
+            assert_ne!(event["type"], "turn_ended", "the story ended after three tokens: {seen:?}");
+            seen.push(event);
+        }
+        (socket, session, seen)
     }
 
     async fn requests(&self, session: &str) -> Value {
@@ -290,15 +236,7 @@ async fn a_real_llama_cpp_server_streams_a_reply_that_is_stored() {
 async fn stopping_a_real_server_mid_stream_ends_the_turn_and_the_next_one_is_answered() {
     let Some(llama) = Llama::start(8192).await else { return };
     let skald = Skald::with(&llama).await;
-    let mut socket = skald.socket().await;
-    let session = skald.session().await;
-    skald.send(&session, "Write a long story about a lighthouse keeper and her cat.").await;
-    let mut seen = Vec::new();
-    while of_type(&seen, "token").len() < 3 {
-        let event = socket.next_event().await;
-        assert_ne!(event["type"], "turn_ended", "the story ended before it could be stopped: {seen:?}");
-        seen.push(event);
-    }
+    let (mut socket, session, mut seen) = skald.story_begun().await;
     let path = format!("/api/sessions/{session}/stop");
     let (status, stopped) = skald.server.post(&path, Some(&skald.token), json!({})).await;
     assert_eq!((status, &stopped["stopped"]), (200, &json!(true)), "{stopped}");
@@ -390,21 +328,13 @@ async fn a_message_longer_than_the_servers_context_is_a_clear_error_not_an_empty
 async fn a_real_server_killed_mid_stream_is_a_clear_error_and_nothing_is_lost() {
     let Some(mut llama) = Llama::start(8192).await else { return };
     let skald = Skald::with(&llama).await;
-    let mut socket = skald.socket().await;
-    let session = skald.session().await;
-    skald.send(&session, "Write a long story about a lighthouse keeper and her cat.").await;
-    let mut seen = Vec::new();
-    while of_type(&seen, "token").len() < 3 {
-        let event = socket.next_event().await;
-        assert_ne!(event["type"], "turn_ended", "the story ended before the server could be killed: {seen:?}");
-        seen.push(event);
-    }
+    let (mut socket, session, mut seen) = skald.story_begun().await;
     llama.kill();
     seen.extend(socket.until_turn_end().await);
     assert_eq!(seen.last().unwrap()["status"], "error", "{seen:?}");
 
     let history = skald.finished(&session, &llama).await;
-    assert_eq!(history[0]["text"], "Write a long story about a lighthouse keeper and her cat.");
+    assert_eq!(history[0]["text"], STORY);
     let last = history.last().unwrap();
     assert_eq!(last["status"], "error", "{history:?}");
     assert_eq!(last["text"].as_str(), Some(tokens(&seen).as_str()), "what streamed before the kill is kept");

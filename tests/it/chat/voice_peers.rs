@@ -11,10 +11,7 @@
 //! say why and pass without running (test.sh sets it).
 
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
@@ -24,9 +21,7 @@ use super::Chat;
 use super::voice::{
     READ, SENTENCE, length_and_level, nothing_said_on_disk, silence, speak, spoken, transcribe, words_right,
 };
-
-/// How long a server may take to start: Python imports and a model load, on a busy machine.
-const STARTUP: Duration = Duration::from_secs(60);
+use crate::support::PeerServer as Peer;
 
 /// The bin folder of the servers' environment, or `None` (and why) to skip.
 fn peers() -> Option<PathBuf> {
@@ -55,114 +50,6 @@ fn unpack(wheel: &Path, prefix: &str, into: &Path) {
         found += 1;
     }
     assert!(found > 0, "{} holds nothing under {prefix}", wheel.display());
-}
-
-/// A port of 127.0.0.1 nothing listens on just now; a server that then loses it to
-/// another is started again on a new one.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A real speech server, killed when dropped. What it prints is kept in memory only.
-struct Peer {
-    process: std::process::Child,
-    url: String,
-    output: Arc<Mutex<String>>,
-    _home: tempfile::TempDir,
-}
-
-impl Peer {
-    /// Starts `program` with `args` (and `--host 127.0.0.1 --port P`) until `health`
-    /// answers 200.
-    async fn start(program: &Path, args: &[&str], env: &[(&str, &Path)], health: &str) -> Self {
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let mut peer = Self::spawn(program, args, env);
-            match peer.ready(health).await {
-                Ok(()) => return peer,
-                // The port went to another between the look and the bind: another port.
-                Err(said) if said.contains("address already in use") && tries < 3 => {}
-                Err(said) => panic!("{} did not start: {said}", program.display()),
-            }
-        }
-    }
-
-    fn spawn(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let mut process = Command::new(program)
-            .args(args)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .envs(env.iter().map(|(k, v)| (*k, *v)))
-            // Nothing of the tester's own, and nothing fetched: the models are files here.
-            .env("HOME", home.path())
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("XDG_CACHE_HOME", home.path().join("cache"))
-            .env("HF_HUB_OFFLINE", "1")
-            .env("PYTHONUNBUFFERED", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|err| panic!("{} cannot start: {err}", program.display()));
-        let output = Arc::new(Mutex::new(String::new()));
-        let pipes: [Box<dyn Read + Send>; 2] =
-            [Box::new(process.stdout.take().unwrap()), Box::new(process.stderr.take().unwrap())];
-        for mut pipe in pipes {
-            let sink = output.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
-        Self { process, url: format!("http://127.0.0.1:{port}"), output, _home: home }
-    }
-
-    /// Waits until `health` answers 200; else what the server said when it stopped, or
-    /// when it had not answered in time.
-    async fn ready(&mut self, health: &str) -> Result<(), String> {
-        let deadline = Instant::now() + STARTUP;
-        let client = reqwest::Client::new();
-        loop {
-            let answer = client.get(format!("{}{health}", self.url)).timeout(Duration::from_secs(5)).send().await;
-            if answer.is_ok_and(|a| a.status() == 200) {
-                return Ok(());
-            }
-            let stopped = self.process.try_wait().unwrap().is_some();
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if stopped || Instant::now() > deadline {
-                self.kill();
-                return Err(self.said());
-            }
-        }
-    }
-
-    fn said(&self) -> String {
-        self.output.lock().unwrap().clone()
-    }
-
-    /// How many `POST path` requests the server logged (uvicorn's access log).
-    fn posts(&self, path: &str) -> usize {
-        self.said().matches(&format!("\"POST {path} HTTP/1.1\"")).count()
-    }
-
-    /// Kills the server, as a crash or an unplugged machine would stop it.
-    fn kill(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// The route faster-whisper-server writes speech down on.
