@@ -268,14 +268,20 @@ async fn peer_round(python: &Path, model: &Path, threads: usize, work: &Path) ->
         .send()
         .await
         .expect("the request");
+    assert!(response.status().is_success(), "llama_cpp.server answered {}", response.status());
     let mut stream = response.bytes_stream();
-    let mut seen = String::new();
-    let first = loop {
+    let mut pending = String::new();
+    let first = 'read: loop {
         let chunk = stream.next().await.expect("a token before the stream ends").expect("the stream");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-        // The first chunk carries the role; the first one with content is the first word.
-        if seen.contains("\"content\":\"") {
-            break exec.elapsed();
+        pending.push_str(&String::from_utf8_lossy(&chunk));
+        // Whole lines only; the first `data:` event whose delta has text is the first word.
+        while let Some(end) = pending.find('\n') {
+            let line: String = pending.drain(..=end).collect();
+            let Some(data) = line.trim().strip_prefix("data:") else { continue };
+            let Ok(event) = serde_json::from_str::<Value>(data.trim()) else { continue };
+            if event["choices"][0]["delta"]["content"].as_str().is_some_and(|text| !text.is_empty()) {
+                break 'read exec.elapsed();
+            }
         }
     };
     terminate(&mut child);
