@@ -24,6 +24,8 @@
 pub mod agent;
 pub mod app;
 pub mod backup;
+#[cfg(feature = "benchmarks")]
+pub mod benching;
 pub mod config;
 pub mod crypto;
 pub mod error;

@@ -79,7 +79,7 @@ fn compose(
 
 /// Whose rows of a history a context reads.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Rows<'a> {
+pub(crate) enum Rows<'a> {
     /// The conversation's own, not those of the sub-agent frames inside it.
     Conversation,
     /// One frame's own work (§8.3).
@@ -89,7 +89,7 @@ pub(super) enum Rows<'a> {
 /// What a model reads: the prompt, the summary standing in for older rows, then the rows
 /// of `history` that are `whose`. Stored tool rows hold exactly what the model was given;
 /// an errored turn's empty closing row is no message at all.
-pub(super) fn compose_context(
+pub(crate) fn compose_context(
     prompt: &str,
     summary: Option<&str>,
     history: &[Message],

@@ -17,7 +17,7 @@ const LAYERS: [&[&str]; 10] = [
     &["agent"],
     &["jobs"],
     &["http"],
-    &["app", "fuzzing"],
+    &["app", "fuzzing", "benching"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
