@@ -2,7 +2,6 @@
 //! `tool_use` blocks (arguments as `input_json_delta` fragments) and usage become
 //! [`Delta`]s; thinking blocks are dropped cleanly — they are neither shown nor sent back.
 
-use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
@@ -120,11 +119,11 @@ where
     B: AsRef<[u8]> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    let deltas = bytes
-        .eventsource()
-        .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.event == "message_stop")))
+    let deltas = super::sse::events(bytes)
+        .take_while(|event| std::future::ready(!matches!(event, Ok(e) if e.name == "message_stop")))
         .map(|event| match event {
-            Ok(event) => parse_event(&event.event, &event.data),
+            // An event without a name is the default kind, `message`.
+            Ok(event) => parse_event(if event.name.is_empty() { "message" } else { &event.name }, &event.data),
             Err(err) => Err(ProviderError::Unavailable {
                 status: None,
                 retry_after: None,

@@ -18,6 +18,7 @@ pub mod ollama;
 pub mod openai;
 pub mod privacy;
 pub mod retry;
+pub(crate) mod sse;
 pub mod voice_catalogue;
 
 use std::pin::Pin;

@@ -1,8 +1,7 @@
 //! OpenAI-compatible chat completions: OpenAI, OpenRouter, LM Studio, llama.cpp's server,
-//! vLLM and Ollama's `/v1` all speak it. Requests stream as server-sent events, parsed
-//! by `eventsource-stream`; tool calls arrive as fragments keyed by index.
+//! vLLM and Ollama's `/v1` all speak it. Requests stream as server-sent events, read by
+//! [`super::sse`]; tool calls arrive as fragments keyed by index.
 
-use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -150,7 +149,7 @@ where
 {
     // `None` marks the end of the bytes; `finished` whether a choice said how it ended.
     let deltas =
-        bytes.eventsource().map(Some).chain(futures_util::stream::iter([None])).scan(false, |finished, event| {
+        super::sse::events(bytes).map(Some).chain(futures_util::stream::iter([None])).scan(false, |finished, event| {
             let item = match event {
                 Some(Ok(event)) if event.data.trim() == "[DONE]" => None,
                 Some(Ok(event)) if event.data.trim().is_empty() => Some(Ok(Vec::new())),
