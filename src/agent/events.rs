@@ -5,6 +5,7 @@
 //! carry private words.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -249,6 +250,10 @@ pub struct TurnEvents {
     turn: TurnId,
     seq: Arc<AtomicU64>,
     frame: Option<String>,
+    /// A `token` event's JSON around its number, written once: everything before the
+    /// `seq` value, and everything after it up to the text's value.
+    token_head: Arc<str>,
+    token_tail: Arc<str>,
 }
 
 impl TurnEvents {
@@ -259,12 +264,14 @@ impl TurnEvents {
     /// The events of a turn that already sent `sent` of them (one that parked): the next
     /// is numbered `sent + 1`, so the page sees no gap.
     pub fn continuing(events: Events, user: UserId, session: ConversationId, turn: TurnId, sent: u64) -> Self {
-        Self { events, user, session, turn, seq: Arc::new(AtomicU64::new(sent)), frame: None }
+        let (token_head, token_tail) = token_frame(&session, &turn, None);
+        Self { events, user, session, turn, seq: Arc::new(AtomicU64::new(sent)), frame: None, token_head, token_tail }
     }
 
     /// The events of a sub-agent frame of this turn: each carries `"frame": id`.
     pub fn for_frame(&self, frame: &str) -> Self {
-        Self { frame: Some(frame.to_owned()), ..self.clone() }
+        let (token_head, token_tail) = token_frame(&self.session, &self.turn, Some(frame));
+        Self { frame: Some(frame.to_owned()), token_head, token_tail, ..self.clone() }
     }
 
     /// How many events the turn has sent so far.
@@ -287,10 +294,19 @@ impl TurnEvents {
         self.events.send(&self.user, make(self.stamp()).to_json());
     }
 
-    /// Sends a `token` event: the hottest path of a turn, serialized straight from the
-    /// enum without a JSON tree in between.
+    /// Sends a `token` event: the hottest path of a turn, once per piece of every reply.
+    /// Written straight into its bytes around the frame made when the turn began — the
+    /// same bytes [`LiveEvent::Token`] serializes to, without copying the ids or the text
+    /// into an event first.
     pub fn token(&self, text: &str) {
-        self.emit(|of| LiveEvent::Token { of, text: text.to_owned() });
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut json = Vec::with_capacity(self.token_head.len() + self.token_tail.len() + text.len() + 24);
+        json.extend_from_slice(self.token_head.as_bytes());
+        write!(json, "{seq}").expect("a Vec takes every byte");
+        json.extend_from_slice(self.token_tail.as_bytes());
+        serde_json::to_writer(&mut json, text).expect("a string serializes");
+        json.push(b'}');
+        self.events.send(&self.user, String::from_utf8(json).expect("JSON is UTF-8"));
     }
 
     /// Sends the turn's end: the one way a `turn_ended` is made, so each carries its
@@ -298,6 +314,16 @@ impl TurnEvents {
     pub fn ended(&self, status: TurnState, error: Option<Failure>) {
         self.emit(|of| LiveEvent::TurnEnded { of, status, error });
     }
+}
+
+/// A `token` event's JSON in two parts, before and after its `seq` value, in the order
+/// [`LiveEvent::Token`] serializes its fields.
+fn token_frame(session: &ConversationId, turn: &TurnId, frame: Option<&str>) -> (Arc<str>, Arc<str>) {
+    let string = |value: &str| serde_json::to_string(value).expect("a string serializes");
+    let head =
+        format!(r#"{{"type":"token","session":{},"turn":{},"seq":"#, string(session.as_str()), string(turn.as_str()));
+    let frame = frame.map(|frame| format!(r#","frame":{}"#, string(frame))).unwrap_or_default();
+    (head.into(), format!(r#"{frame},"text":"#).into())
 }
 
 #[cfg(test)]
@@ -347,6 +373,28 @@ mod tests {
             &*received.try_recv().unwrap().json,
             r#"{"type":"token","session":"chat_1","turn":"turn_1","seq":1,"frame":"frame_1","text":"a\"b"}"#
         );
+    }
+
+    #[test]
+    fn a_token_is_the_same_bytes_as_the_event_it_stands_for() {
+        let events = Events::default();
+        let user = UserId::generate();
+        let mut received = events.subscribe(&user);
+        let turn = TurnEvents::new(events, user, "chat_\"1".into(), "turn_1".into());
+        let frame = turn.for_frame("frame_\\1");
+        for (events, frame_id) in [(&turn, None), (&frame, Some("frame_\\1"))] {
+            for text in ["", "plain", "quote \" back \\ newline \n tab \t bell \u{7} ünï 🦀"] {
+                events.token(text);
+                let sent = received.try_recv().unwrap().json;
+                let of = TurnRef {
+                    session: "chat_\"1".into(),
+                    turn: "turn_1".into(),
+                    seq: events.sent(),
+                    frame: frame_id.map(str::to_owned),
+                };
+                assert_eq!(&*sent, LiveEvent::Token { of, text: text.into() }.to_json());
+            }
+        }
     }
 
     #[test]

@@ -85,14 +85,19 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
         return;
     }
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    // Waited on across the whole loop, which turns once per event of every reply: made
+    // once, rather than registered and dropped again at each turn.
+    let shutdown = state.shutdown.cancelled();
+    let ended = locked.cancelled();
+    tokio::pin!(shutdown, ended);
     loop {
         tokio::select! {
-            _ = state.shutdown.cancelled() => {
+            () = &mut shutdown => {
                 let frame = CloseFrame { code: close_code::AWAY, reason: "server shutting down".into() };
                 let _ = socket.send(Message::Close(Some(frame))).await;
                 return;
             }
-            () = locked.cancelled(), if user.is_some() => {
+            () = &mut ended, if user.is_some() => {
                 let frame = CloseFrame { code: CLOSE_LOCKED, reason: "locked".into() };
                 let _ = socket.send(Message::Close(Some(frame))).await;
                 return;

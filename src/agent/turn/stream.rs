@@ -154,6 +154,11 @@ impl Turn {
     /// deltas with content count as progress: keep-alive lines do not hold a stalled
     /// stream open. If the person's message turns out not to be saved, the stream is
     /// dropped at once.
+    ///
+    /// Runs once per delta of every reply, so its waits are set up once: the stop's
+    /// future is pinned for the whole read, and the silence timer is not moved at each
+    /// delta — a delta only notes when it came, and the timer, when it fires, is set again
+    /// from that moment if the stream was not silent for the whole `stall`.
     async fn read(
         &mut self,
         mut stream: DeltaStream,
@@ -163,11 +168,16 @@ impl Turn {
         shown: Shown,
     ) -> End {
         let stall = self.runtime.inner.limits.stall;
-        let mut deadline = tokio::time::Instant::now() + stall;
+        let stop = self.stop.clone();
+        let stopped = stop.cancelled();
+        tokio::pin!(stopped);
+        let mut heard = tokio::time::Instant::now();
+        let silence = tokio::time::sleep_until(heard + stall);
+        tokio::pin!(silence);
         loop {
             let next = tokio::select! {
                 biased;
-                () = self.stop.cancelled() => return End::Stopped,
+                () = &mut stopped => return End::Stopped,
                 saved = async { commit.as_mut().expect("guarded").await }, if commit.is_some() => {
                     *commit = None;
                     if !self.saved(saved.ok().flatten()) {
@@ -175,16 +185,24 @@ impl Turn {
                     }
                     continue;
                 }
-                next = tokio::time::timeout_at(deadline, stream.next()) => next,
+                // Before the timer: a delta that is ready counts, however late.
+                next = stream.next() => next,
+                () = &mut silence => {
+                    let due = heard + stall;
+                    if tokio::time::Instant::now() >= due {
+                        return End::Failed(ProviderError::Stalled(stall));
+                    }
+                    silence.as_mut().reset(due);
+                    continue;
+                }
             };
             let deltas = match next {
-                Err(_) => return End::Failed(ProviderError::Stalled(stall)),
-                Ok(None) => return End::Finished,
-                Ok(Some(Err(err))) => return End::Failed(err),
-                Ok(Some(Ok(deltas))) => deltas,
+                None => return End::Finished,
+                Some(Err(err)) => return End::Failed(err),
+                Some(Ok(deltas)) => deltas,
             };
             if !deltas.is_empty() {
-                deadline = tokio::time::Instant::now() + stall;
+                heard = tokio::time::Instant::now();
             }
             for delta in deltas {
                 if let Some(text) = reply.take(delta, started)
