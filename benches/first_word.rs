@@ -98,6 +98,11 @@ fn main() {
         pick(|r| r.first_word_ms - r.load_ms - r.prompt_ms)
     );
     println!("| **exec → first word** (moonshot ≤ 3,000 on a 2-core laptop) | **{:.0}** |", pick(Round::total_ms));
+    println!(
+        "| CPU time, exec → first word: `skald` + its model worker | {:.0} + {:.0} |",
+        pick(|r| r.cpu_skald_ms),
+        pick(|r| r.cpu_worker_ms)
+    );
     if peer_rounds.is_empty() {
         println!(
             "| llama-cpp-python's server, same model | not at hand (tests/fetch-llama-server.sh, or \
@@ -108,7 +113,13 @@ fn main() {
         let total = median(peer_rounds.iter().map(|r| r.1).collect());
         println!("| llama-cpp-python's server, same model: exec → ready (model loaded) | {ready:.0} |");
         println!("| llama-cpp-python's server: exec → first streamed token (message alone) | {total:.0} |");
+        let cpu = median(peer_rounds.iter().map(|r| r.2).collect());
+        println!("| llama-cpp-python's server: CPU time, exec → first token | {cpu:.0} |");
         println!("| Skald's exec → first word ÷ llama-cpp-python's | {:.2}× |", pick(Round::total_ms) / total);
+        println!(
+            "| Skald's CPU time to the first word ÷ llama-cpp-python's | {:.2}× |",
+            pick(|r| r.cpu_skald_ms + r.cpu_worker_ms) / cpu
+        );
     }
 }
 
@@ -121,6 +132,9 @@ struct Round {
     load_ms: f64,
     prompt_ms: f64,
     evaluated_tokens: u64,
+    /// CPU time (utime + stime) from exec to the first word: `skald`, and its worker processes.
+    cpu_skald_ms: f64,
+    cpu_worker_ms: f64,
 }
 
 impl Round {
@@ -174,6 +188,7 @@ async fn set_up(skald: &Path, data: &Path, work: &Path, model: &Path) {
 
 async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Round {
     let mut server = Server::start(skald, data, work, model);
+    let pid = server.child.id();
     let ready_ms = ms(server.ready);
     let client = reqwest::Client::new();
 
@@ -202,7 +217,7 @@ async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Ro
             }
             match event["type"].as_str() {
                 Some("token") => {
-                    first.get_or_insert_with(|| started.elapsed());
+                    first.get_or_insert_with(|| (started.elapsed(), cpu_ms(&process_tree(pid))));
                 }
                 Some("turn_ended") => {
                     assert_eq!(event["status"], "done", "the turn ended badly: {event}");
@@ -212,7 +227,8 @@ async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Ro
             }
         }
     };
-    let (sent, first) = tokio::time::timeout(LIMIT, async { tokio::join!(send, read) }).await.expect("a reply in time");
+    let (sent, (first, cpu)) =
+        tokio::time::timeout(LIMIT, async { tokio::join!(send, read) }).await.expect("a reply in time");
     sent.expect("the message is taken");
     let first_word_ms = ms(first);
 
@@ -227,6 +243,8 @@ async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Ro
         login_ms,
         conversation_ms,
         first_word_ms,
+        cpu_skald_ms: cpu.0,
+        cpu_worker_ms: cpu.1,
         load_ms: engine["loaded"]["load_ms"].as_f64().unwrap_or(0.0),
         prompt_ms: last["prompt_ms"].as_f64().unwrap_or(0.0),
         evaluated_tokens: last["evaluated_tokens"].as_u64().unwrap_or(0),
@@ -235,9 +253,9 @@ async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Ro
     round
 }
 
-/// llama-cpp-python's server on the same file: exec → ready, and exec → first streamed
-/// token of the same message, in milliseconds.
-async fn peer_round(python: &Path, model: &Path, threads: usize, work: &Path) -> (f64, f64) {
+/// llama-cpp-python's server on the same file: exec → ready, exec → first streamed token
+/// of the same message, and its CPU time to then, in milliseconds.
+async fn peer_round(python: &Path, model: &Path, threads: usize, work: &Path) -> (f64, f64, f64) {
     let port = free_port();
     let log = std::fs::File::create(work.join("llama-cpp-python.log")).expect("log");
     let exec = Instant::now();
@@ -280,12 +298,12 @@ async fn peer_round(python: &Path, model: &Path, threads: usize, work: &Path) ->
             let Some(data) = line.trim().strip_prefix("data:") else { continue };
             let Ok(event) = serde_json::from_str::<Value>(data.trim()) else { continue };
             if event["choices"][0]["delta"]["content"].as_str().is_some_and(|text| !text.is_empty()) {
-                break 'read exec.elapsed();
+                break 'read (exec.elapsed(), cpu_ms(&[child.id()]).0);
             }
         }
     };
     terminate(&mut child);
-    (ms(ready), ms(first))
+    (ms(ready), ms(first.0), first.1)
 }
 
 /// `python` of llama-cpp-python's environment, when it is built.
@@ -432,6 +450,35 @@ fn terminate(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// `root` and every process under it.
+fn process_tree(root: u32) -> Vec<u32> {
+    let mut tree = vec![root];
+    let mut at = 0;
+    while at < tree.len() {
+        // A child is listed under the thread that started it.
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", tree[at])).into_iter().flatten().flatten();
+        for task in tasks {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            tree.extend(children.split_whitespace().filter_map(|pid| pid.parse::<u32>().ok()));
+        }
+        at += 1;
+    }
+    tree
+}
+
+/// CPU time (utime + stime) of the first process in `pids` and of the others together, in
+/// milliseconds.
+fn cpu_ms(pids: &[u32]) -> (f64, f64) {
+    let per_tick = 1000.0 / rustix::param::clock_ticks_per_second() as f64;
+    let ticks = |pid: &u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+        [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum::<u64>() as f64 * per_tick
+    };
+    let first = pids.first().map_or(0.0, ticks);
+    (first, pids.iter().skip(1).map(ticks).fold(0.0, |sum, ms| sum + ms))
 }
 
 fn free_port() -> u16 {
