@@ -16,14 +16,15 @@
 
 #![allow(clippy::print_stdout, reason = "the harness reports its table on stdout")]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use scripted_model::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 use skald::http::auth::ws_bearer_protocol;
 use tokio_tungstenite::tungstenite::Message;
@@ -49,6 +50,8 @@ struct Args {
     scripted: PathBuf,
     openwebui: Option<PathBuf>,
     openwebui_env: Option<PathBuf>,
+    /// A `skald` built with the `desktop` feature, run under Xvfb for its memory.
+    desktop: Option<PathBuf>,
     quick: bool,
     check: bool,
     budgets: Option<PathBuf>,
@@ -63,14 +66,40 @@ struct Counts {
     people: usize,
     messages: usize,
     rounds: usize,
+    /// Messages in the long conversation (a person's message and its reply are two).
+    history: usize,
+    /// Rounds of opening and of a turn's start, long against short.
+    long_rounds: usize,
+    /// Logins, each followed by a first reply.
+    logins: usize,
 }
 
 impl Counts {
     fn new(quick: bool) -> Counts {
         if quick {
-            Counts { starts: 1, warmup: 3, replies: 20, people: 10, messages: 3, rounds: 1 }
+            Counts {
+                starts: 1,
+                warmup: 3,
+                replies: 20,
+                people: 10,
+                messages: 3,
+                rounds: 1,
+                history: 1_000,
+                long_rounds: 5,
+                logins: 3,
+            }
         } else {
-            Counts { starts: 5, warmup: 20, replies: 200, people: 10, messages: 20, rounds: 2 }
+            Counts {
+                starts: 5,
+                warmup: 20,
+                replies: 200,
+                people: 10,
+                messages: 20,
+                rounds: 2,
+                history: 10_000,
+                long_rounds: 30,
+                logins: 10,
+            }
         }
     }
 }
@@ -103,6 +132,7 @@ fn main() -> ExitCode {
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut skald, mut scripted, mut openwebui, mut openwebui_env, mut budgets) = (None, None, None, None, None);
+    let mut desktop = None;
     let (mut quick, mut check) = (false, false);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().map(PathBuf::from).ok_or(format!("{name} needs a value"));
@@ -112,6 +142,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--openwebui" => openwebui = Some(value("--openwebui")?),
             "--openwebui-env" => openwebui_env = Some(value("--openwebui-env")?),
             "--budgets" => budgets = Some(value("--budgets")?),
+            "--desktop" => desktop = Some(value("--desktop")?),
             "--quick" => quick = true,
             "--check" => check = true,
             // `cargo bench` passes this to every bench target.
@@ -124,7 +155,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if check && budgets.is_none() {
         return Err("--check needs --budgets FILE".into());
     }
-    Ok(Args { skald, scripted, openwebui, openwebui_env, quick, check, budgets })
+    if desktop.is_some() {
+        for tool in ["Xvfb", "dbus-run-session"] {
+            if !on_path(tool) {
+                return Err(format!("--desktop needs {tool} on the PATH"));
+            }
+        }
+    }
+    Ok(Args { skald, scripted, openwebui, openwebui_env, desktop, quick, check, budgets })
 }
 
 async fn run(args: &Args) -> Table {
@@ -197,17 +235,30 @@ async fn run(args: &Args) -> Table {
     let load = load(&direct, &server, &people[1..], peer_server.as_ref(), peer_people.get(1..), counts).await;
     table.load(&load);
 
+    eprintln!("unlock: {} login(s), each on to its first token", counts.logins);
+    let unlock = unlock(&client, &server, counts).await;
+    table.unlock(&unlock);
+
     server.stop();
     if let Some(s) = peer_server {
         s.stop();
+    }
+
+    let long = long_conversation(&client, &args.skald, work.path(), counts).await;
+    table.long(&long, counts);
+
+    if let Some(bin) = &args.desktop {
+        eprintln!("the desktop app under Xvfb: its memory once the page has rendered");
+        let desktop = desktop_memory(bin, &skald_data, work.path());
+        table.desktop(&desktop);
     }
     if let Some(peer) = &peer {
         table.note(format!("Open WebUI {}", peer.version()));
     }
     table.note(format!(
-        "counts: {} start(s), {} streamed replies per arm, {} people x {} messages x {} round(s); \
-         {TOKENS}-token replies from the scripted model server",
-        counts.starts, counts.replies, counts.people, counts.messages, counts.rounds
+        "counts: {} start(s), {} streamed replies per arm, {} people x {} messages x {} round(s), \
+         {} login(s); {TOKENS}-token replies from the scripted model server",
+        counts.starts, counts.replies, counts.people, counts.messages, counts.rounds, counts.logins
     ));
     model.stop();
     table
@@ -418,6 +469,32 @@ impl SkaldPerson {
         serde_json::from_str(&text).unwrap_or_else(|_| panic!("POST {path} answered with no JSON: {text}"))
     }
 
+    async fn get(&self, path: &str) -> Value {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let response = self.client.get(url).bearer_auth(&self.token).send().await.expect("request");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("response body");
+        assert_eq!(status, 200, "GET {path} answered {status}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("GET {path} answered with no JSON: {text}"))
+    }
+
+    /// Opens a conversation as the web UI does (skald-chat): the conversation and its
+    /// history, asked at once. How long until both answered, and the history's rows.
+    async fn open(&self, session: &str) -> (Duration, usize) {
+        let t0 = Instant::now();
+        let conversation = format!("/api/sessions/{session}");
+        let history = format!("/api/sessions/{session}/messages");
+        let (_, history) = tokio::join!(self.get(&conversation), self.get(&history));
+        (t0.elapsed(), history.as_array().map_or(0, Vec::len))
+    }
+
+    /// `POST /api/logout`: the session ends and its key is forgotten.
+    async fn log_out(&self) {
+        let url = format!("http://127.0.0.1:{}/api/logout", self.port);
+        let response = self.client.post(url).bearer_auth(&self.token).send().await.expect("request");
+        assert_eq!(response.status().as_u16(), 204, "POST /api/logout answered {}", response.status());
+    }
+
     /// Fresh conversations, one per reply, so every reply is sent the same context.
     async fn sessions(&self, count: usize) -> Vec<String> {
         let mut ids = Vec::with_capacity(count);
@@ -439,15 +516,21 @@ impl SkaldPerson {
     }
 
     async fn reply(&self, socket: &mut Socket, session: &str) -> Timing {
-        tokio::time::timeout(REPLY_LIMIT, self.turn(socket, session)).await.expect("the Skald reply finished in time")
+        self.exchange(socket, session, PROMPT, expected_text()).await
+    }
+
+    /// One turn of `text`, whose reply should be `expected`, within [`REPLY_LIMIT`].
+    async fn exchange(&self, socket: &mut Socket, session: &str, text: &str, expected: &str) -> Timing {
+        let turn = self.turn(socket, session, text, expected);
+        tokio::time::timeout(REPLY_LIMIT, turn).await.expect("the Skald reply finished in time")
     }
 
     /// Sends the message and reads the socket at the same time: tokens may come before
     /// the 202. Both clocks start at the POST, as the direct arm's does.
-    async fn turn(&self, socket: &mut Socket, session: &str) -> Timing {
+    async fn turn(&self, socket: &mut Socket, session: &str, said: &str, expected: &str) -> Timing {
         let t0 = Instant::now();
         let path = format!("/api/sessions/{session}/messages");
-        let send = self.post(&path, json!({ "text": PROMPT }), 202);
+        let send = self.post(&path, json!({ "text": said }), 202);
         let read = async {
             let (mut first_token, mut text, mut seq, mut lost) = (None, String::new(), None::<u64>, 0);
             loop {
@@ -472,7 +555,7 @@ impl SkaldPerson {
                     }
                     Some("turn_ended") => {
                         let total = t0.elapsed();
-                        let whole = event["status"] == "done" && text == expected_text();
+                        let whole = event["status"] == "done" && text == expected;
                         return Timing { first_token: first_token.unwrap_or(total), total, whole, lost };
                     }
                     _ => {}
@@ -906,6 +989,310 @@ async fn peer_phase(server: &PeerServer, people: &[PeerPerson], counts: Counts) 
 }
 
 // ---------------------------------------------------------------------------------------
+// Unlock: a login through the server, and on to the first token.
+
+/// One person's logins, each on to the first token of a reply.
+#[derive(Default)]
+struct Unlock {
+    /// `POST /api/login`: argon2id with the calibrated parameters, and opening the private
+    /// SQLCipher file. Milliseconds.
+    login: Vec<f64>,
+    /// From the login's POST through the WebSocket, a new conversation and the message's
+    /// POST to the first `token` event. Milliseconds.
+    first_token: Vec<f64>,
+}
+
+/// Logs the last person in again and again, each time on to a reply, then out, so every
+/// login derives the key and opens the file anew.
+async fn unlock(client: &reqwest::Client, server: &SkaldServer, counts: Counts) -> Unlock {
+    let launch = SkaldPerson::launch(client, server);
+    let mut unlock = Unlock::default();
+    for _ in 0..counts.logins {
+        let t0 = Instant::now();
+        let person = launch.log_in(counts.people).await;
+        let login = t0.elapsed();
+        let mut socket = person.socket().await;
+        let session = person.sessions(1).await;
+        let sent = t0.elapsed();
+        let timing = person.reply(&mut socket, &session[0]).await;
+        assert!(timing.whole, "the reply after a login came whole");
+        unlock.login.push(ms(login));
+        unlock.first_token.push(ms(sent + timing.first_token));
+        person.log_out().await;
+    }
+    unlock
+}
+
+// ---------------------------------------------------------------------------------------
+// A long conversation against short ones of the same person.
+
+/// The messages of each short conversation.
+const SHORT_HISTORY: usize = 10;
+/// The reply to every message here: one token, so the fill goes as fast as skald takes it.
+const ONE_TOKEN: &str = " tok0";
+
+/// When a request reached the model server, by the text of the person's message it ends
+/// with (the first time only).
+type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
+
+/// Milliseconds per round, the short conversation's and the long one's.
+#[derive(Default)]
+struct Long {
+    open_short: Vec<f64>,
+    open_long: Vec<f64>,
+    start_short: Vec<f64>,
+    start_long: Vec<f64>,
+    token_short: Vec<f64>,
+    token_long: Vec<f64>,
+    /// The rows of each history page as it was last opened.
+    rows_short: usize,
+    rows_long: usize,
+    /// How long putting the long conversation in took.
+    fill: Duration,
+}
+
+/// A person with one conversation of `counts.history` messages and `counts.long_rounds`
+/// of [`SHORT_HISTORY`] messages, all put in through the API on a fresh data directory;
+/// then opening and a turn's start, long against short, interleaved.
+///
+/// The model server here runs in this process, so it can tell the moment a request
+/// arrived: its responder notes the time and answers one token.
+async fn long_conversation(client: &reqwest::Client, bin: &Path, work: &Path, counts: Counts) -> Long {
+    let model = ScriptedModel::start().await;
+    let arrivals: Arrivals = Arc::default();
+    let seen = Arc::clone(&arrivals);
+    model.respond_with(move |body| {
+        let now = Instant::now();
+        if let Some(text) = last_user_text(body) {
+            lock(&seen).entry(text.to_owned()).or_insert(now);
+        }
+        Some(Reply { tokens: Some(1), ..Reply::default() })
+    });
+    let server = SkaldServer::start(bin, &work.join("skald-long"), work);
+    let person = SkaldPerson::set_up(client, &server, &model.openai_base()).await;
+    let mut socket = person.socket().await;
+    let mut long = Long::default();
+
+    eprintln!("a {}-message conversation, put in through the API", thousands(counts.history));
+    let long_id = person.sessions(1).await.remove(0);
+    let started = Instant::now();
+    for i in 0..counts.history / 2 {
+        let said = format!("Note {i}: the bins go out on Thursday and the ferns want water");
+        let timing = person.exchange(&mut socket, &long_id, &said, ONE_TOKEN).await;
+        assert!(timing.whole, "turn {i} of the long conversation came whole");
+        if (i + 1).is_multiple_of(1000) {
+            eprintln!("  {} messages in {:.0} s", thousands(2 * (i + 1)), started.elapsed().as_secs_f64());
+        }
+    }
+    long.fill = started.elapsed();
+    // A short conversation per round: a turn adds two messages, so none is measured twice.
+    let shorts = person.sessions(counts.long_rounds).await;
+    for (r, short) in shorts.iter().enumerate() {
+        for i in 0..SHORT_HISTORY / 2 {
+            let timing = person.exchange(&mut socket, short, &format!("Short {r}, note {i}"), ONE_TOKEN).await;
+            assert!(timing.whole, "turn {i} of short conversation {r} came whole");
+        }
+    }
+
+    eprintln!("opening and a turn's start: {} round(s), long and short interleaved", counts.long_rounds);
+    // Once each first, unmeasured: the first read of the file warms its pages for both.
+    person.open(&long_id).await;
+    person.open(&shorts[0]).await;
+    for (r, short) in shorts.iter().enumerate() {
+        for k in 0..2 {
+            if (r + k) % 2 == 0 {
+                let (took, rows) = person.open(&long_id).await;
+                long.open_long.push(ms(took));
+                long.rows_long = rows;
+            } else {
+                let (took, rows) = person.open(short).await;
+                long.open_short.push(ms(took));
+                long.rows_short = rows;
+            }
+        }
+    }
+    for (r, short) in shorts.iter().enumerate() {
+        for k in 0..2 {
+            let is_long = (r + k) % 2 == 0;
+            let (session, said) = if is_long {
+                (&long_id, format!("Probe {r} of the long conversation"))
+            } else {
+                (short, format!("Probe {r} of a short conversation"))
+            };
+            let t0 = Instant::now();
+            let timing = person.exchange(&mut socket, session, &said, ONE_TOKEN).await;
+            assert!(timing.whole, "probe {r} came whole");
+            let arrived = lock(&arrivals).get(&said).copied().expect("the model server received the turn's request");
+            let start = ms(arrived.saturating_duration_since(t0));
+            let (starts, tokens) = if is_long {
+                (&mut long.start_long, &mut long.token_long)
+            } else {
+                (&mut long.start_short, &mut long.token_short)
+            };
+            starts.push(start);
+            tokens.push(ms(timing.first_token));
+        }
+    }
+    server.stop();
+    model.shut_down();
+    long
+}
+
+/// The text of a chat request's last message when a person wrote it (OpenAI's shape).
+fn last_user_text(body: &Value) -> Option<&str> {
+    let last = body["messages"].as_array()?.last()?;
+    if last["role"] != "user" {
+        return None;
+    }
+    last["content"].as_str()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// 10000 as "10,000".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The desktop app under Xvfb.
+
+/// Far beyond the smoke test's start on this machine: only a stuck window waits this long.
+const DESKTOP_LIMIT: Duration = Duration::from_secs(180);
+/// skald's own default log filter, set so the page's report reaches stderr whatever the
+/// caller's `SKALD_LOG` says.
+const LOG_FILTER: &str = "info,sqlx=warn,hyper=warn,tower=warn,llama_cpp_2=warn";
+
+struct DesktopMemory {
+    /// Exec → the page's `rendered` report in the log.
+    rendered: Duration,
+    /// KiB, the `skald` process.
+    app: u64,
+    /// Each process skald started (WebKit's), by name, with its PSS in KiB.
+    helpers: Vec<(String, u64)>,
+}
+
+/// A process stopped with all it started when this goes, on every path out.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        terminate_tree(&mut self.0);
+    }
+}
+
+/// Runs the desktop app on `data` under an Xvfb display of its own and a private D-Bus
+/// session (as tests/desktop/smoke.sh does), waits for the page to report it rendered,
+/// leaves it [`SETTLE`], and reads the PSS of `skald` and of every process under it.
+fn desktop_memory(bin: &Path, data: &Path, work: &Path) -> Result<DesktopMemory, String> {
+    let mut xvfb = Reaped(
+        Command::new("Xvfb")
+            .args(["-displayfd", "1", "-screen", "0", "1280x900x24", "-nolisten", "tcp"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|err| format!("starting Xvfb: {err}"))?,
+    );
+    let display = first_line(&mut xvfb.0, Duration::from_secs(30))
+        .map(|(line, _)| line.trim().to_owned())
+        .filter(|n| n.parse::<u32>().is_ok())
+        .ok_or("Xvfb named no display")?;
+    let home = work.join("desktop-home");
+    let runtime = work.join("desktop-run");
+    std::fs::create_dir_all(&runtime).map_err(|err| format!("{}: {err}", runtime.display()))?;
+    std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .map_err(|err| format!("{}: {err}", runtime.display()))?;
+    let log_path = work.join("desktop.log");
+    let mut log = std::fs::File::create(&log_path).map_err(|err| format!("{}: {err}", log_path.display()))?;
+    let started = Instant::now();
+    let mut app = Reaped(
+        Command::new("dbus-run-session")
+            .arg("--")
+            .arg(bin)
+            .arg("--data-dir")
+            .arg(data)
+            .env("DISPLAY", format!(":{display}"))
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("SKALD_DATA_DIR")
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_RUNTIME_DIR", &runtime)
+            // As the smoke test: without it WebKit draws a blank window under Xvfb.
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+            .env("SKALD_LOG", LOG_FILTER)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| format!("starting dbus-run-session {}: {err}", bin.display()))?,
+    );
+    // The page posts `rendered` once its first screen (here the login picker) is on screen.
+    let stderr = app.0.stderr.take().expect("piped stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("page reported") && line.contains("Rendered") {
+                let _ = tx.send(Instant::now());
+            }
+            let _ = std::io::Write::write_all(&mut log, format!("{line}\n").as_bytes());
+        }
+    });
+    let rendered = rx
+        .recv_timeout(DESKTOP_LIMIT)
+        .map_err(|_| format!("the page reported no render within {DESKTOP_LIMIT:?}; see {}", log_path.display()))?;
+    std::thread::sleep(SETTLE);
+    let exe = std::fs::canonicalize(bin).map_err(|err| format!("{}: {err}", bin.display()))?;
+    let skald = process_tree(app.0.id())
+        .into_iter()
+        .find(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|path| path == exe))
+        .ok_or("no skald process under dbus-run-session")?;
+    let helpers =
+        process_tree(skald).into_iter().filter(|pid| *pid != skald).map(|pid| (program(pid), pss(pid))).collect();
+    let memory = DesktopMemory { rendered: rendered - started, app: pss(skald), helpers };
+    // Quit as the tray would (SIGTERM); then anything of the tree still there is killed,
+    // WebKit's processes included, which skald's exit would otherwise leave to init.
+    let tree = process_tree(app.0.id());
+    let _ = Command::new("kill").args(["-TERM", &skald.to_string()]).status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{skald}")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in tree.into_iter().filter(|pid| *pid != app.0.id()) {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).stderr(Stdio::null()).status();
+    }
+    drop(app);
+    drop(xvfb);
+    Ok(memory)
+}
+
+/// The process's program name, whole (`/proc/PID/comm` cuts it at 15 bytes).
+fn program(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    let name = Path::new(std::str::from_utf8(first).unwrap_or_default()).file_name();
+    name.and_then(|n| n.to_str()).filter(|n| !n.is_empty()).unwrap_or("?").to_owned()
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+}
+
+// ---------------------------------------------------------------------------------------
 // Processes: start, stop, memory, CPU.
 
 #[derive(Clone, Copy)]
@@ -1053,7 +1440,9 @@ impl Budgets {
     }
 }
 
-const KNOWN_BUDGETS: [&str; 9] = [
+const KNOWN_BUDGETS: [&str; 11] = [
+    "within.long_turn_start",
+    "mib.desktop_pss",
     "ratio.idle_pss",
     "ratio.ready",
     "ratio.cpu_per_reply",
@@ -1065,19 +1454,26 @@ const KNOWN_BUDGETS: [&str; 9] = [
     "count.lost_events",
 ];
 
-/// One line of the table. `checked` is the figure compared with the budget `key` (at most).
+/// One line of a table: its cells after the figure's name. `checked` is the figure
+/// compared with the budget `key` (at most).
 struct Row {
     name: String,
-    direct: String,
-    skald: String,
-    peer: String,
-    ratio: String,
+    cells: Vec<String>,
     checked: Option<(&'static str, f64)>,
+}
+
+/// A table of its own after the main one, for figures whose arms are not direct, Skald
+/// and Open WebUI (the long conversation's are two conversations of one person).
+struct Section {
+    columns: Vec<String>,
+    rows: Vec<Row>,
 }
 
 #[derive(Default)]
 struct Table {
+    /// The main table: direct, Skald, Open WebUI, Skald / Open WebUI.
     rows: Vec<Row>,
+    sections: Vec<Section>,
     notes: Vec<String>,
     peer: bool,
 }
@@ -1119,8 +1515,11 @@ fn ratio(skald: f64, peer: f64) -> f64 {
 
 impl Table {
     fn row(&mut self, name: &str, direct: String, skald: String, peer: String, ratio: f64) -> &mut Row {
-        let ratio = if ratio.is_nan() { String::new() } else { format!("{ratio:.3}") };
-        self.rows.push(Row { name: name.to_owned(), direct, skald, peer, ratio, checked: None });
+        self.rows.push(Row {
+            name: name.to_owned(),
+            cells: vec![direct, skald, peer, ratio_text(ratio)],
+            checked: None,
+        });
         self.rows.last_mut().expect("just pushed")
     }
 
@@ -1249,24 +1648,117 @@ impl Table {
         row.checked = Some(("count.load_incomplete", (broken + lost) as f64));
     }
 
-    /// Prints the table (Markdown) and returns how many budgets were missed.
+    fn unlock(&mut self, unlock: &Unlock) {
+        let dist = |v: &[f64]| pair(p50_p95(&sorted(v.iter().copied())));
+        self.row(
+            "unlock: POST /api/login, argon2id as calibrated + the private file (ms, p50 / p95)",
+            String::new(),
+            dist(&unlock.login),
+            String::new(),
+            f64::NAN,
+        );
+        self.row(
+            "login → first token: login, WebSocket, new conversation, message (ms, p50 / p95)",
+            String::new(),
+            dist(&unlock.first_token),
+            String::new(),
+            f64::NAN,
+        );
+    }
+
+    /// The long conversation's own table: short, long, long / short (of the p50s).
+    fn long(&mut self, long: &Long, counts: Counts) {
+        let many = thousands(counts.history);
+        let columns =
+            vec![format!("{SHORT_HISTORY} messages"), format!("{many} messages"), format!("{many} / {SHORT_HISTORY}")];
+        let mut rows = Vec::new();
+        let mut row = |name: &str, short: &[f64], long: &[f64], key: Option<&'static str>| {
+            let (s, l) = (p50_p95(&sorted(short.iter().copied())), p50_p95(&sorted(long.iter().copied())));
+            let r = ratio(l.0, s.0);
+            let checked = key.filter(|_| !r.is_nan()).map(|key| (key, r));
+            rows.push(Row { name: name.to_owned(), cells: vec![pair(s), pair(l), ratio_text(r)], checked });
+        };
+        row(
+            "open a conversation: it and its history, as the web UI asks (ms, p50 / p95)",
+            &long.open_short,
+            &long.open_long,
+            None,
+        );
+        row(
+            "a turn's start: POST of the message → the model server has the request (ms, p50 / p95)",
+            &long.start_short,
+            &long.start_long,
+            Some("within.long_turn_start"),
+        );
+        row("  POST → first token, 1-token replies (ms, p50 / p95)", &long.token_short, &long.token_long, None);
+        self.sections.push(Section { columns, rows });
+        let turns = counts.history / 2;
+        self.note(format!(
+            "the long conversation: {many} messages put in through the API in {:.0} s ({:.0} turns/s); \
+             its history page held {} rows, a short one's {}; {} round(s)",
+            long.fill.as_secs_f64(),
+            turns as f64 / long.fill.as_secs_f64(),
+            thousands(long.rows_long),
+            long.rows_short,
+            counts.long_rounds,
+        ));
+    }
+
+    fn desktop(&mut self, desktop: &Result<DesktopMemory, String>) {
+        let memory = match desktop {
+            Ok(memory) => memory,
+            Err(why) => {
+                let row = self.row(
+                    "desktop app under Xvfb: PSS (MiB)",
+                    String::new(),
+                    "failed".into(),
+                    String::new(),
+                    f64::NAN,
+                );
+                row.checked = Some(("mib.desktop_pss", f64::INFINITY));
+                self.note(format!("the desktop app: {why}"));
+                return;
+            }
+        };
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        let helpers: u64 = memory.helpers.iter().map(|(_, kib)| kib).sum();
+        let total = mib(memory.app + helpers);
+        let row = self.row(
+            "desktop app under Xvfb: PSS of skald and the processes it started (MiB)",
+            String::new(),
+            one(total, 1),
+            String::new(),
+            f64::NAN,
+        );
+        row.checked = Some(("mib.desktop_pss", total));
+        self.row("  the skald process (MiB)", String::new(), one(mib(memory.app), 1), String::new(), f64::NAN);
+        let mut names: Vec<&str> = memory.helpers.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        self.row(
+            &format!("  its {} processes: {} (MiB)", memory.helpers.len(), names.join(", ")),
+            String::new(),
+            one(mib(helpers), 1),
+            String::new(),
+            f64::NAN,
+        );
+        self.row(
+            "desktop app: exec → the page reports it rendered (ms)",
+            String::new(),
+            one(ms(memory.rendered), 0),
+            String::new(),
+            f64::NAN,
+        );
+    }
+
+    /// Prints the tables (Markdown) and returns how many budgets were missed.
     fn print(&self, budgets: Option<&Budgets>) -> usize {
         let mut missed = 0;
-        println!("| figure | direct | Skald | Open WebUI | Skald / Open WebUI | budget |");
-        println!("|---|---:|---:|---:|---:|---|");
-        for row in &self.rows {
-            let verdict = match (row.checked, budgets) {
-                (Some((key, value)), Some(budgets)) => match budgets.0.get(key) {
-                    Some(limit) if value <= *limit => format!("≤ {limit} ({key}): holds"),
-                    Some(limit) => {
-                        missed += 1;
-                        format!("≤ {limit} ({key}): **misses**")
-                    }
-                    None => String::new(),
-                },
-                _ => String::new(),
-            };
-            println!("| {} | {} | {} | {} | {} | {verdict} |", row.name, row.direct, row.skald, row.peer, row.ratio);
+        let main = ["direct", "Skald", "Open WebUI", "Skald / Open WebUI"].map(String::from);
+        missed += print_table(&main, &self.rows, budgets);
+        for section in &self.sections {
+            println!();
+            missed += print_table(&section.columns, &section.rows, budgets);
         }
         println!();
         for note in &self.notes {
@@ -1274,6 +1766,33 @@ impl Table {
         }
         missed
     }
+}
+
+/// One Markdown table: the figure, `columns`, and the budget's verdict; returns how many
+/// budgets its rows missed.
+fn print_table(columns: &[String], rows: &[Row], budgets: Option<&Budgets>) -> usize {
+    let mut missed = 0;
+    println!("| figure | {} | budget |", columns.join(" | "));
+    println!("|---|{}---|", "---:|".repeat(columns.len()));
+    for row in rows {
+        let verdict = match (row.checked, budgets) {
+            (Some((key, value)), Some(budgets)) => match budgets.0.get(key) {
+                Some(limit) if value <= *limit => format!("≤ {limit} ({key}): holds"),
+                Some(limit) => {
+                    missed += 1;
+                    format!("≤ {limit} ({key}): **misses**")
+                }
+                None => String::new(),
+            },
+            _ => String::new(),
+        };
+        println!("| {} | {} | {verdict} |", row.name, row.cells.join(" | "));
+    }
+    missed
+}
+
+fn ratio_text(ratio: f64) -> String {
+    if ratio.is_nan() { String::new() } else { format!("{ratio:.3}") }
 }
 
 fn median(starts: &[Start], pick: fn(&Start) -> f64) -> f64 {
