@@ -71,13 +71,17 @@ for line in sys.stdin:
 # ---------------------------------------------------------------------------------------
 # The side-by-side harness.
 if wanted side-by-side; then
+  # The desktop app's memory needs a build with the window, kept beside the headless one:
+  # built first, so the headless build that follows leaves release/skald headless.
+  desktop_bin=$release/skald-desktop want_desktop=''
+  if command -v Xvfb >/dev/null && command -v dbus-run-session >/dev/null; then want_desktop=1; fi
   if [[ ${SKALD_BENCH_NO_BUILD:-} != 1 ]]; then
-    echo "building skald, scripted-model and the harness (release)" >&2
+    echo "building skald (with the window, then headless), scripted-model and the harness (release)" >&2
     (cd "$root" \
+      && { [[ -z $want_desktop ]] || { cargo build --release --locked --features desktop --bin skald >&2 \
+        && cp "$release/skald" "$desktop_bin"; }; } \
       && cargo build --release --locked --bin skald >&2 \
       && cargo build --release --locked -p scripted-model --bin scripted-model >&2)
-    # The desktop arm (the harness engineer's lines): build `--features desktop` here and
-    # copy that binary beside the others below.
   fi
   harness=$(cd "$root" && cargo bench --locked --no-run --bench side_by_side --message-format=json \
     | executables | awk '$1 == "side_by_side" { print $2 }')
@@ -88,7 +92,12 @@ if wanted side-by-side; then
     venv=$("$root/bench/peers/openwebui.sh" install)
     harness_args+=(--openwebui "$venv" --openwebui-env "$root/bench/peers/openwebui.env")
   fi
-  # The desktop arm (the harness engineer's lines): harness_args+=(--desktop "$work/...").
+  if [[ -n $want_desktop && -x $desktop_bin ]]; then
+    cp "$desktop_bin" "$work/skald-desktop"
+    harness_args+=(--desktop "$work/skald-desktop")
+  else
+    echo "bench/run.sh: no desktop figures (they need Xvfb, dbus-run-session and a --features desktop build)" >&2
+  fi
   "$work/$(basename "$harness")" --skald "$work/skald" --scripted "$work/scripted-model" \
     --budgets "$root/bench/budgets.toml" "${harness_args[@]}"
 fi
