@@ -204,6 +204,10 @@ impl Turn {
             if !deltas.is_empty() {
                 heard = tokio::time::Instant::now();
             }
+            // A reply already buffered is ready delta after delta: without the timer's
+            // wait in each turn of the loop, this keeps the task's turns to tokio's budget
+            // so it cannot starve the other tasks of its worker (new connections).
+            tokio::task::consume_budget().await;
             for delta in deltas {
                 if let Some(text) = reply.take(delta, started)
                     && shown == Shown::Live
