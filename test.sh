@@ -60,8 +60,8 @@ tests/lint/dependencies.sh
 
 stage "cargo clippy (headless)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
-stage "cargo clippy (desktop, local model)"
-cargo clippy --locked --all-targets --features desktop,local-model -- -D warnings
+stage "cargo clippy (desktop, local model, micro-benchmarks)"
+cargo clippy --locked --all-targets --features desktop,local-model,benchmarks -- -D warnings
 
 stage "web: API types current"
 # The page's API types are generated from the Rust types the routes answer with
