@@ -17,6 +17,7 @@
 #![allow(clippy::print_stdout, reason = "the harness reports its table on stdout")]
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -26,9 +27,11 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use scripted_model::{Reply, ScriptedModel};
 use serde_json::{Value, json};
-use skald::http::auth::ws_bearer_protocol;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+#[path = "../benches/support/mod.rs"]
+#[allow(dead_code, reason = "each benchmark uses its own part of it")]
+mod support;
+use support::{Serve as SkaldServer, Socket, first_line, next_event, sandboxed, terminate};
 
 const TOKENS: usize = 500;
 const PROMPT: &str = "Count to five hundred";
@@ -42,8 +45,6 @@ const SETTLE: Duration = Duration::from_secs(3);
 const REPLY_LIMIT: Duration = Duration::from_secs(60);
 /// Open WebUI takes seconds to start on these machines; this is only the give-up point.
 const PEER_START_LIMIT: Duration = Duration::from_secs(300);
-
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 struct Args {
     skald: PathBuf,
@@ -184,7 +185,7 @@ async fn run(args: &Args) -> Table {
     eprintln!("preparing an existing data directory for each front");
     let skald_data = work.path().join("skald-existing");
     {
-        let server = SkaldServer::start(&args.skald, &skald_data, work.path());
+        let server = SkaldServer::start_headless(&args.skald, &skald_data, work.path());
         let admin = SkaldPerson::set_up(&client, &server, &model.openai_base()).await;
         admin.add_people(counts.people).await;
         server.stop();
@@ -213,7 +214,7 @@ async fn run(args: &Args) -> Table {
     table.starts(&starts);
 
     eprintln!("streaming: {} warm-up and {} measured replies per arm, interleaved", counts.warmup, counts.replies);
-    let server = SkaldServer::start(&args.skald, &skald_data, work.path());
+    let server = SkaldServer::start_headless(&args.skald, &skald_data, work.path());
     let people = SkaldPerson::log_in_all(&client, &server, counts.people + 1).await;
     let peer_server = match &peer {
         Some(peer) => Some(peer.start(&peer_data, &model.openai_base()).await),
@@ -328,59 +329,17 @@ impl Drop for Scripted {
 // ---------------------------------------------------------------------------------------
 // Skald.
 
-struct SkaldServer {
-    child: Child,
-    port: u16,
-    token: String,
-    ready: Duration,
-}
-
 impl SkaldServer {
-    fn start(bin: &Path, data: &Path, work: &Path) -> SkaldServer {
-        let home = work.join("home");
-        let runtime = work.join("run");
-        std::fs::create_dir_all(&runtime).expect("runtime dir");
-        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("0700");
-        // Its log would drown the progress lines; it stays beside the data for a failed run.
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(work.join("skald.log")).expect("log");
-        let started = Instant::now();
-        let mut child = Command::new(bin)
-            .args(["serve", "--port", "0", "--data-dir"])
-            .arg(data)
-            .env_remove("SKALD_DATA_DIR")
-            // No session bus: the instance key falls back to a file in the data dir.
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env_remove("DISPLAY")
-            .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_RUNTIME_DIR", &runtime)
-            // Open WebUI runs with its title generation off (bench/peers/openwebui.env): so
-            // does Skald, or its title request would count against its CPU per reply.
-            .env("SKALD_AUTO_TITLES", "off")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|err| panic!("starting {}: {err}", bin.display()));
-        let Some((line, at)) = first_line(&mut child, Duration::from_secs(60)) else {
-            terminate(&mut child);
-            panic!("skald serve printed no ready line; see {}", work.join("skald.log").display());
-        };
-        let ready =
-            line.strip_prefix("skald listening on http://127.0.0.1:").and_then(|rest| rest.split_once(" token="));
-        let Some((port, token)) = ready.and_then(|(port, token)| Some((port.parse().ok()?, token.to_owned()))) else {
-            terminate(&mut child);
-            panic!("a malformed ready line: {line:?}");
-        };
-        SkaldServer { child, port, token, ready: at - started }
+    /// `skald serve` on `data`. Open WebUI runs with its title generation off
+    /// (bench/peers/openwebui.env): so does Skald, or its title request would count against
+    /// its CPU per reply.
+    fn start_headless(bin: &Path, data: &Path, work: &Path) -> SkaldServer {
+        SkaldServer::start(bin, data, work, &[("SKALD_AUTO_TITLES", OsStr::new("off"))])
     }
 
     /// Exec → ready line, then idle PSS after [`SETTLE`].
     fn measure_start(bin: &Path, data: &Path, work: &Path) -> Start {
-        let server = SkaldServer::start(bin, data, work);
+        let server = SkaldServer::start_headless(bin, data, work);
         std::thread::sleep(SETTLE);
         let pid = server.child.id();
         let start = Start { ready: server.ready, pss_tree: pss(pid), pss_main: pss(pid) };
@@ -390,14 +349,6 @@ impl SkaldServer {
 
     fn pid(&self) -> u32 {
         self.child.id()
-    }
-
-    fn stop(self) {}
-}
-
-impl Drop for SkaldServer {
-    fn drop(&mut self) {
-        terminate(&mut self.child);
     }
 }
 
@@ -506,13 +457,7 @@ impl SkaldPerson {
     }
 
     async fn socket(&self) -> Socket {
-        let mut request = format!("ws://127.0.0.1:{}/api/ws", self.port).into_client_request().expect("ws request");
-        let offered = format!("skald.v1, {}", ws_bearer_protocol(&self.token));
-        request.headers_mut().insert("sec-websocket-protocol", offered.parse().expect("header"));
-        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("the WebSocket opens");
-        let hello = next_event(&mut socket).await;
-        assert_eq!(hello["type"], "hello", "the socket's first event: {hello}");
-        socket
+        support::socket(self.port, &self.token).await
     }
 
     async fn reply(&self, socket: &mut Socket, session: &str) -> Timing {
@@ -569,22 +514,6 @@ impl SkaldPerson {
 
 fn person_name(i: usize) -> String {
     format!("Person {i}")
-}
-
-/// The next event that is not a heartbeat.
-async fn next_event(socket: &mut Socket) -> Value {
-    loop {
-        match socket.next().await.expect("the socket stays open").expect("a WebSocket message") {
-            Message::Text(text) => {
-                let event: Value = serde_json::from_str(&text).expect("a JSON event");
-                if event["type"] != "heartbeat" {
-                    return event;
-                }
-            }
-            Message::Close(frame) => panic!("the server closed the socket: {frame:?}"),
-            _ => {}
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1068,7 +997,7 @@ async fn long_conversation(client: &reqwest::Client, bin: &Path, work: &Path, co
         }
         Some(Reply { tokens: Some(1), ..Reply::default() })
     });
-    let server = SkaldServer::start(bin, &work.join("skald-long"), work);
+    let server = SkaldServer::start_headless(bin, &work.join("skald-long"), work);
     let person = SkaldPerson::set_up(client, &server, &model.openai_base()).await;
     let mut socket = person.socket().await;
     let mut long = Long::default();
@@ -1208,38 +1137,24 @@ fn desktop_memory(bin: &Path, data: &Path, work: &Path) -> Result<DesktopMemory,
         .map(|(line, _)| line.trim().to_owned())
         .filter(|n| n.parse::<u32>().is_ok())
         .ok_or("Xvfb named no display")?;
-    let home = work.join("desktop-home");
-    let runtime = work.join("desktop-run");
-    std::fs::create_dir_all(&runtime).map_err(|err| format!("{}: {err}", runtime.display()))?;
-    std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .map_err(|err| format!("{}: {err}", runtime.display()))?;
     let log_path = work.join("desktop.log");
     let mut log = std::fs::File::create(&log_path).map_err(|err| format!("{}: {err}", log_path.display()))?;
     let started = Instant::now();
     let mut app = Reaped(
-        Command::new("dbus-run-session")
-            .arg("--")
-            .arg(bin)
-            .arg("--data-dir")
-            .arg(data)
-            .env("DISPLAY", format!(":{display}"))
-            .env_remove("WAYLAND_DISPLAY")
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env_remove("SKALD_DATA_DIR")
-            .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_RUNTIME_DIR", &runtime)
-            // As the smoke test: without it WebKit draws a blank window under Xvfb.
-            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-            .env("SKALD_LOG", LOG_FILTER)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|err| format!("starting dbus-run-session {}: {err}", bin.display()))?,
+        sandboxed(
+            Command::new("dbus-run-session").arg("--").arg(bin).arg("--data-dir").arg(data),
+            &work.join("desktop"),
+        )
+        .env("DISPLAY", format!(":{display}"))
+        .env_remove("WAYLAND_DISPLAY")
+        // As the smoke test: without it WebKit draws a blank window under Xvfb.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("SKALD_LOG", LOG_FILTER)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("starting dbus-run-session {}: {err}", bin.display()))?,
     );
     // The page posts `rendered` once its first screen (here the login picker) is on screen.
     let stderr = app.0.stderr.take().expect("piped stderr");
@@ -1310,35 +1225,6 @@ struct Starts {
     skald_existing: Vec<Start>,
     peer_fresh: Vec<Start>,
     peer_existing: Vec<Start>,
-}
-
-/// The first line on the child's stdout and when it came; the rest is drained so a later
-/// write never blocks the child.
-fn first_line(child: &mut Child, limit: Duration) -> Option<(String, Instant)> {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(line)) = lines.next() {
-            let _ = tx.send((line, Instant::now()));
-        }
-        lines.for_each(drop);
-    });
-    rx.recv_timeout(limit).ok()
-}
-
-/// SIGTERM, then SIGKILL when it has not exited within 10 s.
-fn terminate(child: &mut Child) {
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Stops a process and every process it started.

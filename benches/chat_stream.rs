@@ -11,18 +11,18 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use scripted_model::{Reply, ScriptedModel};
 use serde_json::{Value, json};
-use skald::http::auth::ws_bearer_protocol;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+#[path = "support/mod.rs"]
+#[allow(dead_code, reason = "each benchmark uses its own part of it")]
+mod support;
+use support::{Serve, Socket, next_event};
 
 const TOKENS: usize = 500;
 const WARMUP: usize = 20;
@@ -31,8 +31,6 @@ const PROMPT: &str = "Count to five hundred";
 const PASSWORD: &str = "otter lantern quietly";
 /// Far beyond any reply here: only a stuck arm ever waits this long.
 const REPLY_LIMIT: Duration = Duration::from_secs(30);
-
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// One reply as the client saw it, every time from the POST.
 #[derive(Clone, Copy, Default)]
@@ -57,7 +55,8 @@ fn main() {
 async fn run(replies: usize) {
     let model = ScriptedModel::start().await;
     let dir = tempfile::Builder::new().prefix("skald-bench-").tempdir().expect("temp dir");
-    let server = Server::start(dir.path());
+    let data = dir.path().join("data");
+    let server = Serve::start(Path::new(env!("CARGO_BIN_EXE_skald")), &data, dir.path(), &[]);
     // One client for every request, so connections are kept alive as a browser's are.
     let client = reqwest::Client::builder().tcp_nodelay(true).build().expect("client");
     let skald = Skald::connect(&client, &server, &model.openai_base()).await;
@@ -74,11 +73,11 @@ async fn run(replies: usize) {
     measure(&model, &direct, &skald, &mut socket, &skald.sessions(WARMUP).await).await;
     // Created beforehand, so the CPU measured below is the replies' alone.
     let sessions = skald.sessions(replies).await;
-    let ticks = cpu_ticks(server.pid());
+    let ticks = cpu_ticks(server.child.id());
     let started = Instant::now();
     let pairs = measure(&model, &direct, &skald, &mut socket, &sessions).await;
     let wall = started.elapsed();
-    let cpu = Duration::from_secs_f64((cpu_ticks(server.pid()) - ticks) as f64 / ticks_per_second());
+    let cpu = Duration::from_secs_f64((cpu_ticks(server.child.id()) - ticks) as f64 / ticks_per_second());
 
     report(&pairs, cpu / u32::try_from(replies).expect("a sane count"), wall);
     drop(socket);
@@ -170,7 +169,7 @@ struct Skald<'a> {
 }
 
 impl<'a> Skald<'a> {
-    async fn connect(client: &'a reqwest::Client, server: &Server, openai_base: &str) -> Skald<'a> {
+    async fn connect(client: &'a reqwest::Client, server: &Serve, openai_base: &str) -> Skald<'a> {
         let launch = Skald { client, port: server.port, token: server.token.clone() };
         let setup = launch.post("/api/setup", json!({ "name": "Ada", "password": PASSWORD }), 201).await;
         let token = setup["token"].as_str().expect("a session token").to_owned();
@@ -200,13 +199,7 @@ impl<'a> Skald<'a> {
     }
 
     async fn socket(&self) -> Socket {
-        let mut request = format!("ws://127.0.0.1:{}/api/ws", self.port).into_client_request().expect("ws request");
-        let offered = format!("skald.v1, {}", ws_bearer_protocol(&self.token));
-        request.headers_mut().insert("sec-websocket-protocol", offered.parse().expect("header"));
-        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("the WebSocket opens");
-        let hello = next_event(&mut socket).await;
-        assert_eq!(hello["type"], "hello", "the socket's first event: {hello}");
-        socket
+        support::socket(self.port, &self.token).await
     }
 
     async fn reply(&self, socket: &mut Socket, session: &str) -> Timing {
@@ -250,95 +243,6 @@ impl<'a> Skald<'a> {
         };
         let (accepted, timing) = tokio::join!(send, read);
         Timing { accepted, ..timing }
-    }
-}
-
-/// The next event that is not a heartbeat.
-async fn next_event(socket: &mut Socket) -> Value {
-    loop {
-        match socket.next().await.expect("the socket stays open").expect("a WebSocket message") {
-            Message::Text(text) => {
-                let event: Value = serde_json::from_str(&text).expect("a JSON event");
-                if event["type"] != "heartbeat" {
-                    return event;
-                }
-            }
-            Message::Close(frame) => panic!("the server closed the socket: {frame:?}"),
-            _ => {}
-        }
-    }
-}
-
-/// The real binary, `skald serve` on a free port, with its home in a temporary folder.
-struct Server {
-    child: Child,
-    port: u16,
-    token: String,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let home = dir.join("home");
-        let runtime = dir.join("run");
-        std::fs::create_dir_all(&runtime).expect("runtime dir");
-        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("0700");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
-            .args(["serve", "--port", "0", "--data-dir"])
-            .arg(dir.join("data"))
-            .env_remove("SKALD_DATA_DIR")
-            // No session bus: the instance key falls back to a file in the data dir.
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env_remove("DISPLAY")
-            .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn skald serve");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (mut pipe, sink) = (child.stderr.take().expect("stderr"), Arc::clone(&stderr));
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buf) {
-                sink.lock().expect("stderr sink").push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        let (stdout, (tx, rx)) = (child.stdout.take().expect("stdout"), mpsc::channel());
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(line)) = lines.next() {
-                let _ = tx.send(line);
-            }
-            // Keep draining so a later write can never block the server.
-            lines.for_each(drop);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
-            let _ = child.kill();
-            panic!("skald serve printed no ready line; stderr:\n{}", stderr.lock().expect("stderr sink"));
-        };
-        let ready =
-            line.strip_prefix("skald listening on http://127.0.0.1:").and_then(|rest| rest.split_once(" token="));
-        let Some((port, token)) = ready.and_then(|(port, token)| Some((port.parse().ok()?, token.to_owned()))) else {
-            let _ = child.kill();
-            panic!("a malformed ready line: {line:?}");
-        };
-        Server { child, port, token }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -27,19 +27,19 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
-use std::io::{BufRead, BufReader, Read};
+use std::ffi::OsStr;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use skald::http::auth::ws_bearer_protocol;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+#[path = "support/mod.rs"]
+#[allow(dead_code, reason = "each benchmark uses its own part of it")]
+mod support;
+use support::{Serve, next_event, socket, terminate};
 
 const NAME: &str = "Ada";
 const PASSWORD: &str = "otter lantern quietly";
@@ -175,9 +175,9 @@ fn warm(model: &Path) {
 /// The data directory: the administrator, and the model imported (the only model, so the
 /// one their conversations use).
 async fn set_up(skald: &Path, data: &Path, work: &Path, model: &Path) {
-    let mut server = Server::start(skald, data, work, model);
+    let server = Serve::start(skald, data, work, &[("SKALD_IMPORT_DIRS", import_dir(model))]);
     let client = reqwest::Client::new();
-    let setup = post(&client, server.port, &server.launch, "/api/setup", json!({ "name": NAME, "password": PASSWORD }))
+    let setup = post(&client, server.port, &server.token, "/api/setup", json!({ "name": NAME, "password": PASSWORD }))
         .await
         .expect("setup");
     let token = setup["token"].as_str().expect("a session token").to_owned();
@@ -187,13 +187,13 @@ async fn set_up(skald: &Path, data: &Path, work: &Path, model: &Path) {
 }
 
 async fn skald_round(skald: &Path, data: &Path, work: &Path, model: &Path) -> Round {
-    let mut server = Server::start(skald, data, work, model);
+    let server = Serve::start(skald, data, work, &[("SKALD_IMPORT_DIRS", import_dir(model))]);
     let pid = server.child.id();
     let ready_ms = ms(server.ready);
     let client = reqwest::Client::new();
 
     let started = Instant::now();
-    let login = post(&client, server.port, &server.launch, "/api/login", json!({ "name": NAME, "password": PASSWORD }))
+    let login = post(&client, server.port, &server.token, "/api/login", json!({ "name": NAME, "password": PASSWORD }))
         .await
         .expect("sign-in");
     let login_ms = ms(started.elapsed());
@@ -306,6 +306,11 @@ async fn peer_round(python: &Path, model: &Path, threads: usize, work: &Path) ->
     (ms(ready), ms(first.0), first.1)
 }
 
+/// The folder the model is imported from, which the server must be told it may read.
+fn import_dir(model: &Path) -> &OsStr {
+    model.parent().expect("the model's folder").as_os_str()
+}
+
 /// `python` of llama-cpp-python's environment, when it is built.
 fn llama_server_python() -> Option<PathBuf> {
     let bin = std::env::var_os("SKALD_LLAMA_SERVER_BIN").map(PathBuf::from).or_else(|| {
@@ -316,65 +321,6 @@ fn llama_server_python() -> Option<PathBuf> {
     })?;
     let python = bin.join("python");
     python.is_file().then_some(python)
-}
-
-/// A running `skald serve`, stopped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    launch: String,
-    ready: Duration,
-}
-
-impl Server {
-    fn start(skald: &Path, data: &Path, work: &Path, model: &Path) -> Server {
-        let home = work.join("home");
-        let runtime = work.join("run");
-        std::fs::create_dir_all(&runtime).expect("runtime dir");
-        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("0700");
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(work.join("skald.log")).expect("log");
-        let import_dir = model.parent().expect("the model's folder");
-        let started = Instant::now();
-        let mut child = Command::new(skald)
-            .args(["serve", "--port", "0", "--data-dir"])
-            .arg(data)
-            .env_remove("SKALD_DATA_DIR")
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env_remove("DISPLAY")
-            .env("HOME", &home)
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .env("SKALD_IMPORT_DIRS", import_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|err| panic!("starting {}: {err}", skald.display()));
-        let Some((line, at)) = first_line(&mut child, Duration::from_secs(60)) else {
-            terminate(&mut child);
-            panic!("skald serve printed no ready line; see {}", work.join("skald.log").display());
-        };
-        let ready =
-            line.strip_prefix("skald listening on http://127.0.0.1:").and_then(|rest| rest.split_once(" token="));
-        let Some((port, launch)) = ready.and_then(|(port, token)| Some((port.parse().ok()?, token.to_owned()))) else {
-            terminate(&mut child);
-            panic!("a malformed ready line: {line:?}");
-        };
-        Server { child, port, launch, ready: at - started }
-    }
-
-    fn stop(&mut self) {
-        terminate(&mut self.child);
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        terminate(&mut self.child);
-    }
 }
 
 async fn post(client: &reqwest::Client, port: u16, token: &str, path: &str, body: Value) -> Result<Value, String> {
@@ -393,63 +339,6 @@ async fn get(client: &reqwest::Client, port: u16, token: &str, path: &str) -> Va
     let response = client.get(url).bearer_auth(token).send().await.expect("request");
     assert!(response.status().is_success(), "GET {path} answered {}", response.status());
     response.json().await.expect("JSON")
-}
-
-async fn socket(port: u16, token: &str) -> Socket {
-    let mut request = format!("ws://127.0.0.1:{port}/api/ws").into_client_request().expect("ws request");
-    let offered = format!("skald.v1, {}", ws_bearer_protocol(token));
-    request.headers_mut().insert("sec-websocket-protocol", offered.parse().expect("header"));
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("the WebSocket opens");
-    let hello = next_event(&mut socket).await;
-    assert_eq!(hello["type"], "hello", "the socket's first event: {hello}");
-    socket
-}
-
-/// The next event that is not a heartbeat.
-async fn next_event(socket: &mut Socket) -> Value {
-    loop {
-        match socket.next().await.expect("the socket stays open").expect("a WebSocket message") {
-            Message::Text(text) => {
-                let event: Value = serde_json::from_str(&text).expect("a JSON event");
-                if event["type"] != "heartbeat" {
-                    return event;
-                }
-            }
-            Message::Close(frame) => panic!("the server closed the socket: {frame:?}"),
-            _ => {}
-        }
-    }
-}
-
-/// The first line on the child's stdout and when it came; the rest is drained.
-fn first_line(child: &mut Child, limit: Duration) -> Option<(String, Instant)> {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(line)) = lines.next() {
-            let _ = tx.send((line, Instant::now()));
-        }
-        lines.for_each(drop);
-    });
-    rx.recv_timeout(limit).ok()
-}
-
-/// SIGTERM, then SIGKILL when it has not exited within 10 s.
-fn terminate(child: &mut Child) {
-    if let Ok(Some(_)) = child.try_wait() {
-        return;
-    }
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// `root` and every process under it.
