@@ -19,6 +19,11 @@ export class ReadAloudController implements ReactiveController {
   #feed: SentenceFeed | null = null;
   /** The reply read as it streams: its turn id. */
   #following: string | null = null;
+  /**
+   * The reply whose reading was stopped while it streamed: what it streams next is not
+   * read (a stop, Escape, the person speaking or the engine failing ends its reading for good).
+   */
+  #dropped: string | null = null;
   /** The reply being read (its turn id), for its button; `null` when nothing is. */
   reading: string | null = null;
   /** Why the last reading stopped short, in words; `''` when it did not. */
@@ -73,7 +78,7 @@ export class ReadAloudController implements ReactiveController {
     const login = this.#login();
     if (!login || !(this.always || login.voice.readAloud) || turn.id === null) return;
     if (this.#following !== turn.id) {
-      if (ended || turn.status !== 'running') return;
+      if (ended || turn.status !== 'running' || turn.id === this.#dropped) return;
       this.stop();
       this.#following = turn.id;
       this.#feed = new SentenceFeed();
@@ -99,6 +104,7 @@ export class ReadAloudController implements ReactiveController {
   /** Stops reading, and reading as the reply streams. Whether anything was being read. */
   stop(): boolean {
     const was = this.reading !== null;
+    if (this.#following !== null) this.#dropped = this.#following;
     this.#feed = null;
     this.#following = null;
     this.#speaker?.stop();
@@ -124,6 +130,7 @@ export class ReadAloudController implements ReactiveController {
       (reading, problem) => {
         if (problem !== undefined) {
           this.problem = problem;
+          if (this.#following !== null) this.#dropped = this.#following;
           this.#feed = null;
           this.#following = null;
         }
