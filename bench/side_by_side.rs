@@ -429,12 +429,13 @@ impl SkaldPerson {
         serde_json::from_str(&text).unwrap_or_else(|_| panic!("GET {path} answered with no JSON: {text}"))
     }
 
-    /// Opens a conversation as the web UI does (skald-chat): the conversation and its
-    /// history, asked at once. How long until both answered, and the history's rows.
+    /// Opens a conversation as the web UI does (skald-chat): the conversation and the
+    /// latest page of its history ([`OPEN_TURNS`] turns), asked at once. How long until
+    /// both answered, and the page's rows.
     async fn open(&self, session: &str) -> (Duration, usize) {
         let t0 = Instant::now();
         let conversation = format!("/api/sessions/{session}");
-        let history = format!("/api/sessions/{session}/messages");
+        let history = format!("/api/sessions/{session}/messages?turns={OPEN_TURNS}");
         let (_, history) = tokio::join!(self.get(&conversation), self.get(&history));
         (t0.elapsed(), history.as_array().map_or(0, Vec::len))
     }
@@ -954,6 +955,10 @@ async fn unlock(client: &reqwest::Client, server: &SkaldServer, counts: Counts) 
 
 // ---------------------------------------------------------------------------------------
 // A long conversation against short ones of the same person.
+
+/// The turns the web UI reads when it opens a conversation (`PAGE_TURNS` in
+/// web/src/components/skald-chat/skald-chat.ts); earlier ones are read as the person scrolls.
+const OPEN_TURNS: usize = 40;
 
 /// The messages of each short conversation.
 const SHORT_HISTORY: usize = 10;

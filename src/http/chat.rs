@@ -19,6 +19,7 @@ use crate::agent::documents::{self, AttachError};
 use crate::agent::prompts::PromptRefused;
 use crate::ids::{ConversationId, DocumentId, TurnId};
 use crate::providers::privacy::Tier;
+use crate::store::StoreError;
 use crate::store::chat::{self, Conversation, Message};
 use crate::store::providers::ProviderKind;
 
@@ -384,11 +385,45 @@ pub async fn retry(
     Ok((StatusCode::ACCEPTED, Json(started.into())))
 }
 
-/// `GET /api/sessions/{id}/messages`: the history, oldest first.
-pub async fn messages(caller: Caller, Path(id): Path<ConversationId>) -> Result<Json<Vec<Message>>, ApiError> {
+/// `GET /api/sessions/{id}/messages[?turns=N][&before=TURN]`: the history, oldest first;
+/// every row, or with either parameter a page of whole turns on the active path (the
+/// latest `turns`, 50 unless asked, at most 500; or those before the turn `before`), which
+/// costs what the page holds, however long the conversation. 404 `no_turn` when `before`
+/// is not a turn of this conversation.
+pub async fn messages(
+    caller: Caller,
+    Path(id): Path<ConversationId>,
+    Query(page): Query<HistoryQuery>,
+) -> Result<Json<Vec<Message>>, ApiError> {
     find(&caller, &id).await?;
-    Ok(Json(chat::history(&caller.session.space, &id).await?))
+    let space = &caller.session.space;
+    if page.turns.is_none() && page.before.is_none() {
+        return Ok(Json(chat::history(space, &id).await?));
+    }
+    let turns = page.turns.unwrap_or(PAGE_TURNS).clamp(1, MAX_PAGE_TURNS);
+    let end = page.before.as_ref().map_or(chat::PageEnd::Latest, |turn| chat::PageEnd::Before(turn.as_str()));
+    match chat::history_page(space, &id, end, turns).await {
+        Ok(rows) => Ok(Json(rows)),
+        Err(StoreError::NotFound) => Err(ApiError::Missing {
+            code: "no_turn",
+            message: "this conversation has no such turn; read its latest page again".into(),
+        }),
+        Err(error) => Err(error.into()),
+    }
 }
+
+/// A page of a conversation's history: `GET /api/sessions/{id}/messages?turns=N&before=TURN`.
+#[derive(Deserialize)]
+pub struct HistoryQuery {
+    /// At most this many turns, whole: from the end of the active path, or before `before`.
+    turns: Option<u32>,
+    /// The page ends just before this turn, on the path it continues.
+    before: Option<TurnId>,
+}
+
+/// The turns of a page unless asked for another count, and at most.
+const PAGE_TURNS: u32 = 50;
+const MAX_PAGE_TURNS: u32 = 500;
 
 /// `GET /api/sessions/{id}/requests`: each model request of the conversation, for the record.
 pub async fn requests(caller: Caller, Path(id): Path<ConversationId>) -> Result<Json<Vec<chat::RequestRow>>, ApiError> {

@@ -75,6 +75,57 @@ pub async fn history_between(
     Ok(sqlx::query_as(sql).bind(session_id).bind(turn).bind(after).bind(upto).fetch_all(store.pool()).await?)
 }
 
+/// Where a page of a conversation's history ends.
+#[derive(Debug, Clone, Copy)]
+pub enum PageEnd<'a> {
+    /// At the end of the active path: the latest turns.
+    Latest,
+    /// Just before this turn, on the path it continues (the page before one already read).
+    Before(&'a str),
+}
+
+/// The rows of at most `turns` turns on the active path ending at `end`, oldest first: a
+/// page of the history, whole turns only. Its cost follows the page, not the conversation:
+/// the path is walked back `turns` steps from its end, and the rows are read by turn
+/// (`messages_by_turn`). [`StoreError::NotFound`] when `end` names a turn the conversation
+/// does not have.
+pub async fn history_page(
+    store: &PrivateStore,
+    session_id: &ConversationId,
+    end: PageEnd<'_>,
+    turns: u32,
+) -> Result<Vec<Message>, StoreError> {
+    let before = match end {
+        PageEnd::Latest => None,
+        PageEnd::Before(turn) => Some(turn),
+    };
+    let mut tx = store.pool().begin().await?;
+    if let Some(turn) = before {
+        let known: Option<i64> = sqlx::query_scalar("SELECT 1 FROM turns WHERE id = ? AND session_id = ?")
+            .bind(turn)
+            .bind(session_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        known.ok_or(StoreError::NotFound)?;
+    }
+    // The page's last turn: the path's end, or the turn the one named continues.
+    let sql = sqlx::AssertSqlSafe(format!(
+        "WITH RECURSIVE page(turn, depth) AS (
+             SELECT last.turn, 1 FROM (SELECT CASE WHEN ?2 IS NULL
+                 THEN (SELECT active_turn FROM chat_sessions WHERE id = ?1)
+                 ELSE (SELECT after_turn FROM turns WHERE id = ?2 AND session_id = ?1) END AS turn) AS last
+             WHERE last.turn IS NOT NULL
+             UNION ALL
+             SELECT t.after_turn, page.depth + 1 FROM turns t JOIN page ON t.id = page.turn
+             WHERE t.after_turn IS NOT NULL AND page.depth < ?3)
+         SELECT {COLUMNS} FROM messages INDEXED BY messages_by_turn
+         WHERE turn_id IN (SELECT turn FROM page) AND session_id = ?1 ORDER BY id"
+    ));
+    let rows = sqlx::query_as(sql).bind(session_id).bind(before).bind(turns).fetch_all(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
 /// Every row of a conversation, on every path, oldest first: for the person's archive.
 pub async fn all_rows(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<Message>, StoreError> {
     let sql = sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM messages WHERE session_id = ? ORDER BY id"));

@@ -27,7 +27,7 @@ use crate::ids::ConversationId;
 use branches::ACTIVE_PATH;
 pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
-pub use history::{NewMessage, Path, all_rows, append, history, history_between};
+pub use history::{NewMessage, PageEnd, Path, all_rows, append, history, history_between, history_page};
 pub use requests::{
     RequestFigures, RequestOutcome, RequestPurpose, RequestRecord, RequestRow, RequestSource, StoredRequest,
     record_request, requests, stored_request,

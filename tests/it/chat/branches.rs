@@ -149,3 +149,55 @@ async fn every_request_still_composes_as_it_was_sent_after_the_path_moved_on() {
         assert_eq!(rebuilt["raw"].as_str().unwrap(), original, "request {id} composed differently");
     }
 }
+
+/// `GET …/messages?turns=N[&before=TURN]`: whole turns of the path shown, read back from
+/// its end, which put together are the history; the form without parameters is unchanged.
+#[tokio::test]
+async fn the_history_is_read_in_pages_of_whole_turns_on_the_path_shown() {
+    let chat = Chat::start().await;
+    let session = chat.new_session(json!({})).await;
+    for i in 1..=7 {
+        chat.model.push(Reply::text(format!("Answer {i}.")));
+        chat.send(&session, &format!("Question {i}")).await;
+        chat.finished(&session).await;
+    }
+    // The fifth turn answered again: the path shown holds that version, not the first.
+    let whole = chat.history(&session).await;
+    let fifth = whole[8]["turn_id"].clone();
+    chat.model.push(Reply::text("Answer 5, again."));
+    let again = chat.post_ok(&format!("/api/sessions/{session}/regenerate"), json!({ "turn": fifth })).await;
+    let whole = chat.ended(&session, &again["turn"]).await;
+    assert_eq!(said(&whole).last(), Some(&"Answer 5, again."));
+
+    let page = |query: String| {
+        let chat = &chat;
+        let path = format!("/api/sessions/{session}/messages?{query}");
+        async move { chat.server.call(Method::GET, &path, Some(&chat.token), None).await }
+    };
+    let rows = |body: &Value| body.as_array().unwrap().clone();
+    let (status, latest) = page("turns=2".into()).await;
+    assert_eq!(status, 200, "{latest}");
+    assert_eq!(said(&rows(&latest)), ["Question 4", "Answer 4.", "Question 5", "Answer 5, again."]);
+    let first_shown = latest[0]["turn_id"].as_str().unwrap().to_owned();
+    let (_, earlier) = page(format!("turns=3&before={first_shown}")).await;
+    assert_eq!(
+        said(&rows(&earlier)),
+        ["Question 1", "Answer 1.", "Question 2", "Answer 2.", "Question 3", "Answer 3."]
+    );
+    let (_, none) = page(format!("turns=3&before={}", earlier[0]["turn_id"].as_str().unwrap())).await;
+    assert_eq!(none, json!([]), "nothing before the first turn");
+    // The pages put together are the history as the page has always read it.
+    assert_eq!([rows(&earlier), rows(&latest)].concat(), whole);
+    // 50 turns unless asked; `turns` is kept between 1 and 500.
+    let (_, all) = page(format!("before={}", again["turn"].as_str().unwrap())).await;
+    assert_eq!(said(&rows(&all)).len(), 8);
+    let (_, one) = page("turns=0".into()).await;
+    assert_eq!(said(&rows(&one)), ["Question 5", "Answer 5, again."]);
+
+    // A turn this conversation does not have; and another person's conversation.
+    let (status, body) = page("turns=2&before=turn_nowhere".into()).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("no_turn")), "{body}");
+    let (status, body) =
+        chat.server.call(Method::GET, "/api/sessions/chat_nowhere/messages?turns=2", Some(&chat.token), None).await;
+    assert_eq!(status, 404, "{body}");
+}

@@ -365,9 +365,13 @@ export class ApiClient {
     }).catch(() => undefined);
   }
 
-  /** `GET /api/sessions/{id}/messages`: the history, oldest first. */
-  async history(id: string, signal?: AbortSignal): Promise<HistoryRow[]> {
-    const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}/messages`, signal);
+  /**
+   * `GET /api/sessions/{id}/messages`: the history, oldest first; with `page`, only the
+   * latest `turns` whole turns, or those before the turn `before`.
+   */
+  async history(id: string, signal?: AbortSignal, page?: { readonly turns: number; readonly before?: string }): Promise<HistoryRow[]> {
+    const query = page ? `?${new URLSearchParams({ turns: String(page.turns), ...(page.before ? { before: page.before } : {}) }).toString()}` : '';
+    const body = await this.#request('GET', `/api/sessions/${encodeURIComponent(id)}/messages${query}`, signal);
     return list(body, 'history') as HistoryRow[];
   }
 

@@ -276,6 +276,11 @@ export const en = {
   // a conversation saved as Markdown, and a reply copied
   exportConversation: 'Save as Markdown',
   exportConversationDone: 'Saved {file}.',
+  /** At the top of a long conversation: its earlier turns are read when asked for, or scrolled to. */
+  earlierMessages: 'Show earlier messages',
+  earlierLoading: 'Loading earlier messages…',
+  /** `{reason}`: why the earlier messages could not be read, in words. */
+  earlierFailed: 'The earlier messages could not be read: {reason}',
   exportedOn: 'Saved from Skald on {date}',
   exportYou: 'You',
   exportAssistant: 'Skald',

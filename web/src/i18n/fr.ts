@@ -392,6 +392,9 @@ export const french: Words = {
     // a conversation saved as Markdown, and a reply copied
     exportConversation: 'Enregistrer en Markdown',
     exportConversationDone: '{file} enregistré.',
+    earlierMessages: 'Afficher les messages précédents',
+    earlierLoading: 'Chargement des messages précédents…',
+    earlierFailed: 'Les messages précédents n’ont pas pu être lus : {reason}',
     exportedOn: 'Enregistré depuis Skald le {date}',
     exportYou: 'Toi',
     exportAssistant: 'Skald',

@@ -392,6 +392,9 @@ export const italian: Words = {
     // a conversation saved as Markdown, and a reply copied
     exportConversation: 'Salva come Markdown',
     exportConversationDone: '{file} salvato.',
+    earlierMessages: 'Mostra i messaggi precedenti',
+    earlierLoading: 'Caricamento dei messaggi precedenti…',
+    earlierFailed: 'Non è stato possibile leggere i messaggi precedenti: {reason}',
     exportedOn: 'Salvato da Skald il {date}',
     exportYou: 'Tu',
     exportAssistant: 'Skald',

@@ -78,11 +78,12 @@ export function emptyTranscript(sessionId: string): Transcript {
 }
 
 /**
- * Builds the transcript from the stored history. `turnState` is the
- * session's latest turn state: it says whether a last turn without an end
- * row is still running or waits on a card.
+ * Builds the transcript from the stored history, or a page of it. `turnState`
+ * is the session's latest turn state: it says whether a last turn without an
+ * end row is still running or waits on a card. `earlier` says the rows are a
+ * page before the latest, so none of its turns is the conversation's last.
  */
-export function fromHistory(sessionId: string, rows: readonly HistoryRow[], turnState: string | null): Transcript {
+export function fromHistory(sessionId: string, rows: readonly HistoryRow[], turnState: string | null, earlier = false): Transcript {
   const turns: Turn[] = [];
   const byId = new Map<string, number>();
   const touch = (turnId: string, change: (turn: Turn) => Turn): void => {
@@ -142,7 +143,8 @@ export function fromHistory(sessionId: string, rows: readonly HistoryRow[], turn
   // turn began still names the previous turn's end, so only `parked` is
   // believed of a last turn without an end row — its end row, or the live
   // `turn_ended`, says when it is over.
-  const last = turns.length - 1;
+  // An earlier page (`earlier`) has no last turn of the conversation in it.
+  const last = earlier ? -1 : turns.length - 1;
   turns.forEach((turn, index) => {
     if (turn.status !== 'running') return;
     const status: TurnStatus = index !== last ? 'error' : turnState === 'parked' ? 'parked' : 'running';
@@ -156,18 +158,36 @@ export function fromHistory(sessionId: string, rows: readonly HistoryRow[], turn
  * has not finished keeps what the live events already showed (streamed text
  * is stored only when the turn ends), and turns the read did not include yet
  * (a message being sent, or accepted after the read began) stay at the end.
+ * A turn on screen keeps its key, so what the person opened or selected in it
+ * stays as it was: the page draws a turn anew only when its key changes.
  */
 export function mergeLive(loaded: Transcript, current: Transcript): Transcript {
   if (loaded.sessionId !== current.sessionId) return loaded;
   const byId = new Map(current.turns.filter((turn) => turn.id !== null).map((turn) => [turn.id, turn]));
   const turns = loaded.turns.map((turn) => {
     const live = byId.get(turn.id);
-    if (live === undefined || isEnded(turn.status)) return turn;
-    return { ...turn, items: live.items.length >= turn.items.length ? live.items : turn.items, seq: live.seq, model: live.model ?? turn.model, status: isEnded(live.status) ? live.status : turn.status, error: live.error ?? turn.error };
+    if (live === undefined) return turn;
+    if (isEnded(turn.status)) return { ...turn, key: live.key };
+    return { ...turn, key: live.key, items: live.items.length >= turn.items.length ? live.items : turn.items, seq: live.seq, model: live.model ?? turn.model, status: isEnded(live.status) ? live.status : turn.status, error: live.error ?? turn.error };
   });
   const known = new Set(loaded.turns.map((turn) => turn.id));
-  const newer = current.turns.filter((turn) => turn.id === null || !known.has(turn.id));
-  return { ...loaded, turns: [...turns, ...newer] };
+  // The read was a page: the earlier turns on screen stay before it.
+  const first = current.turns.findIndex((turn) => turn.id !== null && turn.id === loaded.turns[0]?.id);
+  const earlier = first > 0 ? current.turns.slice(0, first).filter((turn) => turn.id !== null && !known.has(turn.id)) : [];
+  const newer = current.turns.slice(Math.max(first, 0)).filter((turn) => turn.id === null || !known.has(turn.id));
+  return { ...loaded, turns: [...earlier, ...turns, ...newer] };
+}
+
+/** A page of earlier turns put before those on screen (a turn already there is not repeated). */
+export function withEarlier(current: Transcript, earlier: Transcript): Transcript {
+  if (earlier.sessionId !== current.sessionId) return current;
+  const shown = new Set(current.turns.map((turn) => turn.id));
+  return { ...current, turns: [...earlier.turns.filter((turn) => !shown.has(turn.id)), ...current.turns] };
+}
+
+/** How many turns a page of history rows holds. */
+export function turnsIn(rows: readonly HistoryRow[]): number {
+  return new Set(rows.map((row) => row.turn_id)).size;
 }
 
 function isEnded(status: TurnStatus): boolean {

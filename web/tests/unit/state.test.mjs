@@ -106,6 +106,47 @@ describe('live events', () => {
     const done = transcript.fromHistory('chat_1', [row(1, 'turn_1', 'user', 'sent'), row(2, 'turn_1', 'assistant', 'done', { text: 'full' })], 'done');
     assert.deepEqual(transcript.mergeLive(done, live).turns[0].items, [{ kind: 'text', text: 'full' }]);
   });
+
+  test('a page of the latest turns read again keeps the earlier turns on screen before it', () => {
+    const rows = (from, to) =>
+      Array.from({ length: to - from + 1 }, (_, i) => [
+        row(2 * (from + i), `turn_${from + i}`, 'user', 'sent', { text: `q${from + i}` }),
+        row(2 * (from + i) + 1, `turn_${from + i}`, 'assistant', 'done', { text: `a${from + i}` }),
+      ]).flat();
+    const latest = transcript.fromHistory('chat_1', rows(5, 8), 'done');
+    // An earlier page: its last turn is not the conversation's last, so one cut off is no longer running.
+    const earlierRows = [...rows(1, 3), row(8, 'turn_4', 'user', 'sent', { text: 'q4' })];
+    const earlier = transcript.fromHistory('chat_1', earlierRows, 'done', true);
+    assert.equal(earlier.turns.at(-1).status, 'error');
+    assert.equal(transcript.fromHistory('chat_1', earlierRows, 'running').turns.at(-1).status, 'running');
+    let shown = transcript.withEarlier(latest, earlier);
+    assert.deepEqual(shown.turns.map((t) => t.id), ['turn_1', 'turn_2', 'turn_3', 'turn_4', 'turn_5', 'turn_6', 'turn_7', 'turn_8']);
+    assert.equal(transcript.withEarlier(shown, earlier).turns.length, 8, 'a page read twice is not shown twice');
+    // A new turn, then the latest page again (it starts one turn later): nothing is lost or doubled.
+    shown = transcript.addSending(shown, 'k9', 'q9');
+    const again = transcript.fromHistory('chat_1', rows(6, 9), 'done');
+    const merged = transcript.mergeLive(again, transcript.acceptSending(shown, 'k9', 'turn_9'));
+    assert.deepEqual(merged.turns.map((t) => t.id), ['turn_1', 'turn_2', 'turn_3', 'turn_4', 'turn_5', 'turn_6', 'turn_7', 'turn_8', 'turn_9']);
+    assert.equal(merged.turns.at(-1).key, 'k9');
+    assert.equal(transcript.turnsIn(rows(6, 9)), 4);
+  });
+
+  test('a turn on screen keeps its key when the history is read, ended or not', () => {
+    let live = transcript.acceptSending(transcript.addSending(transcript.emptyTranscript('chat_1'), 'k', 'hi'), 'k', 'turn_1');
+    live = transcript.applyEvent(live, event('turn_started', 1)).transcript;
+    const running = transcript.fromHistory('chat_1', [row(1, 'turn_1', 'user', 'sent', { text: 'hi' })], 'running');
+    assert.equal(running.turns[0].key, 'turn_1', 'a turn read from the history alone is keyed by its id');
+    assert.equal(transcript.mergeLive(running, live).turns[0].key, 'k');
+    const failed = transcript.fromHistory(
+      'chat_1',
+      [row(1, 'turn_1', 'user', 'sent', { text: 'hi' }), row(2, 'turn_1', 'assistant', 'error', { error_code: 'auth', error_message: 'refused' })],
+      null,
+    );
+    const merged = transcript.mergeLive(failed, live);
+    assert.equal(merged.turns[0].key, 'k');
+    assert.equal(merged.turns[0].status, 'error');
+    assert.deepEqual(merged.turns[0].error, { code: 'auth', message: 'refused' });
+  });
 });
 
 describe('the privacy badge', () => {

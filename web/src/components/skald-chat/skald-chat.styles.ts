@@ -64,6 +64,15 @@ export const styles = css`
     text-align: center;
   }
 
+  /* Above the first turn read: the earlier ones, on request or when scrolled to. */
+  .earlier {
+    display: flex;
+    flex-direction: column;
+    align-items: center;
+    gap: 0.5rem;
+    margin: 0.5rem 0 1rem;
+  }
+
   .empty {
     margin: 18vh auto 0;
     text-align: center;

@@ -196,3 +196,84 @@ describe('documents in a conversation', () => {
     assert.equal(await link.innerText(), 'notes.txt', 'the new version shows the same document');
   });
 });
+
+/** A long conversation, served a page at a time as the server does (src/store/chat/history.rs). */
+class PagedServer extends FakeServer {
+  /** The query of each history read, in order: `''` for the whole history. */
+  reads = [];
+
+  constructor(turns) {
+    super();
+    this.turnState = 'done';
+    this.history = Array.from({ length: turns }, (_, i) => [
+      row(2 * i + 1, `turn_${i + 1}`, 'user', 'sent', { text: `Question ${i + 1}` }),
+      row(2 * i + 2, `turn_${i + 1}`, 'assistant', 'done', { text: `Answer ${i + 1}, with a few words to give it a line.`, model: 'home/llama' }),
+    ]).flat();
+    const others = this.api;
+    this.api = async (route, request) => {
+      const url = new URL(request.url());
+      if (request.method() !== 'GET' || url.pathname !== '/api/sessions/chat_1/messages') return others(route, request);
+      this.reads.push(url.search);
+      const turns = Number(url.searchParams.get('turns') ?? Infinity);
+      const before = url.searchParams.get('before');
+      const ids = [...new Set(this.history.map((r) => r.turn_id))];
+      const end = before === null ? ids.length : ids.indexOf(before);
+      const page = new Set(ids.slice(Math.max(0, end - turns), end));
+      return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(this.history.filter((r) => page.has(r.turn_id))) });
+    };
+  }
+}
+
+describe('a long conversation', () => {
+  let server;
+  const { page, context } = componentFixture(CHAT_MODULES, () => {
+    server = new PagedServer(100);
+    return { api: server.api };
+  });
+  beforeEach(() => server.install(context));
+
+  const turns = () => page.locator('[data-testid=turn]');
+  const firstShown = async () => (await turns().first().locator('[data-testid=user-message]').innerText()).trim();
+
+  test('opens on its latest turns; earlier ones are read when scrolled to, and what was read stays in place', async () => {
+    await mountChat(page, { session: SESSION, models: MODELS });
+    await turns().nth(39).waitFor({ timeout: TIMEOUT });
+    assert.equal(await turns().count(), 40);
+    assert.deepEqual(server.reads, ['?turns=40'], 'only the latest page was read');
+    assert.equal(await firstShown(), 'Question 61');
+    assert.equal(await page.locator('[data-testid=earlier]').innerText(), 'Show earlier messages');
+
+    // Scrolled up to the top: the forty turns before are put above, and the turn that was
+    // first stays where it was on screen.
+    const anchor = turns().first();
+    const log = page.locator('.log');
+    await log.evaluate((el) => el.scrollTo({ top: 0 }));
+    const before = (await anchor.boundingBox()).y;
+    await turns().nth(79).waitFor({ timeout: TIMEOUT });
+    assert.deepEqual(server.reads, ['?turns=40', '?turns=40&before=turn_61']);
+    assert.equal(await firstShown(), 'Question 21');
+    const moved = Math.abs((await page.locator('[data-testid=turn]', { hasText: 'Question 61' }).boundingBox()).y - before);
+    assert.ok(moved < 2, `the turn read before moved ${moved} px`);
+
+    // The button reads the rest; with the first turn on screen it is gone.
+    await page.locator('[data-testid=earlier]').click();
+    await turns().nth(99).waitFor({ timeout: TIMEOUT });
+    assert.equal(await firstShown(), 'Question 1');
+    assert.equal(await page.locator('[data-testid=earlier]').count(), 0);
+    assert.deepEqual(server.reads.at(-1), '?turns=40&before=turn_21');
+    const texts = await page.locator('[data-testid=user-message]').allInnerTexts();
+    assert.deepEqual(texts, Array.from({ length: 100 }, (_, i) => `Question ${i + 1}`), 'every turn once, in order');
+  });
+
+  test('saved as Markdown, it is saved whole, the turns not yet read too', async () => {
+    await mountChat(page, { session: SESSION, models: MODELS });
+    await turns().nth(39).waitFor({ timeout: TIMEOUT });
+    const saved = page.waitForEvent('download');
+    await page.locator('[data-testid=export-conversation]').click();
+    const file = await (await saved).path();
+    const markdown = (await import('node:fs')).readFileSync(file, 'utf8');
+    assert.deepEqual(server.reads, ['?turns=40', ''], 'the whole history was read for the file');
+    assert.match(markdown, /Question 1\b[\s\S]*Question 60\b[\s\S]*Question 100\b/);
+    assert.equal(await turns().count(), 40, 'the conversation on screen is as it was');
+  });
+});

@@ -56,7 +56,9 @@ import {
   type Transcript,
   type Turn,
   type TurnItem,
+  turnsIn,
   versionPlace,
+  withEarlier,
 } from '../../state/transcript.js';
 import { controls } from '../../styles/controls.js';
 import { dropOverlayStyles } from '../../styles/drop-overlay.js';
@@ -88,6 +90,13 @@ import { styles } from './skald-chat.styles.js';
 
 /** How close to the bottom (px) counts as "following the reply". */
 const FOLLOW_SLACK = 80;
+/**
+ * The turns read at once: a conversation opens on its latest, and earlier ones are read
+ * as the person scrolls up to them, so opening costs the same however long it is.
+ */
+const PAGE_TURNS = 40;
+/** Scrolled up to within this many pixels of the top, the earlier turns are read. */
+const EARLIER_SLACK = 400;
 
 /**
  * Test hooks: `[data-testid=turn]` per turn (its `data-status`), inside it
@@ -120,6 +129,10 @@ export class SkaldChat extends LitElement {
   @state() private transcript: Transcript = emptyTranscript('');
   @state() private loading = false;
   @state() private loadError = '';
+  /** The first turn on screen when earlier ones may be read; `null` when it is the first. */
+  @state() private earlierFrom: string | null = null;
+  @state() private loadingEarlier = false;
+  @state() private earlierError = '';
   @state() private sendError = '';
   @state() private draft = '';
   /** Tool servers' resources to attach to the next message. */
@@ -356,6 +369,8 @@ export class SkaldChat extends LitElement {
     this.stopping = false;
     this.#following = true;
     this.#lastScrollTop = 0;
+    this.earlierFrom = null;
+    this.earlierError = '';
     if (this.detail?.id !== id) this.detail = null;
     if (id !== null && id === this.#createdHere) return;
     // A read of the conversation left must not land in this one (under load it can
@@ -387,10 +402,16 @@ export class SkaldChat extends LitElement {
     if (showLoading) this.loading = true;
     try {
       const signal = this.#alive.signal;
-      const [session, rows] = await Promise.all([client.session(id, signal), client.history(id, signal)]);
+      const [session, rows] = await Promise.all([
+        client.session(id, signal),
+        client.history(id, signal, { turns: PAGE_TURNS }),
+      ]);
       if (token !== this.#loadToken || this.session?.id !== id) return;
       const loaded = fromHistory(id, rows, session.turn_state);
       this.transcript = replace ? loaded : mergeLive(loaded, this.transcript);
+      // Earlier turns read before stay on screen, and so does where reading them stands.
+      const first = loaded.turns[0]?.id ?? null;
+      if (this.transcript.turns[0]?.id === first) this.earlierFrom = turnsIn(rows) >= PAGE_TURNS ? first : null;
       this.detail = session;
       this.loadError = '';
       if (activeTurn(this.transcript) === undefined) this.stopping = false;
@@ -400,6 +421,41 @@ export class SkaldChat extends LitElement {
       this.loadError = describeError(error);
     } finally {
       if (token === this.#loadToken) this.loading = false;
+    }
+  }
+
+  /**
+   * Reads the page of turns before the first on screen and puts it above, keeping what the
+   * person reads where it is on screen.
+   */
+  async #loadEarlier(): Promise<void> {
+    const client = this.login?.client;
+    const id = this.session?.id;
+    const before = this.earlierFrom;
+    if (!client || !id || before === null || this.loadingEarlier) return;
+    this.loadingEarlier = true;
+    this.earlierError = '';
+    const token = this.#loadToken;
+    try {
+      const rows = await client.history(id, this.#alive.signal, { turns: PAGE_TURNS, before });
+      if (token !== this.#loadToken || this.session?.id !== id || this.earlierFrom !== before) return;
+      const log = this.log;
+      const fromBottom = log ? log.scrollHeight - log.scrollTop : 0;
+      const earlier = fromHistory(id, rows, null, true);
+      this.transcript = withEarlier(this.transcript, earlier);
+      this.earlierFrom = turnsIn(rows) >= PAGE_TURNS ? (earlier.turns[0]?.id ?? null) : null;
+      await this.updateComplete;
+      // The turns above took room: the log keeps its distance from the bottom, so what was
+      // read stays in view (not every engine anchors the scroll by itself).
+      if (log) {
+        log.scrollTop = log.scrollHeight - fromBottom;
+        this.#lastScrollTop = log.scrollTop;
+      }
+    } catch (error) {
+      if (token !== this.#loadToken || this.#alive.signal.aborted || isCancelled(error)) return;
+      this.earlierError = strings.earlierFailed.replace('{reason}', describeError(error));
+    } finally {
+      this.loadingEarlier = false;
     }
   }
 
@@ -443,6 +499,7 @@ export class SkaldChat extends LitElement {
     const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < FOLLOW_SLACK;
     if (atEnd) this.#following = true;
     else if (up) this.#following = false;
+    if (up && log.scrollTop < EARLIER_SLACK && this.earlierError === '') void this.#loadEarlier();
   }
 
   /**
@@ -673,7 +730,7 @@ export class SkaldChat extends LitElement {
           ></skald-model-picker>
           <skald-privacy-badge .badge=${next}></skald-privacy-badge>
           ${this.transcript.turns.length > 0
-            ? iconButton({ testid: 'export-conversation', label: strings.exportConversation, icon: saveIcon, onClick: () => this.#saveMarkdown() })
+            ? iconButton({ testid: 'export-conversation', label: strings.exportConversation, icon: saveIcon, onClick: () => void this.#saveMarkdown() })
             : nothing}
         </div>
       </header>
@@ -688,6 +745,7 @@ export class SkaldChat extends LitElement {
               </div>`
             : nothing}
           ${!this.loading && this.transcript.turns.length === 0 && !this.loadError ? this.#renderEmpty(noModels) : nothing}
+          ${this.#renderEarlier()}
           ${repeat(
             this.transcript.turns,
             (turn) => turn.key,
@@ -976,10 +1034,36 @@ export class SkaldChat extends LitElement {
     this.microphone?.toggle();
   }
 
-  /** Saves the conversation on screen as a Markdown file, made here in memory. */
-  #saveMarkdown(): void {
+  /** Above the first turn on screen when earlier ones may be read: a button that reads them. */
+  #renderEarlier(): TemplateResult | typeof nothing {
+    if (this.earlierFrom === null) return nothing;
+    return html`<div class="earlier">
+      ${this.earlierError ? html`<p class="notice error" role="alert" data-testid="earlier-error">${this.earlierError}</p>` : nothing}
+      <button type="button" data-testid="earlier" ?disabled=${this.loadingEarlier} @click=${() => void this.#loadEarlier()}>
+        ${this.loadingEarlier ? strings.earlierLoading : strings.earlierMessages}
+      </button>
+    </div>`;
+  }
+
+  /**
+   * Saves the conversation as a Markdown file, made here in memory: all of it, its turns
+   * not yet read on screen too.
+   */
+  async #saveMarkdown(): Promise<void> {
     const title = this.session?.title ?? '';
-    const blob = new Blob([conversationMarkdown(title, this.transcript, new Date())], { type: 'text/markdown' });
+    let transcript = this.transcript;
+    const client = this.login?.client;
+    if (this.earlierFrom !== null && client) {
+      try {
+        const rows = await client.history(transcript.sessionId, this.#alive.signal);
+        transcript = withEarlier(transcript, fromHistory(transcript.sessionId, rows, null, true));
+      } catch (error) {
+        if (this.#alive.signal.aborted || isCancelled(error)) return;
+        this.sendError = describeError(error);
+        return;
+      }
+    }
+    const blob = new Blob([conversationMarkdown(title, transcript, new Date())], { type: 'text/markdown' });
     const filename = markdownFileName(title);
     saveBlob(blob, filename, this.renderRoot);
     this.announcement = strings.exportConversationDone.replace('{file}', filename);
