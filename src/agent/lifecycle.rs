@@ -164,8 +164,10 @@ impl Runtime {
         let ((snapshot, memory_on), (mut role, providers)) = tokio::try_join!(private, shared)?;
         let (conversation, mut summary) = (&snapshot.conversation, snapshot.summary.clone());
         // Rows in order of id: what the turn reads of them is a slice of the kept copy.
+        // The rows after the summary: those before it are read only for a version of a
+        // turn it stands in for.
         let mut history: &[Message] = &snapshot.history;
-        let reread;
+        let (reread, whole);
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
         // What the person accepted against what is in force now (§3): a widening change
@@ -192,12 +194,17 @@ impl Runtime {
         }
         if matches!(start, Start::Message | Start::Version(_)) && conversation.turn_state == Some(TurnState::Parked) {
             self.withdraw_parked(session, chat_id, MOVED_ON).await?;
-            reread = chat::history(space, chat_id).await?;
+            let after = summary.as_ref().map_or(0, |s| s.upto);
+            reread = chat::history_between(space, chat_id, chat::Path::Active, after, i64::MAX).await?;
             history = &reread;
         }
         if let Start::Version(of) = start {
             // Another version reads what came before the turn it stands beside, and a
             // summary only if it stands in for rows before it too.
+            if summary.is_some() && !history.iter().any(|m| m.turn_id == *of) {
+                whole = chat::history(space, chat_id).await?;
+                history = &whole;
+            }
             let at = history.iter().position(|m| m.turn_id == *of).ok_or(TurnError::NotOnPath)?;
             if summary.as_ref().is_some_and(|s| s.upto >= history[at].id) {
                 summary = None;
@@ -446,7 +453,15 @@ async fn repeated_message(
     turn: &TurnId,
 ) -> Result<Option<Said>, TurnError> {
     let snapshot = chat::turn_start(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
-    let mut rows = snapshot.history.iter().filter(|m| m.turn_id == *turn && m.frame_id.is_none()).peekable();
+    let ours = |m: &&Message| m.turn_id == *turn && m.frame_id.is_none();
+    // A turn a summary stands in for is not in the snapshot: then the whole path is read.
+    let whole;
+    let mut history: &[Message] = &snapshot.history;
+    if snapshot.summary.is_some() && !history.iter().any(|m| ours(&m)) {
+        whole = chat::history(&session.space, chat_id).await?;
+        history = &whole;
+    }
+    let mut rows = history.iter().filter(ours).peekable();
     if rows.peek().is_none() {
         return Err(TurnError::NotOnPath);
     }

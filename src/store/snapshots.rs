@@ -43,6 +43,8 @@ const MAX_WRITTEN: usize = 4096;
 pub struct Snapshot {
     pub conversation: Conversation,
     pub summary: Option<Summary>,
+    /// The rows of the active path after `summary` (all of them without one), oldest first:
+    /// a row the summary stands in for is read only when a turn asks for it.
     pub history: Vec<Message>,
 }
 

@@ -1063,6 +1063,20 @@ async fn a_long_conversation_is_compacted_without_separating_a_call_from_its_res
     let path = format!("/api/sessions/{session}/requests/{id}/rebuild");
     let (_, rebuilt) = chat.server.call(Method::GET, &path, Some(&chat.token), None).await;
     assert_eq!(rebuilt["raw"].as_str().unwrap(), raw);
+
+    // The first reply answered again: a turn the summary stands in for, which a turn's
+    // start does not read until asked. The new version reads the message it answers and
+    // nothing after it, with no summary (it would speak of what came after).
+    chat.model.push(Reply::text("reply-one, again"));
+    let first = history[0]["turn_id"].clone();
+    let path = format!("/api/sessions/{session}/regenerate");
+    let (status, body) = chat.server.call(Method::POST, &path, Some(&chat.token), Some(json!({ "turn": first }))).await;
+    assert_eq!(status, 202, "{body}");
+    let last = chat.finished(&session).await.pop().unwrap();
+    assert_eq!((last["status"].as_str(), last["text"].as_str()), (Some("done"), Some("reply-one, again")), "{last}");
+    let again = chat.model.requests().last().unwrap().body["messages"].to_string();
+    assert!(again.contains("alpha") && !again.contains("bravo"), "{again}");
+    assert!(!again.contains("SUMMARY-OF-EARLIER"), "{again}");
 }
 
 #[tokio::test]

@@ -16,11 +16,23 @@ pub(super) const ACTIVE_PATH: &str = "WITH RECURSIVE path(id) AS (
         UNION ALL
         SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id WHERE t.after_turn IS NOT NULL)";
 
-/// A recursive `path(id)` of turn `?2` of conversation `?1` and the turns it continues.
-pub(super) const TURN_PATH: &str = "WITH RECURSIVE path(id) AS (
+/// The turns of [`ACTIVE_PATH`] read back from its end only as far as the turn holding row
+/// `?3` (all of them when `?3` is no row): rows after a summary are read without walking
+/// the turns the summary stands in for. A turn's rows all come after those of the turns it
+/// continues, so the turns left out hold no row after `?3`.
+pub(super) const ACTIVE_PATH_AFTER: &str = "WITH RECURSIVE path(id) AS (
+        SELECT active_turn FROM chat_sessions WHERE id = ?1 AND active_turn IS NOT NULL
+        UNION ALL
+        SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id
+        WHERE t.after_turn IS NOT NULL AND path.id IS NOT (SELECT turn_id FROM messages WHERE id = ?3))";
+
+/// A recursive `path(id)` of turn `?2` of conversation `?1` and the turns it continues,
+/// read back only as far as the turn holding row `?3`, as [`ACTIVE_PATH_AFTER`].
+pub(super) const TURN_PATH_AFTER: &str = "WITH RECURSIVE path(id) AS (
         SELECT id FROM turns WHERE id = ?2 AND session_id = ?1
         UNION ALL
-        SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id WHERE t.after_turn IS NOT NULL)";
+        SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id
+        WHERE t.after_turn IS NOT NULL AND path.id IS NOT (SELECT turn_id FROM messages WHERE id = ?3))";
 
 /// Where a new turn goes in its conversation's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,23 +78,44 @@ pub struct Versions {
     pub versions: Vec<String>,
 }
 
-/// The turns of the active path that have other versions, in the path's order.
+/// The turns of the active path that have other versions, in the path's order. Most
+/// conversations have none, and that is known from the index of turns alone; otherwise the
+/// path is walked back from its end only as far as the oldest version.
 pub async fn versions(store: &PrivateStore, session_id: &ConversationId) -> Result<Vec<Versions>, StoreError> {
-    let sql = sqlx::AssertSqlSafe(format!(
-        "{ACTIVE_PATH}
-         SELECT me.id, v.id FROM path
-         JOIN turns me ON me.id = path.id
-         JOIN turns v ON v.session_id = ?1 AND v.after_turn IS me.after_turn
-         ORDER BY me.started_at, me.rowid, v.started_at, v.rowid"
-    ));
-    let pairs: Vec<(String, String)> = sqlx::query_as(sql).bind(session_id).fetch_all(store.pool()).await?;
-    let mut found: Vec<Versions> = Vec::new();
-    for (turn, version) in pairs {
-        match found.last_mut() {
-            Some(last) if last.turn == turn => last.versions.push(version),
-            _ => found.push(Versions { turn, versions: vec![version] }),
-        }
-    }
+    // Every turn that has a sibling, with the turn it continues, oldest first.
+    let siblings: Vec<(String, Option<String>, i64)> = sqlx::query_as(
+        "SELECT v.id, v.after_turn, v.rowid FROM turns v
+         JOIN (SELECT after_turn AS branch FROM turns WHERE session_id = ?1
+               GROUP BY after_turn HAVING count(*) > 1) g ON v.after_turn IS g.branch
+         WHERE v.session_id = ?1 ORDER BY v.started_at, v.rowid",
+    )
+    .bind(session_id)
+    .fetch_all(store.pool())
+    .await?;
+    let Some(oldest) = siblings.iter().map(|&(_, _, row)| row).min() else { return Ok(Vec::new()) };
+    // The path from its end, as far back as the first turn older than every version: a turn
+    // continues one written before it (a smaller rowid), so no version is further back.
+    let path: Vec<String> = sqlx::query_scalar(
+        "WITH RECURSIVE path(id, row) AS (
+             SELECT t.id, t.rowid FROM chat_sessions s JOIN turns t ON t.id = s.active_turn WHERE s.id = ?1
+             UNION ALL
+             SELECT p.id, p.rowid FROM path JOIN turns t ON t.id = path.id JOIN turns p ON p.id = t.after_turn
+             WHERE path.row >= ?2)
+         SELECT id FROM path",
+    )
+    .bind(session_id)
+    .bind(oldest)
+    .fetch_all(store.pool())
+    .await?;
+    let mut found: Vec<Versions> = path
+        .iter()
+        .rev()
+        .filter_map(|turn| {
+            let (_, after, _) = siblings.iter().find(|(id, _, _)| id == turn)?;
+            let versions = siblings.iter().filter(|(_, a, _)| a == after).map(|(id, _, _)| id.clone()).collect();
+            Some(Versions { turn: turn.clone(), versions })
+        })
+        .collect();
     found.retain(|v| v.versions.len() > 1);
     Ok(found)
 }
@@ -190,9 +223,27 @@ mod tests {
         turn(&store, "t1", Some("Hi"), "Hello", Place::Next).await;
         turn(&store, "t1b", Some("Hi"), "Hi there", Place::InPlaceOf("t1")).await;
         turn(&store, "t1c", Some("Hello!"), "Hey", Place::InPlaceOf("t1b")).await;
-        let versions = versions(&store, &"chat".into()).await.unwrap();
-        assert_eq!(versions[0].versions, ["t1", "t1b", "t1c"]);
+        let versions_now = versions(&store, &"chat".into()).await.unwrap();
+        assert_eq!(versions_now[0].versions, ["t1", "t1b", "t1c"]);
         assert_eq!(texts(&store).await, ["Hello!", "Hey"]);
+        // The conversation goes on: the first turn's versions are still found from its end,
+        // and a later turn regenerated adds its own, in the path's order.
+        turn(&store, "u2", Some("And?"), "And so on", Place::Next).await;
+        turn(&store, "u3", Some("More"), "Yes", Place::Next).await;
+        turn(&store, "u3b", Some("More"), "Indeed", Place::InPlaceOf("u3")).await;
+        turn(&store, "u4", Some("Done"), "Bye", Place::Next).await;
+        let found = versions(&store, &"chat".into()).await.unwrap();
+        assert_eq!(
+            found,
+            [
+                Versions { turn: "t1c".into(), versions: vec!["t1".into(), "t1b".into(), "t1c".into()] },
+                Versions { turn: "u3b".into(), versions: vec!["u3".into(), "u3b".into()] },
+            ]
+        );
+        choose_version(&store, &"chat".into(), "t1").await.unwrap();
+        let found = versions(&store, &"chat".into()).await.unwrap();
+        assert_eq!(found, [Versions { turn: "t1".into(), versions: vec!["t1".into(), "t1b".into(), "t1c".into()] }]);
+        choose_version(&store, &"chat".into(), "t1c").await.unwrap();
 
         // A version without a message of its own (another try of a retry) answers the last
         // message on its path.
@@ -218,6 +269,11 @@ mod tests {
             async move { conversation_with_summary(&store, &"chat".into()).await.unwrap().unwrap().1.map(|s| s.text) }
         };
         assert_eq!(summary(&store).await.as_deref(), Some("about one and two"));
+        // A turn starts from the rows after the summary, not the whole conversation.
+        let start = turn_start(&store, &"chat".into()).await.unwrap().unwrap();
+        assert_eq!(start.history.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["three", "3"]);
+        let after = history_between(&store, &"chat".into(), Path::Active, rows[1].id, i64::MAX).await.unwrap();
+        assert_eq!(after.len(), 4, "the rows after the first turn");
 
         // A version of the second turn: the summary of turns one and two holds words this
         // path does not, so the one before it stands in.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
-use super::branches::{ACTIVE_PATH, TURN_PATH};
+use super::branches::{ACTIVE_PATH_AFTER, TURN_PATH_AFTER};
 use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
 use crate::ids::ConversationId;
 
@@ -56,7 +56,9 @@ pub async fn history(store: &PrivateStore, session_id: &ConversationId) -> Resul
     history_between(store, session_id, Path::Active, 0, i64::MAX).await
 }
 
-/// The rows on `path` after `after` up to and including `upto`, oldest first.
+/// The rows on `path` after `after` up to and including `upto`, oldest first. The path is
+/// walked back only as far as the turn holding row `after`: reading what follows a summary
+/// costs what follows it, not the whole conversation.
 pub async fn history_between(
     store: &PrivateStore,
     session_id: &ConversationId,
@@ -65,8 +67,8 @@ pub async fn history_between(
     upto: i64,
 ) -> Result<Vec<Message>, StoreError> {
     let (cte, turn) = match path {
-        Path::Active => (ACTIVE_PATH, None),
-        Path::Of(turn) => (TURN_PATH, Some(turn)),
+        Path::Active => (ACTIVE_PATH_AFTER, None),
+        Path::Of(turn) => (TURN_PATH_AFTER, Some(turn)),
     };
     let sql = sqlx::AssertSqlSafe(format!(
         "{cte} SELECT {COLUMNS} FROM messages

@@ -24,7 +24,6 @@ use super::private::PrivateStore;
 use super::snapshots::{Snapshot, Touched};
 use super::{StoreError, timestamp};
 use crate::ids::ConversationId;
-use branches::ACTIVE_PATH;
 pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
 pub use history::{NewMessage, PageEnd, Path, all_rows, append, history, history_between, history_page};
@@ -35,8 +34,11 @@ pub use requests::{
 pub use search::{Hit, search};
 pub use turns::{TurnEnd, begin_retry, begin_turn, begin_turn_with, close_turn, end_turn, running_turns};
 
-/// A conversation with its latest summary on its active path, in one query: a turn's start
-/// reads both. A summary made on another path stands in for rows this one does not hold.
+/// A conversation with the summary nearest the end of its active path (the newest of those
+/// ending in the same turn), in one query: a turn's start reads both. A summary made on
+/// another path stands in for rows this one does not hold. The path is walked back from
+/// its end only as far as the first turn a summary ends in, so a long conversation costs
+/// what follows its summary.
 pub async fn conversation_with_summary(
     store: &PrivateStore,
     id: &ConversationId,
@@ -50,7 +52,13 @@ pub async fn conversation_with_summary(
         summary_text: Option<String>,
     }
     let sql = sqlx::AssertSqlSafe(format!(
-        "{ACTIVE_PATH}
+        "WITH RECURSIVE summed(turn) AS (
+             SELECT r.turn_id FROM summaries s JOIN messages r ON r.id = s.upto WHERE s.session_id = ?1),
+         path(id) AS (
+             SELECT active_turn FROM chat_sessions WHERE id = ?1 AND active_turn IS NOT NULL
+             UNION ALL
+             SELECT t.after_turn FROM turns t JOIN path ON t.id = path.id
+             WHERE t.after_turn IS NOT NULL AND path.id NOT IN summed)
          SELECT c.*, m.id AS summary_id, m.upto AS summary_upto, m.text AS summary_text
          FROM ({SESSION_SELECT} WHERE s.id = ?1) c
          LEFT JOIN (SELECT s.id, s.upto, s.text FROM summaries s JOIN messages r ON r.id = s.upto
@@ -130,16 +138,18 @@ pub async fn create_conversation(
 }
 
 /// What a conversation's next turn starts from: the conversation, its latest summary and
-/// its whole history, from memory when nothing was written to it since it was last read
-/// (see `store::snapshots`); none when there is no such conversation.
+/// the history after that summary (all of it without one), from memory when nothing was
+/// written to it since it was last read (see `store::snapshots`); none when there is no
+/// such conversation. What it reads follows the summary, not the whole conversation, so a
+/// turn's start costs the same in a long conversation as in a short one.
 pub async fn turn_start(store: &PrivateStore, id: &ConversationId) -> Result<Option<Arc<Snapshot>>, StoreError> {
     if let Some(kept) = store.snapshots().get(id) {
         return Ok(Some(kept));
     }
     let stamp = store.snapshots().stamp();
-    // Both at once: each stands between a person's message and the first token.
-    let (found, history) = tokio::try_join!(conversation_with_summary(store, id), history(store, id))?;
-    let Some((conversation, summary)) = found else { return Ok(None) };
+    let Some((conversation, summary)) = conversation_with_summary(store, id).await? else { return Ok(None) };
+    let after = summary.as_ref().map_or(0, |s| s.upto);
+    let history = history_between(store, id, Path::Active, after, i64::MAX).await?;
     let snapshot = Arc::new(Snapshot { conversation, summary, history });
     store.snapshots().put(id, stamp, Arc::clone(&snapshot));
     Ok(Some(snapshot))
