@@ -449,9 +449,14 @@ impl SkaldPerson {
 
     /// Fresh conversations, one per reply, so every reply is sent the same context.
     async fn sessions(&self, count: usize) -> Vec<String> {
+        self.sessions_with(count, json!({})).await
+    }
+
+    /// Fresh conversations made with `body` (a model to pin, say).
+    async fn sessions_with(&self, count: usize, body: Value) -> Vec<String> {
         let mut ids = Vec::with_capacity(count);
         for _ in 0..count {
-            let created = self.post("/api/sessions", json!({}), 201).await;
+            let created = self.post("/api/sessions", body.clone(), 201).await;
             ids.push(created["id"].as_str().expect("a conversation id").to_owned());
         }
         ids
@@ -960,6 +965,10 @@ async fn unlock(client: &reqwest::Client, server: &SkaldServer, counts: Counts) 
 /// web/src/components/skald-chat/skald-chat.ts); earlier ones are read as the person scrolls.
 const OPEN_TURNS: usize = 40;
 
+/// The model both the long and the short conversations are pinned to: the scripted
+/// server's smallest window.
+const LONG_MODEL: &str = "scripted/scripted-fast";
+
 /// The messages of each short conversation.
 const SHORT_HISTORY: usize = 10;
 /// The reply to every message here: one token, so the fill goes as fast as skald takes it.
@@ -1008,7 +1017,12 @@ async fn long_conversation(client: &reqwest::Client, bin: &Path, work: &Path, co
     let mut long = Long::default();
 
     eprintln!("a {}-message conversation, put in through the API", thousands(counts.history));
-    let long_id = person.sessions(1).await.remove(0);
+    // Pinned to the model with the smallest window (8,192 tokens): the 10,000 messages
+    // then run far past it, so what a turn sends is a summary and the latest turns, as it
+    // is in any conversation longer than its model's window. On the default model
+    // (128,000 tokens) nearly all of them fit, and every request carries them all.
+    let pinned = json!({ "model": LONG_MODEL });
+    let long_id = person.sessions_with(1, pinned.clone()).await.remove(0);
     let started = Instant::now();
     for i in 0..counts.history / 2 {
         let said = format!("Note {i}: the bins go out on Thursday and the ferns want water");
@@ -1020,7 +1034,7 @@ async fn long_conversation(client: &reqwest::Client, bin: &Path, work: &Path, co
     }
     long.fill = started.elapsed();
     // A short conversation per round: a turn adds two messages, so none is measured twice.
-    let shorts = person.sessions(counts.long_rounds).await;
+    let shorts = person.sessions_with(counts.long_rounds, pinned).await;
     for (r, short) in shorts.iter().enumerate() {
         for i in 0..SHORT_HISTORY / 2 {
             let timing = person.exchange(&mut socket, short, &format!("Short {r}, note {i}"), ONE_TOKEN).await;
@@ -1586,7 +1600,8 @@ impl Table {
         let turns = counts.history / 2;
         self.note(format!(
             "the long conversation: {many} messages put in through the API in {:.0} s ({:.0} turns/s); \
-             its history page held {} rows, a short one's {}; {} round(s)",
+             its history page held {} rows, a short one's {}; {} round(s); both pinned to {LONG_MODEL} \
+             (a window of 8,192 tokens)",
             long.fill.as_secs_f64(),
             turns as f64 / long.fill.as_secs_f64(),
             thousands(long.rows_long),
