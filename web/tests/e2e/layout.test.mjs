@@ -9,6 +9,8 @@ const ADA = { name: 'Ada', password: 'otter lantern quietly' };
 const TIMEOUT = 20_000;
 /** Turns in the long conversation: 200 messages, as a person has after a few weeks. */
 const TURNS = 100;
+/** The turns the page reads when it opens a conversation (`PAGE_TURNS` in skald-chat.ts). */
+const SHOWN = 40;
 
 describe('a long conversation', () => {
   let stack;
@@ -54,7 +56,10 @@ describe('a long conversation', () => {
     // A narrow window keeps the list in a drawer.
     if (await opened.page.locator('.menu').isVisible()) await opened.page.locator('.menu').click();
     await opened.page.locator(`[data-testid=session][data-id="${long}"]`).click();
-    await opened.page.locator('[data-testid=turn]').nth(TURNS - 1).waitFor({ timeout: TIMEOUT });
+    // It opens on its latest turns; the earlier ones wait above, behind a button.
+    await opened.page.locator('[data-testid=turn]').nth(SHOWN - 1).waitFor({ timeout: TIMEOUT });
+    await opened.page.locator('[data-testid=earlier]').waitFor({ timeout: TIMEOUT });
+    assert.equal(await opened.page.locator('[data-testid=turn]').count(), SHOWN);
     return opened;
   }
 
