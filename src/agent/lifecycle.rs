@@ -3,6 +3,7 @@
 //! of one the person moved on from, and closing those a restart cut off. Each holds the
 //! conversation's claim while it changes the turn's state.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use crate::ids::{ConversationId, TurnId};
 use crate::providers::ContextMessage;
 use crate::store::chat::{self, Message, MessageRole, Place, TurnEnd, TurnState};
 use crate::store::memories::Pools;
+use crate::store::private::PrivateStore;
 use crate::store::{StoreError, approvals};
 use crate::users::sessions::Session;
 
@@ -194,17 +196,14 @@ impl Runtime {
         }
         if matches!(start, Start::Message | Start::Version(_)) && conversation.turn_state == Some(TurnState::Parked) {
             self.withdraw_parked(session, chat_id, MOVED_ON).await?;
-            let after = summary.as_ref().map_or(0, |s| s.upto);
-            reread = chat::history_between(space, chat_id, chat::Path::Active, after, i64::MAX).await?;
+            reread = chat::history_after(space, chat_id, summary.as_ref()).await?;
             history = &reread;
         }
         if let Start::Version(of) = start {
             // Another version reads what came before the turn it stands beside, and a
             // summary only if it stands in for rows before it too.
-            if summary.is_some() && !history.iter().any(|m| m.turn_id == *of) {
-                whole = chat::history(space, chat_id).await?;
-                history = &whole;
-            }
+            whole = path_holding(space, chat_id, history, summary.as_ref(), of).await?;
+            history = &whole[..];
             let at = history.iter().position(|m| m.turn_id == *of).ok_or(TurnError::NotOnPath)?;
             if summary.as_ref().is_some_and(|s| s.upto >= history[at].id) {
                 summary = None;
@@ -453,21 +452,29 @@ async fn repeated_message(
     turn: &TurnId,
 ) -> Result<Option<Said>, TurnError> {
     let snapshot = chat::turn_start(&session.space, chat_id).await?.ok_or(TurnError::NoSession)?;
-    let ours = |m: &&Message| m.turn_id == *turn && m.frame_id.is_none();
-    // A turn a summary stands in for is not in the snapshot: then the whole path is read.
-    let whole;
-    let mut history: &[Message] = &snapshot.history;
-    if snapshot.summary.is_some() && !history.iter().any(|m| ours(&m)) {
-        whole = chat::history(&session.space, chat_id).await?;
-        history = &whole;
-    }
-    let mut rows = history.iter().filter(ours).peekable();
+    let history = path_holding(&session.space, chat_id, &snapshot.history, snapshot.summary.as_ref(), turn).await?;
+    let mut rows = history.iter().filter(|m| m.turn_id == *turn && m.frame_id.is_none()).peekable();
     if rows.peek().is_none() {
         return Err(TurnError::NotOnPath);
     }
     Ok(rows
         .find(|m| m.role == MessageRole::User)
         .map(|m| Said { text: m.text.clone(), pictures: m.images.clone().unwrap_or_default() }))
+}
+
+/// `history`, the rows after `summary`, when they hold `turn`; else the whole active path,
+/// read now: `turn` is one the summary stands in for (a version of it is asked for).
+async fn path_holding<'a>(
+    space: &PrivateStore,
+    chat_id: &ConversationId,
+    history: &'a [Message],
+    summary: Option<&chat::Summary>,
+    turn: &TurnId,
+) -> Result<Cow<'a, [Message]>, StoreError> {
+    if summary.is_none() || history.iter().any(|m| m.turn_id == *turn) {
+        return Ok(Cow::Borrowed(history));
+    }
+    Ok(Cow::Owned(chat::history(space, chat_id).await?))
 }
 
 /// What a person says in a message: the words, and the pictures it carries to a model that

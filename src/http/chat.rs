@@ -401,8 +401,7 @@ pub async fn messages(
         return Ok(Json(chat::history(space, &id).await?));
     }
     let turns = page.turns.unwrap_or(PAGE_TURNS).clamp(1, MAX_PAGE_TURNS);
-    let end = page.before.as_ref().map_or(chat::PageEnd::Latest, |turn| chat::PageEnd::Before(turn.as_str()));
-    match chat::history_page(space, &id, end, turns).await {
+    match chat::history_page(space, &id, page.before.as_deref(), turns).await {
         Ok(rows) => Ok(Json(rows)),
         Err(StoreError::NotFound) => Err(ApiError::Missing {
             code: "no_turn",

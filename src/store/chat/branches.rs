@@ -156,7 +156,7 @@ pub async fn choose_version(
 #[cfg(test)]
 mod tests {
     use super::super::{
-        MessageRole, MessageStatus, NewMessage, PageEnd, Path, TurnEnd, TurnState, add_summary, all_rows, begin_retry,
+        MessageRole, MessageStatus, NewMessage, Path, TurnEnd, TurnState, add_summary, all_rows, begin_retry,
         begin_turn, conversation, conversation_with_summary, create_conversation, end_turn, history, history_between,
         history_page, turn_start,
     };
@@ -298,28 +298,28 @@ mod tests {
         let (_dir, store) = PrivateStore::scratch().await;
         let chat: ConversationId = "chat".into();
         create_conversation(&store, &chat, "main", None).await.unwrap();
-        let page = |end: PageEnd<'static>, turns: u32| {
+        let page = |before: Option<&'static str>, turns: u32| {
             let (store, chat) = (store.clone(), chat.clone());
             async move {
-                let rows = history_page(&store, &chat, end, turns).await?;
+                let rows = history_page(&store, &chat, before, turns).await?;
                 Ok::<_, StoreError>(rows.into_iter().map(|m| m.text).collect::<Vec<_>>())
             }
         };
         // Nothing said yet: an empty page, not an error.
-        assert!(page(PageEnd::Latest, 5).await.unwrap().is_empty());
+        assert!(page(None, 5).await.unwrap().is_empty());
         for (id, asked) in [("t1", "one"), ("t2", "two"), ("t3", "three"), ("t4", "four")] {
             turn(&store, id, Some(asked), &asked.to_uppercase(), Place::Next).await;
         }
         turn(&store, "t3b", Some("trois"), "TROIS", Place::InPlaceOf("t3")).await;
         // The active path is t1, t2, t3b: the latest two turns, then the one before them.
-        assert_eq!(page(PageEnd::Latest, 2).await.unwrap(), ["two", "TWO", "trois", "TROIS"]);
-        assert_eq!(page(PageEnd::Before("t2"), 2).await.unwrap(), ["one", "ONE"]);
-        assert!(page(PageEnd::Before("t1"), 2).await.unwrap().is_empty(), "nothing before the first turn");
+        assert_eq!(page(None, 2).await.unwrap(), ["two", "TWO", "trois", "TROIS"]);
+        assert_eq!(page(Some("t2"), 2).await.unwrap(), ["one", "ONE"]);
+        assert!(page(Some("t1"), 2).await.unwrap().is_empty(), "nothing before the first turn");
         // Every page put together is the history, whatever the page's size.
-        assert_eq!(page(PageEnd::Latest, 50).await.unwrap(), texts(&store).await);
+        assert_eq!(page(None, 50).await.unwrap(), texts(&store).await);
         // A page before a turn of another version follows that turn's own path.
-        assert_eq!(page(PageEnd::Before("t4"), 1).await.unwrap(), ["three", "THREE"]);
+        assert_eq!(page(Some("t4"), 1).await.unwrap(), ["three", "THREE"]);
         // A turn the conversation does not have.
-        assert!(matches!(page(PageEnd::Before("elsewhere"), 2).await, Err(StoreError::NotFound)));
+        assert!(matches!(page(Some("elsewhere"), 2).await, Err(StoreError::NotFound)));
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::super::private::PrivateStore;
 use super::super::snapshots::Touched;
 use super::branches::{ACTIVE_PATH_AFTER, TURN_PATH_AFTER};
-use super::{Message, MessageRole, MessageStatus, StoreError, timestamp};
+use super::{Message, MessageRole, MessageStatus, StoreError, Summary, timestamp};
 use crate::ids::ConversationId;
 
 /// A row about to be appended.
@@ -56,6 +56,16 @@ pub async fn history(store: &PrivateStore, session_id: &ConversationId) -> Resul
     history_between(store, session_id, Path::Active, 0, i64::MAX).await
 }
 
+/// The rows of the active path after `summary` (all of them without one), oldest first:
+/// what a turn's context is made of.
+pub async fn history_after(
+    store: &PrivateStore,
+    session_id: &ConversationId,
+    summary: Option<&Summary>,
+) -> Result<Vec<Message>, StoreError> {
+    history_between(store, session_id, Path::Active, summary.map_or(0, |s| s.upto), i64::MAX).await
+}
+
 /// The rows on `path` after `after` up to and including `upto`, oldest first. The path is
 /// walked back only as far as the turn holding row `after`: reading what follows a summary
 /// costs what follows it, not the whole conversation.
@@ -77,30 +87,18 @@ pub async fn history_between(
     Ok(sqlx::query_as(sql).bind(session_id).bind(turn).bind(after).bind(upto).fetch_all(store.pool()).await?)
 }
 
-/// Where a page of a conversation's history ends.
-#[derive(Debug, Clone, Copy)]
-pub enum PageEnd<'a> {
-    /// At the end of the active path: the latest turns.
-    Latest,
-    /// Just before this turn, on the path it continues (the page before one already read).
-    Before(&'a str),
-}
-
-/// The rows of at most `turns` turns on the active path ending at `end`, oldest first: a
-/// page of the history, whole turns only. Its cost follows the page, not the conversation:
-/// the path is walked back `turns` steps from its end, and the rows are read by turn
-/// (`messages_by_turn`). [`StoreError::NotFound`] when `end` names a turn the conversation
-/// does not have.
+/// The rows of at most `turns` turns on the active path, oldest first: the latest, or with
+/// `before` those just before that turn on the path it continues (the page before one
+/// already read). A page of the history, whole turns only. Its cost follows the page, not
+/// the conversation: the path is walked back `turns` steps from its end, and the rows are
+/// read by turn (`messages_by_turn`). [`StoreError::NotFound`] when `before` names a turn
+/// the conversation does not have.
 pub async fn history_page(
     store: &PrivateStore,
     session_id: &ConversationId,
-    end: PageEnd<'_>,
+    before: Option<&str>,
     turns: u32,
 ) -> Result<Vec<Message>, StoreError> {
-    let before = match end {
-        PageEnd::Latest => None,
-        PageEnd::Before(turn) => Some(turn),
-    };
     let mut tx = store.pool().begin().await?;
     if let Some(turn) = before {
         let known: Option<i64> = sqlx::query_scalar("SELECT 1 FROM turns WHERE id = ? AND session_id = ?")

@@ -26,7 +26,7 @@ use super::{StoreError, timestamp};
 use crate::ids::ConversationId;
 pub use branches::{Place, Versions, choose_version, versions};
 pub use frames::{Frame, NewFrame, end_frame, frame_for_call, frame_rows, open_frame, set_frame_state};
-pub use history::{NewMessage, PageEnd, Path, all_rows, append, history, history_between, history_page};
+pub use history::{NewMessage, Path, all_rows, append, history, history_after, history_between, history_page};
 pub use requests::{
     RequestFigures, RequestOutcome, RequestPurpose, RequestRecord, RequestRow, RequestSource, StoredRequest,
     record_request, requests, stored_request,
@@ -148,8 +148,7 @@ pub async fn turn_start(store: &PrivateStore, id: &ConversationId) -> Result<Opt
     }
     let stamp = store.snapshots().stamp();
     let Some((conversation, summary)) = conversation_with_summary(store, id).await? else { return Ok(None) };
-    let after = summary.as_ref().map_or(0, |s| s.upto);
-    let history = history_between(store, id, Path::Active, after, i64::MAX).await?;
+    let history = history_after(store, id, summary.as_ref()).await?;
     let snapshot = Arc::new(Snapshot { conversation, summary, history });
     store.snapshots().put(id, stamp, Arc::clone(&snapshot));
     Ok(Some(snapshot))
