@@ -83,7 +83,8 @@ impl Runtime {
             (Start::Version(of), None) => repeated_message(&session, chat_id, of).await?,
             (_, said) => said,
         };
-        let mut turn = self.set_up(&session, chat_id, turn_id.clone(), stop, start, said.is_some()).await?;
+        let words = said.as_ref().map(|said| said.text.as_str());
+        let (mut turn, candidates) = self.set_up(&session, chat_id, turn_id.clone(), stop, start, words).await?;
         if let Some(said) = &said {
             let mut added = vec![ContextMessage::User(said.text.clone())];
             added.extend(said.pictures.iter().map(super::context::picture_of));
@@ -94,10 +95,9 @@ impl Runtime {
         let pictures = said.map(|said| said.pictures).unwrap_or_default();
         // What is remembered that bears on the message goes in as a recorded recall (§10):
         // the system prompt stays the same bytes, and the request rebuilds from history.
-        let recall = match (&text, turn.recalls()) {
-            (Some(words), Some(remote)) => {
-                let pools = Pools { owner: &session.user_id, space: &session.space, system: &self.inner.system };
-                memory::recall_call(&pools, &self.meaning(), words, remote).await?
+        let recall = match (&text, candidates, turn.recalls()) {
+            (Some(words), Some(candidates), Some(remote)) => {
+                memory::recall_call(candidates, &session.user_id, words, remote)
             }
             _ => None,
         };
@@ -137,7 +137,9 @@ impl Runtime {
     /// Reads what a turn starts from — the conversation, its history and summary, the
     /// role, the providers — and sets the turn up, its context ending with the history.
     /// The private file and the shared database are read at once: every lookup here stands
-    /// between the person's message and the model's first token.
+    /// between the person's message and the model's first token. With the person's new
+    /// `words`, the memories that bear on them are looked for meanwhile, where memory is on
+    /// (§10): whether the turn reads them in is known only once it is set up.
     async fn set_up(
         &self,
         session: &Arc<Session>,
@@ -145,8 +147,9 @@ impl Runtime {
         turn_id: TurnId,
         stop: CancellationToken,
         start: Start<'_>,
-        with_message: bool,
-    ) -> Result<turn::Turn, TurnError> {
+        words: Option<&str>,
+    ) -> Result<(turn::Turn, Option<memory::Candidates>), TurnError> {
+        let with_message = words.is_some();
         let space = &session.space;
         // Kept in memory between turns when nothing was written to it since (see
         // `store::snapshots`): then no read of the file at all.
@@ -172,9 +175,18 @@ impl Runtime {
         let (reread, whole);
         let agent = self.inner.agents.load(&conversation.agent)?;
         self.observe(&agent);
+        // A temporary chat neither reads nor writes memories: the tools are not offered, so
+        // nothing is recalled into it either.
+        let memory_on = memory_on && !conversation.temporary;
+        let looking = async {
+            let Some(words) = words.filter(|_| memory_on) else { return Ok(None) };
+            let pools = Pools { owner: &session.user_id, space, system: &self.inner.system };
+            Ok::<_, TurnError>(Some(memory::candidates(&pools, &self.meaning(), words).await?))
+        };
         // What the person accepted against what is in force now (§3): a widening change
         // they have not decided on holds the turn before anything is sent.
-        let standing = self.standing_with(session, &role, Some(&agent), &providers).await?;
+        let (standing, candidates) =
+            tokio::try_join!(self.standing_with(session, &role, Some(&agent), &providers), looking)?;
         if !standing.holds.is_empty() {
             return Err(TurnError::Held(standing.holds.len()));
         }
@@ -230,11 +242,13 @@ impl Runtime {
         if let Some(summary) = &summary {
             history = &history[history.partition_point(|m| m.id <= summary.upto)..];
         }
-        let mut offered = self.inner.tools.offered_with_mcp(&role, &agent.meta.tools, &standing.withheld.mcp).await?;
+        let mut offered = self.inner.tools.offered_with_mcp(
+            &role,
+            &agent.meta.tools,
+            &standing.withheld.mcp,
+            standing.catalogue.as_ref(),
+        );
         offered.retain(|tool| role.may_use_subagents || tool.name != tools::CALL_AGENT);
-        // A temporary chat neither reads nor writes memories: the tools are not offered, so
-        // nothing is recalled into it either.
-        let memory_on = memory_on && !conversation.temporary;
         offered.retain(|tool| memory_on || !tools::MEMORY_TOOLS.contains(&tool.name.as_str()));
         let prompt = prompt_for(space.prompt_prefix(), &agent.prompt);
         let mut context =
@@ -263,7 +277,7 @@ impl Runtime {
             unsettled,
             frames_before,
         };
-        Ok(turn::Turn::conversation(opening, setup))
+        Ok((turn::Turn::conversation(opening, setup), candidates))
     }
 
     /// Resumes a parked turn once no card holds it (§8.1): from the stored history, also
@@ -296,7 +310,7 @@ impl Runtime {
         self.parked_events(turn_id);
         // From here the turn is `running` on disk: whatever fails ends it, with the reason.
         let started = async {
-            let turn = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume, false).await?;
+            let (turn, _) = self.set_up(&session, chat_id, turn_id.to_owned(), stop, Start::Resume, None).await?;
             let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<Option<i64>>();
             let _ = committed_tx.send(Some(turn.last_row)); // nothing new to commit
             turn.started(true);

@@ -267,10 +267,31 @@ pub async fn for_turn(
     message: &str,
     remote: bool,
 ) -> Result<(Vec<Memory>, By), StoreError> {
+    Ok(candidates(pools, meaning, message).await?.for_context(remote))
+}
+
+/// The memories that bear on a message before it is known where the turn's context may
+/// go: a turn's start looks for them while it reads the rest.
+pub async fn candidates(pools: &Pools<'_>, meaning: &Meaning, message: &str) -> Result<Candidates, StoreError> {
     let (mut found, by) = meaning.search(&MemoryCorpus { pools, only: None }, message, RECALLED * 4).await?;
-    found.retain(|m| m.score.is_some_and(|s| s >= cutoff(by)) && !(remote && m.local_only));
-    found.truncate(RECALLED);
-    Ok((found, by))
+    found.retain(|m| m.score.is_some_and(|s| s >= cutoff(by)));
+    Ok(Candidates { found, by })
+}
+
+/// What [`candidates`] found, best first.
+pub struct Candidates {
+    found: Vec<Memory>,
+    by: By,
+}
+
+impl Candidates {
+    /// The memories read into a context that may reach a remote provider when `remote`
+    /// (then those kept on this machine are left out), and how they were found.
+    pub fn for_context(mut self, remote: bool) -> (Vec<Memory>, By) {
+        self.found.retain(|m| !(remote && m.local_only));
+        self.found.truncate(RECALLED);
+        (self.found, self.by)
+    }
 }
 
 /// A recall made for a turn before its first request, as the history records it.
@@ -281,26 +302,21 @@ pub struct Recall {
     pub outside: bool,
 }
 
-/// The memories bearing on a person's message, as a `recall` call and its result; none
-/// when nothing is relevant. `remote`: the context may reach a remote provider, so
-/// memories kept on this machine are left out.
-pub async fn recall_call(
-    pools: &Pools<'_>,
-    meaning: &Meaning,
-    message: &str,
-    remote: bool,
-) -> Result<Option<Recall>, StoreError> {
-    let (found, _) = for_turn(pools, meaning, message, remote).await?;
+/// The memories bearing on a person's message, of those [`candidates`] found for it, as a
+/// `recall` call and its result; none when nothing is relevant. `remote`: the context may
+/// reach a remote provider, so memories kept on this machine are left out.
+pub fn recall_call(candidates: Candidates, owner: &UserId, message: &str, remote: bool) -> Option<Recall> {
+    let (found, _) = candidates.for_context(remote);
     if found.is_empty() {
-        return Ok(None);
+        return None;
     }
     let call = crate::providers::ToolCall {
         id: crate::ids::CallId::generate().to_string(),
         name: "recall".into(),
         arguments: serde_json::json!({ "query": message }).to_string(),
     };
-    let outside = found.iter().any(|m| outside_for(m, pools.owner));
-    Ok(Some(Recall { call, result: recall_lines(&found), outside }))
+    let outside = found.iter().any(|m| outside_for(m, owner));
+    Some(Recall { call, result: recall_lines(&found), outside })
 }
 
 /// Whether a memory read by `reader` is outside content for them (§8.4): it came from a

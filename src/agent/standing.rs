@@ -15,6 +15,7 @@ use super::consent::{self, AgentTerms, AuditHead, Change, ProviderTerms, Record,
 use super::definition::Agent;
 use super::{ProviderCache, Runtime, TurnError, usable};
 use crate::ids::UserId;
+use crate::mcp::Catalogue;
 use crate::providers::catalogue::CatalogueModel;
 use crate::store::audit::{self, Link};
 use crate::store::roles::Role;
@@ -31,6 +32,9 @@ pub struct Standing {
     pub declined: Withheld,
     /// The notices of changes waiting for their decision; none lets the turn go on.
     pub holds: Vec<i64>,
+    /// The MCP servers and tools the record was compared with: what a turn offers comes
+    /// from the same read. None without MCP.
+    pub catalogue: Option<Catalogue>,
 }
 
 /// A person's answer to a held change.
@@ -56,9 +60,21 @@ impl RecordLocks {
 impl Runtime {
     /// The terms the shared database puts a person under now, with the providers of the
     /// snapshot the caller uses. Agents are compared once used: `agents` are the ones
-    /// about to run or already in the person's record.
-    async fn terms_now(&self, role: &Role, agents: &[Agent], providers: &ProviderCache) -> Result<Terms, TurnError> {
-        let rules = approval_rules::list(self.system()).await?;
+    /// about to run or already in the person's record. The MCP servers and tools read for
+    /// them come back too, so what a turn offers is what was compared.
+    async fn terms_now(
+        &self,
+        role: &Role,
+        agents: &[Agent],
+        providers: &ProviderCache,
+    ) -> Result<(Terms, Option<Catalogue>), TurnError> {
+        let catalogue = async {
+            match self.inner.tools.mcp() {
+                Some(hub) => hub.catalogue().await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (rules, catalogue) = tokio::try_join!(approval_rules::list(self.system()), catalogue)?;
         let role_id = role.id.to_string();
         let mut terms = Terms {
             role: RoleTerms::from(role),
@@ -98,14 +114,14 @@ impl Runtime {
             terms.transcription = transcription;
             terms.speech = speech;
         }
-        if let Some(hub) = self.inner.tools.mcp() {
-            terms.mcp = hub.terms(role).await?;
+        if let Some(catalogue) = &catalogue {
+            terms.mcp = catalogue.terms(role);
         }
         for agent in agents {
             let bundled = self.inner.agents.is_bundled(agent);
             terms.agents.insert(agent.id.clone(), AgentTerms { version: agent.version.clone(), bundled });
         }
-        Ok(terms)
+        Ok((terms, catalogue))
     }
 
     /// Writes a person's first record: what setup or enrolment shows them, as their file
@@ -118,7 +134,7 @@ impl Runtime {
         let (id, hash) = audit::head(self.system()).await?;
         let role = self.role_of(&session.user_id).await?;
         let agents: Vec<Agent> = self.inner.agents.list().into_iter().flatten().collect();
-        let terms = self.terms_now(&role, &agents, &*self.provider_cache().await?).await?;
+        let (terms, _) = self.terms_now(&role, &agents, &*self.provider_cache().await?).await?;
         let record = Record { terms, audit: AuditHead { id, hash }, declined: Default::default() };
         accepted::put(&session.space, &record).await?;
         Ok(())
@@ -139,7 +155,7 @@ impl Runtime {
         let Some(mut record) = accepted::get(&session.space).await? else { return Ok(()) };
         let role = self.role_of(&session.user_id).await?;
         let agents: Vec<Agent> = self.inner.agents.list().into_iter().flatten().collect();
-        let now = self.terms_now(&role, &agents, &*self.provider_cache().await?).await?;
+        let (now, _) = self.terms_now(&role, &agents, &*self.provider_cache().await?).await?;
         let before = record.clone();
         for change in consent::differences(&record.terms, &now).iter().filter(|c| touched(c)) {
             consent::accept(&mut record, &now, &change.key);
@@ -177,7 +193,9 @@ impl Runtime {
             Some(agent) => vec![agent.clone()],
             None => record.terms.agents.keys().filter_map(|id| self.inner.agents.load(id).ok()).collect(),
         };
-        let now = self.terms_now(role, &agents, providers).await?;
+        // The terms and the open holds together, after the head.
+        let open = async { notices::open_holds(self.system(), user).await.map_err(TurnError::from) };
+        let ((now, catalogue), open) = tokio::try_join!(self.terms_now(role, &agents, providers), open)?;
         // Holds about items this look did not compare (agents not loaded) are left alone.
         let compared = |key: &str| key.strip_prefix("agent.").is_none_or(|id| now.agents.contains_key(id));
         let changes = consent::differences(&record.terms, &now);
@@ -186,9 +204,9 @@ impl Runtime {
             .map(|change| change.widens && record.declined.get(&change.key) == Some(&change.fingerprint()))
             .collect();
         if declined.iter().all(|d| *d) {
-            notices::hold(self.system(), user, &[], compared).await?;
+            notices::hold(self.system(), user, open, &[], compared).await?;
             let withheld = Withheld::from_changes(&record.terms, &changes);
-            return Ok(Standing { declined: withheld.clone(), withheld, holds: Vec::new() });
+            return Ok(Standing { declined: withheld.clone(), withheld, holds: Vec::new(), catalogue });
         }
         // Who made each change, for the notice: the audit entries since the record's last
         // look, when the chain from there is whole; otherwise it was made outside Skald.
@@ -232,7 +250,7 @@ impl Runtime {
         for body in &applied {
             notices::tell(self.system(), user, "change_applied", body).await?;
         }
-        let (holds, added) = notices::hold(self.system(), user, &held, compared).await?;
+        let (holds, added) = notices::hold(self.system(), user, open, &held, compared).await?;
         if !applied.is_empty() || added {
             self.inner.events.to_person(user, &super::events::LiveEvent::Notice);
         }
@@ -240,6 +258,7 @@ impl Runtime {
             withheld: Withheld::from_changes(&record.terms, &withheld),
             declined: Withheld::from_changes(&record.terms, &refused),
             holds,
+            catalogue,
         })
     }
 
@@ -309,7 +328,7 @@ impl Runtime {
         let providers = self.provider_cache().await?;
         {
             let _locked = self.inner.records.lock(user).await;
-            let now = self.terms_now(&role, agent.as_slice(), &providers).await?;
+            let (now, _) = self.terms_now(&role, agent.as_slice(), &providers).await?;
             let mut record = accepted::get(&session.space).await?.unwrap_or_else(Record::nothing_accepted);
             let change = consent::differences(&record.terms, &now)
                 .into_iter()

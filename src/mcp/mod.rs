@@ -135,37 +135,10 @@ impl Hub {
         }
     }
 
-    /// The approved tools of the servers a person may use, as offered to the model: those
-    /// `role_patterns` and `agent_patterns` both allow, of servers they have not declined
-    /// (`withheld`), and only local ones where `local_only`.
-    pub async fn offered(
-        &self,
-        role_patterns: &[String],
-        agent_patterns: &[String],
-        local_only: bool,
-        withheld: &std::collections::BTreeSet<String>,
-    ) -> Result<Vec<ToolSpec>, StoreError> {
-        let servers = stored::list(&self.inner.system).await?;
-        let tools = stored::tools(&self.inner.system).await?;
-        let mut offered = Vec::new();
-        for server in servers.iter().filter(|s| s.enabled && s.approved_spec.is_some()) {
-            if withheld.contains(server.id.as_str()) || (local_only && tier(server) == Tier::Remote) {
-                continue;
-            }
-            for tool in tools.iter().filter(|t| t.server_id == server.id && t.status() == ToolStatus::Approved) {
-                let Some(name) = pin::offered_name(&server.name, &tool.name) else { continue };
-                if !allowed(role_patterns, &name) || !allowed(agent_patterns, &name) {
-                    continue;
-                }
-                let definition = tool.approved_definition.as_ref().map_or(&tool.definition.0, |d| &d.0);
-                offered.push(ToolSpec {
-                    name,
-                    description: describe(server, definition),
-                    parameters: parameters(definition),
-                });
-            }
-        }
-        Ok(offered)
+    /// The servers and their tools as the shared database states them now, both read at once.
+    pub async fn catalogue(&self) -> Result<Catalogue, StoreError> {
+        let (servers, tools) = tokio::try_join!(stored::list(&self.inner.system), stored::tools(&self.inner.system))?;
+        Ok(Catalogue { servers, tools })
     }
 
     /// The approved servers whose tools a role may be offered, as a person's record of what
@@ -174,39 +147,7 @@ impl Hub {
         &self,
         role: &crate::store::roles::Role,
     ) -> Result<std::collections::BTreeMap<String, crate::store::accepted::McpTerms>, StoreError> {
-        let local_only = role.privacy_tier == crate::store::roles::PrivacyTier::LocalOnly;
-        let servers = stored::list(&self.inner.system).await?;
-        let tools = stored::tools(&self.inner.system).await?;
-        let mut terms = std::collections::BTreeMap::new();
-        for server in servers.iter().filter(|s| s.enabled) {
-            let Some(spec) = &server.approved_spec else { continue };
-            let remote = tier(server) == Tier::Remote;
-            if local_only && remote {
-                continue;
-            }
-            let offered: std::collections::BTreeMap<String, String> = tools
-                .iter()
-                .filter(|t| t.server_id == server.id && t.status() == ToolStatus::Approved)
-                .filter(|t| pin::offered_name(&server.name, &t.name).is_some_and(|n| allowed(&role.tools, &n)))
-                .map(|t| (t.name.clone(), t.pin.clone()))
-                .collect();
-            if offered.is_empty() {
-                continue;
-            }
-            let reaches = reaches(server);
-            terms.insert(
-                server.id.to_string(),
-                crate::store::accepted::McpTerms {
-                    name: server.name.clone(),
-                    reaches,
-                    shared: server.shared,
-                    remote,
-                    spec: spec.clone(),
-                    tools: offered,
-                },
-            );
-        }
-        Ok(terms)
+        Ok(self.catalogue().await?.terms(role))
     }
 
     /// What a card about a call of `name` shows of its server; none for a tool that is no
@@ -907,4 +848,84 @@ fn which(command: &str) -> Option<PathBuf> {
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// The MCP servers and their tools as stored, read once for a turn's start: what the
+/// person's record is compared with and what the model is offered are the same.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    servers: Vec<stored::ServerRow>,
+    tools: Vec<stored::ToolRow>,
+}
+
+impl Catalogue {
+    /// The approved tools of the servers a person may use, as offered to the model: those
+    /// `role_patterns` and `agent_patterns` both allow, of servers they have not declined
+    /// (`withheld`), and only local ones where `local_only`.
+    pub fn offered(
+        &self,
+        role_patterns: &[String],
+        agent_patterns: &[String],
+        local_only: bool,
+        withheld: &std::collections::BTreeSet<String>,
+    ) -> Vec<ToolSpec> {
+        let mut offered = Vec::new();
+        for server in self.servers.iter().filter(|s| s.enabled && s.approved_spec.is_some()) {
+            if withheld.contains(server.id.as_str()) || (local_only && tier(server) == Tier::Remote) {
+                continue;
+            }
+            for tool in self.tools.iter().filter(|t| t.server_id == server.id && t.status() == ToolStatus::Approved) {
+                let Some(name) = pin::offered_name(&server.name, &tool.name) else { continue };
+                if !allowed(role_patterns, &name) || !allowed(agent_patterns, &name) {
+                    continue;
+                }
+                let definition = tool.approved_definition.as_ref().map_or(&tool.definition.0, |d| &d.0);
+                offered.push(ToolSpec {
+                    name,
+                    description: describe(server, definition),
+                    parameters: parameters(definition),
+                });
+            }
+        }
+        offered
+    }
+
+    /// See [`Hub::terms`].
+    pub fn terms(
+        &self,
+        role: &crate::store::roles::Role,
+    ) -> std::collections::BTreeMap<String, crate::store::accepted::McpTerms> {
+        let local_only = role.privacy_tier == crate::store::roles::PrivacyTier::LocalOnly;
+        let mut terms = std::collections::BTreeMap::new();
+        for server in self.servers.iter().filter(|s| s.enabled) {
+            let Some(spec) = &server.approved_spec else { continue };
+            let remote = tier(server) == Tier::Remote;
+            if local_only && remote {
+                continue;
+            }
+            let offered: std::collections::BTreeMap<String, String> = self
+                .tools
+                .iter()
+                .filter(|t| t.server_id == server.id && t.status() == ToolStatus::Approved)
+                .filter(|t| pin::offered_name(&server.name, &t.name).is_some_and(|n| allowed(&role.tools, &n)))
+                .map(|t| (t.name.clone(), t.pin.clone()))
+                .collect();
+            if offered.is_empty() {
+                continue;
+            }
+            let reaches = reaches(server);
+            terms.insert(
+                server.id.to_string(),
+                crate::store::accepted::McpTerms {
+                    name: server.name.clone(),
+                    reaches,
+                    shared: server.shared,
+                    remote,
+                    spec: spec.clone(),
+                    tools: offered,
+                },
+            );
+        }
+        terms
+    }
 }

@@ -367,8 +367,8 @@ impl Pools<'_> {
             return Ok(Vec::new());
         }
         let fts = wanted.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
-        let mut found = Vec::new();
-        for pool in [Pool::Private, Pool::Shared].into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
+        // The two files at once: a turn's start waits on this.
+        let in_pool = async |pool: Pool| {
             let table = pool.table();
             let sql = sqlx::AssertSqlSafe(format!(
                 "{}, -bm25({table}_search) AS score FROM {table}_search JOIN {table} ON {table}.rowid = {table}_search.rowid \
@@ -380,8 +380,15 @@ impl Pools<'_> {
                 .bind(i64::try_from(limit).unwrap_or(i64::MAX))
                 .fetch_all(self.db(pool))
                 .await?;
-            found.extend(rows.into_iter().map(|r| r.into_memory(pool, self.owner)));
-        }
+            Ok::<_, StoreError>(rows.into_iter().map(|r| r.into_memory(pool, self.owner)).collect::<Vec<_>>())
+        };
+        let wanted_in = |pool: Pool| only.is_none_or(|o| o == pool);
+        let (private, shared) = tokio::try_join!(
+            async { if wanted_in(Pool::Private) { in_pool(Pool::Private).await } else { Ok(Vec::new()) } },
+            async { if wanted_in(Pool::Shared) { in_pool(Pool::Shared).await } else { Ok(Vec::new()) } },
+        )?;
+        let mut found = private;
+        found.extend(shared);
         // bm25 is not comparable across two indexes: score by the share of query words held.
         for memory in &mut found {
             let held = words(&memory.text);

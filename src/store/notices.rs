@@ -98,13 +98,17 @@ pub const DECLINED: &str = "declined_change";
 /// and whether any was added. The holds themselves come from the person's own record
 /// each time, so a row deleted in the files is only written again. Writes only when
 /// something changes.
+///
+/// `open` is what [`open_holds`] read, under the same lock on the person's record: a
+/// turn's start reads it beside its other reads.
 pub async fn hold(
     store: &SystemStore,
     user: &UserId,
+    open: OpenHolds,
     bodies: &[Value],
     compared: impl Fn(&str) -> bool,
 ) -> Result<(Vec<i64>, bool), StoreError> {
-    let open = open_holds(store.pool(), user).await?;
+    let OpenHolds(open) = open;
     let field = |body: &Value, name: &str| body[name].as_str().map(str::to_owned);
     let kept: Vec<Option<i64>> = bodies
         .iter()
@@ -142,14 +146,17 @@ pub async fn hold(
     Ok((ids, added))
 }
 
+/// A person's open holding notices, by id with their bodies.
+pub struct OpenHolds(Vec<(i64, Value)>);
+
 /// A person's open holding notices with their bodies.
-async fn open_holds(pool: &sqlx::SqlitePool, user: &UserId) -> Result<Vec<(i64, Value)>, StoreError> {
+pub async fn open_holds(store: &SystemStore, user: &UserId) -> Result<OpenHolds, StoreError> {
     let rows: Vec<(i64, String)> =
         sqlx::query_as("SELECT id, body FROM notices WHERE user_id = ? AND holds = 1 AND seen_at IS NULL")
             .bind(user)
-            .fetch_all(pool)
+            .fetch_all(store.pool())
             .await?;
-    Ok(rows.into_iter().map(|(id, body)| (id, serde_json::from_str(&body).unwrap_or(Value::Null))).collect())
+    Ok(OpenHolds(rows.into_iter().map(|(id, body)| (id, serde_json::from_str(&body).unwrap_or(Value::Null))).collect()))
 }
 
 /// One of a person's open notices of a held or declined change: its body.

@@ -30,6 +30,18 @@ pub struct PrivateStore {
     prompt_prefix: Arc<str>,
     /// The private pool's memory vectors as last read; they go with the store at lock.
     vectors: Arc<super::memories::VectorCache>,
+    /// The person's settings as last read: every turn's start asks for one. Only this
+    /// process writes the file (nobody else holds its key), and it writes settings only
+    /// through [`PrivateStore::put_setting`] and [`PrivateStore::delete_setting`].
+    settings: Arc<std::sync::Mutex<SettingsCache>>,
+}
+
+/// Settings read from the file, with a count of the writes made to them: a read that
+/// started before a write does not put what it read into the cache after it.
+#[derive(Default)]
+struct SettingsCache {
+    writes: u64,
+    values: std::collections::HashMap<String, Option<String>>,
 }
 
 /// Where a person's private file lives under the data directory.
@@ -155,7 +167,7 @@ impl PrivateStore {
                 }
                 _ => StoreError::Sqlx(err),
             })?;
-        Ok(Self { pool, snapshots, prompt_prefix: Arc::from(""), vectors: Arc::default() })
+        Ok(Self { pool, snapshots, prompt_prefix: Arc::from(""), vectors: Arc::default(), settings: Arc::default() })
     }
 
     /// Tests: a new file for a new person in a temporary folder, kept while the folder is.
@@ -210,27 +222,78 @@ impl PrivateStore {
 
     /// One of the person's settings; none when it was never set.
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pool).await?)
+        let writes = {
+            let cache = self.settings.lock().expect("settings cache");
+            if let Some(value) = cache.values.get(key) {
+                return Ok(value.clone());
+            }
+            cache.writes
+        };
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?").bind(key).fetch_optional(&self.pool).await?;
+        let mut cache = self.settings.lock().expect("settings cache");
+        if cache.writes == writes {
+            cache.values.insert(key.to_owned(), value.clone());
+        }
+        Ok(value)
+    }
+
+    /// After a write to setting `key` (committed or not): the next read goes to the file.
+    fn setting_written(&self, key: &str) {
+        let mut cache = self.settings.lock().expect("settings cache");
+        cache.writes += 1;
+        cache.values.remove(key);
     }
 
     pub async fn put_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        let _writing = self.writing(Touched::Nothing);
-        sqlx::query(
-            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .bind(key)
-        .bind(value)
-        .bind(timestamp())
-        .execute(&self.pool)
+        let (key, value) = (key.to_owned(), value.to_owned());
+        self.write_setting(key.clone(), async move |store: Self| {
+            sqlx::query(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            )
+            .bind(&key)
+            .bind(&value)
+            .bind(timestamp())
+            .execute(&store.pool)
+            .await
+        })
         .await?;
         Ok(())
     }
 
     pub async fn delete_setting(&self, key: &str) -> Result<bool, StoreError> {
-        let _writing = self.writing(Touched::Nothing);
-        let done = sqlx::query("DELETE FROM settings WHERE key = ?").bind(key).execute(&self.pool).await?;
+        let key = key.to_owned();
+        let done = self
+            .write_setting(key.clone(), async move |store: Self| {
+                sqlx::query("DELETE FROM settings WHERE key = ?").bind(&key).execute(&store.pool).await
+            })
+            .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// Runs a write of setting `key` to its end in a task of its own, so a caller that
+    /// goes away cannot leave the file changed and the cache not told; the cache forgets
+    /// the key before and after.
+    async fn write_setting<F>(
+        &self,
+        key: String,
+        write: impl FnOnce(Self) -> F + Send + 'static,
+    ) -> Result<sqlx::sqlite::SqliteQueryResult, StoreError>
+    where
+        F: Future<Output = Result<sqlx::sqlite::SqliteQueryResult, sqlx::Error>> + Send,
+    {
+        let store = self.clone();
+        self.setting_written(&key);
+        let done = tokio::spawn(async move {
+            let _writing = store.writing(Touched::Nothing);
+            let done = write(store.clone()).await;
+            store.setting_written(&key);
+            done
+        })
+        .await
+        .map_err(|_| StoreError::WrongState("a setting's write was cut short; try again"))?;
+        Ok(done?)
     }
 
     /// The person's own token for an MCP server, when they set one.
@@ -387,6 +450,33 @@ mod tests {
         for migration in MIGRATIONS.iter().filter(|m| m.version >= from) {
             sqlx::raw_sql(sqlx::AssertSqlSafe(migration.sql.as_str().to_owned())).execute(pool).await.unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn a_setting_read_again_after_a_write_is_the_written_one() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        assert_eq!(store.setting("memory").await.unwrap(), None, "never set, and now cached as such");
+        store.put_setting("memory", "off").await.unwrap();
+        assert_eq!(store.setting("memory").await.unwrap().as_deref(), Some("off"));
+        store.put_setting("memory", "on").await.unwrap();
+        assert_eq!(store.setting("memory").await.unwrap().as_deref(), Some("on"));
+        assert!(store.delete_setting("memory").await.unwrap());
+        assert_eq!(store.setting("memory").await.unwrap(), None);
+        // A caller that goes away mid-write: the write still ends, and the cache hears of it.
+        let dropped = store.put_setting("memory", "off");
+        drop(tokio::time::timeout(std::time::Duration::ZERO, dropped).await);
+        for _ in 0..200 {
+            if store.setting("memory").await.unwrap().is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let from_file: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = 'memory'")
+            .fetch_optional(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(from_file.as_deref(), Some("off"), "a write once begun runs to its end");
+        assert_eq!(store.setting("memory").await.unwrap(), from_file, "the cache says what the file says");
     }
 
     #[tokio::test]

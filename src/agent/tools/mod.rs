@@ -158,23 +158,27 @@ impl Registry {
 
     /// What a turn offers: the built-in tools both pattern lists allow, then the approved
     /// MCP tools they allow — of servers the person has not declined (`withheld`), and only
-    /// servers that keep words here for a `local_only` role.
-    pub async fn offered_with_mcp(
+    /// servers that keep words here for a `local_only` role. The MCP tools come from the
+    /// `catalogue` the person's standing was checked against ([`Standing::catalogue`]).
+    ///
+    /// [`Standing::catalogue`]: crate::agent::standing::Standing::catalogue
+    pub fn offered_with_mcp(
         &self,
         role: &crate::store::roles::Role,
         agent_patterns: &[String],
         withheld: &std::collections::BTreeSet<String>,
-    ) -> Result<Vec<ToolSpec>, crate::store::StoreError> {
+        catalogue: Option<&crate::mcp::Catalogue>,
+    ) -> Vec<ToolSpec> {
         let mut offered = self.offered(&role.tools, agent_patterns);
         // Scheduling needs a role that may schedule, whatever its patterns say.
         if !role.may_schedule {
             offered.retain(|t| !super::scheduling::SCHEDULING_TOOLS.contains(&t.name.as_str()));
         }
-        if let Some(hub) = &self.mcp {
+        if let Some(catalogue) = catalogue {
             let local_only = role.privacy_tier == crate::store::roles::PrivacyTier::LocalOnly;
-            offered.extend(hub.offered(&role.tools, agent_patterns, local_only, withheld).await?);
+            offered.extend(catalogue.offered(&role.tools, agent_patterns, local_only, withheld));
         }
-        Ok(offered)
+        offered
     }
 
     /// Whether an offered tool's server marks it destructive (the gate is then stricter).

@@ -155,9 +155,7 @@ impl Turn {
             .runtime
             .inner
             .tools
-            .offered_with_mcp(&self.role, &agent.meta.tools, &standing.withheld.mcp)
-            .await
-            .map_err(|err| refused(err.into()))?
+            .offered_with_mcp(&self.role, &agent.meta.tools, &standing.withheld.mcp, standing.catalogue.as_ref())
             .into_iter()
             .filter(|tool| self.offered.iter().any(|mine| mine.name == tool.name))
             .collect();
