@@ -298,7 +298,10 @@ describe('a hands-free talk', () => {
       assert.ok(whenInterrupted < long.length, `the answer was read to its end (${whenInterrupted} sentences) before the question came again`);
       await mine.nth(1).waitFor({ timeout: TIMEOUT });
       const second = await mine.nth(1).innerText();
-      assert.ok(wordsRight(QUESTION, second) >= 0.9, `the second message: ${second}`);
+      // Heard over the reading, through the browser's echo cancellation: Whisper tiny.en
+      // has been seen to mishear one word of the nine there ("What them does…"), so one
+      // may be wrong; the message must still be this question.
+      assert.ok(wordsRight(QUESTION, second) >= 8 / 9, `the second message: ${second}`);
       await waitUntil(() => read.includes('It opens at nine.'), 'the second answer read aloud');
       assert.equal(readOfLong(), whenInterrupted, 'the interrupted answer was not read on');
       assert.equal(await page.locator('[data-testid=turn][data-status=done]').count(), 2);
