@@ -25,7 +25,8 @@ impl Runtime {
         }
         let standing = self.standing(session, &role, None).await?;
         standing.withheld.narrow_role(&mut role);
-        let offered = hub.terms(&role).await?;
+        // The servers as the standing compared them, not read again.
+        let offered = standing.catalogue.as_ref().map(|catalogue| catalogue.terms(&role)).unwrap_or_default();
         Ok(offered.into_keys().filter(|id| !standing.withheld.mcp.contains(id)).collect())
     }
 

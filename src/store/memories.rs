@@ -369,6 +369,9 @@ impl Pools<'_> {
         let fts = wanted.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
         // The two files at once: a turn's start waits on this.
         let in_pool = async |pool: Pool| {
+            if only.is_some_and(|o| o != pool) {
+                return Ok(Vec::new());
+            }
             let table = pool.table();
             let sql = sqlx::AssertSqlSafe(format!(
                 "{}, -bm25({table}_search) AS score FROM {table}_search JOIN {table} ON {table}.rowid = {table}_search.rowid \
@@ -382,11 +385,7 @@ impl Pools<'_> {
                 .await?;
             Ok::<_, StoreError>(rows.into_iter().map(|r| r.into_memory(pool, self.owner)).collect::<Vec<_>>())
         };
-        let wanted_in = |pool: Pool| only.is_none_or(|o| o == pool);
-        let (private, shared) = tokio::try_join!(
-            async { if wanted_in(Pool::Private) { in_pool(Pool::Private).await } else { Ok(Vec::new()) } },
-            async { if wanted_in(Pool::Shared) { in_pool(Pool::Shared).await } else { Ok(Vec::new()) } },
-        )?;
+        let (private, shared) = tokio::try_join!(in_pool(Pool::Private), in_pool(Pool::Shared))?;
         let mut found = private;
         found.extend(shared);
         // bm25 is not comparable across two indexes: score by the share of query words held.
