@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The reliability suite at soak size (CI runs each part small; the closing notes of issue 31
-# quote both). About 8 hours on two cores in all, so it runs in parts, each on its own:
+# quote both). About 4 hours on two cores in all, builds included, so it runs in parts:
 #   tests/soak.sh [PART...]      (every part, in this order, by default)
 # crash         kill -9 at random moments: 200 rounds during password changes and during
 #               key rotations; 100 rounds while five people make 1,000 concurrent writes
 #               (notes, memories, turns, cards decided), and the same during a key rotation
-#               and during a backup (about 3 hours)
+#               and during a backup (70 minutes, two tests at a time)
 # backup        a backup taken while people make 10,000 writes
 # load          ten people chatting for 10 minutes beside a WebSocket flood, memory at start
 #               and end
 # llama-server  llama-cpp-python's real server against the OpenAI-compatible provider
 #               (built once, over 20 minutes, then cached)
-# fuzz          every fuzz target for 20 minutes (tests/fuzz.sh; 200 minutes)
+# fuzz          every fuzz target for 20 minutes (tests/fuzz.sh: ten targets, one a core,
+#               100 minutes on two cores)
 # Each part prints its own figures; a part that fails stops the run with its status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
