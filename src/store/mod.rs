@@ -89,6 +89,14 @@ pub(crate) fn connect_options(
         .log_slow_statements(log::LevelFilter::Off, std::time::Duration::from_secs(3600)))
 }
 
+/// A pool of connections to one database file. An idle connection is handed out as it is:
+/// sqlx would otherwise ping it first, a round trip to the connection's worker thread
+/// (two thread wake-ups) before every statement, which finds nothing on a file that
+/// cannot hang up. (sqlx still pings a connection as it comes back to the pool.)
+pub(crate) fn pool_options() -> sqlx::sqlite::SqlitePoolOptions {
+    sqlx::sqlite::SqlitePoolOptions::new().test_before_acquire(false)
+}
+
 /// Moves every committed page into the main file and empties the WAL, so the old pages
 /// of what was just erased do not linger there.
 pub(crate) async fn checkpoint(db: &sqlx::SqlitePool) -> Result<(), StoreError> {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 
 use super::snapshots::{Snapshots, Touched, Writing};
 use super::{StoreError, timestamp};
@@ -145,7 +145,7 @@ impl PrivateStore {
         // Every commit on every connection is counted, so no write can leave a snapshot
         // that looks current (see `snapshots`).
         let commits = snapshots.commit_counter();
-        let pool = SqlitePoolOptions::new()
+        let pool = super::pool_options()
             .max_connections(2)
             .min_connections(0)
             .after_connect(move |conn, _| {
@@ -438,7 +438,7 @@ mod tests {
 
     /// Applies the user-file migrations numbered below `before` to a fresh in-memory file.
     async fn migrated_before(before: i64) -> SqlitePool {
-        let pool = SqlitePoolOptions::new().max_connections(1).connect("sqlite::memory:").await.unwrap();
+        let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect("sqlite::memory:").await.unwrap();
         for migration in MIGRATIONS.iter().filter(|m| m.version < before) {
             sqlx::raw_sql(sqlx::AssertSqlSafe(migration.sql.as_str().to_owned())).execute(&pool).await.unwrap();
         }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 
 use crate::error::StartError;
 
@@ -28,7 +28,7 @@ impl SystemStore {
         let fail = |source| StartError::Database { path: path.to_path_buf(), source };
         // secure_delete: an erased shared memory's pages are zeroed, not left for a later write.
         let options = super::connect_options(path, true).map_err(fail)?.pragma("secure_delete", "ON");
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(fail)?;
+        let pool = super::pool_options().max_connections(4).connect_with(options).await.map_err(fail)?;
         MIGRATIONS.run(&pool).await.map_err(|source| StartError::Migrate { path: path.to_path_buf(), source })?;
         Ok(Self { pool, people_generation: Arc::default(), vectors: Arc::default() })
     }
