@@ -82,6 +82,9 @@ elif $wants_rust; then
   echo "fuzz: targets built in $(($(date +%s) - started)) s"
 fi
 
+# A line of the closing table.
+row() { printf '%-14s %12s %9s %8s  %s\n' "$@"; }
+
 # One target's run: its messages go to $results/<target>.out, its table row to .row, and
 # a .failed file says it failed; printed in the targets' order once every run ended.
 fuzz_one() {
@@ -125,8 +128,7 @@ fuzz_one() {
       echo "fuzz: $target: input kept at $kept/$file"
     done
   fi >"$results/$target.out"
-  printf '%-14s %12s %9s %8s  %s\n' "$target" "${executions:--}" "${rate:--}" "${size:--}" "$result" \
-    >"$results/$target.row"
+  row "$target" "${executions:--}" "${rate:--}" "${size:--}" "$result" >"$results/$target.row"
 }
 
 # As many targets at once as there are cores (SKALD_FUZZ_JOBS to choose): each runs on
@@ -153,8 +155,7 @@ rows=()
 for target in "${targets[@]}"; do
   if [[ ! -e $results/$target.row ]]; then
     echo "fuzz: $target: its run ended before reporting; the log is $logs/$target.log"
-    printf -v row '%-14s %12s %9s %8s  %s' "$target" - - - error
-    rows+=("$row")
+    rows+=("$(row "$target" - - - error)")
     failed+=("$target")
     continue
   fi
@@ -164,7 +165,7 @@ for target in "${targets[@]}"; do
 done
 
 echo
-printf '%-14s %12s %9s %8s  %s\n' target executions exec/s corpus result
+row target executions exec/s corpus result
 printf '%s\n' "${rows[@]}"
 if ((${#failed[@]})); then
   echo "fuzz: ${#failed[@]} of ${#targets[@]} targets failed: ${failed[*]}" >&2
