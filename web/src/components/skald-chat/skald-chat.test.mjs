@@ -244,15 +244,17 @@ describe('a long conversation', () => {
     assert.equal(await page.locator('[data-testid=earlier]').innerText(), 'Show earlier messages');
 
     // Scrolled up to the top: the forty turns before are put above, and the turn that was
-    // first stays where it was on screen.
-    const anchor = turns().first();
-    const log = page.locator('.log');
-    await log.evaluate((el) => el.scrollTo({ top: 0 }));
-    const before = (await anchor.boundingBox()).y;
+    // first stays where it was on screen. Where it was is read in the same task as the
+    // scroll: the scroll event that reads the earlier page comes after, so it cannot have
+    // landed yet (a locator read afterwards may already find the turns above).
+    const anchor = page.locator('[data-testid=turn]', { hasText: 'Question 61' });
+    const before = await page
+      .locator('.log')
+      .evaluate((log, turn) => (log.scrollTo({ top: 0 }), turn.getBoundingClientRect().y), await anchor.elementHandle());
     await turns().nth(79).waitFor({ timeout: TIMEOUT });
     assert.deepEqual(server.reads, ['?turns=40', '?turns=40&before=turn_61']);
     assert.equal(await firstShown(), 'Question 21');
-    const moved = Math.abs((await page.locator('[data-testid=turn]', { hasText: 'Question 61' }).boundingBox()).y - before);
+    const moved = Math.abs((await anchor.boundingBox()).y - before);
     assert.ok(moved < 2, `the turn read before moved ${moved} px`);
 
     // The button reads the rest; with the first turn on screen it is gone.
