@@ -18,6 +18,15 @@
 //! every write to `chat_sessions`, `turns`, `messages` or `summaries` goes through a
 //! store function that accounts for it (`store::chat`, `store::approvals`).
 //!
+//! A write to a conversation drops its snapshot, unless the write only carried the
+//! conversation on — a turn begun or ended at the end of its path, rows appended to it —
+//! and says how ([`Writing::follows`]): the snapshot then follows it in memory, so a
+//! conversation's turns do not each read back what the turn before wrote (in a long one,
+//! up to a whole context window of rows). It follows only a write that began after the
+//! snapshot was kept (a read may have seen what a write under way committed) and that is
+//! the one commit since the snapshot was read not accounted for before it: then the
+//! snapshot and the write together are what the file holds.
+//!
 //! Snapshots live with the open file and are dropped with its last pool when the person's
 //! windows lock; they hold what the process holds during a turn anyway, never anything on
 //! disk.
@@ -95,19 +104,34 @@ pub struct Writing {
     /// The file's commit count when the write began: unchanged at its end, it committed
     /// nothing (it failed, or was given up).
     commits_before: u64,
+    /// Which write this is, in the order they began.
+    number: u64,
+    follow: Option<Follow>,
 }
+
+/// How a kept snapshot follows a write that carried its conversation on; false when it
+/// cannot (the write did more than it can follow), and the snapshot is then dropped.
+type Follow = Box<dyn FnOnce(&mut Snapshot) -> bool + Send>;
 
 impl Writing {
     /// Names what the write touched, once it is known (a row it returned).
     pub fn touched(&mut self, touched: Touched) {
         self.touched = touched;
     }
+
+    /// Says, once the write has committed, how its conversation's kept snapshot follows
+    /// it (see the module's notes). Said before the commit, a write that then failed
+    /// would put rows the file does not hold into the snapshot.
+    pub fn follows(&mut self, follow: impl FnOnce(&mut Snapshot) -> bool + Send + 'static) {
+        self.follow = Some(Box::new(follow));
+    }
 }
 
 impl Drop for Writing {
     fn drop(&mut self) {
         let committed = self.snapshots.commits.load(Ordering::SeqCst) != self.commits_before;
-        self.snapshots.wrote(std::mem::replace(&mut self.touched, Touched::Nothing), committed);
+        let touched = std::mem::replace(&mut self.touched, Touched::Nothing);
+        self.snapshots.wrote(touched, committed, self.number, self.follow.take());
     }
 }
 
@@ -129,6 +153,8 @@ struct Inner {
     accounted: u64,
     /// Writes under way, not yet accounted for.
     writing: u64,
+    /// Writes begun.
+    begun: u64,
     /// Per conversation, `accounted` just after its latest write.
     written: HashMap<String, u64>,
     /// `accounted` just after the latest write to an unknown conversation.
@@ -144,6 +170,9 @@ struct Inner {
 struct Kept {
     id: String,
     stamp: Stamp,
+    /// How many writes had begun when it was kept: a write among them may have committed
+    /// before the read, so it is never followed.
+    begun: u64,
     bytes: usize,
     snapshot: Arc<Snapshot>,
 }
@@ -170,9 +199,11 @@ impl Snapshots {
     pub fn writing(self: &Arc<Self>, touched: Touched) -> Writing {
         let mut inner = self.lock();
         inner.writing += 1;
+        inner.begun += 1;
+        let number = inner.begun;
         let commits_before = self.commits.load(Ordering::SeqCst);
         drop(inner);
-        Writing { snapshots: Arc::clone(self), touched, commits_before }
+        Writing { snapshots: Arc::clone(self), touched, commits_before, number, follow: None }
     }
 
     /// The counter each connection's commit hook adds to.
@@ -224,22 +255,17 @@ impl Snapshots {
             return;
         }
         inner.forget(id);
-        if bytes > MAX_BYTES {
-            return;
-        }
-        while inner.kept.len() >= MAX_KEPT || inner.bytes + bytes > MAX_BYTES {
-            let Some(oldest) = inner.kept.pop_front() else { break };
-            inner.bytes -= oldest.bytes;
-        }
-        inner.bytes += bytes;
-        inner.kept.push_back(Kept { id: id.to_owned(), stamp, bytes, snapshot });
+        let begun = inner.begun;
+        inner.keep(Kept { id: id.to_owned(), stamp, begun, bytes, snapshot });
     }
 
     /// Accounts for one write the store made (see [`Snapshots::writing`]). A write during
     /// which the file saw no commit at all committed nothing: it is not counted, or it
-    /// would stand in for a commit nobody accounted for.
-    fn wrote(&self, touched: Touched, committed: bool) {
+    /// would stand in for a commit nobody accounted for. A write to a conversation drops
+    /// its snapshot, unless the snapshot can follow it.
+    fn wrote(&self, touched: Touched, committed: bool, number: u64, follow: Option<Follow>) {
         let mut inner = self.lock();
+        let commits = self.commits.load(Ordering::SeqCst);
         inner.writing = inner.writing.saturating_sub(1);
         if committed {
             inner.accounted += 1;
@@ -247,7 +273,13 @@ impl Snapshots {
         let now = inner.accounted;
         match touched {
             Touched::Conversation(id) => {
-                inner.forget(&id);
+                let followed = match follow {
+                    Some(follow) if committed => inner.follow(&id, commits, number, follow),
+                    _ => false,
+                };
+                if !followed {
+                    inner.forget(&id);
+                }
                 if inner.written.len() >= MAX_WRITTEN {
                     inner.written.clear();
                     inner.written_unknown = now;
@@ -271,6 +303,40 @@ impl Snapshots {
 }
 
 impl Inner {
+    /// Keeps a snapshot as the most recently used, the least recently used giving way to
+    /// the caps; one too big to keep at all is not kept, and drops nothing.
+    fn keep(&mut self, kept: Kept) {
+        if kept.bytes > MAX_BYTES {
+            return;
+        }
+        while self.kept.len() >= MAX_KEPT || self.bytes + kept.bytes > MAX_BYTES {
+            let Some(oldest) = self.kept.pop_front() else { break };
+            self.bytes -= oldest.bytes;
+        }
+        self.bytes += kept.bytes;
+        self.kept.push_back(kept);
+    }
+
+    /// Carries the kept snapshot of conversation `id` on with write `number`, just accounted
+    /// for, when that write began after the snapshot was kept (so its read cannot have seen
+    /// it) and every commit since the read (`commits` of them now) is accounted for: the
+    /// write is then the only one to it that the snapshot does not hold. Whether it did;
+    /// if not, it is no longer kept.
+    fn follow(&mut self, id: &str, commits: u64, number: u64, follow: Follow) -> bool {
+        let Some(at) = self.kept.iter().position(|k| k.id == id) else { return false };
+        let Some(mut kept) = self.kept.remove(at) else { return false };
+        self.bytes -= kept.bytes;
+        let unchanged = commits.wrapping_sub(kept.stamp.commits) == self.accounted.wrapping_sub(kept.stamp.accounted);
+        // A turn under way may hold the snapshot: it keeps what it started from.
+        if number <= kept.begun || !unchanged || !follow(Arc::make_mut(&mut kept.snapshot)) {
+            return false;
+        }
+        kept.bytes = size_of(&kept.snapshot);
+        let fits = kept.bytes <= MAX_BYTES;
+        self.keep(kept);
+        fits
+    }
+
     fn forget(&mut self, id: &str) {
         if let Some(at) = self.kept.iter().position(|k| k.id == id)
             && let Some(gone) = self.kept.remove(at)
@@ -455,9 +521,52 @@ mod tests {
         assert!(snapshots.get("chat_a").is_none(), "served after its conversation was written");
     }
 
+    #[test]
+    fn a_write_that_a_kept_read_may_have_seen_is_not_followed() {
+        // The interleaving the property below found: a read begins, a write begins and
+        // commits, the read sees what it committed and is kept; then the write ends.
+        // Followed, the snapshot would hold that write twice.
+        let snapshots = fresh();
+        let stamp = snapshots.stamp();
+        let mut writing = snapshots.writing(Touched::conversation("chat_a"));
+        snapshots.commits.fetch_add(1, Ordering::SeqCst);
+        writing.follows(|s| (s.conversation.title.push_str("1;"), true).1);
+        snapshots.put("chat_a", stamp, snapshot("1;", 1, "x"));
+        drop(writing);
+        assert!(snapshots.get("chat_a").is_none(), "followed a write it held");
+    }
+
+    #[test]
+    fn writes_that_end_in_another_order_than_they_committed_are_not_followed() {
+        // Two turns' rows committed one after the other; the later write is accounted for
+        // first. Followed then, the snapshot would hold the rows in the wrong order.
+        let snapshots = fresh();
+        snapshots.put("chat_a", snapshots.stamp(), snapshot("", 1, "x"));
+        let mut first = snapshots.writing(Touched::conversation("chat_a"));
+        let mut second = snapshots.writing(Touched::conversation("chat_a"));
+        snapshots.commits.fetch_add(1, Ordering::SeqCst);
+        first.follows(|s| (s.conversation.title.push_str("1;"), true).1);
+        snapshots.commits.fetch_add(1, Ordering::SeqCst);
+        second.follows(|s| (s.conversation.title.push_str("2;"), true).1);
+        drop(second);
+        drop(first);
+        assert!(snapshots.get("chat_a").is_none(), "followed out of order");
+        // One at a time, each is followed.
+        snapshots.put("chat_a", snapshots.stamp(), snapshot("", 1, "x"));
+        for n in ["1;", "2;"] {
+            let mut writing = snapshots.writing(Touched::conversation("chat_a"));
+            snapshots.commits.fetch_add(1, Ordering::SeqCst);
+            writing.follows(move |s| (s.conversation.title.push_str(n), true).1);
+        }
+        assert_eq!(snapshots.get("chat_a").unwrap().conversation.title, "1;2;");
+    }
+
     /// Random interleavings of reads and writes (issue 31): whatever the order, a served
     /// snapshot holds what the file holds now. Writes to conversations go through
-    /// [`Snapshots::writing`] (the module's rule); other commits may go unaccounted.
+    /// [`Snapshots::writing`] (the module's rule); other commits may go unaccounted. A
+    /// write to a named conversation may say, once committed, how its snapshot follows it,
+    /// or that it cannot. A conversation reads as the writes committed to it, in order, so
+    /// a snapshot that follows writes in another order than the file's is stale too.
     mod properties {
         use proptest::prelude::*;
 
@@ -473,16 +582,31 @@ mod tests {
             ReadReads,
             /// The oldest read under way keeps what it read.
             ReadKeeps,
-            /// A write begins: to a conversation (named, or unknown), or to another table.
-            WriteBegins { conversation: usize, unknown: bool, elsewhere: bool },
+            /// A write begins, to `conversation` or to another table.
+            WriteBegins { conversation: usize, kind: Kind },
             /// The oldest write under way commits.
             WriteCommits,
-            /// The oldest write under way is over (committed, failed or given up).
-            WriteEnds,
+            /// A write under way is over (committed, failed or given up): writes that began
+            /// in one order may end in another.
+            WriteEnds(usize),
             /// A commit nobody accounted for, to something other than conversations.
             Unaccounted,
             /// A turn starts from a kept snapshot, if one is served.
             Served(usize),
+        }
+
+        /// What a write touches, as it says.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        enum Kind {
+            /// Another table than the conversations'.
+            Elsewhere,
+            /// A conversation, not saying which.
+            Unknown,
+            /// The conversation it names, its snapshot dropped.
+            Named,
+            /// The conversation it names, saying once committed how its snapshot follows
+            /// (or, false, that it cannot).
+            Followed(bool),
         }
 
         fn step() -> impl Strategy<Value = Step> {
@@ -490,26 +614,34 @@ mod tests {
                 (0..3usize).prop_map(Step::ReadBegins),
                 Just(Step::ReadReads),
                 Just(Step::ReadKeeps),
-                (0..3usize, any::<bool>(), any::<bool>()).prop_map(|(conversation, unknown, elsewhere)| {
-                    Step::WriteBegins { conversation, unknown, elsewhere }
-                }),
+                (0..3usize, kind()).prop_map(|(conversation, kind)| Step::WriteBegins { conversation, kind }),
                 Just(Step::WriteCommits),
-                Just(Step::WriteEnds),
+                (0..4usize).prop_map(Step::WriteEnds),
                 Just(Step::Unaccounted),
                 (0..3usize).prop_map(Step::Served),
+            ]
+        }
+
+        fn kind() -> impl Strategy<Value = Kind> {
+            prop_oneof![
+                1 => Just(Kind::Elsewhere),
+                1 => Just(Kind::Unknown),
+                1 => Just(Kind::Named),
+                3 => Just(Kind::Followed(true)),
+                1 => Just(Kind::Followed(false)),
             ]
         }
 
         struct Read {
             conversation: usize,
             stamp: Stamp,
-            seen: Option<u64>,
+            seen: Option<String>,
         }
 
         struct Write {
             writing: Writing,
             conversation: usize,
-            elsewhere: bool,
+            kind: Kind,
             committed: bool,
         }
 
@@ -519,8 +651,9 @@ mod tests {
             #[test]
             fn a_served_snapshot_is_never_stale(steps in proptest::collection::vec(step(), 1..80)) {
                 let snapshots = fresh();
-                // Each conversation's version in the file.
-                let mut file = [0u64; 3];
+                // Each conversation in the file: the writes committed to it, in order.
+                let mut file: [String; 3] = Default::default();
+                let mut numbered = 0u32;
                 let mut reads: VecDeque<Read> = VecDeque::new();
                 let mut writes: VecDeque<Write> = VecDeque::new();
                 for step in steps {
@@ -530,37 +663,49 @@ mod tests {
                         }
                         Step::ReadReads => {
                             if let Some(read) = reads.iter_mut().find(|r| r.seen.is_none()) {
-                                read.seen = Some(file[read.conversation]);
+                                read.seen = Some(file[read.conversation].clone());
                             }
                         }
                         Step::ReadKeeps => {
                             if reads.front().is_some_and(|r| r.seen.is_some())
                                 && let Some(read) = reads.pop_front()
                             {
-                                let version = read.seen.unwrap_or_default().to_string();
-                                snapshots.put(CONVERSATIONS[read.conversation], read.stamp, snapshot(&version, 1, "x"));
+                                let seen = read.seen.unwrap_or_default();
+                                snapshots.put(CONVERSATIONS[read.conversation], read.stamp, snapshot(&seen, 1, "x"));
                             }
                         }
-                        Step::WriteBegins { conversation, unknown, elsewhere } => {
-                            let touched = match (elsewhere, unknown) {
-                                (true, _) => Touched::Nothing,
-                                (false, true) => Touched::Unknown,
-                                (false, false) => Touched::conversation(CONVERSATIONS[conversation]),
+                        Step::WriteBegins { conversation, kind } => {
+                            let touched = match kind {
+                                Kind::Elsewhere => Touched::Nothing,
+                                Kind::Unknown => Touched::Unknown,
+                                Kind::Named | Kind::Followed(_) => Touched::conversation(CONVERSATIONS[conversation]),
                             };
                             let writing = snapshots.writing(touched);
-                            writes.push_back(Write { writing, conversation, elsewhere, committed: false });
+                            writes.push_back(Write { writing, conversation, kind, committed: false });
                         }
                         Step::WriteCommits => {
                             if let Some(write) = writes.iter_mut().find(|w| !w.committed) {
                                 write.committed = true;
                                 snapshots.commits.fetch_add(1, Ordering::SeqCst);
-                                if !write.elsewhere {
-                                    file[write.conversation] += 1;
+                                numbered += 1;
+                                let this = format!("{numbered};");
+                                if write.kind != Kind::Elsewhere {
+                                    file[write.conversation].push_str(&this);
+                                }
+                                // Said once committed, as the store's functions do: the
+                                // snapshot, if it follows, takes this write on at its end.
+                                if let Kind::Followed(can) = write.kind {
+                                    write.writing.follows(move |snapshot| {
+                                        snapshot.conversation.title.push_str(&this);
+                                        can
+                                    });
                                 }
                             }
                         }
-                        Step::WriteEnds => {
-                            if let Some(write) = writes.pop_front() {
+                        Step::WriteEnds(which) => {
+                            if !writes.is_empty()
+                                && let Some(write) = writes.remove(which % writes.len())
+                            {
                                 drop(write.writing);
                             }
                         }
@@ -571,7 +716,7 @@ mod tests {
                             if let Some(served) = snapshots.get(CONVERSATIONS[conversation]) {
                                 prop_assert_eq!(
                                     served.conversation.title.clone(),
-                                    file[conversation].to_string(),
+                                    file[conversation].clone(),
                                     "a stale snapshot of {} was served",
                                     CONVERSATIONS[conversation]
                                 );

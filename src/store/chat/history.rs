@@ -5,10 +5,10 @@
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
-use super::super::snapshots::Touched;
+use super::super::snapshots::{Snapshot, Touched};
 use super::branches::{ACTIVE_PATH_AFTER, TURN_PATH_AFTER};
 use super::{Message, MessageRole, MessageStatus, StoreError, Summary, timestamp};
-use crate::ids::ConversationId;
+use crate::ids::{CallId, ConversationId, FrameId, TurnId};
 
 /// A row about to be appended.
 #[derive(Debug, Default)]
@@ -31,7 +31,7 @@ pub struct NewMessage<'a> {
 
 /// Appends rows to the history in one transaction; returns their ids.
 pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
-    let _writing = store.writing(Touched::conversations(messages.iter().map(|m| m.session_id)));
+    let mut writing = store.writing(Touched::conversations(messages.iter().map(|m| m.session_id)));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let mut ids = Vec::with_capacity(messages.len());
@@ -39,7 +39,46 @@ pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result
         ids.push(insert_message(&mut tx, message, &now).await?);
     }
     tx.commit().await?;
+    let rows: Vec<Message> = messages.iter().zip(&ids).map(|(m, &id)| as_read(id, m, &now)).collect();
+    writing.follows(move |snapshot| follow_rows(snapshot, rows));
     Ok(ids)
+}
+
+/// A row just appended, as reading it back would return it.
+pub(super) fn as_read(id: i64, m: &NewMessage<'_>, now: &str) -> Message {
+    Message {
+        id,
+        turn_id: TurnId::new(m.turn_id),
+        role: m.role,
+        text: m.text.to_owned(),
+        status: m.status,
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.map(CallId::new),
+        tool_name: m.tool_name.map(str::to_owned),
+        model: m.model.map(str::to_owned),
+        error_code: m.error_code.map(str::to_owned),
+        error_message: m.error_message.map(str::to_owned),
+        created_at: now.to_owned(),
+        frame_id: m.frame_id.map(FrameId::new),
+        redacted: false,
+        images: m.images.filter(|p| !p.is_empty()).map(<[_]>::to_vec),
+    }
+}
+
+/// Puts rows just appended at the end of a conversation's kept snapshot, as reading it
+/// again would: they follow every row it holds, and it holds the rows of its path. Only
+/// when each is of a turn known to be on that path (the turn ending it, or one it holds
+/// rows of); false otherwise, and the snapshot is read again.
+pub(super) fn follow_rows(snapshot: &mut Snapshot, rows: Vec<Message>) -> bool {
+    let on_path = |turn: &TurnId| {
+        snapshot.conversation.active_turn.as_ref() == Some(turn)
+            || snapshot.history.iter().rev().any(|m| m.turn_id == *turn)
+    };
+    if !rows.iter().all(|row| on_path(&row.turn_id)) {
+        return false;
+    }
+    snapshot.history.extend(rows);
+    true
 }
 
 /// Which path through a conversation's turns a read follows.

@@ -311,6 +311,8 @@ pub async fn put_scratchpad(store: &PrivateStore, session_id: &ConversationId, t
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn last<'a>(session_id: &'a str, turn_id: &'a str, text: &'a str) -> NewMessage<'a> {
@@ -330,6 +332,25 @@ mod tests {
         assert!(end_turn(store, &last(session, turn, "ok"), &end, "", None, TurnState::Running).await.unwrap());
     }
 
+    /// What a turn's start reads from the file, past any snapshot, as comparable text.
+    async fn read(store: &PrivateStore, id: &str) -> String {
+        let (conversation, summary) = conversation_with_summary(store, &id.into()).await.unwrap().unwrap();
+        let history = history_after(store, &id.into(), summary.as_ref()).await.unwrap();
+        shown(&Snapshot { conversation, summary, history })
+    }
+
+    fn shown(snapshot: &Snapshot) -> String {
+        let summary = snapshot.summary.as_ref().map(|s| (s.id, s.upto, &s.text));
+        format!("{} {summary:?} {}", json!(snapshot.conversation), json!(snapshot.history))
+    }
+
+    /// A turn's start, and whether it was served from memory.
+    async fn start(store: &PrivateStore, id: &str) -> (Arc<Snapshot>, bool) {
+        let served = store.snapshots().served();
+        let snapshot = turn_start(store, &id.into()).await.unwrap().unwrap();
+        (snapshot, store.snapshots().served() > served)
+    }
+
     #[tokio::test]
     async fn a_turn_starts_from_memory_until_its_conversation_is_written() {
         let (_dir, store) = PrivateStore::scratch().await;
@@ -343,15 +364,14 @@ mod tests {
         assert_eq!(store.snapshots().served(), served + 1, "served from memory");
         assert!(a.history.is_empty());
 
-        // A write to the conversation itself is read back.
+        // A turn in the conversation itself carries its snapshot on, as the file now reads.
         whole_turn(&store, "chat_a", "turn_a1", "hello there").await;
-        let a = turn_start(&store, &"chat_a".into()).await.unwrap().unwrap();
-        assert_eq!(store.snapshots().served(), served + 1, "read from the file");
+        let (a, from_memory) = start(&store, "chat_a").await;
+        assert!(from_memory, "followed the turn");
+        assert_eq!(shown(&a), read(&store, "chat_a").await);
         let texts: Vec<&str> = a.history.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(texts, ["hello there", "ok"]);
         assert_eq!((a.conversation.title.as_str(), a.conversation.turn_state), ("hello there", Some(TurnState::Done)));
-        assert_eq!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().history.len(), 2);
-        assert_eq!(store.snapshots().served(), served + 2, "then kept");
 
         // Each kind of write to it is seen at once.
         rename_conversation(&store, &"chat_a".into(), "Renamed").await.unwrap();
@@ -376,5 +396,51 @@ mod tests {
         assert_eq!(turn_start(&store, &"chat_a".into()).await.unwrap().unwrap().conversation.title, "behind its back");
         delete_conversation(&store, &"chat_a".into()).await.unwrap();
         assert!(turn_start(&store, &"chat_a".into()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_follows_what_carries_the_conversation_on_and_is_read_again_after_the_rest() {
+        let (_dir, store) = PrivateStore::scratch().await;
+        let id = "chat_a";
+        create_conversation(&store, &id.into(), "main", None).await.unwrap();
+        whole_turn(&store, id, "turn_1", "first").await;
+        // A turn begun, rows with a call appended, ended with the call unanswered: each
+        // followed, each as the file reads.
+        let held = start(&store, id).await.0;
+        begin_turn_with(&store, &id.into(), &"turn_2".into(), "second", &[], Place::Next).await.unwrap();
+        let (begun, from_memory) = start(&store, id).await;
+        assert!(from_memory);
+        assert_eq!(shown(&begun), read(&store, id).await);
+        assert_eq!(begun.conversation.turn_state, Some(TurnState::Running));
+        let calls = json!([{ "id": "call_1", "name": "web_fetch", "arguments": "{}" }]);
+        let asked = NewMessage { tool_calls: Some(calls), status: MessageStatus::Done, ..last(id, "turn_2", "") };
+        append(&store, &[asked, NewMessage { model: Some("home/llama"), ..last(id, "turn_2", "so far") }])
+            .await
+            .unwrap();
+        assert_eq!(shown(&start(&store, id).await.0), read(&store, id).await);
+        let end = TurnEnd { state: TurnState::Stopped, error_code: Some("stopped"), error_message: None };
+        end_turn(&store, &last(id, "turn_2", "stopped"), &end, "cancelled", None, TurnState::Running).await.unwrap();
+        let (ended, from_memory) = start(&store, id).await;
+        assert!(from_memory);
+        assert_eq!(shown(&ended), read(&store, id).await);
+        assert_eq!(ended.history.iter().filter(|m| m.role == MessageRole::Tool).count(), 1, "the call was answered");
+        assert_eq!(held.history.len(), 2, "a turn holding the snapshot it started from keeps it as it was");
+
+        // Another version of a turn changes the path: read again.
+        begin_turn(&store, &id.into(), &"turn_2b".into(), "second, again", Place::InPlaceOf("turn_2")).await.unwrap();
+        let (beside, from_memory) = start(&store, id).await;
+        assert!(!from_memory);
+        assert_eq!(beside.history.len(), 3, "the first turn and the new version's message");
+        // Rows of a turn off the path leave it to be read again, and the read leaves them out.
+        append(&store, &[last(id, "turn_2", "late, on the other version")]).await.unwrap();
+        let (after, from_memory) = start(&store, id).await;
+        assert!(!from_memory);
+        assert_eq!(shown(&after), read(&store, id).await);
+        assert!(after.history.iter().all(|m| m.turn_id != "turn_2"));
+        // So does a retry, which this does not follow.
+        begin_retry(&store, &id.into(), &"turn_3".into(), Place::Next).await.unwrap();
+        let (retried, from_memory) = start(&store, id).await;
+        assert!(!from_memory);
+        assert_eq!(retried.conversation.active_turn.as_deref(), Some("turn_3"));
     }
 }

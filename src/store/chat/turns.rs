@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::super::private::PrivateStore;
-use super::super::snapshots::Touched;
+use super::super::snapshots::{Snapshot, Touched};
 use super::branches::{ACTIVE_PATH, Place, after_turn_at};
-use super::history::insert_message;
+use super::history::{as_read, follow_rows, insert_message};
 use super::requests::insert_request;
 use super::{MessageRole, MessageStatus, NewMessage, RequestRecord, StoreError, TurnState, timestamp};
 use crate::ids::{ConversationId, TurnId};
@@ -44,50 +44,65 @@ pub async fn begin_turn_with(
     pictures: &[super::AttachedPicture],
     place: Place<'_>,
 ) -> Result<i64, StoreError> {
-    let _writing = store.writing(Touched::conversation(session_id));
+    let mut writing = store.writing(Touched::conversation(session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    insert_running_turn(&mut tx, session_id, turn_id, place, &now).await?;
-    let id = insert_message(
-        &mut tx,
-        &NewMessage {
-            session_id,
-            turn_id,
-            role: MessageRole::User,
-            text,
-            status: MessageStatus::Sent,
-            images: Some(pictures),
-            ..NewMessage::default()
-        },
-        &now,
-    )
-    .await?;
+    let after = insert_running_turn(&mut tx, session_id, turn_id, place, &now).await?;
+    let message = NewMessage {
+        session_id,
+        turn_id,
+        role: MessageRole::User,
+        text,
+        status: MessageStatus::Sent,
+        images: Some(pictures),
+        ..NewMessage::default()
+    };
+    let id = insert_message(&mut tx, &message, &now).await?;
+    let title = title_from(text);
     sqlx::query(
         "UPDATE chat_sessions SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
     )
     .bind(&now)
-    .bind(title_from(text))
+    .bind(&title)
     .bind(session_id)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    // Begun after the turn ending the path, it carries the conversation on; beside one, the
+    // path changed, and the snapshot is read again.
+    let (row, turn) = (as_read(id, &message, &now), turn_id.clone());
+    writing.follows(move |snapshot| {
+        let conversation = &mut snapshot.conversation;
+        if conversation.active_turn.as_deref() != after.as_deref() {
+            return false;
+        }
+        conversation.active_turn = Some(turn);
+        conversation.turn_state = Some(TurnState::Running);
+        conversation.updated_at = now;
+        if conversation.title.is_empty() {
+            conversation.title = title;
+        }
+        snapshot.history.push(row);
+        true
+    });
     Ok(id)
 }
 
-/// Adds a running turn at `place` and makes it the end of the active path.
+/// Adds a running turn at `place` and makes it the end of the active path; the turn it
+/// comes after.
 async fn insert_running_turn(
     tx: &mut sqlx::SqliteConnection,
     session_id: &ConversationId,
     turn_id: &TurnId,
     place: Place<'_>,
     now: &str,
-) -> Result<(), StoreError> {
+) -> Result<Option<String>, StoreError> {
     let after = after_turn_at(&mut *tx, session_id, place).await?;
     sqlx::query("INSERT INTO turns (id, session_id, state, started_at, after_turn) VALUES (?, ?, 'running', ?, ?)")
         .bind(turn_id)
         .bind(session_id)
         .bind(now)
-        .bind(after)
+        .bind(&after)
         .execute(&mut *tx)
         .await?;
     sqlx::query("UPDATE chat_sessions SET active_turn = ? WHERE id = ?")
@@ -95,7 +110,7 @@ async fn insert_running_turn(
         .bind(session_id)
         .execute(&mut *tx)
         .await?;
-    Ok(())
+    Ok(after)
 }
 
 /// Starts a turn with no new message, at `place`: a retry of a failed turn, or another
@@ -141,7 +156,7 @@ pub async fn end_turn(
     request: Option<&RequestRecord>,
     from: TurnState,
 ) -> Result<bool, StoreError> {
-    let _writing = store.writing(Touched::conversation(last.session_id));
+    let mut writing = store.writing(Touched::conversation(last.session_id));
     let now = timestamp();
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let moved = sqlx::query(
@@ -163,6 +178,7 @@ pub async fn end_turn(
         insert_request(&mut tx, record).await?;
     }
     let status = if end.state == TurnState::Stopped { MessageStatus::Cancelled } else { MessageStatus::Error };
+    let mut rows = Vec::new();
     for (call_id, name, frame_id) in unanswered_calls(&mut tx, last.turn_id).await? {
         let result = NewMessage {
             session_id: last.session_id,
@@ -175,7 +191,7 @@ pub async fn end_turn(
             frame_id: frame_id.as_deref(),
             ..NewMessage::default()
         };
-        insert_message(&mut tx, &result, &now).await?;
+        rows.push(as_read(insert_message(&mut tx, &result, &now).await?, &result, &now));
     }
     // Frames the turn ends around end with it: stopped with a stopped turn, else failed.
     let frame_state = if end.state == TurnState::Stopped { TurnState::Stopped } else { TurnState::Error };
@@ -185,13 +201,25 @@ pub async fn end_turn(
         .bind(last.turn_id)
         .execute(&mut *tx)
         .await?;
-    insert_message(&mut tx, last, &now).await?;
+    rows.push(as_read(insert_message(&mut tx, last, &now).await?, last, &now));
     sqlx::query("UPDATE chat_sessions SET updated_at = ? WHERE id = ?")
         .bind(&now)
         .bind(last.session_id)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    let (turn, state) = (TurnId::new(last.turn_id), end.state);
+    writing.follows(move |snapshot: &mut Snapshot| {
+        if !follow_rows(snapshot, rows) {
+            return false;
+        }
+        let conversation = &mut snapshot.conversation;
+        if conversation.active_turn.as_ref() == Some(&turn) {
+            conversation.turn_state = Some(state);
+        }
+        conversation.updated_at = now;
+        true
+    });
     Ok(true)
 }
 
