@@ -6,10 +6,10 @@
 #
 #   tests/lint/dependencies.sh
 #
-# The snapshot is read from $SKALD_ADVISORY_DB, else from advisory-db/ in the shared folder
-# laid beside the clone (../shared/advisory-db). tests/lint/refresh-advisories.sh cuts one;
-# tests/lint/README.md says where it lives and why. Without one, the advisories are
-# skipped, loudly, and licences are still checked.
+# The snapshot is the one kept in this repository (tests/lint/advisory-db), unless
+# $SKALD_ADVISORY_DB names another. tests/lint/refresh-advisories.sh cuts one;
+# tests/lint/README.md says how. Without one, the advisories are skipped, loudly, and
+# licences are still checked.
 #
 # cargo-deny is installed once per machine, pinned, under ~/.cache/skald/tools.
 set -euo pipefail
@@ -36,14 +36,14 @@ cargo metadata --locked --offline --format-version 1 --all-features --filter-pla
 
 # The advisory snapshot.
 snapshot=${SKALD_ADVISORY_DB:-}
-if [[ -z $snapshot && -d ../shared/advisory-db ]]; then
-  snapshot=$(cd ../shared/advisory-db && pwd)
+if [[ -z $snapshot && -d tests/lint/advisory-db ]]; then
+  snapshot=$PWD/tests/lint/advisory-db
 fi
 checks=(licenses)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [[ -z $snapshot ]]; then
-  echo "dependency lint: ADVISORIES NOT CHECKED: no advisory snapshot (set SKALD_ADVISORY_DB, or lay one at ../shared/advisory-db; see tests/lint/README.md)" >&2
+  echo "dependency lint: ADVISORIES NOT CHECKED: no advisory snapshot (tests/lint/advisory-db is missing and SKALD_ADVISORY_DB is not set; see tests/lint/README.md)" >&2
 else
   [[ -d $snapshot/crates && -f $snapshot/STAMP ]] || {
     echo "dependency lint: $snapshot is not an advisory snapshot (no crates/ or STAMP); cut one with tests/lint/refresh-advisories.sh" >&2
