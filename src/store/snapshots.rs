@@ -94,6 +94,14 @@ pub struct Stamp {
     keepable: bool,
 }
 
+impl Stamp {
+    /// Whether every commit on the file since this stamp (`commits` of them now) was
+    /// accounted for (`accounted` writes now).
+    fn all_accounted(&self, commits: u64, accounted: u64) -> bool {
+        commits.wrapping_sub(self.commits) == accounted.wrapping_sub(self.accounted)
+    }
+}
+
 /// A write under way: held from before it begins until after it has committed (or
 /// failed, or was given up), and accounted for when dropped — also when the future
 /// making the write is dropped part-way, as when a client hangs up.
@@ -231,8 +239,7 @@ impl Snapshots {
         let commits = self.commits.load(Ordering::SeqCst);
         let at = inner.kept.iter().position(|k| k.id == id)?;
         let kept = inner.kept.remove(at)?;
-        let unchanged = commits.wrapping_sub(kept.stamp.commits) == inner.accounted.wrapping_sub(kept.stamp.accounted);
-        if !unchanged {
+        if !kept.stamp.all_accounted(commits, inner.accounted) {
             inner.bytes -= kept.bytes;
             return None;
         }
@@ -304,10 +311,11 @@ impl Snapshots {
 
 impl Inner {
     /// Keeps a snapshot as the most recently used, the least recently used giving way to
-    /// the caps; one too big to keep at all is not kept, and drops nothing.
-    fn keep(&mut self, kept: Kept) {
+    /// the caps; one too big to keep at all is not kept, and drops nothing. Whether it was
+    /// kept.
+    fn keep(&mut self, kept: Kept) -> bool {
         if kept.bytes > MAX_BYTES {
-            return;
+            return false;
         }
         while self.kept.len() >= MAX_KEPT || self.bytes + kept.bytes > MAX_BYTES {
             let Some(oldest) = self.kept.pop_front() else { break };
@@ -315,6 +323,7 @@ impl Inner {
         }
         self.bytes += kept.bytes;
         self.kept.push_back(kept);
+        true
     }
 
     /// Carries the kept snapshot of conversation `id` on with write `number`, just accounted
@@ -326,15 +335,15 @@ impl Inner {
         let Some(at) = self.kept.iter().position(|k| k.id == id) else { return false };
         let Some(mut kept) = self.kept.remove(at) else { return false };
         self.bytes -= kept.bytes;
-        let unchanged = commits.wrapping_sub(kept.stamp.commits) == self.accounted.wrapping_sub(kept.stamp.accounted);
         // A turn under way may hold the snapshot: it keeps what it started from.
-        if number <= kept.begun || !unchanged || !follow(Arc::make_mut(&mut kept.snapshot)) {
+        if number <= kept.begun
+            || !kept.stamp.all_accounted(commits, self.accounted)
+            || !follow(Arc::make_mut(&mut kept.snapshot))
+        {
             return false;
         }
         kept.bytes = size_of(&kept.snapshot);
-        let fits = kept.bytes <= MAX_BYTES;
-        self.keep(kept);
-        fits
+        self.keep(kept)
     }
 
     fn forget(&mut self, id: &str) {

@@ -29,6 +29,13 @@ pub struct NewMessage<'a> {
     pub images: Option<&'a [super::AttachedPicture]>,
 }
 
+impl NewMessage<'_> {
+    /// The pictures as the row keeps them: none rather than an empty list.
+    fn stored_images(&self) -> Option<&[super::AttachedPicture]> {
+        self.images.filter(|p| !p.is_empty())
+    }
+}
+
 /// Appends rows to the history in one transaction; returns their ids.
 pub async fn append(store: &PrivateStore, messages: &[NewMessage<'_>]) -> Result<Vec<i64>, StoreError> {
     let mut writing = store.writing(Touched::conversations(messages.iter().map(|m| m.session_id)));
@@ -61,7 +68,7 @@ pub(super) fn as_read(id: i64, m: &NewMessage<'_>, now: &str) -> Message {
         created_at: now.to_owned(),
         frame_id: m.frame_id.map(FrameId::new),
         redacted: false,
-        images: m.images.filter(|p| !p.is_empty()).map(<[_]>::to_vec),
+        images: m.stored_images().map(<[_]>::to_vec),
     }
 }
 
@@ -197,7 +204,7 @@ pub(super) async fn insert_message(
     .bind(m.error_message)
     .bind(now)
     .bind(m.frame_id)
-    .bind(m.images.filter(|p| !p.is_empty()).map(|p| serde_json::to_string(p).expect("pictures serialize")))
+    .bind(m.stored_images().map(|p| serde_json::to_string(p).expect("pictures serialize")))
     .execute(tx)
     .await?
     .last_insert_rowid();
