@@ -15,8 +15,10 @@ const SCANNED: [&str; 6] = ["src", "web/src", "tests", "src-tauri", "database", 
 /// The kinds of file that carry citations.
 const EXTENSIONS: [&str; 5] = ["rs", "ts", "sql", "md", "json"];
 
-/// Build outputs and installed packages: not the project's own text.
-const SKIPPED_DIRS: [&str; 3] = ["dist", "node_modules", "target"];
+/// Build outputs, installed packages and the RustSec advisory snapshot kept for the
+/// dependency lint (`tests/lint/advisory-db`): not the project's own text, and an
+/// advisory's section signs cite its own paper, not our design.
+const SKIPPED_DIRS: [&str; 4] = ["advisory-db", "dist", "node_modules", "target"];
 
 const DESIGN: &str = "docs/architecture.md";
 
