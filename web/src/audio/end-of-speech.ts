@@ -42,6 +42,8 @@ export class SpeechDetector {
   /** The room's level (RMS), learnt from the blocks judged so far; `null` before one. */
   #room: number | null = null;
   #loudFor = 0;
+  /** How long ago the stretch now counted towards a start began; 0 when none is. */
+  #countedFor = 0;
   #quietFor = 0;
   #speaking = false;
 
@@ -55,6 +57,15 @@ export class SpeechDetector {
     return this.#speaking;
   }
 
+  /**
+   * Milliseconds since the loud stretch now being counted towards a start began (0 when
+   * none is). Speech is judged begun only once enough of it was loud, and its first quiet
+   * syllables count little; what is kept from before a start must reach back this far.
+   */
+  get pendingMs(): number {
+    return this.#speaking ? 0 : this.#countedFor;
+  }
+
   /** Judges from here on with `options`; what was learnt of the room is kept. */
   set options(options: DetectorOptions) {
     this.#options = options;
@@ -64,6 +75,7 @@ export class SpeechDetector {
   reset(): void {
     this.#speaking = false;
     this.#loudFor = 0;
+    this.#countedFor = 0;
     this.#quietFor = 0;
   }
 
@@ -92,6 +104,7 @@ export class SpeechDetector {
     if (!loud) this.#room = level < room ? room * 0.8 + level * 0.2 : room * 0.98 + level * 0.02;
     else if (!this.#speaking) this.#room = room * 0.995 + level * 0.005;
     if (loud) {
+      this.#countedFor = this.#loudFor === 0 ? BLOCK_MS : this.#countedFor + BLOCK_MS;
       this.#loudFor += BLOCK_MS;
       this.#quietFor = 0;
       if (!this.#speaking && this.#loudFor >= startMs) {
@@ -104,6 +117,7 @@ export class SpeechDetector {
     if (!this.#speaking) {
       // Words have gaps: a short pause before speech is counted begins does not undo it.
       this.#loudFor = Math.max(0, this.#loudFor - BLOCK_MS / 2);
+      this.#countedFor = this.#loudFor === 0 ? 0 : this.#countedFor + BLOCK_MS;
       return null;
     }
     if (this.#quietFor >= endMs) {

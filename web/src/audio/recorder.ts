@@ -127,15 +127,22 @@ export interface ListenerEvents {
   readonly utterance: (audio: Blob) => void;
 }
 
-/** Kept from before speech was recognised as begun, so its first sound is not cut. */
+/**
+ * Kept from before the loud stretch that speech was recognised by, so its first sound is
+ * not cut: the detector may judge a start well after that stretch began (over an answer
+ * being read it asks for a plainer voice, and quiet first words count little).
+ */
 const LEAD_SECONDS = 1;
+/** At most this much of a stretch not yet judged speech is kept (a noisy room's hum). */
+const LONGEST_PENDING_SECONDS = 5;
 /** One utterance is cut here even if the speaker goes on. */
 const LONGEST_UTTERANCE_SECONDS = 60;
 
 /**
  * Hands-free listening: the microphone stays open, and each thing said, from its start
- * to the pause after it, becomes a WAV file of its own. Only the last second is
- * kept while nobody speaks; nothing is kept once an utterance is handed over.
+ * to the pause after it, becomes a WAV file of its own. While nobody speaks, only the
+ * last second is kept (and any stretch that may yet be judged speech); nothing is kept
+ * once an utterance is handed over.
  */
 export class Listener {
   readonly #capture: Capture;
@@ -176,8 +183,11 @@ export class Listener {
     this.#frames += samples.length;
     if (heard === 'start') events.speech();
     if (!this.#detector.speaking && heard !== 'end') {
-      // Nobody speaks: only the lead is kept.
-      while (this.#chunks.length > 1 && this.#frames - (this.#chunks[0]?.length ?? 0) >= LEAD_SECONDS * rate) {
+      // Nobody speaks: only the lead is kept, reaching back to where a stretch that may
+      // yet be judged speech began.
+      const pending = Math.min(this.#detector.pendingMs / 1000, LONGEST_PENDING_SECONDS);
+      const keep = (LEAD_SECONDS + pending) * rate;
+      while (this.#chunks.length > 1 && this.#frames - (this.#chunks[0]?.length ?? 0) >= keep) {
         this.#frames -= this.#chunks.shift()?.length ?? 0;
       }
       return;

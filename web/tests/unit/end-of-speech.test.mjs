@@ -94,4 +94,30 @@ describe('the end of speech', () => {
     const plain = signal([[1, 0.002], [2, 0.2, true], [1.5, 0.002]]);
     assert.equal(heard(plain, detection.OVER_PLAYBACK)[0]?.[0], 'start');
   });
+
+  test('until speech is judged begun, it says how long ago the stretch it counts began', () => {
+    // What a hands-free listener keeps from before a start must reach back this far, or a
+    // start judged late (over an answer being read) cuts the first words.
+    const detector = new detection.SpeechDetector(RATE, detection.OVER_PLAYBACK);
+    const samples = signal([[1, 0.002], [2, 0.2, true], [1.5, 0.002]]);
+    let before = null;
+    for (let at = 0; at < samples.length; at += 4096) {
+      const what = detector.feed(samples.subarray(at, at + 4096));
+      const end = (at + 4096) / RATE;
+      if (what === 'start') break;
+      if (end <= 1) assert.equal(detector.pendingMs, 0, `nothing counted in the quiet before (at ${end} s)`);
+      before = { end, pending: detector.pendingMs };
+    }
+    assert.ok(before !== null && before.end > 1, 'the start came after speech began');
+    const since = (before.end - 1) * 1000;
+    assert.ok(Math.abs(before.pending - since) <= 40, `counted for ${before.pending} ms, ${since} ms after speech began`);
+    assert.equal(detector.speaking, true);
+    assert.equal(detector.pendingMs, 0, 'nothing is pending once speech is under way');
+
+    const click = new detection.SpeechDetector(RATE, detection.OVER_PLAYBACK);
+    click.feed(signal([[1, 0.002], [0.06, 0.4]]));
+    assert.ok(click.pendingMs > 0, 'a click is counted while it sounds');
+    click.feed(signal([[1, 0.002]], 9));
+    assert.equal(click.pendingMs, 0, 'and forgotten once the quiet has undone it');
+  });
 });
