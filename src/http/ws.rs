@@ -13,6 +13,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::SinkExt;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::time::Instant;
 
 use super::AppState;
 use super::auth::{Caller, WS_PROTOCOL, offered_protocols};
@@ -71,6 +72,51 @@ pub const MAX_SOCKETS_PER_SESSION: usize = 8;
 /// The most events sent in one flush.
 const MAX_BATCH: usize = 256;
 
+/// Tokens that follow one another closely go out together: once a write has carried a
+/// token, the tokens behind it wait until this long after that write and go out in one
+/// write then. A quarter of a 60 Hz screen's frame, so nobody sees it; a fast model's
+/// reply then takes a few writes instead of one per token (each a system call and a trip
+/// through the loopback's TCP on this side, a wake-up of the page on the other). Any
+/// other event (a turn's start or end, a card) goes out at once, with the tokens held
+/// before it, so neither the first token after it nor the end waits.
+const PACE: Duration = Duration::from_millis(4);
+
+/// Whether an event's JSON is a `token` event's, the only kind paced (see
+/// `events::token_frame`: its `type` comes first).
+fn is_token(json: &str) -> bool {
+    json.starts_with(r#"{"type":"token","#)
+}
+
+/// When the events fed to a socket are written (see [`PACE`]).
+#[derive(Debug, Default)]
+struct Pacer {
+    /// Until when tokens are held, set by a write that carried one.
+    until: Option<Instant>,
+    /// Whether tokens were fed and not yet written.
+    holding: bool,
+}
+
+impl Pacer {
+    /// Events were fed at `now`: `tokens` whether any was a token, `urgent` whether any was
+    /// not (or the batch was full). Whether to write them now; if not, [`Pacer::due`] says when.
+    fn fed(&mut self, tokens: bool, urgent: bool, now: Instant) -> bool {
+        self.holding |= tokens;
+        let paced = self.until.is_some_and(|until| now < until);
+        urgent || (self.holding && !paced)
+    }
+
+    /// Everything fed was written at `now`.
+    fn written(&mut self, now: Instant) {
+        self.until = self.holding.then_some(now + PACE);
+        self.holding = false;
+    }
+
+    /// When the held tokens are to be written, if any are held.
+    fn due(&self) -> Option<Instant> {
+        self.holding.then_some(self.until).flatten()
+    }
+}
+
 /// The close code a socket gets when its session ends (lock, logout, idle).
 const CLOSE_LOCKED: u16 = 4001;
 
@@ -90,6 +136,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
     let shutdown = state.shutdown.cancelled();
     let ended = locked.cancelled();
     tokio::pin!(shutdown, ended);
+    let mut pacer = Pacer::default();
     loop {
         tokio::select! {
             () = &mut shutdown => {
@@ -107,7 +154,7 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 // Everything already waiting goes out with the first, in one flush.
                 let mut next = Some(event);
                 // At most a batch at a time, so a steady stream still lets a lock be noticed.
-                let mut batch = 0;
+                let (mut batch, mut tokens, mut others) = (0, false, false);
                 while let Some(event) = next.take() {
                     batch += 1;
                     let text = match event {
@@ -118,10 +165,13 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                         Err(RecvError::Lagged(_)) => Some(LiveEvent::Lagged.to_json()),
                         Err(RecvError::Closed) => return,
                     };
-                    if let Some(text) = text
-                        && socket.feed(Message::Text(text.into())).await.is_err()
-                    {
-                        return;
+                    if let Some(text) = text {
+                        let token = is_token(&text);
+                        tokens |= token;
+                        others |= !token;
+                        if socket.feed(Message::Text(text.into())).await.is_err() {
+                            return;
+                        }
                     }
                     if batch >= MAX_BATCH {
                         break;
@@ -132,15 +182,25 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                         Err(TryRecvError::Empty | TryRecvError::Closed) => None,
                     };
                 }
+                if pacer.fed(tokens, others || batch >= MAX_BATCH, Instant::now()) {
+                    if socket.flush().await.is_err() {
+                        return;
+                    }
+                    pacer.written(Instant::now());
+                }
+            }
+            () = tokio::time::sleep_until(pacer.due().unwrap_or_else(Instant::now)), if pacer.due().is_some() => {
                 if socket.flush().await.is_err() {
                     return;
                 }
+                pacer.written(Instant::now());
             }
             _ = heartbeat.tick() => {
                 let beat = LiveEvent::Heartbeat.to_json();
                 if socket.send(Message::Text(beat.into())).await.is_err() {
                     return;
                 }
+                pacer.written(Instant::now());
             }
             incoming = socket.recv() => match incoming {
                 // Pings are answered by the library; the page sends nothing we act on yet.
@@ -148,5 +208,64 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 Some(Ok(_)) => {}
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::events::TurnRef;
+
+    const TOKEN: &str = r#"{"type":"token","session":"chat_a","turn":"turn_a","seq":2,"text":"Hi"}"#;
+
+    #[test]
+    fn a_token_event_is_told_from_the_rest_by_its_type() {
+        assert!(is_token(TOKEN));
+        assert!(is_token(
+            &LiveEvent::Token {
+                of: TurnRef { session: "s".into(), turn: "t".into(), seq: 7, frame: None },
+                text: "x".into()
+            }
+            .to_json()
+        ));
+        assert!(!is_token(&LiveEvent::Heartbeat.to_json()));
+        assert!(!is_token(r#"{"type":"tokens","text":"x"}"#));
+    }
+
+    #[test]
+    fn the_first_token_goes_at_once_and_those_right_behind_it_share_a_later_write() {
+        let start = Instant::now();
+        let mut pacer = Pacer::default();
+        assert!(pacer.fed(true, false, start), "a token after quiet is written at once");
+        pacer.written(start);
+        let soon = start + Duration::from_millis(1);
+        assert!(!pacer.fed(true, false, soon), "the next, right behind it, is held");
+        assert!(!pacer.fed(true, false, soon + Duration::from_millis(1)), "and so is the one after");
+        assert_eq!(pacer.due(), Some(start + PACE), "until a pace after the first write");
+        pacer.written(start + PACE);
+        assert_eq!(pacer.due(), None, "nothing is held once written");
+        let later = start + PACE * 3;
+        assert!(pacer.fed(true, false, later), "a token long after the last write goes at once");
+    }
+
+    #[test]
+    fn any_other_event_goes_at_once_and_takes_the_held_tokens_with_it() {
+        let start = Instant::now();
+        let mut pacer = Pacer::default();
+        assert!(pacer.fed(true, false, start));
+        pacer.written(start);
+        assert!(!pacer.fed(true, false, start + Duration::from_millis(1)), "a token is held");
+        assert!(pacer.fed(false, true, start + Duration::from_millis(2)), "the turn's end is not, nor what was held");
+        pacer.written(start + Duration::from_millis(2));
+        assert_eq!(pacer.due(), None);
+        // Both in one batch: written at once, and tokens after it are paced.
+        assert!(pacer.fed(true, true, start + Duration::from_millis(3)));
+        pacer.written(start + Duration::from_millis(3));
+        assert!(!pacer.fed(true, false, start + Duration::from_millis(4)));
+        // A write without a token sets no pace: the first token after a turn starts goes at once.
+        let mut fresh = Pacer::default();
+        assert!(fresh.fed(false, true, start));
+        fresh.written(start);
+        assert!(fresh.fed(true, false, start + Duration::from_micros(10)));
     }
 }
