@@ -201,6 +201,17 @@ pub struct Event {
     pub json: Arc<str>,
 }
 
+/// How a `token` event's JSON begins: its `type` is serialized first.
+const TOKEN_START: &str = r#"{"type":"token","#;
+
+impl Event {
+    /// Whether this is a `token` event, the kind sent once per piece of every reply (a
+    /// socket paces them, `http::ws`).
+    pub fn is_token(&self) -> bool {
+        self.json.starts_with(TOKEN_START)
+    }
+}
+
 /// The bus between turns and sockets: a queue per person with an open window; cheap to
 /// clone.
 #[derive(Clone, Default)]
@@ -321,7 +332,7 @@ impl TurnEvents {
 fn token_frame(session: &ConversationId, turn: &TurnId, frame: Option<&str>) -> (Arc<str>, Arc<str>) {
     let string = |value: &str| serde_json::to_string(value).expect("a string serializes");
     let head =
-        format!(r#"{{"type":"token","session":{},"turn":{},"seq":"#, string(session.as_str()), string(turn.as_str()));
+        format!(r#"{TOKEN_START}"session":{},"turn":{},"seq":"#, string(session.as_str()), string(turn.as_str()));
     let frame = frame.map(|frame| format!(r#","frame":{}"#, string(frame))).unwrap_or_default();
     (head.into(), format!(r#"{frame},"text":"#).into())
 }
@@ -336,6 +347,16 @@ mod tests {
 
     fn read(received: &mut broadcast::Receiver<Event>) -> Value {
         serde_json::from_str(&received.try_recv().unwrap().json).unwrap()
+    }
+
+    #[test]
+    fn only_a_token_event_is_told_as_one() {
+        let event = |json: String| Event { user: UserId::generate(), json: json.into() };
+        let of = TurnRef { session: "s".into(), turn: "t".into(), seq: 7, frame: None };
+        assert!(event(LiveEvent::Token { of: of.clone(), text: "x".into() }.to_json()).is_token());
+        assert!(!event(LiveEvent::TurnEnded { of, status: TurnState::Done, error: None }.to_json()).is_token());
+        assert!(!event(LiveEvent::Heartbeat.to_json()).is_token());
+        assert!(!event(r#"{"type":"tokens","text":"x"}"#.to_owned()).is_token());
     }
 
     #[test]
@@ -385,7 +406,9 @@ mod tests {
         for (events, frame_id) in [(&turn, None), (&frame, Some("frame_\\1"))] {
             for text in ["", "plain", "quote \" back \\ newline \n tab \t bell \u{7} ünï 🦀"] {
                 events.token(text);
-                let sent = received.try_recv().unwrap().json;
+                let sent = received.try_recv().unwrap();
+                assert!(sent.is_token(), "a token event is told as one: {}", sent.json);
+                let sent = sent.json;
                 let of = TurnRef {
                     session: "chat_\"1".into(),
                     turn: "turn_1".into(),

@@ -81,12 +81,6 @@ const MAX_BATCH: usize = 256;
 /// before it, so neither the first token after it nor the end waits.
 const PACE: Duration = Duration::from_millis(4);
 
-/// Whether an event's JSON is a `token` event's, the only kind paced (see
-/// `events::token_frame`: its `type` comes first).
-fn is_token(json: &str) -> bool {
-    json.starts_with(r#"{"type":"token","#)
-}
-
 /// When the events fed to a socket are written (see [`PACE`]).
 #[derive(Debug, Default)]
 struct Pacer {
@@ -157,16 +151,16 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
                 let (mut batch, mut tokens, mut others) = (0, false, false);
                 while let Some(event) = next.take() {
                     batch += 1;
+                    // Each with whether it is a token, the only kind paced.
                     let text = match event {
                         // The person's own queue; the check stays as a second lock on the door.
-                        Ok(event) if Some(&event.user) == user.as_ref() => Some(event.json.to_string()),
+                        Ok(event) if Some(&event.user) == user.as_ref() => Some((event.json.to_string(), event.is_token())),
                         Ok(_) => None,
                         // Too slow to keep up: the page reloads the history instead.
-                        Err(RecvError::Lagged(_)) => Some(LiveEvent::Lagged.to_json()),
+                        Err(RecvError::Lagged(_)) => Some((LiveEvent::Lagged.to_json(), false)),
                         Err(RecvError::Closed) => return,
                     };
-                    if let Some(text) = text {
-                        let token = is_token(&text);
+                    if let Some((text, token)) = text {
                         tokens |= token;
                         others |= !token;
                         if socket.feed(Message::Text(text.into())).await.is_err() {
@@ -214,23 +208,6 @@ async fn run(mut socket: WebSocket, state: AppState, caller: Option<Caller>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::events::TurnRef;
-
-    const TOKEN: &str = r#"{"type":"token","session":"chat_a","turn":"turn_a","seq":2,"text":"Hi"}"#;
-
-    #[test]
-    fn a_token_event_is_told_from_the_rest_by_its_type() {
-        assert!(is_token(TOKEN));
-        assert!(is_token(
-            &LiveEvent::Token {
-                of: TurnRef { session: "s".into(), turn: "t".into(), seq: 7, frame: None },
-                text: "x".into()
-            }
-            .to_json()
-        ));
-        assert!(!is_token(&LiveEvent::Heartbeat.to_json()));
-        assert!(!is_token(r#"{"type":"tokens","text":"x"}"#));
-    }
 
     #[test]
     fn the_first_token_goes_at_once_and_those_right_behind_it_share_a_later_write() {
